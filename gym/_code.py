@@ -1,0 +1,229 @@
+"""`CodeEnv`: container environments for code tasks (a project in /workspace)."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any, ClassVar
+
+from gym._env import ContainerEnv
+from gym._errors import ConfigError, GradingError, SandboxError
+from gym._grading import (
+    RUNNER_HASH,
+    CheckSpec,
+    Export,
+    code_flags,
+    command_flags,
+    compose,
+    expected_tests,
+    export_workspace,
+    loop_flags,
+    run_checks,
+    tests_component,
+)
+from gym._models import Component, Task, Verdict
+from gym._sandbox import Manifest, Sandbox, quote
+from gym._tools import tool
+
+__all__ = ["CodeEnv", "grade_code", "read_tree", "task_files"]
+
+GRADER = "code-tests"
+GRADER_VERSION = f"1+runner.{RUNNER_HASH}"
+_GIT_ENV = {
+    "GIT_AUTHOR_NAME": "boxgym", "GIT_AUTHOR_EMAIL": "tasks@boxgym.invalid",
+    "GIT_COMMITTER_NAME": "boxgym", "GIT_COMMITTER_EMAIL": "tasks@boxgym.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+    "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_SYSTEM": "/dev/null",
+}
+
+
+def read_tree(folder: Path) -> dict[str, bytes]:
+    """Every file under a folder: relative posix path -> bytes ({} if absent)."""
+    if not folder.is_dir():
+        return {}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+@functools.lru_cache(maxsize=512)
+def _repo_with_git(task_path: str) -> tuple[tuple[str, bytes], ...]:
+    """The task's repo/ plus a .git holding exactly one (base) commit, no reflog or hooks."""
+    files = read_tree(Path(task_path) / "repo")
+    with tempfile.TemporaryDirectory(prefix="boxgym-git-") as tmp:
+        root = Path(tmp)
+        for rel, data in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(data)
+        env = {**os.environ, **_GIT_ENV}
+        for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "base"]):
+            subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+        for junk in ("hooks", "logs", "description", "COMMIT_EDITMSG", "info"):
+            subprocess.run(["rm", "-rf", str(root / ".git" / junk)], check=True)
+        git = read_tree(root / ".git")
+    return tuple(sorted({**files, **{f".git/{k}": v for k, v in git.items()}}.items()))
+
+
+def task_files(task: Task, *, with_git: bool = True) -> dict[str, bytes]:
+    """The workspace a task starts from (with its one-commit git history by default)."""
+    if with_git and (task.folder() / "repo").is_dir():
+        return dict(_repo_with_git(task.path))
+    return read_tree(task.folder() / "repo")
+
+
+class CodeEnv(ContainerEnv):
+    """A code task: a project in /workspace; tools bash, read_file, write_file, submit.
+
+    The task folder under seeds/ holds ``repo/`` (the project at its base commit),
+    ``hidden/`` (checks that only ever enter the grading container), ``oracle/``
+    (reference files) and ``task.toml`` (prompt, split, tags, allowed_paths, grading).
+    """
+
+    image: ClassVar[str] = "python"
+    max_file_bytes: ClassVar[int] = 1 << 20
+
+    def sample_calls(self) -> list[dict[str, Any]]:
+        """Side-effect-free calls for ``action_space.sample()``."""
+        return [
+            {"name": "bash", "arguments": {"command": "true"}},
+            {"name": "bash", "arguments": {"command": "pwd"}},
+        ]
+
+    def setup(self, task: Task, sandbox: Sandbox) -> None:
+        """Write the task's project (with its base commit) into the fresh workspace."""
+        files = task_files(task)
+        workdir = sandbox.config.workdir
+        if files:
+            sandbox.put_files(workdir, files, via_shell=True)
+        sandbox.baseline = Manifest.of_files(workdir, files)
+
+    # -- tools ---------------------------------------------------------------------------
+
+    @tool(kind="write")
+    def bash(self, command: str) -> str:
+        """Run a bash command in the workspace; the shell keeps its directory and variables.
+
+        Args:
+            command: the command line to run.
+        """
+        sandbox = self._sandbox()
+        result = sandbox.run(command, timeout=self.command_timeout(), max_output=self.max_output)
+        self.note(result.exit_code, result.timed_out)
+        parts = [result.stdout.rstrip("\n")] if result.stdout else []
+        if result.stderr:
+            parts.append("[stderr]\n" + result.stderr.rstrip("\n"))
+        if result.timed_out:
+            parts.append(f"[timed out after {result.duration_s:.0f}s; all its processes were killed]")
+        elif result.oom_killed:
+            parts.append("[killed: out of memory]")
+        if result.shell_restarted:
+            parts.insert(0, "[the shell was restarted; variables were reset]")
+        parts.append(f"[exit code: {result.exit_code if result.exit_code is not None else 'none'}]")
+        return "\n".join(parts)
+
+    @tool(kind="read")
+    def read_file(self, path: str) -> str:
+        """Read a text file of the workspace.
+
+        Args:
+            path: path relative to the workspace (or absolute inside it).
+        """
+        target = self._workspace_path(path)
+        data = self._sandbox().read_file(target, max_bytes=self.max_file_bytes)
+        text = data.decode("utf-8", errors="replace")
+        if len(text) > self.max_output:
+            return text[: self.max_output] + f"\n[... {len(text) - self.max_output} characters truncated]"
+        return text
+
+    @tool(kind="write")
+    def write_file(self, path: str, content: str) -> str:
+        """Create or overwrite a text file of the workspace (parent folders are created).
+
+        Args:
+            path: path relative to the workspace (or absolute inside it).
+            content: the whole new content of the file.
+        """
+        target = self._workspace_path(path)
+        data = content.encode()
+        if len(data) > self.max_file_bytes:
+            raise ConfigError(f"content is {len(data)} bytes; the limit is {self.max_file_bytes}")
+        payload = base64.b64encode(data).decode()
+        folder = os.path.dirname(target)
+        result = self._sandbox().run(
+            f"mkdir -p -- {quote(folder)} && printf %s {payload} | base64 -d > {quote(target)}",
+            timeout=self.command_timeout(),
+        )
+        if not result.ok:
+            return f"Error: could not write {path}: {result.stderr.strip()[:500]}"
+        return f"Wrote {len(data)} bytes to {path}"
+
+    @tool(kind="final")
+    def submit(self) -> str:
+        """Submit the work and end the episode; it is then graded."""
+        return ""
+
+    # -- grading -------------------------------------------------------------------------
+
+    def grade(self, task: Task, sandbox: Sandbox, reason: str) -> Verdict:
+        """Export the final state, then grade it in a fresh container."""
+        export = export_workspace(sandbox, task.allowed_paths)
+        self.last_export = export
+        calls = [r.call for r in self.trace if r.call is not None]
+        return grade_code(task, export, self.image_digest, calls=calls)
+
+    last_export: Export | None = None
+
+    def _sandbox(self) -> Sandbox:
+        if self.sandbox is None:
+            raise ConfigError("no episode is running: call reset() first")
+        return self.sandbox
+
+    def _workspace_path(self, path: str) -> str:
+        root = self._sandbox().config.workdir
+        target = os.path.normpath(os.path.join(root, path))
+        if target != root and not target.startswith(root + "/"):
+            raise ConfigError(f"{path!r} is outside the workspace {root}; use a path inside it")
+        return target
+
+
+def grade_code(task: Task, export: Export, image: str, *, calls: list[Any] = ()) -> Verdict:  # type: ignore[assignment]
+    """Grade a code task's exported final state (also used by regrade)."""
+    grading = dict(task.data.get("grading", {}))
+    hidden = read_tree(task.folder() / "hidden")
+    if not hidden:
+        raise ConfigError(f"task {task.id} has no hidden checks in {task.folder() / 'hidden'}")
+    base = task_files(task, with_git=False)
+    visible = tuple(sorted(grading.get("visible_tests", ())))
+    spec = CheckSpec(
+        kind=grading.get("kind", "pytest"),
+        hidden=hidden,
+        visible_tests=visible,
+        python_paths=tuple(grading.get("python_paths", ["."])),
+        module=grading.get("module", ""),
+        entry=grading.get("entry", ""),
+        tests=tuple(grading.get("tests", ())),
+        timeout=float(grading.get("timeout", 120)),
+    )
+    flags = code_flags(export, task.allowed_paths, hidden_names=hidden)
+    flags += command_flags(calls) + loop_flags(calls)
+    try:
+        report = run_checks(image, base, export, spec)
+    except (SandboxError, GradingError) as exc:
+        return Verdict.infra(f"grading failed: {exc}", grader=GRADER, grader_version=GRADER_VERSION)
+    components: dict[str, Component] = {}
+    if spec.kind == "calls":
+        components["hidden_tests"] = tests_component(report, list(spec.tests), label="hidden checks")
+    else:
+        components["hidden_tests"] = tests_component(
+            report, expected_tests(hidden, "grade/tests"), label="hidden tests")
+        if visible:
+            vis = {k: base[k] for k in visible if k in base}
+            components["visible_tests"] = tests_component(
+                report, expected_tests(vis, "workspace"), label="visible tests")
+    return compose(components, flags, grader=GRADER, version=GRADER_VERSION)

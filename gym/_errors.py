@@ -1,0 +1,115 @@
+"""The one exception tree of boxgym.
+
+Every error boxgym raises derives from `GymError`; errors from Docker, HTTP and the
+database are mapped into this tree with ``raise ... from``. Messages say what went
+wrong and what to do about it::
+
+    GymError
+     ├── ConfigError            bad input or configuration (fix the call or the file)
+     │    ├── EnvNotFound       unknown environment id (closest ids suggested)
+     │    ├── TaskNotFound      unknown task id for an environment
+     │    └── UnsafeConfig      a sandbox setting that would weaken isolation
+     ├── SandboxError           anything about containers
+     │    ├── EngineUnavailable the Docker engine does not answer
+     │    ├── ImageError        an image is missing or failed to build
+     │    ├── SandboxUnavailable the container vanished or died (not a failed command)
+     │    ├── ExecTimeout       a harness-side operation ran out of time
+     │    └── UnsafeArchive     an archive from a container tried to escape
+     ├── InfraError             an episode could not be completed or graded for reasons
+     │                          outside the agent's control; carries the infra verdict
+     ├── GradingError           a grader crashed or could not produce a report
+     ├── PolicyError            a policy (model endpoint) failed
+     └── StoreError             the run store failed
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ConfigError",
+    "EngineUnavailable",
+    "EnvNotFound",
+    "ExecTimeout",
+    "GradingError",
+    "GymError",
+    "ImageError",
+    "InfraError",
+    "PolicyError",
+    "SandboxError",
+    "SandboxUnavailable",
+    "StoreError",
+    "TaskNotFound",
+    "UnsafeArchive",
+    "UnsafeConfig",
+]
+
+
+class GymError(Exception):
+    """Root of every error raised by boxgym."""
+
+
+class ConfigError(GymError):
+    """Bad input or configuration: fix the call, the flag or the file named."""
+
+
+class EnvNotFound(ConfigError):
+    """No environment is registered under the requested id."""
+
+
+class TaskNotFound(ConfigError):
+    """The environment has no task with the requested id."""
+
+
+class UnsafeConfig(ConfigError):
+    """A sandbox setting would weaken isolation (privileged, host namespaces, ...)."""
+
+
+class SandboxError(GymError):
+    """Something went wrong with a container or the engine."""
+
+
+class EngineUnavailable(SandboxError):
+    """The Docker engine does not answer."""
+
+
+class ImageError(SandboxError):
+    """An image is missing, invalid or failed to build."""
+
+
+class SandboxUnavailable(SandboxError):
+    """The container vanished or died; distinct from a command that failed."""
+
+
+class ExecTimeout(SandboxError):
+    """A harness-side operation in a container ran out of time."""
+
+
+class UnsafeArchive(SandboxError):
+    """An archive read from a container holds an entry that could escape its root."""
+
+
+class InfraError(GymError):
+    """An episode could not be run or graded for reasons outside the agent's control.
+
+    Such an episode has no reward: it is retried or excluded, and always counted.
+
+    Attributes:
+        verdict: the ``infra_error`` verdict as a dict, when one was produced.
+    """
+
+    def __init__(self, message: str, *, verdict: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.verdict = verdict
+
+
+class GradingError(GymError):
+    """A grader crashed or could not produce its structured report."""
+
+
+class PolicyError(GymError):
+    """A policy (model endpoint or local model) failed after its retries."""
+
+
+class StoreError(GymError):
+    """The run store could not read or write."""

@@ -1,0 +1,32 @@
+"""Grading: exports of final state, trusted runners, trajectory flags, verdicts."""
+
+from gym._grading._code import (
+    RUNNER_HASH,
+    CheckSpec,
+    RunnerReport,
+    expected_tests,
+    grader_config,
+    run_checks,
+    tests_component,
+)
+from gym._grading._export import Export, export_workspace, matches
+from gym._grading._trajectory import FLAG_KINDS, code_flags, command_flags, loop_flags
+from gym._grading._verdict import compose
+
+__all__ = [
+    "FLAG_KINDS",
+    "RUNNER_HASH",
+    "CheckSpec",
+    "Export",
+    "RunnerReport",
+    "code_flags",
+    "command_flags",
+    "compose",
+    "expected_tests",
+    "export_workspace",
+    "grader_config",
+    "loop_flags",
+    "matches",
+    "run_checks",
+    "tests_component",
+]

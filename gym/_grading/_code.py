@@ -1,0 +1,199 @@
+"""Grading code tasks in a fresh container from the pristine image.
+
+The grading container never held the agent. It receives the task's pristine files,
+then the exported changes inside the allowed paths, then (only now) the hidden checks
+and boxgym's trusted runner. The verdict is read from the runner's JSON report in a
+root-only directory created after all of that; never from exit codes or printed text.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from gym._errors import GradingError, SandboxError
+from gym._grading._export import Export
+from gym._models import Component
+from gym._sandbox import Sandbox, SandboxConfig, pool_for
+
+__all__ = ["RUNNER_PATH", "CheckSpec", "RunnerReport", "expected_tests", "grader_config", "run_checks"]
+
+RUNNER_PATH = Path(__file__).parent / "runner" / "boxgym_runner.py"
+RUNNER_HASH = hashlib.sha256(RUNNER_PATH.read_bytes()).hexdigest()[:12]
+_GRADE = "/grade"
+
+
+class CheckSpec(BaseModel):
+    """What the trusted runner is asked to check."""
+
+    kind: str = "pytest"
+    """``pytest`` (test files run by pytest) or ``calls`` (trusted checks, proxied calls)."""
+    hidden: dict[str, bytes] = Field(default_factory=dict)
+    """Hidden check files (relative name -> content), placed under /grade/tests."""
+    visible_tests: tuple[str, ...] = ()
+    """Visible test files in the workspace to run too (their pristine versions)."""
+    python_paths: tuple[str, ...] = (".",)
+    """Folders of the workspace put on sys.path for the code under test."""
+    module: str = ""
+    """calls: the workspace file holding the function under test."""
+    entry: str = ""
+    """calls: the name of the function under test."""
+    tests: tuple[str, ...] = ()
+    """calls: names of the check functions in the hidden file."""
+    timeout: float = 120.0
+    """Seconds the checks may run in total."""
+
+
+class RunnerReport(BaseModel):
+    """The runner's report, as written into the root-only output directory."""
+
+    runner: str
+    version: str
+    kind: str
+    tests: dict[str, str] = Field(default_factory=dict)
+    finished: bool = False
+    worker_exit: int | None = None
+    timed_out: bool = False
+    error: str | None = None
+    import_error: str | None = None
+    duration_s: float = 0.0
+
+
+def grader_config(image: str, **settings: Any) -> SandboxConfig:
+    """Settings of a grading container: root runner with only SETUID/SETGID, no network."""
+    base: dict[str, Any] = {
+        "image": image,
+        "main_user": "0:0",
+        "exec_user": "0:0",
+        "disposable": True,
+        "cap_add": ("SETUID", "SETGID"),
+        "tmpfs": {
+            "/workspace": "size=256m,mode=0755",
+            "/grade": "size=64m,mode=0755",
+            "/tmp": "size=256m,mode=1777",
+            "/home/agent": "size=16m,uid=1000,gid=1000,mode=0755",
+        },
+    }
+    base.update(settings)
+    return SandboxConfig(**base)
+
+
+def expected_tests(files: dict[str, bytes], prefix: str) -> list[str]:
+    """Test ids pytest will report for test files, found statically (module and class level)."""
+    ids: list[str] = []
+    for name, data in sorted(files.items()):
+        if not name.endswith(".py"):
+            continue
+        tree = ast.parse(data, filename=name)
+        node_path = f"{prefix}/{name}".lstrip("/")
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
+                ids.append(f"{node_path}::{node.name}")
+            elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+                ids += [
+                    f"{node_path}::{node.name}::{item.name}"
+                    for item in node.body
+                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+                    and item.name.startswith("test")
+                ]
+    return ids
+
+
+def _stage(sandbox: Sandbox, base: dict[str, bytes], export: Export, spec: CheckSpec) -> list[str]:
+    files = dict(base)
+    for rel, data in export.files.items():
+        if data is None:
+            files.pop(rel, None)
+        else:
+            files[rel] = data
+    for rel in spec.visible_tests:  # tests always run in their pristine version
+        if rel in base:
+            files[rel] = base[rel]
+    sandbox.put_files("/workspace", files)
+    sandbox.put_files(f"{_GRADE}/tests", spec.hidden)
+    sandbox.put_files(f"{_GRADE}/runner", {"boxgym_runner.py": RUNNER_PATH.read_bytes()})
+    runner_spec = _runner_spec(spec)
+    sandbox.put_files(
+        _GRADE,
+        {"pytest.ini": b"[pytest]\n", "spec.json": json.dumps(runner_spec).encode()},
+    )
+    result = sandbox.exec(["sh", "-c", f"mkdir -m 0700 {_GRADE}/out"], timeout=30)
+    if not result.ok:
+        raise GradingError(f"could not create the report directory: {result.stderr[:300]}")
+    return runner_spec.get("test_files", [])
+
+
+def _runner_spec(spec: CheckSpec) -> dict[str, Any]:
+    paths = [f"/workspace/{p}".rstrip("/.") or "/workspace" for p in spec.python_paths]
+    common = {"kind": spec.kind, "cwd": "/workspace", "python_paths": paths, "timeout": spec.timeout}
+    if spec.kind == "calls":
+        check_file = next(iter(sorted(spec.hidden)))
+        return {
+            **common,
+            "checks": f"{_GRADE}/tests/{check_file}",
+            "module": f"/workspace/{spec.module}",
+            "entry": spec.entry,
+            "tests": list(spec.tests),
+        }
+    test_files = [f"{_GRADE}/tests/{n}" for n in sorted(spec.hidden) if n.endswith(".py")]
+    test_files += [f"/workspace/{n}" for n in spec.visible_tests]
+    return {**common, "config": f"{_GRADE}/pytest.ini", "rootdir": "/", "test_files": test_files}
+
+
+def run_checks(image: str, base: dict[str, bytes], export: Export, spec: CheckSpec) -> RunnerReport:
+    """Stage a fresh grading container and run the trusted runner in it.
+
+    Raises:
+        GradingError: the runner left no readable report, or reported its own crash.
+        SandboxError: the grading container failed (the caller makes this infra_error).
+    """
+    sandbox = pool_for(grader_config(image)).acquire()
+    try:
+        _stage(sandbox, base, export, spec)
+        cmd = ["/usr/bin/python3", "-I", f"{_GRADE}/runner/boxgym_runner.py",
+               "--spec", f"{_GRADE}/spec.json", "--out", f"{_GRADE}/out/report.json"]
+        result = sandbox.exec(cmd, timeout=spec.timeout + 60)
+        if result.timed_out:
+            raise GradingError(f"the grading runner did not finish in {spec.timeout + 60:.0f}s")
+        try:
+            raw = sandbox.read_file(f"{_GRADE}/out/report.json", max_bytes=8 << 20)
+        except SandboxError as exc:
+            raise GradingError(
+                f"the runner wrote no report (exit {result.exit_code}): {result.stderr[-500:]}"
+            ) from exc
+        report = RunnerReport.model_validate_json(raw)
+        if report.error:
+            raise GradingError(f"the grading runner crashed: {report.error[-1500:]}")
+        return report
+    finally:
+        sandbox.close()
+
+
+def tests_component(report: RunnerReport, expected: Sequence[str], *, label: str) -> Component:
+    """A gated component: every expected test present and passed (skipped counts as failed)."""
+    missing, failed, passed = [], [], 0
+    for test_id in expected:
+        outcomes = [o for t, o in report.tests.items() if t == test_id or t.startswith(test_id + "[")]
+        if not outcomes:
+            missing.append(test_id)
+        elif all(o == "passed" for o in outcomes):
+            passed += 1
+        else:
+            failed.append(f"{test_id} ({'/'.join(sorted(set(outcomes)))})")
+    total = max(len(expected), 1)
+    ok = not missing and not failed and bool(expected)
+    parts = [f"{passed}/{len(expected)} {label} passed"]
+    if failed:
+        parts.append("failed: " + ", ".join(failed[:10]))
+    if missing:
+        why = " (the test process ended early)" if not report.finished else ""
+        parts.append(f"missing{why}: " + ", ".join(missing[:10]))
+    if report.import_error:
+        parts.append(f"solution failed to load: {report.import_error[:300]}")
+    return Component(score=passed / total, passed=ok, explanation="; ".join(parts))

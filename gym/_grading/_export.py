@@ -1,0 +1,109 @@
+"""Exporting an episode's final state from the agent's container.
+
+Before anything is copied, every process of the agent is killed, so nothing changes
+files during the copy (no symlink race, no late writes). The export holds only what
+the grader needs: the changed files inside the allowed paths (regular files, never
+links), and the list of every change for the trajectory graders.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from functools import lru_cache
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gym._sandbox import Change, Sandbox
+
+__all__ = ["Export", "export_workspace", "matches"]
+
+IGNORED = re.compile(
+    r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache)(/|$)|\.pyc$"
+)
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        else:
+            out.append({"*": "[^/]*", "?": "[^/]"}.get(pattern[i], re.escape(pattern[i])))
+            i += 1
+    return re.compile("".join(out) + r"\Z", re.S)
+
+
+def matches(path: str, patterns: tuple[str, ...] | list[str]) -> bool:
+    """Whether a relative path matches any glob (``*`` stays in a folder, ``**`` crosses)."""
+    return any(_glob_regex(p).match(path) for p in patterns)
+
+
+class Export(BaseModel):
+    """The final state of a code episode, as handed to graders."""
+
+    model_config = ConfigDict(ser_json_bytes="base64", val_json_bytes="base64")
+
+    workspace: str = "/workspace"
+    """The workspace root in the container."""
+    files: dict[str, bytes | None] = Field(default_factory=dict)
+    """Changed files inside the allowed paths (relative path -> content, None if deleted)."""
+    changes: list[Change] = Field(default_factory=list)
+    """Every change in the writable mounts (absolute paths), allowed or not."""
+    links: list[str] = Field(default_factory=list)
+    """Symlinks found among the allowed changes (never applied)."""
+
+    def relative(self, path: str) -> str | None:
+        """A path relative to the workspace, or None if it lies outside."""
+        if path == self.workspace or not path.startswith(self.workspace + "/"):
+            return None
+        return path[len(self.workspace) + 1 :]
+
+
+def export_workspace(
+    sandbox: Sandbox, allowed: tuple[str, ...], *, workspace: str | None = None
+) -> Export:
+    """Freeze the agent's container and export its final state.
+
+    Args:
+        sandbox: the agent's sandbox (its processes are killed first).
+        allowed: glob patterns, relative to the workspace, the agent may change.
+        workspace: the workspace root (the sandbox workdir by default).
+    """
+    sandbox.kill_processes()
+    root = workspace or sandbox.config.workdir
+    export = Export(workspace=root)
+    export.changes = [
+        c for c in sandbox.diff()
+        if not IGNORED.search(c.path) and (export.relative(c.path) or "").split("/")[0] != ".git"
+    ]
+    changes = export.changes
+    wanted = []
+    for change in changes:
+        rel = export.relative(change.path)
+        if rel is None or not matches(rel, allowed):
+            continue
+        if change.kind == "deleted":
+            export.files[rel] = None
+        else:
+            wanted.append(rel)
+    if wanted:
+        for entry in sandbox.get_files(root, wanted):
+            if entry.kind == "file":
+                export.files[entry.path] = entry.data
+            elif entry.kind == "symlink":
+                export.links.append(entry.path)
+    return export
+
+
+def parents(path: str) -> list[str]:
+    """The parent folders of a relative path, nearest last."""
+    out = []
+    while (path := posixpath.dirname(path)) not in ("", "/"):
+        out.insert(0, path)
+    return out

@@ -1,0 +1,25 @@
+"""Where boxgym finds its project folders (images, seeds) and keeps its data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["data_dir", "project_root"]
+
+
+def project_root() -> Path:
+    """The folder holding environments/, images/ and seeds/.
+
+    ``GYM_ROOT`` overrides; otherwise the checkout this package was installed from.
+    """
+    if env := os.environ.get("GYM_ROOT"):
+        return Path(env).resolve()
+    return Path(__file__).resolve().parent.parent
+
+
+def data_dir() -> Path:
+    """Where run stores, image records and caches live (``GYM_DATA`` or trajectories/)."""
+    path = Path(os.environ["GYM_DATA"]) if "GYM_DATA" in os.environ else project_root() / "trajectories"
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -1,0 +1,158 @@
+"""The environment registry: ``boxgym/<Name>-v<N>`` ids on top of Gymnasium's registry."""
+
+from __future__ import annotations
+
+import difflib
+import importlib.metadata
+import logging
+import re
+from collections import Counter
+from typing import Any
+
+import gymnasium
+from gymnasium.envs.registration import WrapperSpec
+from pydantic import BaseModel
+
+from gym._errors import ConfigError, EnvNotFound
+
+__all__ = ["EnvInfo", "env_ids", "envs", "load_plugins", "make", "register", "spec_of"]
+
+log = logging.getLogger("gym.registry")
+
+ENTRY_POINT_GROUP = "boxgym.environments"
+ID_PATTERN = re.compile(r"^[a-z][a-z0-9_.-]*/[A-Z][A-Za-z0-9]*-v\d+$")
+_ids: dict[str, str] = {}
+
+BUILTIN: list[dict[str, Any]] = [
+    {"id": "boxgym/PyRepo-v0", "entry_point": "environments.pyrepo:PyRepoEnv", "max_steps": 40},
+]
+
+
+class EnvInfo(BaseModel):
+    """A registered environment, as `gym env list` shows it."""
+
+    id: str
+    """Registered id, ``namespace/Name-vN``."""
+    family: str
+    """Environment family (seeds/ folder)."""
+    entry_point: str
+    """``module:Class`` that builds it."""
+    tasks: dict[str, int]
+    """Number of tasks per split."""
+    max_steps: int | None
+    """Step budget per episode."""
+
+
+def register(
+    id: str,  # noqa: A002 - mirrors gymnasium.register
+    entry_point: str,
+    *,
+    max_steps: int | None = 50,
+    max_seconds: float | None = 1800.0,
+    kwargs: dict[str, Any] | None = None,
+) -> None:
+    """Register an environment with Gymnasium under a ``namespace/Name-vN`` id.
+
+    Args:
+        id: the id, for example ``boxgym/PyRepo-v0``; a published version never changes.
+        entry_point: ``"module:Class"`` of a `ContainerEnv` subclass (a string, so that
+            registering imports nothing).
+        max_steps: step budget; reaching it truncates (and grades) the episode.
+        max_seconds: wall-clock budget per episode.
+        kwargs: default keyword arguments of the environment.
+    """
+    if not ID_PATTERN.match(id):
+        raise ConfigError(f"environment id {id!r} must look like 'boxgym/Name-v0'")
+    if not isinstance(entry_point, str) or ":" not in entry_point:
+        raise ConfigError(f"entry_point of {id} must be a 'module:Class' string")
+    limits = WrapperSpec(
+        name="EpisodeLimits",
+        entry_point="gym._wrappers:EpisodeLimits",
+        kwargs={"max_steps": max_steps, "max_seconds": max_seconds},
+    )
+    gymnasium.register(
+        id=id,
+        entry_point=entry_point,
+        kwargs=dict(kwargs or {}),
+        max_episode_steps=None,
+        additional_wrappers=(limits,),
+        disable_env_checker=False,
+    )
+    _ids[id] = entry_point
+
+
+def env_ids() -> list[str]:
+    """Every boxgym-registered id, sorted."""
+    return sorted(_ids)
+
+
+def _not_found(env_id: str) -> EnvNotFound:
+    close = difflib.get_close_matches(env_id, env_ids(), n=3, cutoff=0.4)
+    lower = [i for i in env_ids() if i.lower() == env_id.lower()]
+    hint = ", ".join(dict.fromkeys(lower + close)) or "none close"
+    return EnvNotFound(
+        f"no environment {env_id!r}; did you mean: {hint}? (`gym env list` shows them all)"
+    )
+
+
+def spec_of(env_id: str) -> gymnasium.envs.registration.EnvSpec:
+    """The Gymnasium spec of a boxgym id, or `EnvNotFound` with the closest ids."""
+    if env_id not in _ids:
+        raise _not_found(env_id)
+    return gymnasium.spec(env_id)
+
+
+def make(env_id: str, **kwargs: Any) -> gymnasium.Env[Any, Any]:
+    """`gymnasium.make` for boxgym ids, failing with suggestions on an unknown id."""
+    spec_of(env_id)
+    return gymnasium.make(env_id, **kwargs)
+
+
+def _env_class(entry_point: str) -> Any:
+    module, _, name = entry_point.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def envs() -> list[EnvInfo]:
+    """Every registered environment with its task counts per split."""
+    out = []
+    for env_id in env_ids():
+        spec = gymnasium.spec(env_id)
+        cls = _env_class(_ids[env_id])
+        tasks = cls.load_tasks()
+        counts = Counter(t.split for t in tasks)
+        limits = spec.additional_wrappers[0].kwargs if spec.additional_wrappers else {}
+        out.append(
+            EnvInfo(
+                id=env_id,
+                family=cls.family,
+                entry_point=_ids[env_id],
+                tasks={"train": counts.get("train", 0), "eval": counts.get("eval", 0)},
+                max_steps=limits.get("max_steps"),
+            )
+        )
+    return out
+
+
+def load_plugins() -> list[str]:
+    """Load third-party environment packages from the ``boxgym.environments`` entry points.
+
+    Each entry point names a module or a callable; loading it registers its
+    environments (by calling `gym.register`). A broken plugin is logged, not fatal.
+    """
+    loaded = []
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            target = ep.load()
+            if callable(target):
+                target()
+            loaded.append(ep.name)
+        except Exception as exc:  # a broken plugin must not break `import gym`
+            log.warning("boxgym plugin %s (%s) failed to load: %s", ep.name, ep.value, exc)
+    return loaded
+
+
+def register_builtin() -> None:
+    """Register the environments that ship with boxgym."""
+    for entry in BUILTIN:
+        register(**entry)

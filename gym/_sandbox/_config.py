@@ -1,0 +1,142 @@
+"""Sandbox settings: hardened by default, validated so that nothing weakens isolation."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from gym._errors import UnsafeConfig
+
+__all__ = ["SandboxConfig"]
+
+_SAFE_CAPS = {"SETUID", "SETGID"}
+_TMPFS_OPT = re.compile(r"^[a-z0-9_]+(=[A-Za-z0-9_.]+)?(,[a-z0-9_]+(=[A-Za-z0-9_.]+)?)*$")
+
+
+class SandboxConfig(BaseModel):
+    """How a sandbox container is created. Defaults are the hardened ones.
+
+    The container's main process (``sleep infinity`` under an init) runs as
+    ``main_user``; every exec runs as ``exec_user``, a different uid, so that a
+    timeout can kill all of the exec user's processes (``kill -9 -1``) without
+    killing the container.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    image: str
+    """Image reference (tag or ``sha256:`` id) the container starts from."""
+    main_user: str = "65534:65534"
+    """uid:gid of the container's main process (``nobody``)."""
+    exec_user: str = "1000:1000"
+    """uid:gid every exec runs as (the agent); must differ from ``main_user``."""
+    workdir: str = "/workspace"
+    """Working directory of execs and root of the agent's workspace."""
+    memory_mb: int = Field(1024, ge=16)
+    """Memory limit in MiB; swap is set equal so the container cannot swap."""
+    pids_limit: int = Field(256, ge=8)
+    """Maximum number of processes and threads in the container."""
+    cpus: float = Field(1.0, gt=0)
+    """CPU quota in cores."""
+    read_only: bool = True
+    """Read-only root filesystem; writes go to the size-capped tmpfs mounts."""
+    tmpfs: dict[str, str] = Field(
+        default_factory=lambda: {
+            "/workspace": "size=256m,uid=1000,gid=1000,mode=0755",
+            "/tmp": "size=256m,mode=1777",
+            "/home/agent": "size=64m,uid=1000,gid=1000,mode=0755",
+        }
+    )
+    """Size-capped scratch mounts (path -> mount options); the only writable places."""
+    network: str = "none"
+    """Network mode; only ``none`` or a named internal network are accepted."""
+    cap_add: tuple[str, ...] = ()
+    """Capabilities to add back after dropping all; only SETUID and SETGID are allowed."""
+    runtime: str | None = None
+    """OCI runtime (for example ``runsc`` for gVisor); None uses the engine default."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Environment variables of the container (an allowlist: nothing is inherited)."""
+    disposable: bool = False
+    """Used once, by the harness only (grading): a timed-out exec removes the container
+    instead of killing the exec user's processes, so main and exec user may be equal."""
+
+    @field_validator("network")
+    @classmethod
+    def _network(cls, value: str) -> str:
+        if value in {"host", "bridge", "default"} or value.startswith("container:"):
+            raise UnsafeConfig(
+                f"network {value!r} would give the sandbox a route out; use 'none' or a "
+                "named internal network"
+            )
+        return value
+
+    @field_validator("cap_add")
+    @classmethod
+    def _caps(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        extra = {c.upper().removeprefix("CAP_") for c in value} - _SAFE_CAPS
+        if extra:
+            raise UnsafeConfig(f"capabilities {sorted(extra)} are not allowed in a sandbox")
+        return tuple(sorted(c.upper().removeprefix("CAP_") for c in value))
+
+    @field_validator("tmpfs")
+    @classmethod
+    def _tmpfs(cls, value: dict[str, str]) -> dict[str, str]:
+        for path, opts in value.items():
+            if not path.startswith("/") or "size=" not in opts or not _TMPFS_OPT.match(opts):
+                raise UnsafeConfig(
+                    f"tmpfs {path!r}: {opts!r} needs an absolute path and a size= option"
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _users(self) -> SandboxConfig:
+        if self.main_user.split(":")[0] == self.exec_user.split(":")[0] and not self.disposable:
+            raise UnsafeConfig(
+                "exec_user must differ from main_user, or a timeout would kill the container"
+            )
+        return self
+
+    @property
+    def key(self) -> str:
+        """A short content hash of the settings, used to key warm pools."""
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    @property
+    def exec_uid(self) -> int:
+        """The numeric uid of ``exec_user``."""
+        return int(self.exec_user.split(":")[0])
+
+    def create_kwargs(self, labels: dict[str, str]) -> dict[str, Any]:
+        """Keyword arguments for ``docker.containers.create`` with every hardening set."""
+        kwargs: dict[str, Any] = {
+            "image": self.image,
+            "command": ["sleep", "infinity"],
+            "user": self.main_user,
+            "working_dir": self.workdir,
+            "init": True,
+            "network_mode": self.network,
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
+            "pids_limit": self.pids_limit,
+            "mem_limit": f"{self.memory_mb}m",
+            "memswap_limit": f"{self.memory_mb}m",
+            "nano_cpus": int(self.cpus * 1e9),
+            "read_only": self.read_only,
+            "tmpfs": dict(self.tmpfs),
+            "environment": dict(self.env),
+            "labels": labels,
+            "stop_signal": "SIGKILL",
+            "detach": True,
+            "ipc_mode": "private",
+            "privileged": False,
+        }
+        if self.cap_add:
+            kwargs["cap_add"] = list(self.cap_add)
+        if self.runtime:
+            kwargs["runtime"] = self.runtime
+        return kwargs

@@ -1,0 +1,151 @@
+"""The connection to the Docker engine, container labels and the reaper of orphans."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import docker
+import docker.errors
+import requests.exceptions
+
+from gym._errors import EngineUnavailable, SandboxError, SandboxUnavailable
+
+__all__ = [
+    "LABEL_EPISODE",
+    "list_boxgym",
+    "LABEL_OWNER",
+    "LABEL_ROLE",
+    "LABEL_RUN",
+    "client",
+    "connected",
+    "docker_errors",
+    "owner_alive",
+    "owner_label",
+    "reap",
+]
+
+LABEL_RUN = "boxgym.run"
+LABEL_EPISODE = "boxgym.episode"
+LABEL_OWNER = "boxgym.owner"
+LABEL_ROLE = "boxgym.role"
+
+_HOW_TO_START = (
+    "start it with `sudo scripts/engine.sh` (installs Debian's docker.io if needed and runs "
+    "dockerd in the background), or point DOCKER_HOST at a running engine"
+)
+_lock = threading.Lock()
+_client: docker.DockerClient | None = None
+
+
+def connected() -> bool:
+    """Whether this process has connected to the engine (and may own containers)."""
+    return _client is not None
+
+
+def client() -> docker.DockerClient:
+    """Return the process-wide Docker client, connecting (and reaping orphans) once.
+
+    Raises:
+        EngineUnavailable: the engine does not answer; the message says how to start it.
+    """
+    global _client
+    with _lock:
+        if _client is None:
+            _client = _connect()
+            reap(_client)
+        return _client
+
+
+def _connect() -> docker.DockerClient:
+    try:
+        c = docker.from_env(timeout=120)
+        c.ping()
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+        where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+        raise EngineUnavailable(f"no Docker engine answers at {where}: {_HOW_TO_START}") from exc
+    return c
+
+
+@contextlib.contextmanager
+def docker_errors(container_id: str | None = None) -> Iterator[None]:
+    """Map Docker SDK and connection errors into the boxgym tree."""
+    try:
+        yield
+    except docker.errors.NotFound as exc:
+        raise SandboxUnavailable(
+            f"container {container_id or '?'} is gone (removed or died): {exc.explanation}"
+        ) from exc
+    except docker.errors.APIError as exc:
+        if container_id and exc.status_code == 409:
+            raise SandboxUnavailable(
+                f"container {container_id} is not running: {exc.explanation}"
+            ) from exc
+        raise SandboxError(f"Docker engine error: {exc.explanation or exc}") from exc
+    except (requests.exceptions.ConnectionError, ConnectionError) as exc:
+        raise EngineUnavailable(f"lost the Docker engine: {exc}; {_HOW_TO_START}") from exc
+
+
+def _start_time(pid: int) -> str:
+    """The kernel start time of a process (field 22 of /proc/PID/stat), or '' if gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            stat = fh.read()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def owner_label() -> str:
+    """The owner label of this process: ``host:pid:start-time``."""
+    pid = os.getpid()
+    return f"{socket.gethostname()}:{pid}:{_start_time(pid)}"
+
+
+def owner_alive(owner: str) -> bool | None:
+    """Whether the process named by an owner label still runs (None: another host)."""
+    try:
+        host, pid, started = owner.rsplit(":", 2)
+    except ValueError:
+        return False
+    if host != socket.gethostname():
+        return None
+    return _start_time(int(pid)) == started and started != ""
+
+
+def reap(
+    c: docker.DockerClient | None = None, *, everything: bool = False, own: bool = False
+) -> list[str]:
+    """Remove boxgym containers whose owning process is gone.
+
+    Args:
+        c: the client to use; the process-wide one by default.
+        everything: remove every boxgym container, owners alive or not.
+        own: remove this process's containers too (used when it exits).
+
+    Returns:
+        The ids of the removed containers.
+    """
+    c = c or client()
+    removed: list[str] = []
+    me = owner_label()
+    with docker_errors():
+        containers = c.containers.list(all=True, filters={"label": LABEL_OWNER})
+    for container in containers:
+        owner = container.labels.get(LABEL_OWNER, "")
+        if everything or (own and owner == me) or owner_alive(owner) is False:
+            with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
+                container.remove(force=True)
+                removed.append(container.id)
+    return removed
+
+
+def list_boxgym(c: docker.DockerClient | None = None) -> list[Any]:
+    """Every container carrying boxgym's owner label, running or not."""
+    c = c or client()
+    with docker_errors():
+        return list(c.containers.list(all=True, filters={"label": LABEL_OWNER}))

@@ -1,0 +1,435 @@
+"""A hardened container and the operations boxgym performs in it."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import posixpath
+import shlex
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import docker.errors
+
+from gym._errors import ExecTimeout, SandboxError, SandboxUnavailable
+from gym._sandbox._config import SandboxConfig
+from gym._sandbox._engine import (
+    LABEL_EPISODE,
+    LABEL_OWNER,
+    LABEL_ROLE,
+    LABEL_RUN,
+    client,
+    docker_errors,
+    owner_label,
+)
+from gym._sandbox._manifest import Change, Manifest, manifest_script, parse_manifest
+from gym._sandbox._shell import Shell, quote
+from gym._sandbox._stream import STDERR, STDOUT, Capture, ExecResult, FrameReader, decode
+from gym._sandbox._tar import Entry, pack, unpack
+
+__all__ = ["Sandbox"]
+
+_OOM_PROBE = (
+    "cat /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events 2>/dev/null"
+    " | sed -n 's/^oom_kill //p' | head -n1"
+)
+
+
+class Sandbox:
+    """One hardened container: exec, a persistent shell, files, diffs, close.
+
+    Create with `Sandbox.create`, or take a ready one from a `SandboxPool`. Every
+    method raises `SandboxUnavailable` when the container has vanished or died, which
+    is distinct from a command that failed (a non-zero ``exit_code``).
+    """
+
+    def __init__(self, container: Any, config: SandboxConfig, sandbox_id: str) -> None:
+        self.container = container
+        self.config = config
+        self.id = sandbox_id
+        self.shell = Shell(self)
+        self.baseline = Manifest()
+        self._ooms = 0
+        self._closed = False
+        self._lock = threading.Lock()
+
+    @classmethod
+    def create(
+        cls, config: SandboxConfig, *, run: str = "adhoc", episode: str = "", role: str = "agent"
+    ) -> Sandbox:
+        """Create and start a hardened container.
+
+        Args:
+            config: the sandbox settings (image, limits, mounts).
+            run: value of the ``boxgym.run`` label.
+            episode: value of the ``boxgym.episode`` label (a fresh id by default).
+            role: value of the ``boxgym.role`` label (agent, grader, pool).
+        """
+        sandbox_id = uuid.uuid4().hex[:16]
+        labels = {
+            LABEL_RUN: run,
+            LABEL_EPISODE: episode or f"sandbox-{sandbox_id}",
+            LABEL_OWNER: owner_label(),
+            LABEL_ROLE: role,
+        }
+        c = client()
+        with docker_errors():
+            try:
+                container = c.containers.run(**config.create_kwargs(labels))
+            except docker.errors.ImageNotFound as exc:
+                from gym._errors import ImageError
+
+                raise ImageError(
+                    f"image {config.image!r} is not in the engine: build it with "
+                    "`gym images build`"
+                ) from exc
+        return cls(container, config, sandbox_id)
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close` was called."""
+        return self._closed
+
+    def close(self) -> None:
+        """Remove the container; safe to call more than once."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self.shell.stop()
+        with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
+            self.container.remove(force=True)
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def ensure_running(self) -> None:
+        """Raise `SandboxUnavailable` unless the container is running."""
+        if self._closed:
+            raise SandboxUnavailable(f"sandbox {self.id} was closed")
+        with docker_errors(self.container.id):
+            self.container.reload()
+        state = self.container.attrs.get("State", {})
+        if not state.get("Running"):
+            raise SandboxUnavailable(
+                f"container {self.container.short_id} is {state.get('Status', 'gone')} "
+                f"(exit {state.get('ExitCode')}, OOMKilled={state.get('OOMKilled')})"
+            )
+
+    def inspect(self) -> dict[str, Any]:
+        """The engine's view of the container (``docker inspect``)."""
+        with docker_errors(self.container.id):
+            self.container.reload()
+        return dict(self.container.attrs)
+
+    # -- exec ------------------------------------------------------------------------
+
+    def attach(self, cmd: Sequence[str], *, user: str | None = None) -> tuple[str, Any]:
+        """Start a command with stdin attached; return its exec id and raw socket."""
+        if self._closed:
+            raise SandboxUnavailable(f"sandbox {self.id} was closed")
+        api = client().api
+        with docker_errors(self.container.id):
+            exec_id = api.exec_create(
+                self.container.id,
+                list(cmd),
+                stdin=True,
+                user=user or self.config.exec_user,
+                workdir=self.config.workdir,
+                environment=self._env(None),
+            )["Id"]
+            sock = api.exec_start(exec_id, socket=True)._sock
+        return exec_id, sock
+
+    def exec(
+        self,
+        cmd: str | Sequence[str],
+        *,
+        timeout: float = 60.0,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        stdin: bytes | None = None,
+        user: str | None = None,
+        max_output: int = 1 << 20,
+    ) -> ExecResult:
+        """Run a command in a fresh exec (isolated from the persistent shell's state).
+
+        Args:
+            cmd: an argv list, or a string run by ``bash -c``.
+            timeout: seconds before every process of the exec user is killed.
+            cwd: working directory (the sandbox workdir by default).
+            env: extra environment variables.
+            stdin: bytes fed to the command's standard input, then closed.
+            user: uid:gid to run as (the config's exec user by default).
+            max_output: bytes kept per stream (head and tail), the rest counted.
+        """
+        return self._exec(cmd, timeout, cwd, env, stdin, user, max_output)[0]
+
+    def _exec(
+        self,
+        cmd: str | Sequence[str],
+        timeout: float = 60.0,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        stdin: bytes | None = None,
+        user: str | None = None,
+        max_output: int = 1 << 20,
+    ) -> tuple[ExecResult, bytes]:
+        if self._closed:
+            raise SandboxUnavailable(f"sandbox {self.id} was closed")
+        argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+        api = client().api
+        start = time.monotonic()
+        with docker_errors(self.container.id):
+            exec_id = api.exec_create(
+                self.container.id,
+                argv,
+                stdin=stdin is not None,
+                user=user or self.config.exec_user,
+                workdir=cwd or self.config.workdir,
+                environment=self._env(env),
+            )["Id"]
+            sock = api.exec_start(exec_id, socket=True)._sock
+        try:
+            out, err, timed_out = self._pump(sock, stdin, start + timeout, max_output)
+        finally:
+            with contextlib.suppress(OSError):
+                sock.close()
+        exit_code = None
+        if timed_out and self.config.disposable:
+            self.close()
+            return ExecResult(exit_code=None, stdout=out.text(), stderr=err.text(),
+                              duration_s=time.monotonic() - start, timed_out=True), out.bytes()
+        if timed_out:
+            self.kill_processes(user)
+        else:
+            exit_code = self.exec_exit_code(exec_id)
+        result = ExecResult(
+            exit_code=exit_code,
+            stdout=out.text(),
+            stderr=err.text(),
+            duration_s=time.monotonic() - start,
+            timed_out=timed_out,
+            stdout_truncated=out.truncated,
+            stderr_truncated=err.truncated,
+        )
+        if timed_out or exit_code == 137:
+            result.oom_killed = self.oom_since_last_check()
+        return result, out.bytes()
+
+    def _pump(
+        self, sock: Any, stdin: bytes | None, deadline: float, cap: int
+    ) -> tuple[Capture, Capture, bool]:
+        out, err = Capture(cap), Capture(cap)
+        if stdin is not None:
+            sender = threading.Thread(target=_send_stdin, args=(sock, stdin), daemon=True)
+            sender.start()
+        reader = FrameReader(sock)
+        while not reader.eof:
+            try:
+                frames = reader.frames(deadline)
+            except TimeoutError:
+                return out, err, True
+            for kind, data in frames:
+                (out if kind == STDOUT else err if kind == STDERR else Capture(0)).add(data)
+        return out, err, False
+
+    def _env(self, extra: dict[str, str] | None) -> dict[str, str]:
+        base = {
+            "HOME": "/home/agent",
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "TERM": "dumb",
+            "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "PAGER": "cat",
+            "GIT_PAGER": "cat",
+        }
+        return {**base, **self.config.env, **(extra or {})}
+
+    def exec_exit_code(self, exec_id: str | None) -> int | None:
+        """The exit code of a finished exec (None if it is unknown or still running)."""
+        if exec_id is None:
+            return None
+        api = client().api
+        for _ in range(50):
+            with docker_errors(self.container.id):
+                info = api.exec_inspect(exec_id)
+            if not info.get("Running"):
+                code = info.get("ExitCode")
+                return int(code) if code is not None else None
+            time.sleep(0.01)
+        return None
+
+    def kill_processes(self, user: str | None = None) -> None:
+        """Kill every process of the exec user (the whole tree, setsid'd ones included).
+
+        The container's main process runs as a different uid and survives.
+        """
+        api = client().api
+        for _ in range(3):
+            try:
+                with docker_errors(self.container.id):
+                    exec_id = api.exec_create(
+                        self.container.id,
+                        ["sh", "-c", "kill -9 -1 2>/dev/null; exit 0"],
+                        user=user or self.config.exec_user,
+                    )["Id"]
+                    api.exec_start(exec_id)
+            except SandboxUnavailable:
+                raise
+            except SandboxError:
+                time.sleep(0.05)  # pids limit reached by a fork bomb: try again
+                continue
+            if self._no_processes_left(user):
+                return
+
+    def _no_processes_left(self, user: str | None) -> bool:
+        uid = (user or self.config.exec_user).split(":")[0]
+        script = f"for p in /proc/[0-9]*; do [ \"$(stat -c %u $p)\" = {uid} ] && echo $p; done"
+        api = client().api
+        with docker_errors(self.container.id):
+            exec_id = api.exec_create(self.container.id, ["sh", "-c", script], user="65534:65534")[
+                "Id"
+            ]
+            out = api.exec_start(exec_id)
+        return not out.strip()
+
+    def oom_since_last_check(self) -> bool:
+        """Whether the memory limit killed a process since the last call."""
+        api = client().api
+        with docker_errors(self.container.id):
+            exec_id = api.exec_create(self.container.id, ["sh", "-c", _OOM_PROBE])["Id"]
+            raw = api.exec_start(exec_id).decode(errors="replace").strip()
+        count = int(raw) if raw.isdigit() else 0
+        fired, self._ooms = count > self._ooms, max(count, self._ooms)
+        if not raw.isdigit():
+            fired = bool(self.inspect().get("State", {}).get("OOMKilled"))
+        return fired
+
+    def run(self, command: str, *, timeout: float = 60.0, max_output: int = 1 << 16) -> ExecResult:
+        """Run a command in the persistent shell (fast; state persists between calls)."""
+        if self._closed:
+            raise SandboxUnavailable(f"sandbox {self.id} was closed")
+        return self.shell.run(command, timeout=timeout, max_output=max_output)
+
+    # -- files -----------------------------------------------------------------------
+
+    def _abs(self, path: str) -> str:
+        return posixpath.normpath(posixpath.join(self.config.workdir, path))
+
+    def read_file(self, path: str, *, max_bytes: int = 1 << 20, timeout: float = 30.0) -> bytes:
+        """Read one file (at most ``max_bytes``; longer files raise `SandboxError`)."""
+        target = self._abs(path)
+        script = f'test -f "$1" || {{ echo "not a file: $1" >&2; exit 2; }}; head -c {max_bytes + 1} "$1"'
+        result, data = self._exec(["sh", "-c", script, "sh", target], timeout, max_output=max_bytes + 2)
+        self._check(result, f"read {target}")
+        if len(data) > max_bytes:
+            raise SandboxError(f"{target} is larger than {max_bytes} bytes")
+        return data
+
+    def write_file(self, path: str, data: bytes, *, mode: int = 0o644, timeout: float = 30.0) -> None:
+        """Write one file, creating parent directories."""
+        self.put_files(posixpath.dirname(self._abs(path)), {posixpath.basename(path): data},
+                       mode=mode, timeout=timeout)
+
+    def put_files(
+        self, root: str, files: dict[str, bytes], *, mode: int = 0o644, timeout: float = 60.0,
+        via_shell: bool = False,
+    ) -> None:
+        """Write files (relative path -> bytes) under ``root`` through a tar stream.
+
+        Args:
+            root: absolute directory in the container; created if missing.
+            files: relative paths and their contents.
+            mode: permission bits of every file.
+            timeout: seconds allowed.
+            via_shell: send through the persistent shell (fast; only while the shell is
+                still the harness's own, for example when seeding a fresh sandbox).
+        """
+        archive = pack(files, mode=mode)
+        folder = shlex.quote(root)
+        script = f"mkdir -p {folder} && tar -x --no-same-owner -m -C {folder}"
+        if via_shell:
+            payload = base64.b64encode(archive).decode()
+            result = self.run(
+                f"mkdir -p {folder} && printf %s {payload} | base64 -d | tar -x --no-same-owner -m -C {folder}",
+                timeout=timeout,
+            )
+        else:
+            result = self.exec(["sh", "-c", script], stdin=archive, timeout=timeout)
+        self._check(result, f"write {len(files)} files under {root}")
+
+    def get_files(self, root: str, paths: Sequence[str] = (".",), *, max_bytes: int = 64 << 20,
+                  timeout: float = 60.0) -> list[Entry]:
+        """Read files under ``root`` as checked archive entries (links never followed).
+
+        Raises:
+            UnsafeArchive: an entry would escape ``root`` (absolute, ``..``, device, link).
+        """
+        quoted = " ".join(shlex.quote(p) for p in paths)
+        script = f"cd {shlex.quote(root)} && tar -c --ignore-failed-read -- {quoted}"
+        result, raw = self._exec(["sh", "-c", script], timeout, max_output=max_bytes + 1)
+        self._check(result, f"archive {root}")
+        if result.stdout_truncated:
+            raise SandboxError(f"files under {root} exceed {max_bytes} bytes")
+        return unpack(raw, max_bytes=max_bytes)
+
+    def list_files(self, path: str = ".", *, max_depth: int = 1) -> list[str]:
+        """List paths under a directory (relative to it), directories ending in ``/``."""
+        target = self._abs(path)
+        argv = ["find", target, "-mindepth", "1", "-maxdepth", str(max_depth), "-printf", "%y %P\\0"]
+        result, raw = self._exec(argv, 30)
+        self._check(result, f"list {target}")
+        items = []
+        for rec in raw.split(b"\0"):
+            if rec:
+                kind, _, name = decode(rec).partition(" ")
+                items.append(name + ("/" if kind == "d" else ""))
+        return sorted(items)
+
+    def snapshot(self, roots: Sequence[str] | None = None) -> Manifest:
+        """A manifest (type, mode, size, sha256) of everything under the writable mounts."""
+        roots = list(roots or self.config.tmpfs)
+        result, raw = self._exec(["sh", "-c", manifest_script(roots)], 120, max_output=64 << 20)
+        self._check(result, "snapshot")
+        return parse_manifest(raw)
+
+    def diff(self) -> list[Change]:
+        """Changes since the baseline: the writable mounts, plus the container layer."""
+        changes = self.baseline.diff(self.snapshot())
+        if not self.config.read_only:
+            with docker_errors(self.container.id):
+                layer = self.container.diff() or []
+            roots = tuple(self.config.tmpfs)
+            changes += [
+                Change(path=d["Path"], kind=("modified", "added", "deleted")[d["Kind"]])
+                for d in layer
+                if not d["Path"].startswith(roots)
+            ]
+        return sorted(changes, key=lambda c: c.path)
+
+    def _check(self, result: ExecResult, what: str) -> None:
+        if result.timed_out:
+            raise ExecTimeout(f"{what} in sandbox {self.id} timed out after {result.duration_s:.0f}s")
+        if result.exit_code != 0:
+            self.ensure_running()
+            raise SandboxError(f"could not {what}: {result.stderr.strip()[:500]}")
+
+    def __repr__(self) -> str:
+        return f"Sandbox(id={self.id!r}, image={self.config.image!r})"
+
+
+def _send_stdin(sock: Any, data: bytes) -> None:
+    with contextlib.suppress(OSError):
+        sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)
+

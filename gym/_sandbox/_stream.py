@@ -1,0 +1,129 @@
+"""Reading Docker's multiplexed exec stream with per-stream caps and deadlines."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+
+from pydantic import BaseModel, Field
+
+__all__ = ["Capture", "ExecResult", "FrameReader", "decode"]
+
+STDOUT, STDERR = 1, 2
+
+
+def decode(data: bytes) -> str:
+    """Decode container output tolerantly: invalid UTF-8 and NULs become U+FFFD."""
+    return data.decode("utf-8", errors="replace").replace("\x00", "\ufffd")
+
+
+class ExecResult(BaseModel):
+    """What one command in a sandbox did."""
+
+    exit_code: int | None
+    """Exit status; None when the command was killed by a timeout or never finished."""
+    stdout: str = ""
+    """Standard output, decoded tolerantly, with a marker where it was truncated."""
+    stderr: str = ""
+    """Standard error, decoded tolerantly, with a marker where it was truncated."""
+    duration_s: float = 0.0
+    """Wall-clock seconds the command took, measured on the host."""
+    timed_out: bool = False
+    """The command outlived its timeout and all of its processes were killed."""
+    oom_killed: bool = False
+    """A process of the command was killed by the container's memory limit."""
+    stdout_truncated: bool = False
+    """Standard output was longer than the cap and was cut."""
+    stderr_truncated: bool = False
+    """Standard error was longer than the cap and was cut."""
+    shell_restarted: bool = Field(False, exclude=True)
+    """The persistent shell had to be restarted (its variables are gone)."""
+
+    @property
+    def ok(self) -> bool:
+        """The command finished with exit status 0."""
+        return self.exit_code == 0 and not self.timed_out
+
+
+class Capture:
+    """Keeps the head and tail of a stream within a byte cap and counts the rest."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def add(self, data: bytes) -> None:
+        """Append data, keeping at most ``cap`` bytes (three quarters head, one tail)."""
+        room = self.cap * 3 // 4 - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if not data:
+            return
+        self.tail += data
+        keep = self.cap - self.cap * 3 // 4
+        if len(self.tail) > keep:
+            self.dropped += len(self.tail) - keep
+            del self.tail[: len(self.tail) - keep]
+
+    @property
+    def truncated(self) -> bool:
+        """Whether any bytes were dropped."""
+        return self.dropped > 0
+
+    def bytes(self) -> bytes:
+        """The kept bytes, without a marker."""
+        return bytes(self.head + self.tail)
+
+    def text(self) -> str:
+        """The kept output decoded, with an explicit marker where bytes were dropped."""
+        if not self.dropped:
+            return decode(bytes(self.head + self.tail))
+        marker = f"\n[... {self.dropped} bytes truncated by boxgym ...]\n"
+        return decode(bytes(self.head)) + marker + decode(bytes(self.tail))
+
+
+class FrameReader:
+    """Reads frames of ``[stream, 0, 0, 0, size:4]`` headers from an exec socket."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buf = bytearray()
+        self.eof = False
+
+    def frames(self, deadline: float) -> list[tuple[int, bytes]]:
+        """Return the complete frames available, waiting until some arrive or the deadline.
+
+        Raises:
+            TimeoutError: nothing arrived before the deadline.
+        """
+        while True:
+            out = self._parse()
+            if out or self.eof:
+                return out
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("exec produced nothing before its deadline")
+            self.sock.settimeout(remaining)
+            try:
+                data = self.sock.recv(1 << 16)
+            except TimeoutError:
+                raise
+            except OSError:
+                data = b""
+            if not data:
+                self.eof = True
+            self.buf += data
+
+    def _parse(self) -> list[tuple[int, bytes]]:
+        out: list[tuple[int, bytes]] = []
+        while len(self.buf) >= 8:
+            (size,) = struct.unpack(">I", self.buf[4:8])
+            if len(self.buf) < 8 + size:
+                break
+            out.append((self.buf[0], bytes(self.buf[8 : 8 + size])))
+            del self.buf[: 8 + size]
+        return out

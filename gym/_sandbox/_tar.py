@@ -1,0 +1,112 @@
+"""Safe tar handling for files crossing the container boundary.
+
+Archives read from a container are hostile: names may be absolute or climb with
+``..``, links may point outside, and entries may be devices. Nothing here ever writes
+to the host filesystem; archives are parsed into memory with every entry checked.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import tarfile
+from dataclasses import dataclass
+
+from gym._errors import UnsafeArchive
+
+__all__ = ["Entry", "check_name", "pack", "unpack"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of an archive read from a container."""
+
+    path: str
+    """Path relative to the archive root, normalised, never absolute or climbing."""
+    kind: str
+    """``file``, ``dir`` or ``symlink``."""
+    mode: int
+    """Permission bits."""
+    data: bytes = b""
+    """Contents of a file."""
+    target: str = ""
+    """Target of a symlink."""
+
+
+def check_name(name: str) -> str:
+    """Normalise an archive member name, rejecting absolute names and ``..``.
+
+    Raises:
+        UnsafeArchive: the name is absolute or escapes the root.
+    """
+    if name.startswith("/") or "\x00" in name:
+        raise UnsafeArchive(f"archive entry {name!r} has an absolute or invalid name")
+    norm = posixpath.normpath(name)
+    if norm == ".." or norm.startswith("../") or "/../" in f"/{name}/":
+        raise UnsafeArchive(f"archive entry {name!r} climbs out of its root with '..'")
+    return "" if norm == "." else norm
+
+
+def _check_link(entry_path: str, target: str) -> None:
+    if target.startswith("/"):
+        raise UnsafeArchive(f"symlink {entry_path!r} points to the absolute path {target!r}")
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(entry_path), target))
+    if joined == ".." or joined.startswith("../"):
+        raise UnsafeArchive(f"symlink {entry_path!r} -> {target!r} escapes the archive root")
+
+
+def _entry(archive: tarfile.TarFile, member: tarfile.TarInfo) -> Entry | None:
+    path = check_name(member.name)
+    if not path:
+        return None
+    mode = member.mode & 0o7777
+    if member.isdir():
+        return Entry(path, "dir", mode)
+    if member.issym():
+        _check_link(path, member.linkname)
+        return Entry(path, "symlink", mode, target=member.linkname)
+    if member.isreg():
+        fh = archive.extractfile(member)
+        return Entry(path, "file", mode, data=fh.read() if fh else b"")
+    kind = "hard link" if member.islnk() else "device or fifo"
+    raise UnsafeArchive(f"archive entry {path!r} is a {kind}, which is never accepted")
+
+
+def unpack(data: bytes, *, max_bytes: int = 64 << 20) -> list[Entry]:
+    """Parse a tar archive held in memory into checked entries.
+
+    Args:
+        data: the archive bytes.
+        max_bytes: the most file content accepted in total.
+
+    Raises:
+        UnsafeArchive: an entry is absolute, climbs out, is a device, a hard link, an
+            escaping symlink, or the content exceeds ``max_bytes``.
+    """
+    entries: list[Entry] = []
+    total = 0
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
+            for member in archive:
+                total += member.size
+                if total > max_bytes:
+                    raise UnsafeArchive(f"archive holds more than {max_bytes} bytes")
+                entry = _entry(archive, member)
+                if entry is not None:
+                    entries.append(entry)
+    except tarfile.TarError as exc:
+        raise UnsafeArchive(f"archive is malformed: {exc}") from exc
+    return entries
+
+
+def pack(files: dict[str, bytes], *, mode: int = 0o644, mtime: int = 0) -> bytes:
+    """Build a tar archive of files (relative path -> content), deterministic bytes."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:", format=tarfile.GNU_FORMAT) as archive:
+        for name in sorted(files):
+            info = tarfile.TarInfo(check_name(name))
+            info.size = len(files[name])
+            info.mode = mode
+            info.mtime = mtime
+            archive.addfile(info, io.BytesIO(files[name]))
+    return buf.getvalue()

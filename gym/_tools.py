@@ -1,0 +1,179 @@
+"""Tools an agent calls: declared as typed methods, exposed as JSON schemas, validated.
+
+A tool is a method of an environment decorated with `tool`. Its signature gives the
+argument schema (through a pydantic model) and its Google-style docstring the
+descriptions; ``kind`` marks it read, write or final (``submit``)::
+
+    class MyEnv(gym.ContainerEnv):
+        @gym.tool(kind="read")
+        def read_file(self, path: str) -> str:
+            \"\"\"Read a file of the workspace.
+
+            Args:
+                path: path relative to the workspace.
+            \"\"\"
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+__all__ = ["ToolCall", "ToolSpec", "parse_call", "tool", "tool_specs"]
+
+Kind = Literal["read", "write", "final"]
+F = TypeVar("F", bound=Callable[..., Any])
+_ARG_LINE = re.compile(r"^ {4}(\w+)(?: \([^)]*\))?:\s*(.*)$")
+_SECTION = re.compile(r"^[A-Z][\w ]*:$")
+
+
+class ToolCall(BaseModel):
+    """An OpenAI-style tool call: a name and arguments (a dict, or a JSON string)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    """The tool's name."""
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    """The arguments, already decoded from JSON."""
+    id: str | None = None
+    """The call id a model gave it, if any."""
+
+
+class ToolSpec(BaseModel):
+    """A tool as the model sees it, plus what boxgym needs to validate and grade it."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    name: str
+    """Tool name."""
+    description: str
+    """What the tool does (first paragraph of the method's docstring)."""
+    kind: Kind
+    """read (no side effect), write (changes state) or final (ends the episode)."""
+    args_model: type[BaseModel]
+    """The pydantic model that validates the arguments."""
+
+    def schema_json(self) -> dict[str, Any]:
+        """The OpenAI ``tools`` entry: ``{"type": "function", "function": {...}}``."""
+        params = self.args_model.model_json_schema()
+        params.pop("title", None)
+        for prop in params.get("properties", {}).values():
+            prop.pop("title", None)
+        params.setdefault("properties", {})
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": params},
+        }
+
+    def validate_args(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Validated arguments, or ValueError with a message a model can act on."""
+        try:
+            model = self.args_model.model_validate(arguments, strict=True)
+        except ValidationError as exc:
+            problems = "; ".join(_describe(err) for err in exc.errors())
+            raise ValueError(f"invalid arguments for {self.name}: {problems}") from None
+        return model.model_dump()
+
+
+def _describe(err: Any) -> str:
+    where = ".".join(str(p) for p in err["loc"]) or "arguments"
+    if err["type"] == "missing":
+        return f"'{where}' is required"
+    if err["type"] == "extra_forbidden":
+        return f"'{where}' is not an argument of this tool"
+    return f"'{where}': {err['msg'].lower()}"
+
+
+def _doc_parts(func: Callable[..., Any]) -> tuple[str, dict[str, str]]:
+    """The summary paragraph and the ``Args:`` descriptions of a Google docstring."""
+    doc = inspect.getdoc(func) or ""
+    summary = doc.split("\n\n", 1)[0].replace("\n", " ").strip()
+    args: dict[str, str] = {}
+    section, last = "", ""
+    for line in doc.splitlines():
+        if _SECTION.match(line):
+            section = line[:-1]
+        elif section == "Args" and (m := _ARG_LINE.match(line)):
+            last = m.group(1)
+            args[last] = m.group(2)
+        elif section == "Args" and last and line.startswith(" " * 8):
+            args[last] += " " + line.strip()
+    return summary, args
+
+
+def tool(*, kind: Kind = "write", name: str | None = None) -> Callable[[F], F]:
+    """Mark an environment method as a tool the agent can call.
+
+    Args:
+        kind: ``read`` (no side effects), ``write`` (changes state) or ``final``.
+        name: the tool's name (the method's name by default).
+    """
+
+    def mark(func: F) -> F:
+        summary, docs = _doc_parts(func)
+        fields: dict[str, Any] = {}
+        hints = inspect.get_annotations(func, eval_str=True)
+        for pname, param in list(inspect.signature(func).parameters.items())[1:]:
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[pname] = (hints.get(pname, str), Field(default, description=docs.get(pname)))
+        tool_name = name or func.__name__
+        model = create_model(  # type: ignore[call-overload]
+            f"{tool_name}_args", __config__=ConfigDict(extra="forbid"), **fields
+        )
+        func.__boxgym_tool__ = ToolSpec(  # type: ignore[attr-defined]
+            name=tool_name, description=summary, kind=kind, args_model=model
+        )
+        return func
+
+    return mark
+
+
+def tool_specs(obj: object) -> dict[str, tuple[ToolSpec, Callable[..., Any]]]:
+    """The tools of an environment instance: name -> (spec, bound method)."""
+    found: dict[str, tuple[ToolSpec, Callable[..., Any]]] = {}
+    for attr in dir(type(obj)):
+        func = getattr(type(obj), attr, None)
+        spec = getattr(func, "__boxgym_tool__", None)
+        if isinstance(spec, ToolSpec):
+            found[spec.name] = (spec, getattr(obj, attr))
+    return dict(sorted(found.items()))
+
+
+def parse_call(action: Any) -> ToolCall:
+    """Turn an action (dict, ToolCall, or JSON text of one) into a `ToolCall`.
+
+    Raises:
+        ValueError: the action is not a tool call; the message says what was wrong.
+    """
+    if isinstance(action, ToolCall):
+        return action
+    if isinstance(action, str | bytes):
+        try:
+            action = json.loads(action)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"action is not JSON ({exc.msg}); send a tool call") from None
+    if hasattr(action, "model_dump"):
+        action = action.model_dump()
+    if not isinstance(action, dict):
+        raise ValueError(f"a tool call must be an object with 'name' and 'arguments', got {type(action).__name__}")
+    fn = action.get("function") if isinstance(action.get("function"), dict) else action
+    name, args = fn.get("name"), fn.get("arguments", {})
+    if not isinstance(name, str) or not name:
+        raise ValueError("a tool call needs a 'name' string")
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"arguments of {name} are not valid JSON ({exc.msg})") from None
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise ValueError(f"arguments of {name} must be a JSON object, got {type(args).__name__}")
+    call_id = action.get("id")
+    return ToolCall(name=name, arguments=args, id=call_id if isinstance(call_id, str) else None)

@@ -1,0 +1,61 @@
+"""Episode limits as a wrapper: step and wall-clock budgets end in ``truncated=True``."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, SupportsFloat
+
+import gymnasium
+
+__all__ = ["EpisodeLimits"]
+
+
+class EpisodeLimits(gymnasium.Wrapper[str, dict[str, Any], str, dict[str, Any]]):
+    """Truncate an episode after ``max_steps`` steps or ``max_seconds`` of wall-clock time.
+
+    A truncated episode is still graded (its final state may pass); the terminal
+    transition carries the verdict in ``info["verdict"]`` and ``truncated=True``.
+
+    Args:
+        env: a `ContainerEnv` (possibly wrapped).
+        max_steps: the most tool calls per episode (None: no limit).
+        max_seconds: the most wall-clock seconds per episode (None: no limit).
+    """
+
+    def __init__(
+        self, env: gymnasium.Env[str, dict[str, Any]], max_steps: int | None = None,
+        max_seconds: float | None = None,
+    ) -> None:
+        super().__init__(env)
+        self.max_steps = max_steps
+        self.max_seconds = max_seconds
+        self._steps = 0
+        self._started = 0.0
+
+    def reset(self, **kwargs: Any) -> tuple[str, dict[str, Any]]:
+        """Reset the env and the budgets."""
+        obs, info = self.env.reset(**kwargs)
+        self._steps, self._started = 0, time.monotonic()
+        if self.max_seconds is not None:
+            self.env.unwrapped.deadline = self._started + self.max_seconds  # type: ignore[attr-defined]
+        return obs, info
+
+    def step(self, action: dict[str, Any]) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Step, then end the episode as truncated when a budget is spent."""
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self._steps += 1
+        if terminated or truncated:
+            return obs, reward, terminated, truncated, info
+        reason = self._exceeded()
+        if reason:
+            end = self.env.unwrapped.end_episode  # type: ignore[attr-defined]
+            _, reward, _, _, end_info = end(reason=reason, truncated=True)
+            return obs, reward, False, True, {**info, **end_info}
+        return obs, reward, terminated, truncated, info
+
+    def _exceeded(self) -> str:
+        if self.max_steps is not None and self._steps >= self.max_steps:
+            return f"step limit ({self.max_steps})"
+        if self.max_seconds is not None and time.monotonic() - self._started >= self.max_seconds:
+            return f"time limit ({self.max_seconds:.0f}s)"
+        return ""

@@ -1,0 +1,5 @@
+"""Word statistics."""
+
+from wordstats.core import count_words, top_n
+
+__all__ = ["count_words", "top_n"]
