@@ -209,6 +209,7 @@ def grade_code(task: Task, export: Export, image: str, *, calls: list[Any] = ())
         entry=grading.get("entry", ""),
         tests=tuple(grading.get("tests", ())),
         timeout=float(grading.get("timeout", 120)),
+        call_timeout=float(grading.get("call_timeout", 10)),
     )
     flags = code_flags(export, task.allowed_paths, hidden_names=hidden)
     flags += command_flags(calls) + loop_flags(calls)

@@ -67,7 +67,7 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]]):
         run: value of the ``boxgym.run`` label on this env's containers.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
     family: ClassVar[str] = ""
     image: ClassVar[str] = ""
     sandbox_settings: ClassVar[dict[str, Any]] = {}

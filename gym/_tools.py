@@ -16,6 +16,7 @@ descriptions; ``kind`` marks it read, write or final (``submit``)::
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
@@ -61,15 +62,7 @@ class ToolSpec(BaseModel):
 
     def schema_json(self) -> dict[str, Any]:
         """The OpenAI ``tools`` entry: ``{"type": "function", "function": {...}}``."""
-        params = self.args_model.model_json_schema()
-        params.pop("title", None)
-        for prop in params.get("properties", {}).values():
-            prop.pop("title", None)
-        params.setdefault("properties", {})
-        return {
-            "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": params},
-        }
+        return json.loads(_schema_text(self.name, self.description, self.args_model))
 
     def validate_args(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Validated arguments, or ValueError with a message a model can act on."""
@@ -79,6 +72,18 @@ class ToolSpec(BaseModel):
             problems = "; ".join(_describe(err) for err in exc.errors())
             raise ValueError(f"invalid arguments for {self.name}: {problems}") from None
         return model.model_dump()
+
+
+@functools.lru_cache(maxsize=1024)
+def _schema_text(name: str, description: str, args_model: type[BaseModel]) -> str:
+    """The tool's schema as JSON text (computed once per tool)."""
+    params = args_model.model_json_schema()
+    params.pop("title", None)
+    for prop in params.get("properties", {}).values():
+        prop.pop("title", None)
+    params.setdefault("properties", {})
+    schema = {"name": name, "description": description, "parameters": params}
+    return json.dumps({"type": "function", "function": schema})
 
 
 def _describe(err: Any) -> str:

@@ -48,6 +48,8 @@ class CheckSpec(BaseModel):
     """calls: names of the check functions in the hidden file."""
     timeout: float = 120.0
     """Seconds the checks may run in total."""
+    call_timeout: float = 10.0
+    """calls: seconds one call of the function under test may take."""
 
 
 class RunnerReport(BaseModel):
@@ -140,6 +142,7 @@ def _runner_spec(spec: CheckSpec) -> dict[str, Any]:
             "module": f"/workspace/{spec.module}",
             "entry": spec.entry,
             "tests": list(spec.tests),
+            "call_timeout": spec.call_timeout,
         }
     test_files = [f"{_GRADE}/tests/{n}" for n in sorted(spec.hidden) if n.endswith(".py")]
     test_files += [f"/workspace/{n}" for n in spec.visible_tests]

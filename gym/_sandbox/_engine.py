@@ -23,6 +23,7 @@ __all__ = [
     "LABEL_RUN",
     "client",
     "connected",
+    "disconnect",
     "docker_errors",
     "owner_alive",
     "owner_label",
@@ -40,6 +41,16 @@ _HOW_TO_START = (
 )
 _lock = threading.Lock()
 _client: docker.DockerClient | None = None
+
+
+def disconnect() -> None:
+    """Close the process-wide client (its pooled HTTP connections)."""
+    global _client
+    with _lock:
+        if _client is not None:
+            with contextlib.suppress(Exception):
+                _client.close()
+            _client = None
 
 
 def connected() -> bool:

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from gym._errors import GymError
 from gym._sandbox._config import SandboxConfig
-from gym._sandbox._engine import connected, reap
+from gym._sandbox._engine import connected, disconnect, reap
 from gym._sandbox._sandbox import Sandbox
 
 __all__ = ["SandboxPool", "discard", "pool_for", "set_pool_size", "shutdown_pools"]
@@ -86,6 +86,8 @@ class SandboxPool:
                 self._failures = 0
             except GymError as exc:
                 self._failures += 1
+                if self._stopped:
+                    return
                 log.warning("warm pool could not start a sandbox: %s", exc)
                 with self._cond:
                     self._cond.wait(timeout=min(30.0, 0.5 * 2**self._failures))
@@ -128,7 +130,10 @@ def set_pool_size(size: int) -> None:
 
 def discard(sandbox: Sandbox) -> None:
     """Remove a sandbox in the background so that the caller does not wait."""
-    _remover.submit(sandbox.close)
+    try:
+        _remover.submit(sandbox.close)
+    except RuntimeError:  # the process is shutting down: remove it now
+        sandbox.close()
 
 
 def shutdown_pools() -> None:
@@ -143,6 +148,7 @@ def shutdown_pools() -> None:
     if connected():
         with contextlib.suppress(Exception):
             reap(own=True)
+        disconnect()
 
 
 atexit.register(shutdown_pools)

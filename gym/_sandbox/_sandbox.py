@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import posixpath
 import shlex
-import socket
 import threading
 import time
 import uuid
@@ -28,7 +26,15 @@ from gym._sandbox._engine import (
 )
 from gym._sandbox._manifest import Change, Manifest, manifest_script, parse_manifest
 from gym._sandbox._shell import Shell, quote
-from gym._sandbox._stream import STDERR, STDOUT, Capture, ExecResult, FrameReader, decode
+from gym._sandbox._stream import (
+    STDERR,
+    STDOUT,
+    Capture,
+    ExecResult,
+    ExecSocket,
+    FrameReader,
+    decode,
+)
 from gym._sandbox._tar import Entry, pack, unpack
 
 __all__ = ["Sandbox"]
@@ -133,7 +139,7 @@ class Sandbox:
 
     # -- exec ------------------------------------------------------------------------
 
-    def attach(self, cmd: Sequence[str], *, user: str | None = None) -> tuple[str, Any]:
+    def attach(self, cmd: Sequence[str], *, user: str | None = None) -> tuple[str, ExecSocket]:
         """Start a command with stdin attached; return its exec id and raw socket."""
         if self._closed:
             raise SandboxUnavailable(f"sandbox {self.id} was closed")
@@ -147,7 +153,7 @@ class Sandbox:
                 workdir=self.config.workdir,
                 environment=self._env(None),
             )["Id"]
-            sock = api.exec_start(exec_id, socket=True)._sock
+            sock = ExecSocket(api.exec_start(exec_id, socket=True))
         return exec_id, sock
 
     def exec(
@@ -198,7 +204,7 @@ class Sandbox:
                 workdir=cwd or self.config.workdir,
                 environment=self._env(env),
             )["Id"]
-            sock = api.exec_start(exec_id, socket=True)._sock
+            sock = ExecSocket(api.exec_start(exec_id, socket=True))
         try:
             out, err, timed_out = self._pump(sock, stdin, start + timeout, max_output)
         finally:
@@ -359,11 +365,9 @@ class Sandbox:
         folder = shlex.quote(root)
         script = f"mkdir -p {folder} && tar -x --no-same-owner -m -C {folder}"
         if via_shell:
-            payload = base64.b64encode(archive).decode()
-            result = self.run(
-                f"mkdir -p {folder} && printf %s {payload} | base64 -d | tar -x --no-same-owner -m -C {folder}",
-                timeout=timeout,
-            )
+            mkdir = "" if root in self.config.tmpfs else f"mkdir -p {folder} && "
+            script = f"{mkdir}head -c {len(archive)} | tar -x --no-same-owner -m -C {folder}"
+            result = self.shell.run_script(script, data=archive, timeout=timeout)
         else:
             result = self.exec(["sh", "-c", script], stdin=archive, timeout=timeout)
         self._check(result, f"write {len(files)} files under {root}")
@@ -428,8 +432,8 @@ class Sandbox:
         return f"Sandbox(id={self.id!r}, image={self.config.image!r})"
 
 
-def _send_stdin(sock: Any, data: bytes) -> None:
+def _send_stdin(sock: ExecSocket, data: bytes) -> None:
     with contextlib.suppress(OSError):
         sock.sendall(data)
-        sock.shutdown(socket.SHUT_WR)
+        sock.shutdown_write()
 

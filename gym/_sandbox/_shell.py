@@ -93,10 +93,7 @@ class Shell:
     def stop(self) -> None:
         """Drop the session; its processes are killed by the caller or die with the container."""
         if self._sock is not None:
-            try:
-                self._sock.close()
-            except OSError:
-                pass
+            self._sock.close()
         self._sock = self._reader = self._exec_id = None
 
     def run(self, command: str, *, timeout: float = 60.0, max_output: int = 1 << 16) -> ExecResult:
@@ -107,16 +104,28 @@ class Shell:
             timeout: seconds before every process of the exec user is killed.
             max_output: bytes kept per stream (head and tail), the rest counted.
         """
+        return self._run(f"eval {quote(command)} </dev/null", timeout, max_output)
+
+    def run_script(
+        self, script: str, *, data: bytes = b"", timeout: float = 60.0, max_output: int = 1 << 16
+    ) -> ExecResult:
+        """Run trusted harness shell text as is (no eval), with ``data`` right after it.
+
+        ``data`` follows the script's line on the shell's input, for the script to read
+        exactly (``head -c N``); bash reads its own input a byte at a time, so nothing
+        else consumes it. Only for the harness's own commands while the shell is still
+        its own (seeding a fresh sandbox): the text is not quoted.
+        """
+        return self._run(script, timeout, max_output, data)
+
+    def _run(self, body: str, timeout: float, max_output: int, data: bytes = b"") -> ExecResult:
         restarted, self._broken = self._broken, False
         self.start()
         prefix = f"cd -- {quote(self.cwd)} 2>/dev/null; " if restarted else ""
         marker = f"__BOXGYM_{secrets.token_hex(12)}"
-        line = (
-            f"{prefix}eval {quote(command)} </dev/null; "
-            f"printf '\\n{marker} %s %s\\n' \"$?\" \"$PWD\"; printf '\\n{marker}\\n' >&2\n"
-        )
+        trailer = f"printf '\\n{marker} %s %s\\n' \"$?\" \"$PWD\"; printf '\\n{marker}\\n' >&2\n"
         start = time.monotonic()
-        self._send(line.encode())
+        self._send(f"{prefix}{body}\n".encode() + data + trailer.encode())
         out, err = _Stream(max_output, marker.encode()), _Stream(max_output, marker.encode())
         timed_out = self._collect(out, err, start + timeout)
         result = self._result(out, err, time.monotonic() - start, timed_out)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import socket
 import struct
 import time
+from typing import Any
 
 from pydantic import BaseModel, Field
 
-__all__ = ["Capture", "ExecResult", "FrameReader", "decode"]
+__all__ = ["Capture", "ExecResult", "ExecSocket", "FrameReader", "decode"]
 
 STDOUT, STDERR = 1, 2
 
@@ -86,10 +87,42 @@ class Capture:
         return decode(bytes(self.head)) + marker + decode(bytes(self.tail))
 
 
+class ExecSocket:
+    """The raw socket of an attached exec, closed completely (socket and its file object)."""
+
+    def __init__(self, socket_io: Any) -> None:
+        self._io = socket_io
+        self._sock: socket.socket = socket_io._sock
+
+    def recv(self, size: int) -> bytes:
+        """Receive up to ``size`` bytes."""
+        return self._sock.recv(size)
+
+    def settimeout(self, seconds: float | None) -> None:
+        """Set the timeout of later reads and writes."""
+        self._sock.settimeout(seconds)
+
+    def sendall(self, data: bytes) -> None:
+        """Send all of data."""
+        self._sock.sendall(data)
+
+    def shutdown_write(self) -> None:
+        """Close the writing half (the command sees end of input)."""
+        self._sock.shutdown(socket.SHUT_WR)
+
+    def close(self) -> None:
+        """Close the file object and the socket (no fd left behind)."""
+        for closer in (self._io.close, self._sock.close):
+            try:
+                closer()
+            except OSError:
+                pass
+
+
 class FrameReader:
     """Reads frames of ``[stream, 0, 0, 0, size:4]`` headers from an exec socket."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: ExecSocket) -> None:
         self.sock = sock
         self.buf = bytearray()
         self.eof = False

@@ -300,7 +300,9 @@ class Worker:
         os.close(req_r)
         os.close(rep_w)
         self.buf = b""
-        self.deadline = time.monotonic() + spec.get("timeout", 60)
+        self.total_deadline = time.monotonic() + spec.get("timeout", 60)
+        self.call_timeout = spec.get("call_timeout", 10)
+        self.deadline = min(self.total_deadline, time.monotonic() + self.call_timeout)
         hello = self._read()
         self.ready = bool(hello and hello.get("ready"))
         self.error = (hello or {}).get("err", "the solution ended the process while importing")
@@ -331,6 +333,7 @@ class Worker:
             payload = json.dumps({"fn": fn, "args": encode(list(args))}).encode() + b"\n"
         except NotPrimitive as exc:
             raise CandidateError(str(exc)) from None
+        self.deadline = min(self.total_deadline, time.monotonic() + self.call_timeout)
         try:
             os.write(self.req_w, payload)
             reply = self._read()

@@ -1,0 +1,121 @@
+"""The ``gym`` command line: doctor, images, environments, runs and reports."""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from gym._errors import GymError
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="gym",
+    help="boxgym: containerized agent environments, benchmarks and training.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+images_app = typer.Typer(help="Build and list environment images.", no_args_is_help=True)
+env_app = typer.Typer(help="List, validate and create environments.", no_args_is_help=True)
+app.add_typer(images_app, name="images")
+app.add_typer(env_app, name="env")
+
+console = Console()
+err = Console(stderr=True)
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def print_json(data: Any) -> None:
+    """Print data as JSON on stdout (plain, no colour)."""
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+@app.command()
+def doctor(
+    reap: Annotated[bool, typer.Option("--reap", help="Remove orphaned boxgym containers.")] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Check Python, the Docker engine, images, leftover containers and disk space."""
+    from gym._cli._doctor import run_checks
+
+    checks = run_checks(do_reap=reap)
+    if as_json:
+        print_json([c.model_dump() for c in checks])
+    else:
+        table = Table(show_header=False, box=None)
+        for c in checks:
+            mark = "[green]ok[/]" if c.ok else "[red]FAIL[/]"
+            table.add_row(mark, c.name, c.detail, f"[yellow]fix: {c.fix}[/]" if c.fix else "")
+        console.print(table)
+    failed = [c for c in checks if not c.ok]
+    if failed:
+        err.print(f"[red]{len(failed)} problem(s)[/]; first fix: {failed[0].fix}")
+        raise typer.Exit(1)
+
+
+@images_app.command("build")
+def images_build(
+    names: Annotated[list[str] | None, typer.Argument(help="Image folders (all by default).")] = None,
+    verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Show build output.")] = False,
+) -> None:
+    """Build images/<NAME>/ under a content-addressed tag (cached when unchanged)."""
+    from gym._images import build_image, image_names
+
+    for name in names or image_names():
+        with console.status(f"building {name}"):
+            record = build_image(name, progress=console.print if verbose else None)
+        console.print(f"[green]built[/] {record.tag}  {record.digest[:19]}  {record.size_mb} MiB")
+
+
+@images_app.command("list")
+def images_list(as_json: JsonFlag = False) -> None:
+    """List boxgym images in the engine."""
+    from gym._images import list_images
+
+    records = list_images()
+    if as_json:
+        print_json([r.model_dump() for r in records])
+        return
+    table = Table("name", "tag", "digest", "MiB")
+    for r in records:
+        table.add_row(r.name, r.tag, r.digest[:19], f"{r.size_mb}")
+    console.print(table)
+
+
+@env_app.command("list")
+def env_list(as_json: JsonFlag = False) -> None:
+    """List registered environments with their task counts per split."""
+    import gym
+
+    infos = gym.envs()
+    if as_json:
+        print_json([i.model_dump() for i in infos])
+        return
+    table = Table("id", "family", "train", "eval", "max steps")
+    for i in infos:
+        table.add_row(i.id, i.family, str(i.tasks["train"]), str(i.tasks["eval"]), str(i.max_steps))
+    console.print(table)
+
+
+def _terminate(signum: int, _frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def main() -> None:
+    """Entry point of the ``gym`` console script."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    signal.signal(signal.SIGTERM, _terminate)  # run atexit cleanup (containers) on SIGTERM
+    try:
+        app()
+    except GymError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        sys.exit(2)

@@ -1,0 +1,112 @@
+"""`gym doctor`: is this machine ready to run boxgym, and if not, the one-line fix."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from gym._errors import GymError
+from gym._images import context_hash, image_names
+from gym._paths import data_dir
+from gym._sandbox import client, list_boxgym, owner_alive, reap
+from gym._sandbox._engine import LABEL_OWNER
+
+__all__ = ["Check", "run_checks"]
+
+MIN_FREE_GB = 5.0
+
+
+class Check(BaseModel):
+    """One line of the doctor's report."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def _python() -> Check:
+    ok = sys.version_info >= (3, 11)
+    return Check(name="python", ok=ok, detail=sys.version.split()[0],
+                 fix="" if ok else "install Python 3.11 or newer")
+
+
+def _import_name() -> Check:
+    import gym
+
+    ours = getattr(gym, "DISTRIBUTION", "") == "boxgym"
+    return Check(
+        name="import gym", ok=ours, detail=str(Path(gym.__file__).parent),
+        fix="" if ours else "`pip uninstall gym` (the legacy package shadows boxgym's `gym`)",
+    )
+
+
+def _engine() -> Check:
+    try:
+        info = client().info()
+        version = client().version()
+    except GymError as exc:
+        return Check(name="docker engine", ok=False, detail=str(exc).split(":")[0],
+                     fix="run `sudo scripts/engine.sh` to install and start it")
+    detail = (f"{version.get('Version')} (API {version.get('ApiVersion')}), "
+              f"{info.get('Driver')}, cgroup v{info.get('CgroupVersion', '1')}")
+    return Check(name="docker engine", ok=True, detail=detail)
+
+
+def _base_image() -> Check:
+    try:
+        client().images.get("debian:bookworm-slim")
+    except Exception:
+        return Check(name="base image", ok=False, detail="debian:bookworm-slim missing",
+                     fix="run `scripts/engine.sh` (pulls it, or builds it with debootstrap)")
+    return Check(name="base image", ok=True, detail="debian:bookworm-slim")
+
+
+def _images() -> Check:
+    missing = []
+    for name in image_names():
+        try:
+            client().images.get(f"boxgym/{name}:{context_hash(name)[:16]}")
+        except Exception:
+            missing.append(name)
+    if missing:
+        return Check(name="images", ok=False, detail="not built: " + ", ".join(missing),
+                     fix="run `gym images build`")
+    return Check(name="images", ok=True, detail=", ".join(image_names()) + " built")
+
+
+def _leftovers(do_reap: bool) -> Check:
+    reaped = reap() if do_reap else []
+    orphans = [c for c in list_boxgym() if owner_alive(c.labels.get(LABEL_OWNER, "")) is False]
+    live = len(list_boxgym()) - len(orphans)
+    detail = f"{len(orphans)} orphaned, {live} owned by running processes"
+    if reaped:
+        detail += f"; reaped {len(reaped)}"
+    return Check(name="leftover containers", ok=not orphans, detail=detail,
+                 fix="" if not orphans else "run `gym doctor --reap`")
+
+
+def _disk() -> Check:
+    root = "/var/lib/docker"
+    try:
+        root = client().info().get("DockerRootDir", root)
+    except GymError:
+        pass
+    path = root if Path(root).exists() else str(data_dir())
+    free = shutil.disk_usage(path).free / 2**30
+    ok = free >= MIN_FREE_GB
+    return Check(name="free disk", ok=ok, detail=f"{free:.1f} GiB free at {path}",
+                 fix="" if ok else f"free at least {MIN_FREE_GB:.0f} GiB (`docker system prune`)")
+
+
+def run_checks(*, do_reap: bool = False) -> list[Check]:
+    """Every check, in order; engine-dependent checks are skipped when it is down."""
+    checks = [_python(), _import_name(), _engine()]
+    if checks[-1].ok:
+        steps: list[Callable[[], Check]] = [_base_image, _images, lambda: _leftovers(do_reap), _disk]
+        checks += [step() for step in steps]
+    return checks

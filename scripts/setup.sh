@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Set up boxgym on a fresh machine: Docker engine and base image, a virtual
+# environment with boxgym installed (editable), and the bundled images built.
+#   scripts/setup.sh [EXTRAS]   EXTRAS: comma-separated pip extras, e.g. "dev" or "local"
+set -euo pipefail
+cd "$(dirname "$0")/.."
+EXTRAS="${1:-}"
+
+scripts/engine.sh
+
+PY="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  echo "[setup] creating .venv" >&2
+  "$PY" -m venv .venv
+fi
+spec="."
+if [ -n "$EXTRAS" ]; then spec=".[${EXTRAS}]"; fi
+echo "[setup] installing boxgym${EXTRAS:+ [$EXTRAS]}" >&2
+.venv/bin/pip install -q --disable-pip-version-check -e "$spec"
+echo "[setup] building images" >&2
+.venv/bin/gym images build
+.venv/bin/gym doctor
