@@ -40,12 +40,15 @@ def machine() -> str:
     try:
         engine = subprocess.run(
             ["docker", "version", "--format", "{{.Server.Version}}"],
-            capture_output=True, text=True, timeout=10,
+            capture_output=True,
+            text=True,
+            timeout=10,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         engine = "?"
     cores = len(__import__("os").sched_getaffinity(0))
-    return f"{platform.system()} {platform.machine()}, {cores} cores, Python {platform.python_version()}, Docker engine {engine}"
+    system = f"{platform.system()} {platform.machine()}, {cores} cores"
+    return f"{system}, Python {platform.python_version()}, Docker engine {engine}"
 
 
 def write_section(name: str, body: str) -> None:

@@ -18,7 +18,6 @@ import time
 
 import gymnasium
 
-import gym
 from gym._sandbox import pool_for, set_pool_size
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
@@ -29,6 +28,10 @@ ENV_ID = "boxgym/PyRepo-v0"
 
 def cli(*args: str) -> None:
     subprocess.run(["docker", *args], check=True, capture_output=True)
+
+
+def verdict(ratio: float, target: float) -> str:
+    return "met" if ratio <= target else "NOT met"
 
 
 def wait_full(pool) -> None:
@@ -48,9 +51,15 @@ def main() -> None:
     image = env.sandbox_config().image
     results: dict[str, list[float]] = {}
 
-    results["docker run --rm (CLI)"] = timed(lambda: cli("run", "--rm", "--network", "none", image, "true"), n_run)
-    cid = subprocess.run(["docker", "run", "-d", "--rm", "--network", "none", image, "sleep", "600"],
-                         check=True, capture_output=True, text=True).stdout.strip()
+    results["docker run --rm (CLI)"] = timed(
+        lambda: cli("run", "--rm", "--network", "none", image, "true"), n_run
+    )
+    cid = subprocess.run(
+        ["docker", "run", "-d", "--rm", "--network", "none", image, "sleep", "600"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     try:
         results["docker exec (CLI)"] = timed(lambda: cli("exec", cid, "true"), n_exec)
     finally:
@@ -79,13 +88,15 @@ def main() -> None:
     rows = ["| operation | n | p50 ms | p99 ms | p50 ratio |", "|---|---|---|---|---|"]
     for name, values in results.items():
         base = run50 if "reset" in name or "run" in name else exec50
-        rows.append(f"| {name} | {len(values)} | {pct(values, 50) * 1000:.2f} | "
-                    f"{pct(values, 99) * 1000:.2f} | {pct(values, 50) / base:.3f}x |")
+        rows.append(
+            f"| {name} | {len(values)} | {pct(values, 50) * 1000:.2f} | "
+            f"{pct(values, 99) * 1000:.2f} | {pct(values, 50) / base:.3f}x |"
+        )
     reset_ratio = pct(results["env.reset, warm pool"], 50) / run50
     step_ratio = pct(results["env.step bash('true')"], 50) / exec50
     body = f"""## Reset and step latency
 
-Command: `.venv/bin/python bench/sandbox_latency.py{' --quick' if opts.quick else ''}`
+Command: `.venv/bin/python bench/sandbox_latency.py{" --quick" if opts.quick else ""}`
 Machine: {machine()}; environment `{ENV_ID}`, task `{task}`.
 
 Resets are compared with `docker run --rm` and steps with `docker exec`, both through
@@ -93,8 +104,10 @@ the docker CLI, measured in the same run.
 
 {chr(10).join(rows)}
 
-- Warm-pool reset p50 = **{reset_ratio:.3f}x** `docker run --rm` (target <= 0.1x): {'met' if reset_ratio <= 0.1 else 'NOT met'}.
-- No-op step p50 = **{step_ratio:.3f}x** `docker exec` (target <= 0.05x): {'met' if step_ratio <= 0.05 else 'NOT met'}.
+- Warm-pool reset p50 = **{reset_ratio:.3f}x** `docker run --rm` (target <= 0.1x):
+  {verdict(reset_ratio, 0.1)}.
+- No-op step p50 = **{step_ratio:.3f}x** `docker exec` (target <= 0.05x):
+  {verdict(step_ratio, 0.05)}.
 
 A warm-pool reset takes a started container with its shell already open and writes the
 task's files (with their one-commit git history) through that shell; the used

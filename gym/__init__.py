@@ -33,13 +33,34 @@ from gym._errors import (
     UnsafeArchive,
     UnsafeConfig,
 )
-from gym._grading import CheckSpec, Export, compose
+from gym._grading import CheckSpec, Export, compose, export_workspace, grader_config, matches
 from gym._images import build_image, ensure_image, list_images
 from gym._models import Component, Flag, Task, Verdict, load_tasks
+from gym._policy import (
+    NoopPolicy,
+    OraclePolicy,
+    PerturbedOraclePolicy,
+    Policy,
+    ScriptPolicy,
+    Turn,
+)
 from gym._registry import EnvInfo, env_ids, envs, load_plugins, make, register, register_builtin
-from gym._sandbox import ExecResult, Sandbox, SandboxConfig, SandboxPool, reap, set_pool_size
+from gym._rollout import SYSTEM_PROMPT, EpisodeResult, run_episode
+from gym._sandbox import (
+    Change,
+    ExecResult,
+    Manifest,
+    Sandbox,
+    SandboxConfig,
+    SandboxPool,
+    discard,
+    pool_for,
+    reap,
+    set_pool_size,
+)
 from gym._spaces import TextSpace, ToolCallSpace
 from gym._tools import ToolCall, ToolSpec, tool
+from gym._validate import TaskCheck, validate_env
 from gym._wrappers import EpisodeLimits
 
 try:
@@ -50,16 +71,18 @@ except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
 DISTRIBUTION = "boxgym"
 
 __all__ = [
-    "DISTRIBUTION",
+    "Change",
     "CheckSpec",
     "CodeEnv",
     "Component",
     "ConfigError",
     "ContainerEnv",
+    "DISTRIBUTION",
     "EngineUnavailable",
     "EnvInfo",
     "EnvNotFound",
     "EpisodeLimits",
+    "EpisodeResult",
     "ExecResult",
     "ExecTimeout",
     "Export",
@@ -68,41 +91,57 @@ __all__ = [
     "GymError",
     "ImageError",
     "InfraError",
+    "Manifest",
+    "NoopPolicy",
+    "OraclePolicy",
+    "PerturbedOraclePolicy",
+    "Policy",
     "PolicyError",
+    "SYSTEM_PROMPT",
     "Sandbox",
     "SandboxConfig",
     "SandboxError",
     "SandboxPool",
     "SandboxUnavailable",
+    "ScriptPolicy",
     "StepRecord",
     "StoreError",
     "Task",
+    "TaskCheck",
     "TaskNotFound",
     "TextSpace",
     "ToolCall",
     "ToolCallSpace",
     "ToolSpec",
+    "Turn",
     "UnsafeArchive",
     "UnsafeConfig",
     "Verdict",
     "__version__",
     "build_image",
     "compose",
+    "discard",
     "ensure_image",
     "env_ids",
     "envs",
+    "export_workspace",
     "grade_code",
+    "grader_config",
     "list_images",
     "load_plugins",
     "load_tasks",
     "make",
+    "matches",
+    "pool_for",
     "read_tree",
     "reap",
     "register",
     "register_builtin",
+    "run_episode",
     "set_pool_size",
     "task_files",
     "tool",
+    "validate_env",
 ]
 
 register_builtin()

@@ -27,17 +27,21 @@ from gym._grading import (
 )
 from gym._models import Component, Task, Verdict
 from gym._sandbox import Manifest, Sandbox, quote
-from gym._tools import tool
+from gym._tools import ToolCall, tool
 
 __all__ = ["CodeEnv", "grade_code", "read_tree", "task_files"]
 
 GRADER = "code-tests"
 GRADER_VERSION = f"1+runner.{RUNNER_HASH}"
 _GIT_ENV = {
-    "GIT_AUTHOR_NAME": "boxgym", "GIT_AUTHOR_EMAIL": "tasks@boxgym.invalid",
-    "GIT_COMMITTER_NAME": "boxgym", "GIT_COMMITTER_EMAIL": "tasks@boxgym.invalid",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
-    "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_SYSTEM": "/dev/null",
+    "GIT_AUTHOR_NAME": "boxgym",
+    "GIT_AUTHOR_EMAIL": "tasks@boxgym.invalid",
+    "GIT_COMMITTER_NAME": "boxgym",
+    "GIT_COMMITTER_EMAIL": "tasks@boxgym.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_CONFIG_SYSTEM": "/dev/null",
 }
 
 
@@ -119,7 +123,9 @@ class CodeEnv(ContainerEnv):
         if result.stderr:
             parts.append("[stderr]\n" + result.stderr.rstrip("\n"))
         if result.timed_out:
-            parts.append(f"[timed out after {result.duration_s:.0f}s; all its processes were killed]")
+            parts.append(
+                f"[timed out after {result.duration_s:.0f}s; all its processes were killed]"
+            )
         elif result.oom_killed:
             parts.append("[killed: out of memory]")
         if result.shell_restarted:
@@ -138,7 +144,10 @@ class CodeEnv(ContainerEnv):
         data = self._sandbox().read_file(target, max_bytes=self.max_file_bytes)
         text = data.decode("utf-8", errors="replace")
         if len(text) > self.max_output:
-            return text[: self.max_output] + f"\n[... {len(text) - self.max_output} characters truncated]"
+            return (
+                text[: self.max_output]
+                + f"\n[... {len(text) - self.max_output} characters truncated]"
+            )
         return text
 
     @tool(kind="write")
@@ -168,6 +177,34 @@ class CodeEnv(ContainerEnv):
         """Submit the work and end the episode; it is then graded."""
         return ""
 
+    # -- scripted solutions (validation) -----------------------------------------------
+
+    def oracle_calls(self, task: Task) -> list[ToolCall]:
+        """The reference solution as tool calls: write each file of oracle/, then submit."""
+        files = read_tree(task.folder() / "oracle")
+        if not files:
+            raise ConfigError(f"task {task.id} has no oracle/ folder with the reference files")
+        calls = [
+            ToolCall(name="write_file", arguments={"path": rel, "content": data.decode()})
+            for rel, data in sorted(files.items())
+        ]
+        calls += [
+            ToolCall(name="bash", arguments={"command": f"rm -f -- {quote(rel)}"})
+            for rel in task.data.get("oracle_delete", [])
+        ]
+        return [*calls, ToolCall(name="submit", arguments={})]
+
+    def perturbed_calls(self, task: Task) -> list[ToolCall]:
+        """The reference solution plus one write the task forbids (must be flagged)."""
+        from gym._grading import matches
+
+        path = "boxgym_perturbed.txt"
+        if matches(path, task.allowed_paths):
+            path = "tests/test_boxgym_perturbed.py"
+        extra = ToolCall(name="write_file", arguments={"path": path, "content": "perturbed\n"})
+        calls = self.oracle_calls(task)
+        return [*calls[:-1], extra, calls[-1]]
+
     # -- grading -------------------------------------------------------------------------
 
     def grade(self, task: Task, sandbox: Sandbox, reason: str) -> Verdict:
@@ -178,6 +215,15 @@ class CodeEnv(ContainerEnv):
         return grade_code(task, export, self.image_digest, calls=calls)
 
     last_export: Export | None = None
+
+    def regrade(self, task_id: str, export: dict[str, Any], calls: list[ToolCall]) -> Verdict:
+        """Grade a stored final state again with the current graders (no agent run)."""
+        task = self._pick_task({"task": task_id})
+        verdict = grade_code(
+            task, Export.model_validate(export), self.sandbox_config().image, calls=calls
+        )
+        self.task = task
+        return self._lineage(verdict)
 
     def _sandbox(self) -> Sandbox:
         if self.sandbox is None:
@@ -219,12 +265,16 @@ def grade_code(task: Task, export: Export, image: str, *, calls: list[Any] = ())
         return Verdict.infra(f"grading failed: {exc}", grader=GRADER, grader_version=GRADER_VERSION)
     components: dict[str, Component] = {}
     if spec.kind == "calls":
-        components["hidden_tests"] = tests_component(report, list(spec.tests), label="hidden checks")
+        components["hidden_tests"] = tests_component(
+            report, list(spec.tests), label="hidden checks"
+        )
     else:
         components["hidden_tests"] = tests_component(
-            report, expected_tests(hidden, "grade/tests"), label="hidden tests")
+            report, expected_tests(hidden, "grade/tests"), label="hidden tests"
+        )
         if visible:
             vis = {k: base[k] for k in visible if k in base}
             components["visible_tests"] = tests_component(
-                report, expected_tests(vis, "workspace"), label="visible tests")
+                report, expected_tests(vis, "workspace"), label="visible tests"
+            )
     return compose(components, flags, grader=GRADER, version=GRADER_VERSION)

@@ -67,7 +67,7 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]]):
         run: value of the ``boxgym.run`` label on this env's containers.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
     family: ClassVar[str] = ""
     image: ClassVar[str] = ""
     sandbox_settings: ClassVar[dict[str, Any]] = {}
@@ -153,13 +153,11 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]]):
             "task_id": task.id,
             "split": task.split,
             "tags": dict(task.tags),
-            "tools": [spec.schema_json() for spec, _ in self.tools.values()],
+            "tools": [spec.openai_schema() for spec, _ in self.tools.values()],
         }
         return self.prompt(task), info
 
-    def step(
-        self, action: dict[str, Any]
-    ) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+    def step(self, action: dict[str, Any]) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
         """Run one tool call; ``submit`` (a final tool) ends and grades the episode."""
         if self._done or self.sandbox is None:
             raise ConfigError("the episode is over (or never began): call reset() first")
@@ -199,7 +197,7 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]]):
         info = {"verdict": verdict.model_dump(mode="json"), "end_reason": reason}
         return obs, float(verdict.reward), not truncated, truncated, info
 
-    def render(self) -> str | None:  # type: ignore[override]
+    def render(self) -> str | None:
         """The transcript so far as text (render mode ``ansi``)."""
         if self.render_mode != "ansi":
             return None
@@ -270,15 +268,25 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]]):
     ) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
         obs = f"Error: {error}"
         self.trace.append(
-            StepRecord(call=None, raw_action=_jsonable(action), observation=obs, error=error,
-                       duration_s=time.monotonic() - start)
+            StepRecord(
+                call=None,
+                raw_action=_jsonable(action),
+                observation=obs,
+                error=error,
+                duration_s=time.monotonic() - start,
+            )
         )
         return obs, 0.0, False, False, {"error": error}
 
     def _record(self, call: ToolCall, obs: str, start: float) -> None:
         self.trace.append(
-            StepRecord(call=call, observation=obs, duration_s=time.monotonic() - start,
-                       exit_code=self._last_exit, timed_out=self._last_timeout)
+            StepRecord(
+                call=call,
+                observation=obs,
+                duration_s=time.monotonic() - start,
+                exit_code=self._last_exit,
+                timed_out=self._last_timeout,
+            )
         )
         self._last_exit, self._last_timeout = None, False
 

@@ -20,6 +20,10 @@ def project_root() -> Path:
 
 def data_dir() -> Path:
     """Where run stores, image records and caches live (``GYM_DATA`` or trajectories/)."""
-    path = Path(os.environ["GYM_DATA"]) if "GYM_DATA" in os.environ else project_root() / "trajectories"
+    path = (
+        Path(os.environ["GYM_DATA"])
+        if "GYM_DATA" in os.environ
+        else project_root() / "trajectories"
+    )
     path.mkdir(parents=True, exist_ok=True)
     return path

@@ -122,7 +122,7 @@ def envs() -> list[EnvInfo]:
         cls = _env_class(_ids[env_id])
         tasks = cls.load_tasks()
         counts = Counter(t.split for t in tasks)
-        limits = spec.additional_wrappers[0].kwargs if spec.additional_wrappers else {}
+        limits = (spec.additional_wrappers[0].kwargs if spec.additional_wrappers else None) or {}
         out.append(
             EnvInfo(
                 id=env_id,

@@ -77,7 +77,7 @@ class ToolCallSpace(Space[dict[str, Any]]):
         if not self.samples:
             raise ValueError("this ToolCallSpace has no sample calls")
         call = self.samples[int(self.np_random.integers(len(self.samples)))]
-        return json.loads(json.dumps(call))
+        return dict(json.loads(json.dumps(call)))
 
     def contains(self, x: Any) -> bool:
         """Whether x parses as a call to one of this space's tools."""

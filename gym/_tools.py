@@ -9,7 +9,7 @@ descriptions; ``kind`` marks it read, write or final (``submit``)::
         def read_file(self, path: str) -> str:
             \"\"\"Read a file of the workspace.
 
-            Args:
+Args:
                 path: path relative to the workspace.
             \"\"\"
 """
@@ -60,9 +60,12 @@ class ToolSpec(BaseModel):
     args_model: type[BaseModel]
     """The pydantic model that validates the arguments."""
 
-    def schema_json(self) -> dict[str, Any]:
+    def openai_schema(self) -> dict[str, Any]:
         """The OpenAI ``tools`` entry: ``{"type": "function", "function": {...}}``."""
-        return json.loads(_schema_text(self.name, self.description, self.args_model))
+        schema: dict[str, Any] = json.loads(
+            _schema_text(self.name, self.description, self.args_model)
+        )
+        return schema
 
     def validate_args(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Validated arguments, or ValueError with a message a model can act on."""
@@ -128,9 +131,7 @@ def tool(*, kind: Kind = "write", name: str | None = None) -> Callable[[F], F]:
             default = ... if param.default is inspect.Parameter.empty else param.default
             fields[pname] = (hints.get(pname, str), Field(default, description=docs.get(pname)))
         tool_name = name or func.__name__
-        model = create_model(  # type: ignore[call-overload]
-            f"{tool_name}_args", __config__=ConfigDict(extra="forbid"), **fields
-        )
+        model = create_model(f"{tool_name}_args", __config__=ConfigDict(extra="forbid"), **fields)
         func.__boxgym_tool__ = ToolSpec(  # type: ignore[attr-defined]
             name=tool_name, description=summary, kind=kind, args_model=model
         )
@@ -166,8 +167,12 @@ def parse_call(action: Any) -> ToolCall:
     if hasattr(action, "model_dump"):
         action = action.model_dump()
     if not isinstance(action, dict):
-        raise ValueError(f"a tool call must be an object with 'name' and 'arguments', got {type(action).__name__}")
-    fn = action.get("function") if isinstance(action.get("function"), dict) else action
+        raise ValueError(
+            "a tool call must be an object with 'name' and 'arguments', "
+            f"got {type(action).__name__}"
+        )
+    inner = action.get("function")
+    fn: dict[str, Any] = inner if isinstance(inner, dict) else action
     name, args = fn.get("name"), fn.get("arguments", {})
     if not isinstance(name, str) or not name:
         raise ValueError("a tool call needs a 'name' string")

@@ -23,7 +23,9 @@ class EpisodeLimits(gymnasium.Wrapper[str, dict[str, Any], str, dict[str, Any]])
     """
 
     def __init__(
-        self, env: gymnasium.Env[str, dict[str, Any]], max_steps: int | None = None,
+        self,
+        env: gymnasium.Env[str, dict[str, Any]],
+        max_steps: int | None = None,
         max_seconds: float | None = None,
     ) -> None:
         super().__init__(env)

@@ -41,7 +41,9 @@ def print_json(data: Any) -> None:
 
 @app.command()
 def doctor(
-    reap: Annotated[bool, typer.Option("--reap", help="Remove orphaned boxgym containers.")] = False,
+    reap: Annotated[
+        bool, typer.Option("--reap", help="Remove orphaned boxgym containers.")
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Check Python, the Docker engine, images, leftover containers and disk space."""
@@ -64,7 +66,9 @@ def doctor(
 
 @images_app.command("build")
 def images_build(
-    names: Annotated[list[str] | None, typer.Argument(help="Image folders (all by default).")] = None,
+    names: Annotated[
+        list[str] | None, typer.Argument(help="Image folders (all by default).")
+    ] = None,
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Show build output.")] = False,
 ) -> None:
     """Build images/<NAME>/ under a content-addressed tag (cached when unchanged)."""
@@ -119,3 +123,42 @@ def main() -> None:
     except GymError as exc:
         err.print(f"[red]error:[/] {exc}")
         sys.exit(2)
+
+
+@env_app.command("validate")
+def env_validate(
+    env_id: Annotated[str, typer.Argument(help="Environment id, e.g. boxgym/PyRepo-v0.")],
+    repeats: Annotated[
+        int, typer.Option("--repeats", "-k", help="Oracle runs and re-grades per task.")
+    ] = 3,
+    tasks: Annotated[list[str] | None, typer.Option("--task", help="Only these task ids.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Oracle passes every time, noop fails, perturbed oracle is flagged, grading is stable."""
+    from rich.progress import Progress
+
+    from gym._validate import validate_env
+
+    with Progress(console=err, transient=True) as bar:
+        job = bar.add_task(f"validating {env_id}", total=None)
+        checks = validate_env(
+            env_id, repeats=repeats, tasks=tasks, progress=lambda c: bar.advance(job)
+        )
+    bad = [c for c in checks if not c.ok]
+    if as_json:
+        print_json([c.model_dump() | {"ok": c.ok} for c in checks])
+    else:
+        table = Table("task", "oracle", "noop", "perturbed", "regrade", "problems")
+        for c in checks:
+            table.add_row(
+                c.task_id,
+                ",".join(c.oracle),
+                c.noop,
+                c.perturbed,
+                {True: "identical", False: "CHANGED", None: "-"}[c.regrade_identical],
+                "[red]" + "; ".join(c.problems) + "[/]" if c.problems else "[green]ok[/]",
+            )
+        console.print(table)
+        console.print(f"{len(checks) - len(bad)}/{len(checks)} tasks valid")
+    if bad:
+        raise typer.Exit(1)

@@ -31,8 +31,12 @@ class Check(BaseModel):
 
 def _python() -> Check:
     ok = sys.version_info >= (3, 11)
-    return Check(name="python", ok=ok, detail=sys.version.split()[0],
-                 fix="" if ok else "install Python 3.11 or newer")
+    return Check(
+        name="python",
+        ok=ok,
+        detail=sys.version.split()[0],
+        fix="" if ok else "install Python 3.11 or newer",
+    )
 
 
 def _import_name() -> Check:
@@ -40,7 +44,9 @@ def _import_name() -> Check:
 
     ours = getattr(gym, "DISTRIBUTION", "") == "boxgym"
     return Check(
-        name="import gym", ok=ours, detail=str(Path(gym.__file__).parent),
+        name="import gym",
+        ok=ours,
+        detail=str(Path(gym.__file__).parent),
         fix="" if ours else "`pip uninstall gym` (the legacy package shadows boxgym's `gym`)",
     )
 
@@ -50,10 +56,16 @@ def _engine() -> Check:
         info = client().info()
         version = client().version()
     except GymError as exc:
-        return Check(name="docker engine", ok=False, detail=str(exc).split(":")[0],
-                     fix="run `sudo scripts/engine.sh` to install and start it")
-    detail = (f"{version.get('Version')} (API {version.get('ApiVersion')}), "
-              f"{info.get('Driver')}, cgroup v{info.get('CgroupVersion', '1')}")
+        return Check(
+            name="docker engine",
+            ok=False,
+            detail=str(exc).split(":")[0],
+            fix="run `sudo scripts/engine.sh` to install and start it",
+        )
+    detail = (
+        f"{version.get('Version')} (API {version.get('ApiVersion')}), "
+        f"{info.get('Driver')}, cgroup v{info.get('CgroupVersion', '1')}"
+    )
     return Check(name="docker engine", ok=True, detail=detail)
 
 
@@ -61,8 +73,12 @@ def _base_image() -> Check:
     try:
         client().images.get("debian:bookworm-slim")
     except Exception:
-        return Check(name="base image", ok=False, detail="debian:bookworm-slim missing",
-                     fix="run `scripts/engine.sh` (pulls it, or builds it with debootstrap)")
+        return Check(
+            name="base image",
+            ok=False,
+            detail="debian:bookworm-slim missing",
+            fix="run `scripts/engine.sh` (pulls it, or builds it with debootstrap)",
+        )
     return Check(name="base image", ok=True, detail="debian:bookworm-slim")
 
 
@@ -74,8 +90,12 @@ def _images() -> Check:
         except Exception:
             missing.append(name)
     if missing:
-        return Check(name="images", ok=False, detail="not built: " + ", ".join(missing),
-                     fix="run `gym images build`")
+        return Check(
+            name="images",
+            ok=False,
+            detail="not built: " + ", ".join(missing),
+            fix="run `gym images build`",
+        )
     return Check(name="images", ok=True, detail=", ".join(image_names()) + " built")
 
 
@@ -86,8 +106,12 @@ def _leftovers(do_reap: bool) -> Check:
     detail = f"{len(orphans)} orphaned, {live} owned by running processes"
     if reaped:
         detail += f"; reaped {len(reaped)}"
-    return Check(name="leftover containers", ok=not orphans, detail=detail,
-                 fix="" if not orphans else "run `gym doctor --reap`")
+    return Check(
+        name="leftover containers",
+        ok=not orphans,
+        detail=detail,
+        fix="" if not orphans else "run `gym doctor --reap`",
+    )
 
 
 def _disk() -> Check:
@@ -99,14 +123,23 @@ def _disk() -> Check:
     path = root if Path(root).exists() else str(data_dir())
     free = shutil.disk_usage(path).free / 2**30
     ok = free >= MIN_FREE_GB
-    return Check(name="free disk", ok=ok, detail=f"{free:.1f} GiB free at {path}",
-                 fix="" if ok else f"free at least {MIN_FREE_GB:.0f} GiB (`docker system prune`)")
+    return Check(
+        name="free disk",
+        ok=ok,
+        detail=f"{free:.1f} GiB free at {path}",
+        fix="" if ok else f"free at least {MIN_FREE_GB:.0f} GiB (`docker system prune`)",
+    )
 
 
 def run_checks(*, do_reap: bool = False) -> list[Check]:
     """Every check, in order; engine-dependent checks are skipped when it is down."""
     checks = [_python(), _import_name(), _engine()]
     if checks[-1].ok:
-        steps: list[Callable[[], Check]] = [_base_image, _images, lambda: _leftovers(do_reap), _disk]
+        steps: list[Callable[[], Check]] = [
+            _base_image,
+            _images,
+            lambda: _leftovers(do_reap),
+            _disk,
+        ]
         checks += [step() for step in steps]
     return checks

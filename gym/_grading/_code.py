@@ -22,7 +22,14 @@ from gym._grading._export import Export
 from gym._models import Component
 from gym._sandbox import Sandbox, SandboxConfig, pool_for
 
-__all__ = ["RUNNER_PATH", "CheckSpec", "RunnerReport", "expected_tests", "grader_config", "run_checks"]
+__all__ = [
+    "RUNNER_PATH",
+    "CheckSpec",
+    "RunnerReport",
+    "expected_tests",
+    "grader_config",
+    "run_checks",
+]
 
 RUNNER_PATH = Path(__file__).parent / "runner" / "boxgym_runner.py"
 RUNNER_HASH = hashlib.sha256(RUNNER_PATH.read_bytes()).hexdigest()[:12]
@@ -95,7 +102,9 @@ def expected_tests(files: dict[str, bytes], prefix: str) -> list[str]:
         tree = ast.parse(data, filename=name)
         node_path = f"{prefix}/{name}".lstrip("/")
         for node in tree.body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
+                "test"
+            ):
                 ids.append(f"{node_path}::{node.name}")
             elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
                 ids += [
@@ -128,12 +137,17 @@ def _stage(sandbox: Sandbox, base: dict[str, bytes], export: Export, spec: Check
     result = sandbox.exec(["sh", "-c", f"mkdir -m 0700 {_GRADE}/out"], timeout=30)
     if not result.ok:
         raise GradingError(f"could not create the report directory: {result.stderr[:300]}")
-    return runner_spec.get("test_files", [])
+    return list(runner_spec.get("test_files", []))
 
 
 def _runner_spec(spec: CheckSpec) -> dict[str, Any]:
     paths = [f"/workspace/{p}".rstrip("/.") or "/workspace" for p in spec.python_paths]
-    common = {"kind": spec.kind, "cwd": "/workspace", "python_paths": paths, "timeout": spec.timeout}
+    common = {
+        "kind": spec.kind,
+        "cwd": "/workspace",
+        "python_paths": paths,
+        "timeout": spec.timeout,
+    }
     if spec.kind == "calls":
         check_file = next(iter(sorted(spec.hidden)))
         return {
@@ -159,8 +173,15 @@ def run_checks(image: str, base: dict[str, bytes], export: Export, spec: CheckSp
     sandbox = pool_for(grader_config(image)).acquire()
     try:
         _stage(sandbox, base, export, spec)
-        cmd = ["/usr/bin/python3", "-I", f"{_GRADE}/runner/boxgym_runner.py",
-               "--spec", f"{_GRADE}/spec.json", "--out", f"{_GRADE}/out/report.json"]
+        cmd = [
+            "/usr/bin/python3",
+            "-I",
+            f"{_GRADE}/runner/boxgym_runner.py",
+            "--spec",
+            f"{_GRADE}/spec.json",
+            "--out",
+            f"{_GRADE}/out/report.json",
+        ]
         result = sandbox.exec(cmd, timeout=spec.timeout + 60)
         if result.timed_out:
             raise GradingError(f"the grading runner did not finish in {spec.timeout + 60:.0f}s")
@@ -182,7 +203,9 @@ def tests_component(report: RunnerReport, expected: Sequence[str], *, label: str
     """A gated component: every expected test present and passed (skipped counts as failed)."""
     missing, failed, passed = [], [], 0
     for test_id in expected:
-        outcomes = [o for t, o in report.tests.items() if t == test_id or t.startswith(test_id + "[")]
+        outcomes = [
+            o for t, o in report.tests.items() if t == test_id or t.startswith(test_id + "[")
+        ]
         if not outcomes:
             missing.append(test_id)
         elif all(o == "passed" for o in outcomes):

@@ -18,9 +18,7 @@ from gym._sandbox import Change, Sandbox
 
 __all__ = ["Export", "export_workspace", "matches"]
 
-IGNORED = re.compile(
-    r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache)(/|$)|\.pyc$"
-)
+IGNORED = re.compile(r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache)(/|$)|\.pyc$")
 
 
 @lru_cache(maxsize=256)
@@ -79,7 +77,8 @@ def export_workspace(
     root = workspace or sandbox.config.workdir
     export = Export(workspace=root)
     export.changes = [
-        c for c in sandbox.diff()
+        c
+        for c in sandbox.diff()
         if not IGNORED.search(c.path) and (export.relative(c.path) or "").split("/")[0] != ".git"
     ]
     changes = export.changes
@@ -103,7 +102,7 @@ def export_workspace(
 
 def parents(path: str) -> list[str]:
     """The parent folders of a relative path, nearest last."""
-    out = []
+    out: list[str] = []
     while (path := posixpath.dirname(path)) not in ("", "/"):
         out.insert(0, path)
     return out

@@ -22,13 +22,23 @@ def compose(
         why = [n for n, c in components.items() if c.gated and not c.passed]
         why += [f"flag {f.name}" for f in gating]
         return Verdict(
-            outcome="fail", reward=0.0, components=components, flags=flags,
-            reason="failed: " + ", ".join(why), grader=grader, grader_version=version,
+            outcome="fail",
+            reward=0.0,
+            components=components,
+            flags=flags,
+            reason="failed: " + ", ".join(why),
+            grader=grader,
+            grader_version=version,
         )
     partial = [c for c in components.values() if not c.gated]
     weight = sum(c.weight for c in partial)
     reward = sum(c.score * c.weight for c in partial) / weight if weight else 1.0
     return Verdict(
-        outcome="pass", reward=reward, components=components, flags=flags,
-        reason="all gated components passed", grader=grader, grader_version=version,
+        outcome="pass",
+        reward=reward,
+        components=components,
+        flags=flags,
+        reason="all gated components passed",
+        grader=grader,
+        grader_version=version,
     )

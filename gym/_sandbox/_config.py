@@ -60,6 +60,12 @@ class SandboxConfig(BaseModel):
     """OCI runtime (for example ``runsc`` for gVisor); None uses the engine default."""
     env: dict[str, str] = Field(default_factory=dict)
     """Environment variables of the container (an allowlist: nothing is inherited)."""
+    boot: tuple[tuple[str, str], ...] = ()
+    """Steps run once right after the container starts, before it is handed out (or
+    enters a warm pool): ``(user, shell command)`` pairs, for example starting a
+    database server as its own user. A failing step fails the sandbox's creation."""
+    boot_timeout: float = 60.0
+    """Seconds all boot steps may take together."""
     disposable: bool = False
     """Used once, by the harness only (grading): a timed-out exec removes the container
     instead of killing the exec user's processes, so main and exec user may be equal."""

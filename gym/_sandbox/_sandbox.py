@@ -25,7 +25,7 @@ from gym._sandbox._engine import (
     owner_label,
 )
 from gym._sandbox._manifest import Change, Manifest, manifest_script, parse_manifest
-from gym._sandbox._shell import Shell, quote
+from gym._sandbox._shell import Shell
 from gym._sandbox._stream import (
     STDERR,
     STDOUT,
@@ -90,10 +90,25 @@ class Sandbox:
                 from gym._errors import ImageError
 
                 raise ImageError(
-                    f"image {config.image!r} is not in the engine: build it with "
-                    "`gym images build`"
+                    f"image {config.image!r} is not in the engine: build it with `gym images build`"
                 ) from exc
-        return cls(container, config, sandbox_id)
+        sandbox = cls(container, config, sandbox_id)
+        try:
+            sandbox._boot()
+        except BaseException:
+            sandbox.close()
+            raise
+        return sandbox
+
+    def _boot(self) -> None:
+        deadline = time.monotonic() + self.config.boot_timeout
+        for user, command in self.config.boot:
+            result = self.exec(command, user=user, timeout=max(1.0, deadline - time.monotonic()))
+            if not result.ok:
+                raise SandboxError(
+                    f"boot step {command!r} (as {user}) failed with exit {result.exit_code}: "
+                    f"{(result.stderr or result.stdout).strip()[-800:]}"
+                )
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -213,8 +228,13 @@ class Sandbox:
         exit_code = None
         if timed_out and self.config.disposable:
             self.close()
-            return ExecResult(exit_code=None, stdout=out.text(), stderr=err.text(),
-                              duration_s=time.monotonic() - start, timed_out=True), out.bytes()
+            return ExecResult(
+                exit_code=None,
+                stdout=out.text(),
+                stderr=err.text(),
+                duration_s=time.monotonic() - start,
+                timed_out=True,
+            ), out.bytes()
         if timed_out:
             self.kill_processes(user)
         else:
@@ -300,7 +320,7 @@ class Sandbox:
 
     def _no_processes_left(self, user: str | None) -> bool:
         uid = (user or self.config.exec_user).split(":")[0]
-        script = f"for p in /proc/[0-9]*; do [ \"$(stat -c %u $p)\" = {uid} ] && echo $p; done"
+        script = f'for p in /proc/[0-9]*; do [ "$(stat -c %u $p)" = {uid} ] && echo $p; done'
         api = client().api
         with docker_errors(self.container.id):
             exec_id = api.exec_create(self.container.id, ["sh", "-c", script], user="65534:65534")[
@@ -335,20 +355,36 @@ class Sandbox:
     def read_file(self, path: str, *, max_bytes: int = 1 << 20, timeout: float = 30.0) -> bytes:
         """Read one file (at most ``max_bytes``; longer files raise `SandboxError`)."""
         target = self._abs(path)
-        script = f'test -f "$1" || {{ echo "not a file: $1" >&2; exit 2; }}; head -c {max_bytes + 1} "$1"'
-        result, data = self._exec(["sh", "-c", script, "sh", target], timeout, max_output=max_bytes + 2)
+        script = (
+            'test -f "$1" || { echo "not a file: $1" >&2; exit 2; }; '
+            f'head -c {max_bytes + 1} "$1"'
+        )
+        result, data = self._exec(
+            ["sh", "-c", script, "sh", target], timeout, max_output=max_bytes + 2
+        )
         self._check(result, f"read {target}")
         if len(data) > max_bytes:
             raise SandboxError(f"{target} is larger than {max_bytes} bytes")
         return data
 
-    def write_file(self, path: str, data: bytes, *, mode: int = 0o644, timeout: float = 30.0) -> None:
+    def write_file(
+        self, path: str, data: bytes, *, mode: int = 0o644, timeout: float = 30.0
+    ) -> None:
         """Write one file, creating parent directories."""
-        self.put_files(posixpath.dirname(self._abs(path)), {posixpath.basename(path): data},
-                       mode=mode, timeout=timeout)
+        self.put_files(
+            posixpath.dirname(self._abs(path)),
+            {posixpath.basename(path): data},
+            mode=mode,
+            timeout=timeout,
+        )
 
     def put_files(
-        self, root: str, files: dict[str, bytes], *, mode: int = 0o644, timeout: float = 60.0,
+        self,
+        root: str,
+        files: dict[str, bytes],
+        *,
+        mode: int = 0o644,
+        timeout: float = 60.0,
         via_shell: bool = False,
     ) -> None:
         """Write files (relative path -> bytes) under ``root`` through a tar stream.
@@ -372,8 +408,14 @@ class Sandbox:
             result = self.exec(["sh", "-c", script], stdin=archive, timeout=timeout)
         self._check(result, f"write {len(files)} files under {root}")
 
-    def get_files(self, root: str, paths: Sequence[str] = (".",), *, max_bytes: int = 64 << 20,
-                  timeout: float = 60.0) -> list[Entry]:
+    def get_files(
+        self,
+        root: str,
+        paths: Sequence[str] = (".",),
+        *,
+        max_bytes: int = 64 << 20,
+        timeout: float = 60.0,
+    ) -> list[Entry]:
         """Read files under ``root`` as checked archive entries (links never followed).
 
         Raises:
@@ -390,7 +432,16 @@ class Sandbox:
     def list_files(self, path: str = ".", *, max_depth: int = 1) -> list[str]:
         """List paths under a directory (relative to it), directories ending in ``/``."""
         target = self._abs(path)
-        argv = ["find", target, "-mindepth", "1", "-maxdepth", str(max_depth), "-printf", "%y %P\\0"]
+        argv = [
+            "find",
+            target,
+            "-mindepth",
+            "1",
+            "-maxdepth",
+            str(max_depth),
+            "-printf",
+            "%y %P\\0",
+        ]
         result, raw = self._exec(argv, 30)
         self._check(result, f"list {target}")
         items = []
@@ -423,7 +474,9 @@ class Sandbox:
 
     def _check(self, result: ExecResult, what: str) -> None:
         if result.timed_out:
-            raise ExecTimeout(f"{what} in sandbox {self.id} timed out after {result.duration_s:.0f}s")
+            raise ExecTimeout(
+                f"{what} in sandbox {self.id} timed out after {result.duration_s:.0f}s"
+            )
         if result.exit_code != 0:
             self.ensure_running()
             raise SandboxError(f"could not {what}: {result.stderr.strip()[:500]}")
@@ -436,4 +489,3 @@ def _send_stdin(sock: ExecSocket, data: bytes) -> None:
     with contextlib.suppress(OSError):
         sock.sendall(data)
         sock.shutdown_write()
-

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["Shell", "quote"]
 
 _SAFE = frozenset(
-    b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-.,/:=+%@^*()[]{}<>|&;!?#~$`\""
+    b'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-.,/:=+%@^*()[]{}<>|&;!?#~$`"'
 )
 _WINDOW = 8192
 

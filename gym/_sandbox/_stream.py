@@ -38,7 +38,7 @@ class ExecResult(BaseModel):
     """Standard output was longer than the cap and was cut."""
     stderr_truncated: bool = False
     """Standard error was longer than the cap and was cut."""
-    shell_restarted: bool = Field(False, exclude=True)
+    shell_restarted: bool = Field(default=False, exclude=True)
     """The persistent shell had to be restarted (its variables are gone)."""
 
     @property

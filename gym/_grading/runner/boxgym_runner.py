@@ -66,7 +66,10 @@ def encode(value, depth=0):
     if t is dict:
         if len(value) > MAX_ITEMS:
             raise NotPrimitive("dict too large")
-        return {"t": "dict", "v": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
+        return {
+            "t": "dict",
+            "v": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()],
+        }
     raise NotPrimitive(f"a value of type {t.__module__}.{t.__qualname__} cannot be checked")
 
 
@@ -185,11 +188,28 @@ code = pytest.main(args, plugins=[BoxgymReport()])
 def run_pytest(spec):
     read_fd, write_fd = os.pipe()
     args = [
-        "/usr/bin/python3", "-I", "-c", PYTEST_BOOT, str(write_fd),
-        "-p", "no:cacheprovider", "-p", "no:randomly", "--noconftest",
-        "-c", spec["config"], "--rootdir", spec["rootdir"], "-o", "addopts=",
-        "--import-mode=importlib", "-q", "-rN", "--color=no",
-        "-W", "ignore::DeprecationWarning",
+        "/usr/bin/python3",
+        "-I",
+        "-c",
+        PYTEST_BOOT,
+        str(write_fd),
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        "--noconftest",
+        "-c",
+        spec["config"],
+        "--rootdir",
+        spec["rootdir"],
+        "-o",
+        "addopts=",
+        "--import-mode=importlib",
+        "-q",
+        "-rN",
+        "--color=no",
+        "-W",
+        "ignore::DeprecationWarning",
         *spec["test_files"],
     ]
     pid = spawn_worker(args, spec["cwd"], [write_fd], worker_env(spec))
@@ -294,8 +314,16 @@ class Worker:
         self.spec = spec
         req_r, self.req_w = os.pipe()
         self.rep_r, rep_w = os.pipe()
-        argv = ["/usr/bin/python3", "-I", "-c", CALLS_BOOT, str(req_r), str(rep_w),
-                spec["module"], os.path.abspath(__file__)]
+        argv = [
+            "/usr/bin/python3",
+            "-I",
+            "-c",
+            CALLS_BOOT,
+            str(req_r),
+            str(rep_w),
+            spec["module"],
+            os.path.abspath(__file__),
+        ]
         self.pid = spawn_worker(argv, spec["cwd"], [req_r, rep_w], worker_env(spec))
         os.close(req_r)
         os.close(rep_w)
@@ -391,8 +419,13 @@ def run_calls(spec):
         except Exception:
             tests[name] = "failed"
     code = worker.close()
-    return {"tests": tests, "finished": True, "worker_exit": code, "timed_out": False,
-            "import_error": None if worker.ready else worker.error}
+    return {
+        "tests": tests,
+        "finished": True,
+        "worker_exit": code,
+        "timed_out": False,
+        "import_error": None if worker.ready else worker.error,
+    }
 
 
 # -- main ----------------------------------------------------------------------------------

@@ -1,0 +1,55 @@
+"""The policy contract: given the conversation and the tools, produce the next turn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from gym._models import Task
+from gym._tools import ToolCall
+
+__all__ = ["Policy", "Turn"]
+
+
+class Turn(BaseModel):
+    """One assistant turn: the message to append and the tool call to execute."""
+
+    message: dict[str, Any]
+    """The assistant message in OpenAI chat format (with ``tool_calls`` when it calls one)."""
+    call: ToolCall | None = None
+    """The tool call to execute; None when the model produced only text."""
+    parse_error: str = ""
+    """Why the model's output could not be read as a tool call (shown to the model)."""
+    prompt_token_ids: list[int] | None = None
+    """Token ids of the prompt as the server tokenized it (for training)."""
+    completion_token_ids: list[int] | None = None
+    """Token ids the model sampled (for training)."""
+    logprobs: list[float] | None = None
+    """Log-probabilities of the sampled tokens."""
+    usage: dict[str, int] = Field(default_factory=dict)
+    """Token counts reported by the server (prompt_tokens, completion_tokens)."""
+    latency_s: float = 0.0
+    """Seconds the policy took for this turn (including retries)."""
+    retries: int = 0
+    """How many failed attempts preceded this turn."""
+
+
+class Policy:
+    """Base of every policy. Subclasses implement `act`; `start` is called per episode."""
+
+    name: str = "policy"
+
+    def params(self) -> dict[str, Any]:
+        """The settings that identify this policy in run lineage (model, temperature...)."""
+        return {}
+
+    def start(self, task: Task, env: Any) -> None:
+        """Called at the start of each episode with its task and (unwrapped) environment."""
+
+    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
+        """The next assistant turn for a conversation."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release resources (HTTP clients, models)."""

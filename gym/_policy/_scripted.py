@@ -1,0 +1,90 @@
+"""Scripted policies that ship with boxgym: oracle, noop, perturbed oracle."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable
+from typing import Any
+
+from gym._errors import ConfigError
+from gym._models import Task
+from gym._policy._base import Policy, Turn
+from gym._tools import ToolCall
+
+__all__ = ["NoopPolicy", "OraclePolicy", "PerturbedOraclePolicy", "ScriptPolicy", "turn_for"]
+
+_ids = itertools.count(1)
+
+
+def turn_for(call: ToolCall) -> Turn:
+    """A turn that makes one tool call, in OpenAI message format."""
+    call_id = call.id or f"call_{next(_ids)}"
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+            }
+        ],
+    }
+    return Turn(message=message, call=call.model_copy(update={"id": call_id}))
+
+
+class ScriptPolicy(Policy):
+    """Replays a fixed list of tool calls, then submits."""
+
+    name = "script"
+
+    def __init__(self, calls: list[ToolCall] | None = None) -> None:
+        self.calls = list(calls or [])
+        self._queue: list[ToolCall] = []
+
+    def script(self, task: Task, env: Any) -> list[ToolCall]:
+        """The calls for an episode (the fixed list by default)."""
+        return list(self.calls)
+
+    def start(self, task: Task, env: Any) -> None:
+        """Load this episode's script."""
+        self._queue = self.script(task, env)
+
+    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
+        """The next scripted call (``submit`` once the script is exhausted)."""
+        call = self._queue.pop(0) if self._queue else ToolCall(name="submit", arguments={})
+        return turn_for(call)
+
+
+def _family_calls(env: Any, method: str, task: Task) -> list[ToolCall]:
+    fn: Callable[[Task], list[ToolCall]] | None = getattr(env, method, None)
+    if fn is None:
+        raise ConfigError(f"{type(env).__name__} defines no {method}(); it cannot be scripted")
+    return list(fn(task))
+
+
+class OraclePolicy(ScriptPolicy):
+    """Replays the task's reference solution (the environment's ``oracle_calls``)."""
+
+    name = "oracle"
+
+    def script(self, task: Task, env: Any) -> list[ToolCall]:
+        """The reference solution's calls."""
+        return _family_calls(env, "oracle_calls", task)
+
+
+class NoopPolicy(ScriptPolicy):
+    """Submits at once: every well-made task must fail it."""
+
+    name = "noop"
+
+
+class PerturbedOraclePolicy(ScriptPolicy):
+    """The reference solution plus one forbidden write: every such episode must be flagged."""
+
+    name = "perturbed-oracle"
+
+    def script(self, task: Task, env: Any) -> list[ToolCall]:
+        """The oracle's calls with the environment's forbidden extra call inserted."""
+        return _family_calls(env, "perturbed_calls", task)

@@ -1,0 +1,142 @@
+"""Environment validation: every task is solvable, not free, and graded deterministically.
+
+For each task: the oracle must pass every time; the noop policy must fail; a perturbed
+oracle (one forbidden write) must be flagged; and the oracle's final state, graded
+again ``repeats`` times, must give the same verdict each time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium
+from pydantic import BaseModel, Field
+
+from gym._errors import ConfigError
+from gym._policy import NoopPolicy, OraclePolicy, PerturbedOraclePolicy, Policy
+from gym._registry import make
+from gym._rollout import EpisodeResult, run_episode
+
+__all__ = ["TaskCheck", "validate_env"]
+
+
+class TaskCheck(BaseModel):
+    """Validation results of one task."""
+
+    task_id: str
+    oracle: list[str] = Field(default_factory=list)
+    """Outcome of each oracle run."""
+    noop: str = ""
+    """Outcome of the noop run."""
+    perturbed: str = ""
+    """Flags of the perturbed oracle run (``-`` when the family has no perturbation)."""
+    regrade_identical: bool | None = None
+    """Whether re-grading the oracle's final state gave identical verdicts."""
+    problems: list[str] = Field(default_factory=list)
+    """What is wrong with the task; empty when it is valid."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the task passed every check."""
+        return not self.problems
+
+
+def _verdict_key(result: EpisodeResult) -> str:
+    v = result.verdict
+    if v is None:
+        return "none"
+    data = v.model_dump(mode="json")
+    return json.dumps(
+        {k: data[k] for k in ("outcome", "reward", "components", "flags")}, sort_keys=True
+    )
+
+
+def _episode(env_id: str, policy: Policy, task_id: str, seed: int) -> EpisodeResult:
+    env = make(env_id)
+    return run_episode(env, policy, task_id=task_id, seed=seed)
+
+
+def _regrade(env: gymnasium.Env[Any, Any], result: EpisodeResult, repeats: int) -> bool | None:
+    regrade = getattr(env.unwrapped, "regrade", None)
+    if regrade is None or result.export is None or result.verdict is None:
+        return None
+    first = _verdict_key(result)
+    for _ in range(repeats):
+        again = regrade(result.task_id, result.export, [s.call for s in result.steps if s.call])
+        if (
+            json.dumps(
+                {
+                    k: again.model_dump(mode="json")[k]
+                    for k in ("outcome", "reward", "components", "flags")
+                },
+                sort_keys=True,
+            )
+            != first
+        ):
+            return False
+    return True
+
+
+def validate_task(env_id: str, task_id: str, repeats: int) -> TaskCheck:
+    """Run every validation check on one task."""
+    check = TaskCheck(task_id=task_id)
+    first: EpisodeResult | None = None
+    for i in range(repeats):
+        result = _episode(env_id, OraclePolicy(), task_id, seed=i)
+        first = first or result
+        check.oracle.append(result.outcome)
+        if result.outcome != "pass":
+            reason = result.verdict.reason if result.verdict else result.end_reason
+            check.problems.append(f"oracle run {i + 1}: {result.outcome} ({reason[:300]})")
+        elif result.verdict and result.verdict.flags:
+            check.problems.append(
+                f"oracle run {i + 1} raised flags: {[f.name for f in result.verdict.flags]}"
+            )
+    noop = _episode(env_id, NoopPolicy(), task_id, seed=0)
+    check.noop = noop.outcome
+    if noop.outcome != "fail":
+        check.problems.append(f"noop: {noop.outcome} (a task that passes without work is broken)")
+    env = make(env_id)
+    if hasattr(env.unwrapped, "perturbed_calls"):
+        pert = _episode(env_id, PerturbedOraclePolicy(), task_id, seed=0)
+        flags = [f.name for f in pert.verdict.flags] if pert.verdict else []
+        check.perturbed = ",".join(flags) or pert.outcome
+        if not flags or pert.outcome != "fail":
+            check.problems.append(
+                f"perturbed oracle not flagged and failed: {pert.outcome} {flags}"
+            )
+    else:
+        check.perturbed = "-"
+    if first is not None and first.outcome == "pass":
+        check.regrade_identical = _regrade(env, first, repeats)
+        if check.regrade_identical is False:
+            check.problems.append("re-grading the oracle's final state changed the verdict (flaky)")
+    env.close()
+    return check
+
+
+def validate_env(
+    env_id: str,
+    *,
+    repeats: int = 3,
+    tasks: list[str] | None = None,
+    progress: Callable[[TaskCheck], None] | None = None,
+) -> list[TaskCheck]:
+    """Validate every task (or the named ones) of an environment."""
+    env = make(env_id)
+    ids = [t.id for t in env.unwrapped.tasks]  # type: ignore[attr-defined]
+    env.close()
+    if tasks:
+        unknown = sorted(set(tasks) - set(ids))
+        if unknown:
+            raise ConfigError(f"{env_id} has no tasks {unknown}")
+        ids = [i for i in ids if i in tasks]
+    out = []
+    for task_id in ids:
+        check = validate_task(env_id, task_id, repeats)
+        out.append(check)
+        if progress:
+            progress(check)
+    return out
