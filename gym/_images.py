@@ -93,10 +93,17 @@ def register_forbidden_hashes(source: ForbiddenHashes) -> None:
     _forbidden_hashes.append(source)
 
 
+def seed_secret_hashes() -> set[str]:
+    """Content hashes of every hidden check and oracle file under seeds/."""
+    seeds = project_root() / "seeds"
+    files = [*seeds.glob("*/*/hidden/**/*"), *seeds.glob("*/*/oracle/**/*")]
+    return {hashlib.sha256(f.read_bytes()).hexdigest() for f in files if f.is_file()}
+
+
 def forbidden_in_context(name: str, extra_hashes: Iterable[str] = ()) -> list[str]:
     """Files in images/<name>/ that look like, or are, tests or solutions."""
     path = image_dir(name)
-    hashes = set(extra_hashes)
+    hashes = set(extra_hashes) | seed_secret_hashes()
     for source in _forbidden_hashes:
         hashes |= source()
     bad = []

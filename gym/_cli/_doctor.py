@@ -100,7 +100,9 @@ def _images() -> Check:
 
 
 def _leftovers(do_reap: bool) -> Check:
-    reaped = reap() if do_reap else []
+    from gym._sandbox._engine import reaped_at_start
+
+    reaped = [*reaped_at_start, *(reap() if do_reap else [])]
     orphans = [c for c in list_boxgym() if owner_alive(c.labels.get(LABEL_OWNER, "")) is False]
     live = len(list_boxgym()) - len(orphans)
     detail = f"{len(orphans)} orphaned, {live} owned by running processes"

@@ -41,6 +41,8 @@ _HOW_TO_START = (
 )
 _lock = threading.Lock()
 _client: docker.DockerClient | None = None
+reaped_at_start: list[str] = []
+"""Containers of dead owners removed when this process connected."""
 
 
 def disconnect() -> None:
@@ -68,7 +70,7 @@ def client() -> docker.DockerClient:
     with _lock:
         if _client is None:
             _client = _connect()
-            reap(_client)
+            reaped_at_start.extend(reap(_client))
         return _client
 
 

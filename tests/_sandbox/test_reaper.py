@@ -1,0 +1,86 @@
+"""No leaks: containers of a killed process are removed, by the reaper or by cleanup."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from gym._sandbox import list_boxgym
+
+pytestmark = pytest.mark.docker
+
+RUN_EPISODE = """
+import signal, sys, time, gymnasium, gym, gym._cli
+if "--cli-signals" in sys.argv:
+    signal.signal(signal.SIGTERM, gym._cli._terminate)
+env = gymnasium.make("boxgym/PyFunc-v0")
+env.reset(seed=0)
+env.step({"name": "bash", "arguments": {"command": "sleep 0"}})
+print("RUNNING", flush=True)
+time.sleep(600)
+"""
+GYM = os.path.join(os.path.dirname(sys.executable), "gym")
+
+
+@pytest.fixture
+def episode_process(engine) -> Iterator[subprocess.Popen[str]]:
+    def start(*args: str) -> subprocess.Popen[str]:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", RUN_EPISODE, *args], stdout=subprocess.PIPE, text=True
+        )
+        assert proc.stdout is not None
+        assert "RUNNING" in proc.stdout.readline()
+        procs.append(proc)
+        return proc
+
+    procs: list[subprocess.Popen[str]] = []
+    yield start  # type: ignore[misc]
+    for proc in procs:
+        proc.kill()
+        proc.wait()
+        if proc.stdout:
+            proc.stdout.close()
+
+
+def owned_by(pid: int) -> list[str]:
+    return [c.id for c in list_boxgym() if c.labels["boxgym.owner"].split(":")[1] == str(pid)]
+
+
+def kill_9(proc: subprocess.Popen[str]) -> None:
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def test_kill_9_then_gym_doctor_reap_leaves_no_container(episode_process):
+    proc = episode_process()
+    assert owned_by(proc.pid), "the episode process should own containers"
+    kill_9(proc)
+    assert owned_by(proc.pid), "SIGKILL leaves no chance to clean up"
+    done = subprocess.run([GYM, "doctor", "--reap"], capture_output=True, text=True)
+    assert "reaped" in done.stdout
+    assert owned_by(proc.pid) == []
+
+
+def test_kill_9_then_next_start_reaps(episode_process):
+    proc = episode_process()
+    kill_9(proc)
+    subprocess.run([sys.executable, "-c", "import gym._sandbox as s; s.client()"], check=True)
+    assert owned_by(proc.pid) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_sigterm_or_ctrl_c_of_the_cli_cleans_up_at_once(episode_process, sig):
+    proc = episode_process("--cli-signals")
+    assert owned_by(proc.pid)
+    os.kill(proc.pid, sig)
+    assert proc.wait(timeout=60) != 0
+    deadline = time.monotonic() + 10
+    while owned_by(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert owned_by(proc.pid) == []

@@ -1,0 +1,163 @@
+"""The hardened sandbox against the real Docker engine."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from gym import SandboxError, SandboxUnavailable
+from gym._sandbox import Manifest, Sandbox, client
+
+pytestmark = pytest.mark.docker
+
+AGENT_PROCS = 'for p in /proc/[0-9]*; do [ "$(stat -c %u $p)" = 1000 ] && echo $p; done'
+
+
+def agent_processes(box: Sandbox) -> list[str]:
+    out = box.exec(["sh", "-c", AGENT_PROCS], user="65534:65534")
+    return out.stdout.split()
+
+
+def test_container_is_hardened_as_seen_by_the_engine(sandbox):
+    info = sandbox.inspect()
+    host, config = info["HostConfig"], info["Config"]
+    assert host["NetworkMode"] == "none"
+    assert host["CapDrop"] == ["ALL"] and not host["CapAdd"]
+    assert "no-new-privileges" in host["SecurityOpt"]
+    assert host["PidsLimit"] == 64
+    assert host["Memory"] == 256 * 2**20 and host["MemorySwap"] == host["Memory"]
+    assert host["NanoCpus"] == 10**9 and host["Init"] is True
+    assert host["ReadonlyRootfs"] is True and not host["Privileged"]
+    assert config["User"] not in ("", "0", "root") and not config["User"].startswith("0:")
+    assert {"boxgym.run", "boxgym.episode", "boxgym.owner"} <= set(config["Labels"])
+
+
+def test_container_is_hardened_as_seen_from_inside(sandbox):
+    result = sandbox.exec(
+        "id -u; grep CapEff /proc/self/status; ls /sys/class/net; touch /etc/x 2>&1 || true"
+    )
+    lines = result.stdout.split("\n")
+    assert lines[0] == "1000"
+    assert lines[1].split()[1] == "0000000000000000"
+    assert lines[2] == "lo"
+    assert "Read-only file system" in result.stdout
+
+
+def test_exec_reports_exit_code_streams_cwd_env_and_stdin(sandbox):
+    result = sandbox.exec(
+        'echo "$GREETING from $(pwd)"; cat; echo oops >&2; exit 3',
+        cwd="/tmp", env={"GREETING": "hi"}, stdin=b"piped\n",
+    )
+    assert result.exit_code == 3 and not result.ok
+    assert result.stdout == "hi from /tmp\npiped\n" and result.stderr == "oops\n"
+    assert result.duration_s > 0 and not result.timed_out
+
+
+@pytest.mark.parametrize("via", ["exec", "shell"])
+def test_timeout_kills_the_whole_process_tree(sandbox, via):
+    escapees = "(setsid sleep 300 &); (sleep 301 &); nohup sleep 302 >/dev/null 2>&1 & sleep 303"
+    run = sandbox.exec if via == "exec" else sandbox.run
+    start = time.monotonic()
+    result = run(escapees, timeout=1.5)
+    assert result.timed_out and result.exit_code is None
+    assert time.monotonic() - start < 15
+    assert agent_processes(sandbox) == []
+    assert sandbox.run("echo still here").stdout == "still here\n"
+
+
+def test_huge_output_is_capped_with_a_marker(sandbox):
+    result = sandbox.exec("head -c 10000000 /dev/zero | tr '\\0' a", max_output=4096)
+    assert result.ok and result.stdout_truncated
+    assert "bytes truncated by boxgym" in result.stdout
+    assert len(result.stdout) < 5000
+
+
+def test_binary_output_is_decoded_tolerantly(sandbox):
+    result = sandbox.run("head -c 4096 /dev/urandom")
+    assert result.ok and isinstance(result.stdout, str)
+
+
+def test_memory_bomb_is_reported_as_oom(sandbox):
+    result = sandbox.run("python3 -c 'x = bytearray(600 * 2**20)'", timeout=30)
+    assert result.exit_code == 137 and result.oom_killed
+    assert sandbox.run("echo alive").stdout == "alive\n"
+
+
+def test_fork_bomb_is_contained_and_the_sandbox_recovers(sandbox):
+    result = sandbox.run(":(){ :|:& };:; sleep 100", timeout=3)
+    assert result.timed_out
+    assert agent_processes(sandbox) == []
+    assert sandbox.run("echo recovered").stdout == "recovered\n"
+
+
+def test_a_dead_container_raises_sandbox_unavailable_not_a_failed_command(sandbox):
+    sandbox.run("true")
+    client().containers.get(sandbox.container.id).kill()
+    time.sleep(0.5)
+    with pytest.raises(SandboxUnavailable):
+        sandbox.run("true")
+    with pytest.raises(SandboxUnavailable):
+        sandbox.exec("true")
+
+
+def test_close_is_idempotent_and_removes_the_container(sandbox):
+    container_id = sandbox.container.id
+    sandbox.close()
+    sandbox.close()
+    assert sandbox.closed
+    assert not client().containers.list(all=True, filters={"id": container_id})
+    with pytest.raises(SandboxUnavailable):
+        sandbox.run("true")
+
+
+def test_shell_keeps_directory_and_variables_between_commands(sandbox):
+    sandbox.run("cd /tmp && export X=42")
+    result = sandbox.run('echo "$X $PWD"')
+    assert result.stdout == "42 /tmp\n" and not result.shell_restarted
+
+
+def test_shell_restarts_in_its_last_directory_after_exit(sandbox):
+    sandbox.run("cd /tmp")
+    assert sandbox.run("exit 7").exit_code == 7
+    result = sandbox.run("pwd")
+    assert result.stdout == "/tmp\n" and result.shell_restarted
+
+
+def test_shell_survives_unbalanced_quotes_and_stdin_readers(sandbox):
+    assert sandbox.run("echo 'unbalanced").exit_code != 0
+    assert sandbox.run("cat").exit_code == 0  # stdin is /dev/null, no hang
+    assert sandbox.run("printf 'no newline'").stdout == "no newline"
+
+
+def test_files_round_trip_binary_exactly(sandbox):
+    blob = bytes(range(256)) * 4
+    sandbox.put_files("/workspace", {"pkg/data.bin": blob, "a.txt": b"hi"})
+    sandbox.put_files("/workspace", {"fast.bin": blob}, via_shell=True)
+    assert sandbox.read_file("pkg/data.bin") == blob
+    assert sandbox.read_file("fast.bin") == blob
+    assert sandbox.list_files(".", max_depth=2) == ["a.txt", "fast.bin", "pkg/", "pkg/data.bin"]
+    entries = {e.path: e for e in sandbox.get_files("/workspace", ["pkg"])}
+    assert entries["pkg/data.bin"].data == blob
+
+
+def test_reading_a_too_large_or_missing_file_raises(sandbox):
+    sandbox.put_files("/workspace", {"big": b"x" * 5000})
+    with pytest.raises(SandboxError, match="larger than"):
+        sandbox.read_file("big", max_bytes=1000)
+    with pytest.raises(SandboxError, match="not a file"):
+        sandbox.read_file("missing")
+
+
+def test_diff_reports_changes_against_the_baseline(sandbox):
+    files = {"keep.py": b"1", "edit.py": b"2", "drop.py": b"3"}
+    sandbox.put_files("/workspace", files, via_shell=True)
+    sandbox.baseline = Manifest.of_files("/workspace", files)
+    sandbox.run("echo changed > edit.py; rm drop.py; echo new > /tmp/new.txt; ln -s /etc x")
+    changes = {(c.path, c.kind) for c in sandbox.diff()}
+    assert changes == {
+        ("/workspace/edit.py", "modified"),
+        ("/workspace/drop.py", "deleted"),
+        ("/tmp/new.txt", "added"),
+        ("/workspace/x", "added"),
+    }

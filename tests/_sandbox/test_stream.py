@@ -1,0 +1,30 @@
+from gym._sandbox import decode
+from gym._sandbox._shell import quote
+from gym._sandbox._stream import Capture
+
+
+def test_capture_keeps_head_and_tail_and_marks_the_cut():
+    cap = Capture(100)
+    cap.add(b"H" * 80)
+    cap.add(b"M" * 1000)
+    cap.add(b"T" * 10)
+    text = cap.text()
+    assert text.startswith("H" * 75) and text.endswith("T" * 10)
+    assert cap.truncated and "bytes truncated by boxgym" in text
+    assert len(cap.bytes()) == 100
+
+
+def test_capture_below_the_cap_is_untouched():
+    cap = Capture(100)
+    cap.add(b"abc")
+    assert cap.text() == "abc" and not cap.truncated
+
+
+def test_decode_is_tolerant_of_invalid_utf8_and_nul():
+    assert decode(b"ok \xff\xfe \x00 end") == "ok \ufffd\ufffd \ufffd end"
+
+
+def test_quote_escapes_everything_but_a_safe_set():
+    assert quote("echo hi") == "$'echo hi'"
+    assert quote("a'b\\c\n") == "$'a\\x27b\\x5cc\\x0a'"
+    assert quote("é") == "$'\\xc3\\xa9'"

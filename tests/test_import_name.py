@@ -1,0 +1,31 @@
+"""`import gym` must be boxgym, never the legacy `gym` package."""
+
+import importlib.metadata
+from pathlib import Path
+
+import gym
+
+
+def test_import_gym_is_boxgym():
+    assert gym.DISTRIBUTION == "boxgym"
+    assert hasattr(gym, "ContainerEnv")
+
+
+def test_gym_module_comes_from_the_boxgym_distribution():
+    dist = importlib.metadata.distribution("boxgym")
+    assert dist.metadata["Name"] == "boxgym"
+    origin = Path(gym.__file__).resolve()
+    top_level = {Path(str(f)).parts[0] for f in dist.files or []}
+    # an editable install lists a path hook instead of the sources; either way the
+    # module must sit in a folder named gym that holds boxgym's own private modules
+    assert origin.parent.name == "gym"
+    assert (origin.parent / "_sandbox").is_dir()
+    assert "gym" in top_level or any("boxgym" in p for p in top_level)
+
+
+def test_legacy_gym_distribution_is_not_installed():
+    try:
+        importlib.metadata.distribution("gym")
+    except importlib.metadata.PackageNotFoundError:
+        return
+    raise AssertionError("the legacy `gym` package is installed and shadows boxgym")
