@@ -16,6 +16,7 @@ from gym._grading import (
     RUNNER_HASH,
     CheckSpec,
     Export,
+    RunnerReport,
     code_flags,
     command_flags,
     compose,
@@ -25,7 +26,7 @@ from gym._grading import (
     run_checks,
     tests_component,
 )
-from gym._models import Component, Task, Verdict
+from gym._models import Component, Flag, Task, Verdict
 from gym._sandbox import Manifest, Sandbox, quote
 from gym._tools import ToolCall, tool
 
@@ -238,6 +239,18 @@ class CodeEnv(ContainerEnv):
         return target
 
 
+def report_flags(report: RunnerReport) -> list[Flag]:
+    """Flags the trusted runner's report shows: an early exit, skipped tests."""
+    flags = []
+    ended = not report.finished or (report.import_error or "").startswith("the solution ended")
+    if ended:
+        flags.append(Flag(name="early_exit", detail=f"worker exit {report.worker_exit}"))
+    skipped = sorted(t for t, o in report.tests.items() if o == "skipped")
+    if skipped:
+        flags.append(Flag(name="tests_skipped", detail=", ".join(skipped[:5])))
+    return flags
+
+
 def grade_code(task: Task, export: Export, image: str, *, calls: list[Any] = ()) -> Verdict:  # type: ignore[assignment]
     """Grade a code task's exported final state (also used by regrade)."""
     grading = dict(task.data.get("grading", {}))
@@ -263,6 +276,7 @@ def grade_code(task: Task, export: Export, image: str, *, calls: list[Any] = ())
         report = run_checks(image, base, export, spec)
     except (SandboxError, GradingError) as exc:
         return Verdict.infra(f"grading failed: {exc}", grader=GRADER, grader_version=GRADER_VERSION)
+    flags += report_flags(report)
     components: dict[str, Component] = {}
     if spec.kind == "calls":
         components["hidden_tests"] = tests_component(

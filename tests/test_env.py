@@ -16,7 +16,9 @@ from gym._sandbox import client
 pytestmark = pytest.mark.docker
 
 TASK = "sum-of-digits"
-ORACLE = (Path(__file__).parent.parent / "seeds/pyfunc/sum-of-digits/oracle/solution.py").read_text()
+ORACLE = (
+    Path(__file__).parent.parent / "seeds/pyfunc/sum-of-digits/oracle/solution.py"
+).read_text()
 
 
 @pytest.fixture
@@ -34,7 +36,12 @@ def bash(command: str) -> dict:
 def test_make_after_import_gym_runs_a_full_episode(env):
     obs, info = env.reset(options={"task": TASK})
     assert "digit_sum" in obs and info["task_id"] == TASK
-    assert {t["function"]["name"] for t in info["tools"]} == {"bash", "read_file", "write_file", "submit"}
+    assert {t["function"]["name"] for t in info["tools"]} == {
+        "bash",
+        "read_file",
+        "write_file",
+        "submit",
+    }
     obs, reward, terminated, truncated, _ = env.step(
         {"name": "write_file", "arguments": {"path": "solution.py", "content": ORACLE}}
     )

@@ -24,7 +24,8 @@ def test_context_hash_is_stable_and_content_addressed(project):
 
 
 @pytest.mark.parametrize(
-    "name", ["tests/test_a.py", "test_b.py", "conftest.py", "solution.py", "fix.patch", "hidden/x.py"]
+    "name",
+    ["tests/test_a.py", "test_b.py", "conftest.py", "solution.py", "fix.patch", "hidden/x.py"],
 )
 def test_test_or_solution_names_are_forbidden(project, name):
     path = project / "images" / "demo" / name

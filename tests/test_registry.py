@@ -34,28 +34,39 @@ def test_ids_must_be_namespaced_and_versioned():
 def test_env_list_reports_task_counts_per_split():
     infos = {i.id: i for i in gym.envs()}
     info = infos["boxgym/PyRepo-v0"]
-    assert info.family == "pyrepo" and info.tasks["train"] >= 1 and set(info.tasks) == {"train", "eval"}
+    assert (
+        info.family == "pyrepo"
+        and info.tasks["train"] >= 1
+        and set(info.tasks) == {"train", "eval"}
+    )
 
 
 def test_entry_point_plugins_register_their_environments(tmp_path):
     pkg = tmp_path / "boxgym_demo_plugin"
     pkg.mkdir()
-    (pkg / "__init__.py").write_text(textwrap.dedent("""
+    (pkg / "__init__.py").write_text(
+        textwrap.dedent("""
         import gym
 
         def register():
             gym.register("demo/Plugin-v0", "environments.pyfunc:PyFuncEnv", max_steps=3)
-    """))
+    """)
+    )
     dist = tmp_path / "boxgym_demo_plugin-0.1.dist-info"
     dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: boxgym-demo-plugin\nVersion: 0.1\n")
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: boxgym-demo-plugin\nVersion: 0.1\n"
+    )
     (dist / "entry_points.txt").write_text(
         "[boxgym.environments]\ndemo = boxgym_demo_plugin:register\n"
     )
     code = "import gym, gymnasium; print(gymnasium.spec('demo/Plugin-v0').entry_point)"
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True,
-        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"}, check=True,
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        check=True,
     )
     assert out.stdout.strip() == "environments.pyfunc:PyFuncEnv"
 
@@ -66,7 +77,10 @@ def test_a_broken_plugin_does_not_break_import(tmp_path):
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[boxgym.environments]\nbad = no_such_module:go\n")
     out = subprocess.run(
-        [sys.executable, "-c", "import gym; print('imported')"], capture_output=True,
-        text=True, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"}, check=True,
+        [sys.executable, "-c", "import gym; print('imported')"],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        check=True,
     )
     assert "imported" in out.stdout and "failed to load" in out.stderr

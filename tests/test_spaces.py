@@ -26,7 +26,10 @@ def test_tool_call_space_contains_calls_in_every_shape_models_use():
 
 
 def test_tool_call_space_samples_from_its_safe_calls():
-    calls = [{"name": "bash", "arguments": {"command": "true"}}, {"name": "bash", "arguments": {"command": "pwd"}}]
+    calls = [
+        {"name": "bash", "arguments": {"command": "true"}},
+        {"name": "bash", "arguments": {"command": "pwd"}},
+    ]
     space = ToolCallSpace(["bash"], samples=calls, seed=3)
     drawn = [space.sample() for _ in range(10)]
     assert all(d in calls for d in drawn) and all(space.contains(d) for d in drawn)

@@ -55,7 +55,11 @@ def test_bad_arguments_give_messages_a_model_can_act_on(args, message):
         {"name": "lookup", "arguments": {"key": "a"}},
         {"name": "lookup", "arguments": '{"key": "a"}'},
         '{"name": "lookup", "arguments": {"key": "a"}}',
-        {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": '{"key":"a"}'}},
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "lookup", "arguments": '{"key":"a"}'},
+        },
     ],
 )
 def test_parse_call_accepts_the_shapes_models_produce(action):

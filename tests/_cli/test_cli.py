@@ -10,7 +10,10 @@ GYM = os.path.join(os.path.dirname(sys.executable), "gym")
 
 def gym_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [GYM, *args], capture_output=True, text=True, env={**os.environ, **(env or {})},
+        [GYM, *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
         timeout=300,
     )
 

@@ -51,6 +51,6 @@ def test_resize_and_close_remove_ready_sandboxes(small_config):
     pool.close()
     from gym._sandbox import client
 
-    assert wait_for(lambda: not any(
-        client().containers.list(all=True, filters={"id": i}) for i in ids
-    ))
+    assert wait_for(
+        lambda: not any(client().containers.list(all=True, filters={"id": i}) for i in ids)
+    )

@@ -47,7 +47,9 @@ def test_container_is_hardened_as_seen_from_inside(sandbox):
 def test_exec_reports_exit_code_streams_cwd_env_and_stdin(sandbox):
     result = sandbox.exec(
         'echo "$GREETING from $(pwd)"; cat; echo oops >&2; exit 3',
-        cwd="/tmp", env={"GREETING": "hi"}, stdin=b"piped\n",
+        cwd="/tmp",
+        env={"GREETING": "hi"},
+        stdin=b"piped\n",
     )
     assert result.exit_code == 3 and not result.ok
     assert result.stdout == "hi from /tmp\npiped\n" and result.stderr == "oops\n"

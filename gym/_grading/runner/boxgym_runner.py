@@ -174,8 +174,9 @@ class BoxgymReport:
         outcome = "skipped" if skipped else report.outcome
         out.write(json.dumps({"id": report.nodeid, "when": report.when, "outcome": outcome}) + "\n")
     def pytest_collectreport(self, report):
-        if report.failed:
-            out.write(json.dumps({"id": report.nodeid, "when": "collect", "outcome": "failed"}) + "\n")
+        if report.failed or report.skipped:
+            outcome = "failed" if report.failed else "skipped"
+            out.write(json.dumps({"id": report.nodeid, "when": "collect", "outcome": outcome}) + "\n")
     def pytest_sessionfinish(self, session, exitstatus):
         out.write(json.dumps({"event": "finished", "exitstatus": int(exitstatus)}) + "\n")
         out.flush()

@@ -1,0 +1,79 @@
+"""Infrastructure failures never become rewards; hidden checks never reach the agent."""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+from pathlib import Path
+
+import gymnasium
+import pytest
+
+import gym
+from gym import InfraError, OraclePolicy, run_episode
+from gym._grading import _code as code_grading
+from gym._sandbox import client
+
+pytestmark = pytest.mark.docker
+
+SEEDS = Path(__file__).resolve().parents[2] / "seeds"
+TASK = "wordstats-top-n"
+
+
+def test_a_crashing_grader_is_an_infra_error(engine, monkeypatch):
+    real = code_grading._runner_spec
+    broken = lambda spec: {**real(spec), "test_files": None}  # noqa: E731
+    monkeypatch.setattr(code_grading, "_runner_spec", broken)
+    result = run_episode(gymnasium.make("boxgym/PyRepo-v0"), OraclePolicy(), task_id=TASK)
+    assert result.outcome == "infra_error" and result.reward is None
+    assert "runner crashed" in result.verdict.reason
+
+
+def test_a_grading_container_that_dies_is_an_infra_error(engine, monkeypatch):
+    real = code_grading._stage
+
+    def stage_then_die(sandbox, *args):
+        out = real(sandbox, *args)
+        client().containers.get(sandbox.container.id).kill()
+        return out
+
+    monkeypatch.setattr(code_grading, "_stage", stage_then_die)
+    result = run_episode(gymnasium.make("boxgym/PyRepo-v0"), OraclePolicy(), task_id=TASK)
+    assert result.outcome == "infra_error" and result.reward is None
+    assert result.verdict.reason.startswith("grading failed")
+
+
+def test_infra_error_raises_from_step_instead_of_returning_a_reward(engine, monkeypatch):
+    monkeypatch.setattr(code_grading, "_runner_spec", lambda spec: {"kind": "nonsense"})
+    env = gymnasium.make("boxgym/PyRepo-v0")
+    env.reset(options={"task": TASK})
+    with pytest.raises(InfraError) as raised:
+        env.step({"name": "submit", "arguments": {}})
+    assert raised.value.verdict["outcome"] == "infra_error"
+    assert raised.value.verdict["reward"] is None
+    env.close()
+
+
+def test_hidden_checks_never_reach_the_agent_container(engine, tmp_path):
+    nonce = f"BOXGYM_NONCE_{secrets.token_hex(16)}"
+    task_dir = tmp_path / "pyrepo" / TASK
+    shutil.copytree(SEEDS / "pyrepo" / TASK, task_dir)
+    hidden = task_dir / "hidden" / "test_top_n_hidden.py"
+    hidden.write_text(hidden.read_text() + f"\n\ndef test_nonce():\n    assert '{nonce}'\n")
+    tasks = gym.load_tasks(tmp_path, "pyrepo")
+    env = gymnasium.make("boxgym/PyRepo-v0", tasks=tasks)
+    env.reset(options={"task": TASK})
+    box = env.unwrapped.sandbox
+    grep = f"grep -r -l -s --exclude-dir=proc --exclude-dir=sys {nonce} / ; true"
+    for user in ("1000:1000", "0:0"):
+        assert box.exec(grep, user=user, timeout=120).stdout == ""
+    box.exec(f"echo {nonce} > /tmp/control")  # control: grep does find a planted nonce
+    assert "/tmp/control" in box.exec(grep, user="1000:1000", timeout=120).stdout
+    box.exec("rm /tmp/control")
+    oracle = (task_dir / "oracle" / "wordstats" / "core.py").read_text()
+    env.step({"name": "write_file", "arguments": {"path": "wordstats/core.py", "content": oracle}})
+    *_, info = env.step({"name": "submit", "arguments": {}})
+    verdict = info["verdict"]
+    assert verdict["outcome"] == "pass"
+    assert "5/5 hidden tests passed" in verdict["components"]["hidden_tests"]["explanation"]
+    env.close()

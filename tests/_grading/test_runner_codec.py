@@ -1,0 +1,62 @@
+"""The strict value boundary of the trusted runner (imported from its file, stdlib only)."""
+
+import importlib.util
+import math
+
+import pytest
+
+from gym._grading._code import RUNNER_PATH
+
+spec = importlib.util.spec_from_file_location("boxgym_runner", RUNNER_PATH)
+runner = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(runner)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        True,
+        0,
+        -(10**40),
+        1.5,
+        float("inf"),
+        "héllo",
+        b"\x00\xff",
+        (1, [2, {3: "x"}]),
+        {1, 2},
+        frozenset({"a"}),
+        {"k": (None, 2.0)},
+        1 + 2j,
+    ],
+)
+def test_round_trip_keeps_exact_types(value):
+    back = runner.decode(runner.encode(value))
+    assert back == value and type(back) is type(value)
+
+
+def test_nan_round_trips_as_nan():
+    assert math.isnan(runner.decode(runner.encode(float("nan"))))
+
+
+def test_bool_is_not_confused_with_int():
+    assert runner.decode(runner.encode(True)) is True
+    assert type(runner.decode(runner.encode(1))) is int
+
+
+@pytest.mark.parametrize(
+    "value", [object(), [1, object()], {"a": lambda: 1}, type("X", (int,), {})(3)]
+)
+def test_anything_but_exact_builtins_is_refused(value):
+    with pytest.raises(runner.NotPrimitive):
+        runner.encode(value)
+
+
+def test_final_outcome_requires_a_passing_call_phase():
+    assert (
+        runner.final_outcome({"setup": "passed", "call": "passed", "teardown": "passed"})
+        == "passed"
+    )
+    assert runner.final_outcome({"setup": "passed"}) == "failed"
+    assert runner.final_outcome({"setup": "skipped"}) == "skipped"
+    assert runner.final_outcome({"call": "passed", "teardown": "failed"}) == "failed"
