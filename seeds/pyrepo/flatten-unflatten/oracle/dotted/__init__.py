@@ -1,0 +1,6 @@
+"""Nested data <-> flat dicts with dotted keys."""
+
+from dotted.flatten import flatten, unflatten
+from dotted.paths import get_path
+
+__all__ = ["flatten", "get_path", "unflatten"]
