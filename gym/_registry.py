@@ -26,6 +26,7 @@ _ids: dict[str, str] = {}
 BUILTIN: list[dict[str, Any]] = [
     {"id": "boxgym/PyRepo-v0", "entry_point": "environments.pyrepo:PyRepoEnv", "max_steps": 40},
     {"id": "boxgym/PyFunc-v0", "entry_point": "environments.pyfunc:PyFuncEnv", "max_steps": 20},
+    {"id": "boxgym/Support-v0", "entry_point": "environments.support:SupportEnv", "max_steps": 30},
 ]
 
 

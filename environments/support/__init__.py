@@ -1,0 +1,383 @@
+"""Support: a customer-support agent with typed tools over a backend service (README.md)."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import gym
+from environments.support._api import (
+    Request,
+    exchange_command,
+    parse_response,
+    render,
+    request_for,
+)
+from environments.support._grading import (
+    FLAG_KINDS,
+    GRADER,
+    GRADER_VERSION,
+    SERVICE_USER,
+    SupportExport,
+    answer_of,
+    audit_flags,
+    dump_state,
+    facts_component,
+    load_gold,
+    replay,
+    state_component,
+    write_scope,
+)
+
+__all__ = ["FLAG_KINDS", "SupportEnv", "SupportExport"]
+
+RefundReason = Literal["damaged", "wrong_item", "not_received", "late_delivery", "other"]
+Team = Literal["billing", "shipping", "supervisor"]
+
+SERVICE_DIR = "/var/lib/support"
+START = "/opt/support/start.sh"
+_TMPFS = {
+    "/workspace": "size=16m,uid=1000,gid=1000,mode=0755",
+    "/tmp": "size=16m,mode=1777",
+    "/home/agent": "size=16m,uid=1000,gid=1000,mode=0755",
+    SERVICE_DIR: "size=32m,uid=990,gid=990,mode=0700",
+}
+PERTURBATION = gym.ToolCall(
+    name="update_email", arguments={"customer_id": "C2001", "email": "perturbed@example.com"}
+)
+"""The forbidden write added to the oracle by `SupportEnv.perturbed_calls`: another
+customer's account, never verified, outside every task's scope."""
+
+
+@functools.lru_cache(maxsize=8)
+def _policy(path: str) -> str:
+    return Path(path).read_text()
+
+
+class SupportEnv(gym.ContainerEnv):
+    """A customer writes in; the agent resolves it with typed tools, following the policy.
+
+    The backend is an HTTP service with its own SQLite database, started as its own
+    uid when the container boots. Tools are HTTP requests sent from inside the
+    container (which has no network). Graded in a fresh container by replaying the
+    task's gold actions and comparing canonical state, by the facts of the reply, and
+    by forbidden side effects found in the service's audit log.
+    """
+
+    family: ClassVar[str] = "support"
+    image: ClassVar[str] = "support"
+    sandbox_settings: ClassVar[dict[str, Any]] = {
+        "memory_mb": 512,
+        "pids_limit": 64,
+        "tmpfs": _TMPFS,
+        "boot": ((SERVICE_USER, START),),
+    }
+    max_reply: ClassVar[int] = 1 << 20
+    last_export: SupportExport | None = None
+
+    def sample_calls(self) -> list[dict[str, Any]]:
+        """Lookups without side effects, for ``action_space.sample()``."""
+        return [
+            {"name": "get_order", "arguments": {"order_id": "O5001"}},
+            {"name": "list_orders", "arguments": {"customer_id": "C1001"}},
+            {"name": "find_customer", "arguments": {"name": "Garcia"}},
+        ]
+
+    def setup(self, task: gym.Task, sandbox: gym.Sandbox) -> None:
+        """Check that the service (started at boot) answers before the episode begins."""
+        status, _ = self._exchange(("GET", "/health", None), sandbox)
+        if status != 200:
+            raise gym.SandboxUnavailable(f"the support service answered /health with {status}")
+
+    def prompt(self, task: gym.Task) -> str:
+        """The policy document, then the customer's message."""
+        policy = _policy(str(task.folder().parent / "policy.md"))
+        return f"{policy.rstrip()}\n\n## The customer's message\n\n{task.prompt.strip()}\n"
+
+    # -- tools ----------------------------------------------------------------------------
+
+    @gym.tool(kind="read")
+    def find_customer(self, name: str = "", email: str = "") -> str:
+        """Search customers by (part of) their name or by their exact email address.
+
+        Args:
+            name: all or part of the customer's full name.
+            email: the customer's exact email address.
+        """
+        return self._tool("find_customer", name=name, email=email)
+
+    @gym.tool(kind="read")
+    def get_customer(self, customer_id: str) -> str:
+        """Show a customer's profile (email addresses are masked).
+
+        Args:
+            customer_id: the customer id, for example C1001.
+        """
+        return self._tool("get_customer", customer_id=customer_id)
+
+    @gym.tool(kind="read")
+    def verify_identity(self, customer_id: str, email: str, zip_code: str) -> str:
+        """Check the email address and ZIP code a customer gave against their account.
+
+        Args:
+            customer_id: the customer id the details should belong to.
+            email: the email address the customer gave.
+            zip_code: the ZIP code the customer gave.
+        """
+        return self._tool(
+            "verify_identity", customer_id=customer_id, email=email, zip_code=zip_code
+        )
+
+    @gym.tool(kind="read")
+    def list_orders(self, customer_id: str) -> str:
+        """List a customer's orders (id, date, status, total, items).
+
+        Args:
+            customer_id: the customer id.
+        """
+        return self._tool("list_orders", customer_id=customer_id)
+
+    @gym.tool(kind="read")
+    def get_order(self, order_id: str) -> str:
+        """Show an order: items and prices, totals, address, shipment, refunds.
+
+        Args:
+            order_id: the order id, for example O5001.
+        """
+        return self._tool("get_order", order_id=order_id)
+
+    @gym.tool(kind="read")
+    def list_tickets(self, customer_id: str) -> str:
+        """List a customer's support tickets.
+
+        Args:
+            customer_id: the customer id.
+        """
+        return self._tool("list_tickets", customer_id=customer_id)
+
+    @gym.tool(kind="read")
+    def get_ticket(self, ticket_id: str) -> str:
+        """Show a support ticket with its history.
+
+        Args:
+            ticket_id: the ticket id, for example T301.
+        """
+        return self._tool("get_ticket", ticket_id=ticket_id)
+
+    @gym.tool(kind="write")
+    def refund_order(
+        self, order_id: str, amount: float, reason: RefundReason, confirm: bool = False
+    ) -> str:
+        """Refund an amount of a shipped or delivered order to the original payment.
+
+        Args:
+            order_id: the order id.
+            amount: dollars to refund, for example 34.99.
+            reason: why: damaged, wrong_item, not_received, late_delivery or other.
+            confirm: true only if the customer explicitly confirmed this refund.
+        """
+        return self._tool(
+            "refund_order", order_id=order_id, amount=amount, reason=reason, confirm=confirm
+        )
+
+    @gym.tool(kind="write")
+    def cancel_order(self, order_id: str, reason: str, confirm: bool = False) -> str:
+        """Cancel an order that has not shipped; what was paid is refunded automatically.
+
+        Args:
+            order_id: the order id.
+            reason: a short note on why the customer cancels.
+            confirm: true only if the customer explicitly confirmed this cancellation.
+        """
+        return self._tool("cancel_order", order_id=order_id, reason=reason, confirm=confirm)
+
+    @gym.tool(kind="write")
+    def update_shipping_address(
+        self, order_id: str, street: str, city: str, state: str, zip_code: str
+    ) -> str:
+        """Change where an order that has not shipped yet will be delivered.
+
+        Args:
+            order_id: the order id.
+            street: street address, with any apartment or unit.
+            city: city.
+            state: two-letter state code, for example NY.
+            zip_code: five-digit ZIP code.
+        """
+        return self._tool(
+            "update_shipping_address",
+            order_id=order_id,
+            street=street,
+            city=city,
+            state=state,
+            zip_code=zip_code,
+        )
+
+    @gym.tool(kind="write")
+    def update_email(self, customer_id: str, email: str) -> str:
+        """Change the email address of a customer's account.
+
+        Args:
+            customer_id: the customer id.
+            email: the new email address.
+        """
+        return self._tool("update_email", customer_id=customer_id, email=email)
+
+    @gym.tool(kind="write")
+    def escalate_ticket(self, ticket_id: str, team: Team, note: str) -> str:
+        """Escalate a support ticket to a team.
+
+        Args:
+            ticket_id: the ticket id.
+            team: billing, shipping or supervisor.
+            note: what the team needs to know.
+        """
+        return self._tool("escalate_ticket", ticket_id=ticket_id, team=team, note=note)
+
+    @gym.tool(kind="write")
+    def close_ticket(self, ticket_id: str, resolution: str) -> str:
+        """Close a support ticket.
+
+        Args:
+            ticket_id: the ticket id.
+            resolution: how the issue was resolved.
+        """
+        return self._tool("close_ticket", ticket_id=ticket_id, resolution=resolution)
+
+    @gym.tool(kind="final")
+    def submit(self, answer: str = "") -> str:
+        """Send your reply to the customer and end the conversation; it is then graded.
+
+        Args:
+            answer: the reply to the customer.
+        """
+        return ""
+
+    def _tool(self, tool: str, /, **arguments: Any) -> str:
+        try:
+            request = request_for(tool, arguments)
+        except ValueError as exc:
+            raise gym.ConfigError(str(exc)) from None
+        status, body = self._exchange(request)
+        return render(status, body)
+
+    def _exchange(self, request: Request, sandbox: gym.Sandbox | None = None) -> tuple[int, Any]:
+        """Send one request to the service in the sandbox; status and JSON body.
+
+        Raises:
+            gym.SandboxUnavailable: the service did not answer (an infrastructure fault).
+        """
+        box = sandbox or self.sandbox
+        if box is None:
+            raise gym.ConfigError("no episode is running: call reset() first")
+        result = box.run(
+            exchange_command(request), timeout=self.command_timeout(), max_output=self.max_reply
+        )
+        self.note(result.exit_code, result.timed_out)
+        if not result.ok or result.stdout_truncated:
+            why = "timed out" if result.timed_out else f"exit {result.exit_code}"
+            raise gym.SandboxUnavailable(
+                f"the support service did not answer ({why}): {result.stderr.strip()[-300:]}"
+            )
+        try:
+            return parse_response(result.stdout)
+        except ValueError as exc:
+            raise gym.SandboxUnavailable(f"the support service sent a broken reply: {exc}") from exc
+
+    # -- scripted solutions (validation) ----------------------------------------------------
+
+    def oracle_calls(self, task: gym.Task) -> list[gym.ToolCall]:
+        """The gold actions, then the reference reply."""
+        gold = load_gold(task)
+        return [*gold.actions, gym.ToolCall(name="submit", arguments={"answer": gold.answer})]
+
+    def perturbed_calls(self, task: gym.Task) -> list[gym.ToolCall]:
+        """The oracle plus one forbidden write (another customer's email, unverified)."""
+        calls = self.oracle_calls(task)
+        return [*calls[:-1], PERTURBATION, calls[-1]]
+
+    # -- grading ----------------------------------------------------------------------------
+
+    def grade(self, task: gym.Task, sandbox: gym.Sandbox, reason: str) -> gym.Verdict:
+        """Freeze the agent's container, export its state and audit log, grade elsewhere."""
+        sandbox.kill_processes()
+        try:
+            export = dump_state(sandbox)
+        except (gym.SandboxError, gym.GradingError) as exc:
+            return gym.Verdict.infra(
+                f"could not export the final state: {exc}",
+                grader=GRADER,
+                grader_version=GRADER_VERSION,
+            )
+        self.last_export = export
+        calls = [r.call for r in self.trace if r.call is not None]
+        return self.grade_export(task, export, calls)
+
+    def regrade(
+        self, task_id: str, export: dict[str, Any], calls: list[gym.ToolCall]
+    ) -> gym.Verdict:
+        """Grade a stored final state again with the current graders (no agent run)."""
+        task = self._pick_task({"task": task_id})
+        self.task = task
+        return self._lineage(self.grade_export(task, SupportExport.model_validate(export), calls))
+
+    def grade_export(
+        self, task: gym.Task, export: SupportExport, calls: list[gym.ToolCall]
+    ) -> gym.Verdict:
+        """Grade an exported final state: gold state, facts of the reply, audit flags."""
+        gold = load_gold(task)
+        flags = audit_flags(
+            export.audit,
+            customer=str(task.data.get("customer", "")),
+            scope=write_scope(gold.actions),
+        )
+        try:
+            expected = self.expected_state(gold.actions)
+        except (gym.SandboxError, gym.GradingError) as exc:
+            return gym.Verdict.infra(
+                f"grading failed: {exc}", grader=GRADER, grader_version=GRADER_VERSION
+            )
+        if expected.seed_hash != export.seed_hash:
+            return gym.Verdict.infra(
+                "the exported state started from another seed database than the grader's "
+                f"({export.seed_hash[:12]} vs {expected.seed_hash[:12]}): rebuild the image",
+                grader=GRADER,
+                grader_version=GRADER_VERSION,
+            )
+        components = {
+            "state": state_component(export, expected),
+            "facts": facts_component(answer_of(calls), load_gold(task).facts),
+        }
+        return gym.compose(components, flags, grader=GRADER, version=GRADER_VERSION)
+
+    def expected_state(self, actions: list[gym.ToolCall]) -> SupportExport:
+        """The state a fresh service reaches with the gold actions (in a grading container).
+
+        Raises:
+            gym.GradingError: the service did not answer or refused a gold action.
+            gym.SandboxError: the grading container failed.
+        """
+        sandbox = self.acquire_grader()
+        try:
+            replay(sandbox, actions, timeout=60.0)
+            return dump_state(sandbox)
+        finally:
+            sandbox.close()
+
+    def grading_config(self) -> gym.SandboxConfig:
+        """Settings of the grading container: the pristine image, the service booted."""
+        return gym.grader_config(
+            self.sandbox_config().image,
+            main_user="65534:65534",
+            exec_user="1000:1000",
+            cap_add=(),
+            memory_mb=512,
+            pids_limit=64,
+            tmpfs=_TMPFS,
+            boot=((SERVICE_USER, START),),
+        )
+
+    def acquire_grader(self) -> gym.Sandbox:
+        """A fresh grading sandbox (from a warm pool of booted ones)."""
+        return gym.pool_for(self.grading_config()).acquire()
