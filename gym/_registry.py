@@ -104,10 +104,32 @@ def spec_of(env_id: str) -> gymnasium.envs.registration.EnvSpec:
     return gymnasium.spec(env_id)
 
 
-def make(env_id: str, **kwargs: Any) -> gymnasium.Env[Any, Any]:
-    """`gymnasium.make` for boxgym ids, failing with suggestions on an unknown id."""
+def make(
+    env_id: str,
+    *,
+    max_steps: int | None = None,
+    max_seconds: float | None = None,
+    **kwargs: Any,
+) -> gymnasium.Env[Any, Any]:
+    """`gymnasium.make` for boxgym ids, failing with suggestions on an unknown id.
+
+    Args:
+        env_id: the environment id.
+        max_steps: override of the registered step budget.
+        max_seconds: override of the registered wall-clock budget.
+        **kwargs: keyword arguments of the environment.
+    """
     spec_of(env_id)
-    return gymnasium.make(env_id, **kwargs)
+    env = gymnasium.make(env_id, **kwargs)
+    if max_steps is not None or max_seconds is not None:
+        from gym._wrappers import EpisodeLimits
+
+        layer: Any = env
+        while not isinstance(layer, EpisodeLimits):
+            layer = layer.env
+        layer.max_steps = max_steps if max_steps is not None else layer.max_steps
+        layer.max_seconds = max_seconds if max_seconds is not None else layer.max_seconds
+    return env
 
 
 def _env_class(entry_point: str) -> Any:

@@ -51,3 +51,58 @@ def sandbox(small_config: SandboxConfig) -> Iterator[Sandbox]:
         yield box
     finally:
         box.close()
+
+
+def _pg_bin() -> str:
+    import glob
+
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    if not found:
+        pytest.fail(
+            "PostgreSQL server binaries are missing: install Debian's postgresql package "
+            "(scripts/test.sh does)"
+        )
+    return found[-1].rsplit("/", 1)[0]
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A real PostgreSQL server on a unix socket, started for this test session."""
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    bindir = _pg_bin()
+    root = Path(tempfile.mkdtemp(prefix="boxgym-pg-"))
+    data, sock = root / "data", root / "sock"
+    sock.mkdir()
+    prefix: list[str] = []
+    if os.geteuid() == 0:  # the server refuses to run as root
+        shutil.chown(root, "postgres")
+        shutil.chown(sock, "postgres")
+        os.chmod(root, 0o755)
+        prefix = ["runuser", "-u", "postgres", "--"]
+    run = lambda *a: subprocess.run([*prefix, *a], check=True, capture_output=True)  # noqa: E731
+    run(f"{bindir}/initdb", "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8")
+    run(
+        f"{bindir}/pg_ctl",
+        "-D",
+        str(data),
+        "-w",
+        "-l",
+        str(root / "log"),
+        "-o",
+        f"-k {sock} -c listen_addresses='' -c fsync=off",
+        "start",
+    )
+    run(f"{bindir}/createdb", "-h", str(sock), "-U", "postgres", "boxgym")
+    try:
+        yield f"postgresql://postgres@/boxgym?host={sock}"
+    finally:
+        subprocess.run(
+            [*prefix, f"{bindir}/pg_ctl", "-D", str(data), "-m", "immediate", "stop"],
+            capture_output=True,
+        )
+        shutil.rmtree(root, ignore_errors=True)

@@ -162,3 +162,6 @@ def env_validate(
         console.print(f"{len(checks) - len(bad)}/{len(checks)} tasks valid")
     if bad:
         raise typer.Exit(1)
+
+
+from gym._cli import _runs  # noqa: E402,F401  (registers run, report, compare, ...)

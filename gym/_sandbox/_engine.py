@@ -7,7 +7,7 @@ import os
 import socket
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import NamedTuple
 
 import docker
 import docker.errors
@@ -17,6 +17,7 @@ from gym._errors import EngineUnavailable, SandboxError, SandboxUnavailable
 
 __all__ = [
     "LABEL_EPISODE",
+    "ContainerInfo",
     "list_boxgym",
     "LABEL_OWNER",
     "LABEL_ROLE",
@@ -146,19 +147,26 @@ def reap(
     c = c or client()
     removed: list[str] = []
     me = owner_label()
-    with docker_errors():
-        containers = c.containers.list(all=True, filters={"label": LABEL_OWNER})
-    for container in containers:
+    for container in list_boxgym(c):
         owner = container.labels.get(LABEL_OWNER, "")
         if everything or (own and owner == me) or owner_alive(owner) is False:
             with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
-                container.remove(force=True)
+                c.api.remove_container(container.id, force=True)
                 removed.append(container.id)
     return removed
 
 
-def list_boxgym(c: docker.DockerClient | None = None) -> list[Any]:
+class ContainerInfo(NamedTuple):
+    """A boxgym container as listed by the engine (one API call, no per-container fetch)."""
+
+    id: str
+    labels: dict[str, str]
+    state: str
+
+
+def list_boxgym(c: docker.DockerClient | None = None) -> list[ContainerInfo]:
     """Every container carrying boxgym's owner label, running or not."""
     c = c or client()
     with docker_errors():
-        return list(c.containers.list(all=True, filters={"label": LABEL_OWNER}))
+        rows = c.api.containers(all=True, filters={"label": LABEL_OWNER})
+    return [ContainerInfo(r["Id"], r.get("Labels") or {}, r.get("State", "")) for r in rows]

@@ -1,0 +1,365 @@
+"""`gym run`, `report`, `compare`, `gate`, `view`, `export`, `regrade` and `runs`."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from gym._cli import JsonFlag, app, console, err, print_json
+from gym._errors import ConfigError
+
+__all__: list[str] = []
+
+DbOpt = Annotated[
+    str | None,
+    typer.Option("--db", envvar="GYM_DB_URL", help="Store URL (sqlite:///f.db, postgresql://...)."),
+]
+
+
+def make_policy(name: str, params: dict[str, Any]) -> Any:
+    """A policy instance from its CLI name and parameters."""
+    from gym import _policy
+
+    if name.startswith("replay"):
+        from gym._replay import ReplayPolicy
+
+        return ReplayPolicy(params["source"], db=params.get("db"))
+    factory = getattr(_policy, "policy_from_name", None)
+    if factory is not None:
+        return factory(name, **params)
+    simple = {
+        "oracle": _policy.OraclePolicy,
+        "noop": _policy.NoopPolicy,
+        "perturbed-oracle": _policy.PerturbedOraclePolicy,
+    }
+    if name not in simple:
+        raise ConfigError(f"unknown policy {name!r}; known: {', '.join(simple)}, replay")
+    return simple[name]()
+
+
+def _policy_params(
+    policy: str,
+    model: str | None,
+    base_url: str | None,
+    temperature: float | None,
+    replay: str | None,
+    db: str | None,
+) -> dict[str, Any]:
+    params: dict[str, Any] = {"model": model, "base_url": base_url, "temperature": temperature}
+    if policy == "replay":
+        if not replay:
+            raise ConfigError("--policy replay needs --replay RUN[/EPISODE]")
+        params = {"source": replay, "db": db}
+    return {k: v for k, v in params.items() if v is not None}
+
+
+def _summary(report: Any) -> dict[str, Any]:
+    envs = {}
+    for g in report.envs:
+        envs[g.name] = {
+            "episodes": g.episodes,
+            "pass": g.passed,
+            "fail": g.failed,
+            "infra_error": g.infra_error,
+            "pass@1": {"value": g.pass_at_1.value, "lo": g.pass_at_1.lo, "hi": g.pass_at_1.hi},
+        }
+    return {"run_id": report.run_id, "envs": envs}
+
+
+@app.command()
+def run(
+    envs: Annotated[list[str], typer.Argument(help="Environment ids or suites (e.g. bundled).")],
+    policy: Annotated[
+        str, typer.Option("--policy", "-p", help="oracle, noop, openai, local, replay.")
+    ] = "local",
+    model: Annotated[str | None, typer.Option("--model", help="Model name (openai/local).")] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="OpenAI-compatible URL.")
+    ] = None,
+    temperature: Annotated[float | None, typer.Option("--temperature")] = None,
+    replay: Annotated[
+        str | None, typer.Option("--replay", help="RUN or RUN/EPISODE to replay.")
+    ] = None,
+    k: Annotated[int, typer.Option("-k", help="Samples per task.")] = 1,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Episodes at once.")] = 2,
+    limit: Annotated[int | None, typer.Option("--limit", help="At most N tasks per env.")] = None,
+    tasks: Annotated[list[str] | None, typer.Option("--tasks", help="Only these task ids.")] = None,
+    split: Annotated[str | None, typer.Option("--split", help="train or eval.")] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    max_steps: Annotated[
+        int | None, typer.Option("--max-steps", help="Step budget override.")
+    ] = None,
+    retry_infra: Annotated[
+        bool, typer.Option("--retry-infra", help="Rerun stored infra errors.")
+    ] = False,
+    label: Annotated[str, typer.Option("--label", help="A name for this run.")] = "",
+    db: DbOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Run a benchmark (resumable: the same command skips committed episodes)."""
+    from gym._report import build_report
+    from gym._runner import RunConfig, expand_envs
+    from gym._runner import run as run_benchmark
+    from gym._store import Store
+
+    if split not in (None, "train", "eval"):
+        raise ConfigError("--split must be train or eval")
+    params = _policy_params(policy, model, base_url, temperature, replay, db)
+    config = RunConfig(
+        envs=expand_envs(envs),
+        policy=policy,
+        policy_params=params,
+        k=k,
+        seed=seed,
+        split=split,  # type: ignore[arg-type]  # checked above
+        limit=limit,
+        tasks=tasks,
+        max_steps=max_steps,
+        label=label,
+    )
+    store = Store(db)
+    make_policy(policy, params).close()  # fail fast on a bad policy before any container starts
+    err.print(f"run [bold]{config.run_id}[/] -> {store._safe_url()}")
+    columns = [
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[stats]}"),
+        TimeElapsedColumn(),
+    ]
+    with Progress(*columns, console=err, disable=False) as bar:
+        job = bar.add_task("episodes", total=None, stats="")
+
+        def on_progress(state: Any) -> None:
+            rate = state.tokens / max(time.monotonic() - state.started, 1e-9)
+            stats = f"pass {state.pass_rate:.0%}  infra {state.infra_error}  {rate:.1f} tok/s"
+            bar.update(job, total=state.total - state.skipped, completed=state.done, stats=stats)
+
+        state = run_benchmark(
+            config,
+            store=store,
+            policy_factory=lambda: make_policy(policy, params),
+            concurrency=concurrency,
+            retry_infra=retry_infra,
+            progress=on_progress,
+        )
+    if state.skipped:
+        err.print(f"resumed: {state.skipped} episodes were already committed")
+    report = build_report(store, config.run_id)
+    if as_json:
+        print_json(_summary(report))
+    else:
+        render_report(report)
+
+
+def _ci(m: Any) -> str:
+    return f"{m.value:.2f} [{m.lo:.2f}-{m.hi:.2f}]"
+
+
+def render_report(report: Any, *, slices: bool = True) -> None:
+    """Print a report as tables (pass/fail/infra counts; rates exclude infra errors)."""
+    table = Table(
+        "environment",
+        "tasks",
+        "pass/fail/infra",
+        "pass@1 [95% CI]",
+        "pass@k, pass^k",
+        "flags",
+        "tokens",
+        title=f"run {report.run_id}",
+    )
+    for g in [*report.envs, report.overall]:
+        ks = [f"@{k}={m.value:.2f}" for k, m in g.pass_at_k.items()]
+        ks += [f"^{k}={m.value:.2f}" for k, m in g.pass_hat_k.items() if k > 1]
+        flags = " ".join(f"{k}:{v}" for k, v in g.flags.items()) or "-"
+        table.add_row(
+            g.name.removeprefix("boxgym/"),
+            str(g.tasks),
+            f"{g.passed}/{g.failed}/{g.infra_error}",
+            _ci(g.pass_at_1),
+            " ".join(ks) or "-",
+            flags,
+            str(g.prompt_tokens + g.completion_tokens),
+        )
+    console.print(table)
+    if slices and report.slices:
+        st = Table("slice", "episodes", "pass/fail/infra", "pass@1 [95% CI]", title="slices")
+        for g in report.slices:
+            st.add_row(
+                g.name, str(g.episodes), f"{g.passed}/{g.failed}/{g.infra_error}", _ci(g.pass_at_1)
+            )
+        console.print(st)
+
+
+@app.command()
+def report(
+    run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    db: DbOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Report a run: pass@1, pass@k, pass^k with 95% intervals, per env and slice."""
+    from gym._report import build_report
+    from gym._store import Store
+
+    result = build_report(Store(db), run_id)
+    if as_json:
+        print_json(result.model_dump(mode="json"))
+    else:
+        render_report(result)
+
+
+@app.command()
+def runs(db: DbOpt = None, as_json: JsonFlag = False) -> None:
+    """List stored runs."""
+    from gym._store import Store
+
+    store = Store(db)
+    rows: list[dict[str, Any]] = [
+        {
+            "id": r.id,
+            "policy": r.policy,
+            "label": r.label,
+            "envs": r.config.get("envs"),
+            "episodes": len(store.episode_outcomes(r.id)),
+            "created_at": r.created_at,
+        }
+        for r in store.runs()
+    ]
+    if as_json:
+        print_json(rows)
+        return
+    table = Table("run", "policy", "label", "envs", "episodes")
+    for r in rows:
+        table.add_row(
+            r["id"], r["policy"], r["label"], ", ".join(r["envs"] or []), str(r["episodes"])
+        )
+    console.print(table)
+
+
+@app.command()
+def compare(
+    run_a: Annotated[str, typer.Argument(help="Baseline run.")],
+    run_b: Annotated[str, typer.Argument(help="Candidate run.")],
+    db: DbOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Compare two runs on shared tasks: paired difference and transitions."""
+    from gym._report import compare as compare_runs
+    from gym._store import Store
+
+    result = compare_runs(Store(db), run_a, run_b)
+    if as_json:
+        print_json(result.model_dump(mode="json"))
+        return
+    d = result.difference
+    console.print(
+        f"{result.tasks} shared tasks: pass@1 {result.pass_at_1_a:.3f} -> "
+        f"{result.pass_at_1_b:.3f}, difference {_ci(d)}"
+    )
+    table = Table("maintained", "improved", "regressed", "persistent failure")
+    t = result.transitions
+    table.add_row(
+        str(t["maintained"]), str(t["improved"]), str(t["regressed"]), str(t["persistent_failure"])
+    )
+    console.print(table)
+    for line in result.regressed:
+        console.print(f"  regressed: {line}")
+
+
+@app.command()
+def gate(
+    run_id: Annotated[str, typer.Argument(help="Run to check.")],
+    rules: Annotated[Path, typer.Option("--rules", help="TOML file of [[rule]] tables.")],
+    baseline: Annotated[str | None, typer.Option("--baseline", help="Baseline run.")] = None,
+    db: DbOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Exit non-zero when a blocking rule fails."""
+    from gym._report import gate as check_gate
+    from gym._report import load_rules
+    from gym._store import Store
+
+    results = check_gate(Store(db), run_id, load_rules(rules), baseline)
+    if as_json:
+        print_json([r.model_dump(mode="json") for r in results])
+    else:
+        for r in results:
+            mark = (
+                "[green]pass[/]"
+                if r.passed
+                else ("[red]FAIL[/]" if r.rule.blocking else "[yellow]warn[/]")
+            )
+            console.print(f"{mark} {r.rule.kind} {r.detail}")
+    if any(not r.passed and r.rule.blocking for r in results):
+        raise typer.Exit(1)
+
+
+@app.command()
+def view(
+    target: Annotated[str, typer.Argument(help="RUN (first episode) or RUN/EPISODE.")],
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Write a self-contained HTML page.")
+    ] = None,
+    db: DbOpt = None,
+) -> None:
+    """Show a stored trajectory step by step (or write it as HTML)."""
+    from gym._store import Store
+    from gym._view import episode_html, episode_text, resolve_episode
+
+    store = Store(db)
+    episode = resolve_episode(store, target)
+    if html is not None:
+        html.write_text(episode_html(store, episode))
+        err.print(f"wrote {html}")
+    else:
+        console.print(episode_text(store, episode), markup=False, highlight=False)
+
+
+@app.command("export")
+def export_run(
+    run_id: Annotated[str, typer.Argument(help="Run to export.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output file (jsonl) or folder (hf).")],
+    fmt: Annotated[str, typer.Option("--format", help="jsonl or hf.")] = "jsonl",
+    for_eval: Annotated[
+        bool, typer.Option("--for-eval", help="Allow eval-split episodes (evaluation use only).")
+    ] = False,
+    only_verified: Annotated[
+        bool, typer.Option("--verified", help="Only verified episodes.")
+    ] = False,
+    db: DbOpt = None,
+) -> None:
+    """Write training-ready records (messages, tool calls, token ids and masks, rewards)."""
+    from gym._export_data import export_records
+    from gym._store import Store
+
+    n = export_records(
+        Store(db), run_id, out, fmt=fmt, allow_eval=for_eval, only_verified=only_verified
+    )
+    err.print(f"wrote {n} episodes to {out}")
+
+
+@app.command()
+def regrade(
+    run_id: Annotated[str, typer.Argument(help="Run whose stored final states to re-score.")],
+    db: DbOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Re-score stored final states with the current graders (no agent re-run)."""
+    from gym._regrade import regrade_run
+    from gym._store import Store
+
+    changes = regrade_run(Store(db), run_id)
+    if as_json:
+        print_json(changes)
+        return
+    changed = [c for c in changes if c["changed"]]
+    for c in changed:
+        console.print(
+            f"{c['env_id']} {c['task_id']} #{c['sample_index']}: {c['before']} -> {c['after']}"
+        )
+    console.print(f"{len(changes)} episodes regraded, {len(changed)} verdicts changed")

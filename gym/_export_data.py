@@ -1,0 +1,104 @@
+"""Training-ready records from stored episodes (the eval split is refused by default)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from gym._errors import ConfigError, StoreError
+from gym._store import EpisodeRow, StepRow, Store
+
+__all__ = ["episode_record", "export_records"]
+
+
+def episode_record(e: EpisodeRow, steps: list[StepRow], verified: bool) -> dict[str, Any]:
+    """One training record: conversation, per-turn token ids and masks, reward."""
+    turns = []
+    for s in steps:
+        if s.completion_token_ids is None:
+            continue
+        prompt = s.prompt_token_ids or []
+        completion = s.completion_token_ids
+        turns.append(
+            {
+                "prompt_token_ids": prompt,
+                "completion_token_ids": completion,
+                "logprobs": s.logprobs,
+                "loss_mask": [0] * len(prompt) + [1] * len(completion),
+            }
+        )
+    return {
+        "episode_id": e.id,
+        "run_id": e.run_id,
+        "env_id": e.env_id,
+        "task_id": e.task_id,
+        "split": e.split,
+        "sample_index": e.sample_index,
+        "seed": e.seed,
+        "outcome": e.outcome,
+        "reward": e.reward,
+        "verified": verified,
+        "policy": e.policy,
+        "policy_params": e.policy_params,
+        "messages": e.messages,
+        "tool_calls": [{"name": s.tool, "arguments": s.arguments} for s in steps if s.tool],
+        "turns": turns,
+        "image_digest": e.image_digest,
+        "grader_version": e.grader_version,
+        "hidden_hash": e.hidden_hash,
+    }
+
+
+def _records(
+    store: Store, run_id: str, allow_eval: bool, only_verified: bool
+) -> list[dict[str, Any]]:
+    run = store.run(run_id)
+    episodes = store.episodes(run.id)
+    evals = [e for e in episodes if e.split == "eval"]
+    if evals and not allow_eval:
+        raise StoreError(
+            f"run {run.id} holds {len(evals)} eval-split episodes; they are never exported for "
+            "training. Pass --for-eval only if the records are for evaluation."
+        )
+    verdicts = store.verdicts(run.id)
+    out = []
+    for e in episodes:
+        if e.outcome == "infra_error":
+            continue  # no reward exists for these: never training data
+        verified = bool(verdicts.get(e.id) and verdicts[e.id].verified)
+        if only_verified and not verified:
+            continue
+        out.append(episode_record(e, store.steps(e.id), verified))
+    return out
+
+
+def export_records(
+    store: Store,
+    run_id: str,
+    out: Path,
+    *,
+    fmt: str = "jsonl",
+    allow_eval: bool = False,
+    only_verified: bool = False,
+) -> int:
+    """Write a run's records as JSONL, or as a Hugging Face ``json`` dataset folder."""
+    if fmt not in ("jsonl", "hf"):
+        raise ConfigError("--format must be jsonl or hf")
+    records = _records(store, run_id, allow_eval, only_verified)
+    target = out / "data.jsonl" if fmt == "hf" else out
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(".tmp")
+    with tmp.open("w") as fh:
+        for record in records:
+            fh.write(json.dumps(record) + "\n")
+    tmp.replace(target)
+    if fmt == "hf":
+        (out / "README.md").write_text(
+            "---\nconfigs:\n- config_name: default\n  data_files: data.jsonl\n---\n\n"
+            f"# boxgym episodes of run {run_id}\n\nOne record per episode: `messages` (OpenAI "
+            "chat format with tool calls), `turns` (token ids, logprobs and loss masks per "
+            "assistant turn), `reward`, `outcome`, `verified`. Load with "
+            "`datasets.load_dataset('json', data_files='data.jsonl')`.\n"
+        )
+    return len(records)

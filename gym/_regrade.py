@@ -1,0 +1,67 @@
+"""Re-scoring stored final states with the current graders, without re-running agents."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from gym._registry import make
+from gym._store import Store, VerdictRow
+from gym._tools import ToolCall
+
+__all__ = ["regrade_run"]
+
+
+def regrade_run(store: Store, run_id: str) -> list[dict[str, Any]]:
+    """Grade every stored final state of a run again; record and return what changed."""
+    run = store.run(run_id)
+    before = store.verdicts(run.id)
+    changes: list[dict[str, Any]] = []
+    envs: dict[str, Any] = {}
+    for e in store.episodes(run.id):
+        if e.export is None:
+            continue
+        env = envs.get(e.env_id) or envs.setdefault(e.env_id, make(e.env_id).unwrapped)
+        regrade = getattr(env, "regrade", None)
+        if regrade is None:
+            continue
+        calls = [ToolCall(name=s.tool, arguments=s.arguments) for s in store.steps(e.id) if s.tool]
+        verdict = regrade(e.task_id, e.export, calls)
+        data = verdict.model_dump(mode="json")
+        old = before.get(e.id)
+        old_key = (old.outcome, old.reward, [f["name"] for f in old.flags]) if old else None
+        new_key = (verdict.outcome, verdict.reward, [f["name"] for f in data["flags"]])
+        changed = old_key != new_key
+        if changed:
+            store.add_verdict(
+                VerdictRow(
+                    episode_id=e.id,
+                    created_at=time.time(),
+                    outcome=verdict.outcome,
+                    reward=verdict.reward,
+                    verified=verdict.verified,
+                    reason=verdict.reason,
+                    components=data["components"],
+                    flags=data["flags"],
+                    grader=verdict.grader,
+                    grader_version=verdict.grader_version,
+                    hidden_hash=verdict.hidden_hash,
+                    image_digest=verdict.image_digest,
+                ),
+                outcome=verdict.outcome,
+                reward=verdict.reward,
+            )
+        changes.append(
+            {
+                "episode_id": e.id,
+                "env_id": e.env_id,
+                "task_id": e.task_id,
+                "sample_index": e.sample_index,
+                "before": old_key[0] if old_key else None,
+                "after": verdict.outcome,
+                "changed": changed,
+            }
+        )
+    for env in envs.values():
+        env.close()
+    return changes

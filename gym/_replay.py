@@ -1,0 +1,52 @@
+"""The replay policy: the tool calls of a stored episode, played again."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gym._errors import ConfigError
+from gym._models import Task
+from gym._policy import ScriptPolicy
+from gym._store import Store
+from gym._tools import ToolCall
+
+__all__ = ["ReplayPolicy"]
+
+
+class ReplayPolicy(ScriptPolicy):
+    """Replays stored tool calls.
+
+    The source is ``RUN/EPISODE`` (that episode's calls for every task) or ``RUN`` (for
+    each task, the first stored episode of that run with the same env and task).
+    """
+
+    name = "replay"
+
+    def __init__(self, source: str, *, db: str | None = None) -> None:
+        super().__init__()
+        self.store = Store(db)
+        run_part, _, episode_part = source.partition("/")
+        self.run = self.store.run(run_part)
+        self.episode = self.store.episode(episode_part) if episode_part else None
+
+    def params(self) -> dict[str, Any]:
+        """The replayed source."""
+        return {"run": self.run.id, "episode": self.episode.id if self.episode else None}
+
+    def script(self, task: Task, env: Any) -> list[ToolCall]:
+        """The stored calls for this task."""
+        episode = self.episode
+        if episode is None:
+            matches = [
+                e
+                for e in self.store.episodes(self.run.id)
+                if e.task_id == task.id and e.env_id == env.env_id
+            ]
+            if not matches:
+                raise ConfigError(f"run {self.run.id} has no episode of {env.env_id} {task.id}")
+            episode = matches[0]
+        return [
+            ToolCall(name=s.tool, arguments=s.arguments)
+            for s in self.store.steps(episode.id)
+            if s.tool
+        ]

@@ -1,0 +1,300 @@
+"""Reports over stored runs: per environment and per slice, comparisons, gates."""
+
+from __future__ import annotations
+
+import tomllib
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from gym._errors import ConfigError
+from gym._stats import bootstrap_ci, paired_bootstrap, pass_at_k, pass_hat_k, transitions
+from gym._store import EpisodeRow, Store
+
+__all__ = [
+    "Comparison",
+    "GateResult",
+    "Group",
+    "Metric",
+    "Report",
+    "build_report",
+    "compare",
+    "gate",
+]
+
+
+class Metric(BaseModel):
+    """A statistic with its 95% bootstrap interval (over tasks)."""
+
+    value: float
+    lo: float
+    hi: float
+
+
+class Group(BaseModel):
+    """Statistics of a set of episodes (an environment, a slice, or everything)."""
+
+    name: str
+    """Environment id, ``key=value`` slice, or ``all``."""
+    episodes: int
+    """Episodes committed (infra errors included)."""
+    tasks: int
+    """Distinct tasks."""
+    passed: int
+    failed: int
+    infra_error: int
+    """Excluded from every rate, always shown."""
+    pass_at_1: Metric
+    pass_at_k: dict[int, Metric] = Field(default_factory=dict)
+    """Unbiased pass@k (Chen et al.) for k = 2..min samples per task."""
+    pass_hat_k: dict[int, Metric] = Field(default_factory=dict)
+    """pass^k (all of k samples pass) for k = 1..min samples per task."""
+    mean_reward: Metric
+    verified: int = 0
+    """Passed episodes with no flags at all."""
+    flags: dict[str, int] = Field(default_factory=dict)
+    """Count of each flag kind."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    mean_duration_s: float = 0.0
+    """Mean wall-clock seconds per episode."""
+    tokens_per_success: float | None = None
+    """Total tokens divided by passed episodes (cost per success)."""
+
+
+class Report(BaseModel):
+    """A run's report."""
+
+    run_id: str
+    config: dict[str, Any]
+    overall: Group
+    envs: list[Group]
+    slices: list[Group]
+
+
+def _per_task(episodes: Iterable[EpisodeRow]) -> dict[tuple[str, str], list[EpisodeRow]]:
+    out: dict[tuple[str, str], list[EpisodeRow]] = defaultdict(list)
+    for e in episodes:
+        out[(e.env_id, e.task_id)].append(e)
+    return out
+
+
+def _metric(values: list[float], seed: int) -> Metric:
+    if not values:
+        return Metric(value=float("nan"), lo=float("nan"), hi=float("nan"))
+    lo, hi = bootstrap_ci(values, seed=seed)
+    return Metric(value=sum(values) / len(values), lo=lo, hi=hi)
+
+
+def group_stats(
+    name: str, episodes: list[EpisodeRow], flags: dict[str, list[str]], seed: int = 0
+) -> Group:
+    """Statistics of one group of episodes."""
+    graded = [e for e in episodes if e.outcome != "infra_error"]
+    tasks = _per_task(graded)
+    counts = [(len(v), sum(e.outcome == "pass" for e in v)) for v in tasks.values()]
+    min_n = min((n for n, _ in counts), default=0)
+    passed = sum(c for _, c in counts)
+    tokens = sum(e.prompt_tokens + e.completion_tokens for e in episodes)
+    flag_counts = Counter(f for e in episodes for f in flags.get(e.id, []))
+    group = Group(
+        name=name,
+        episodes=len(episodes),
+        tasks=len(_per_task(episodes)),
+        passed=passed,
+        failed=len(graded) - passed,
+        infra_error=len(episodes) - len(graded),
+        pass_at_1=_metric([c / n for n, c in counts], seed),
+        mean_reward=_metric(
+            [sum(e.reward or 0.0 for e in v) / len(v) for v in tasks.values()], seed
+        ),
+        verified=sum(1 for e in graded if e.outcome == "pass" and not flags.get(e.id)),
+        flags=dict(sorted(flag_counts.items())),
+        prompt_tokens=sum(e.prompt_tokens for e in episodes),
+        completion_tokens=sum(e.completion_tokens for e in episodes),
+        mean_duration_s=sum(e.duration_s for e in episodes) / max(len(episodes), 1),
+        tokens_per_success=tokens / passed if passed and tokens else None,
+    )
+    for k in range(1, min_n + 1):
+        if k > 1:
+            group.pass_at_k[k] = _metric([pass_at_k(n, c, k) for n, c in counts], seed)
+        group.pass_hat_k[k] = _metric([pass_hat_k(n, c, k) for n, c in counts], seed)
+    return group
+
+
+def build_report(store: Store, run_id: str, *, seed: int = 0) -> Report:
+    """The report of a stored run (by id or unique prefix)."""
+    run = store.run(run_id)
+    episodes = store.episodes(run.id)
+    verdicts = store.verdicts(run.id)
+    flags = {eid: [f["name"] for f in v.flags] for eid, v in verdicts.items()}
+    by_env: dict[str, list[EpisodeRow]] = defaultdict(list)
+    by_slice: dict[str, list[EpisodeRow]] = defaultdict(list)
+    for e in episodes:
+        by_env[e.env_id].append(e)
+        for key, value in sorted({**e.tags, "split": e.split}.items()):
+            by_slice[f"{key}={value}"].append(e)
+    return Report(
+        run_id=run.id,
+        config=run.config,
+        overall=group_stats("all", episodes, flags, seed),
+        envs=[group_stats(k, v, flags, seed) for k, v in sorted(by_env.items())],
+        slices=[group_stats(k, v, flags, seed) for k, v in sorted(by_slice.items())],
+    )
+
+
+class Comparison(BaseModel):
+    """Run B against run A on the tasks both ran."""
+
+    run_a: str
+    run_b: str
+    tasks: int
+    """Shared (environment, task) pairs."""
+    pass_at_1_a: float
+    pass_at_1_b: float
+    difference: Metric
+    """Mean per-task pass@1 of B minus A, with a paired bootstrap interval."""
+    transitions: dict[str, int]
+    """maintained, improved, regressed, persistent_failure (a task passes if pass@1 >= 0.5)."""
+    regressed: list[str] = Field(default_factory=list)
+    """``env task`` of each regressed task."""
+
+
+def _task_scores(store: Store, run_id: str) -> dict[tuple[str, str], float]:
+    graded = [e for e in store.episodes(run_id) if e.outcome != "infra_error"]
+    return {
+        key: sum(e.outcome == "pass" for e in v) / len(v) for key, v in _per_task(graded).items()
+    }
+
+
+def compare(store: Store, run_a: str, run_b: str, *, seed: int = 0) -> Comparison:
+    """Pair the tasks two runs share and compare their pass@1."""
+    a_id, b_id = store.run(run_a).id, store.run(run_b).id
+    a, b = _task_scores(store, a_id), _task_scores(store, b_id)
+    shared = sorted(set(a) & set(b))
+    if not shared:
+        raise ConfigError(f"runs {a_id} and {b_id} share no graded tasks")
+    sa, sb = [a[k] for k in shared], [b[k] for k in shared]
+    diff, lo, hi = paired_bootstrap(sa, sb, seed=seed)
+    pa, pb = [s >= 0.5 for s in sa], [s >= 0.5 for s in sb]
+    return Comparison(
+        run_a=a_id,
+        run_b=b_id,
+        tasks=len(shared),
+        pass_at_1_a=sum(sa) / len(sa),
+        pass_at_1_b=sum(sb) / len(sb),
+        difference=Metric(value=diff, lo=lo, hi=hi),
+        transitions=transitions(pa, pb),
+        regressed=[f"{k[0]} {k[1]}" for k, x, y in zip(shared, pa, pb, strict=True) if x and not y],
+    )
+
+
+class Rule(BaseModel):
+    """One gate rule (from a TOML file's ``[[rule]]`` tables)."""
+
+    kind: Literal["min_pass_rate", "max_drop", "no_regression", "max_infra_rate"]
+    value: float = 0.0
+    env: str | None = None
+    """Restrict to one environment."""
+    slice: str | None = None
+    """Restrict to one ``key=value`` slice (for no_regression and rates)."""
+    blocking: bool = True
+
+
+class GateResult(BaseModel):
+    """The outcome of one rule."""
+
+    rule: Rule
+    passed: bool
+    detail: str
+
+
+def load_rules(path: Path) -> list[Rule]:
+    """Rules from a TOML file with ``[[rule]]`` tables."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read gate rules {path}: {exc}") from exc
+    return [Rule.model_validate(r) for r in data.get("rule", [])]
+
+
+def _subset(store: Store, run_id: str, rule: Rule) -> list[EpisodeRow]:
+    out = []
+    for e in store.episodes(run_id):
+        if rule.env and e.env_id != rule.env:
+            continue
+        if rule.slice:
+            key, _, value = rule.slice.partition("=")
+            if {**e.tags, "split": e.split}.get(key) != value:
+                continue
+        out.append(e)
+    return out
+
+
+def _rate(episodes: list[EpisodeRow]) -> float:
+    graded = [e for e in episodes if e.outcome != "infra_error"]
+    return sum(e.outcome == "pass" for e in graded) / len(graded) if graded else 0.0
+
+
+def gate(
+    store: Store, run_id: str, rules: list[Rule], baseline: str | None = None
+) -> list[GateResult]:
+    """Check a run against rules (and a baseline run where a rule needs one)."""
+    run = store.run(run_id).id
+    base = store.run(baseline).id if baseline else None
+    results = []
+    for rule in rules:
+        mine = _subset(store, run, rule)
+        if rule.kind == "min_pass_rate":
+            rate = _rate(mine)
+            results.append(
+                GateResult(
+                    rule=rule,
+                    passed=rate >= rule.value,
+                    detail=f"pass rate {rate:.3f} (min {rule.value})",
+                )
+            )
+        elif rule.kind == "max_infra_rate":
+            rate = sum(e.outcome == "infra_error" for e in mine) / max(len(mine), 1)
+            results.append(
+                GateResult(
+                    rule=rule,
+                    passed=rate <= rule.value,
+                    detail=f"infra error rate {rate:.3f} (max {rule.value})",
+                )
+            )
+        elif base is None:
+            raise ConfigError(f"rule {rule.kind} needs --baseline RUN")
+        elif rule.kind == "max_drop":
+            drop = _rate(_subset(store, base, rule)) - _rate(mine)
+            results.append(
+                GateResult(
+                    rule=rule,
+                    passed=drop <= rule.value,
+                    detail=f"pass rate dropped {drop:.3f} (max {rule.value})",
+                )
+            )
+        else:
+            regressed = _regressions(store, base, run, rule)
+            results.append(
+                GateResult(
+                    rule=rule,
+                    passed=not regressed,
+                    detail=f"{len(regressed)} regressed: {', '.join(regressed[:5])}",
+                )
+            )
+    return results
+
+
+def _regressions(store: Store, base: str, run: str, rule: Rule) -> list[str]:
+    def scores(run_id: str) -> dict[tuple[str, str], float]:
+        graded = [e for e in _subset(store, run_id, rule) if e.outcome != "infra_error"]
+        return {
+            k: sum(e.outcome == "pass" for e in v) / len(v) for k, v in _per_task(graded).items()
+        }
+
+    a, b = scores(base), scores(run)
+    return [f"{k[0]} {k[1]}" for k in sorted(set(a) & set(b)) if a[k] >= 0.5 > b[k]]

@@ -1,0 +1,311 @@
+"""Benchmark runs: plan episodes, run them concurrently, commit each one atomically.
+
+A run is identified by a hash of its configuration, an episode by a hash of the run,
+environment, task, sample index and seed. Running the same command again skips the
+episodes already committed and finishes the rest, so a crash or a ``kill -9`` loses
+nothing but the episodes in flight, and never duplicates one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from gym._errors import ConfigError
+from gym._models import Split, Task
+from gym._policy import Policy
+from gym._registry import env_ids, make, spec_of
+from gym._rollout import EpisodeResult, run_episode
+from gym._sandbox import set_pool_size
+from gym._store import EpisodeRow, RunRow, StepRow, Store, VerdictRow
+
+__all__ = ["Job", "RunConfig", "RunProgress", "SUITES", "expand_envs", "plan", "run"]
+
+SUITES: dict[str, Callable[[], list[str]]] = {
+    "bundled": lambda: [e for e in env_ids() if e.startswith("boxgym/")],
+}
+"""Named groups of environments usable wherever an env id is expected."""
+
+
+class RunConfig(BaseModel):
+    """Everything that defines a run; its hash is the run id."""
+
+    envs: list[str]
+    """Environment ids."""
+    policy: str
+    """Policy name."""
+    policy_params: dict[str, Any] = Field(default_factory=dict)
+    """Policy settings that change its behaviour (model, temperature, base URL...)."""
+    k: int = 1
+    """Samples per task."""
+    seed: int = 0
+    """Base seed; each sample's reset seed derives from it."""
+    split: Split | None = None
+    """Only tasks of this split."""
+    limit: int | None = None
+    """At most this many tasks per environment (the first by id)."""
+    tasks: list[str] | None = None
+    """Only these task ids."""
+    max_steps: int | None = None
+    """Override of the environments' step budgets."""
+    label: str = Field(default="", exclude=True)
+    """A name for people; not part of the id."""
+
+    @property
+    def run_id(self) -> str:
+        """A short content hash of the configuration."""
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+
+class Job(BaseModel):
+    """One planned episode."""
+
+    env_id: str
+    task: Task
+    sample_index: int
+    seed: int
+    episode_id: str
+
+
+class RunProgress(BaseModel):
+    """Counters shown while a run goes."""
+
+    total: int = 0
+    skipped: int = 0
+    done: int = 0
+    passed: int = 0
+    failed: int = 0
+    infra_error: int = 0
+    tokens: int = 0
+    started: float = Field(default_factory=time.monotonic)
+
+    @property
+    def pass_rate(self) -> float:
+        """Passes over graded (non-infra) episodes so far."""
+        graded = self.passed + self.failed
+        return self.passed / graded if graded else 0.0
+
+
+def expand_envs(names: list[str]) -> list[str]:
+    """Env ids from ids and suite names (``bundled``), checked to exist, deduplicated."""
+    out: list[str] = []
+    for name in names:
+        ids = SUITES[name]() if name in SUITES else [name]
+        for env_id in ids:
+            spec_of(env_id)
+            if env_id not in out:
+                out.append(env_id)
+    if not out:
+        raise ConfigError("no environments to run")
+    return out
+
+
+def _seed(base: int, env_id: str, task_id: str, index: int) -> int:
+    digest = hashlib.sha256(f"{base}:{env_id}:{task_id}:{index}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def plan(config: RunConfig) -> list[Job]:
+    """The episodes of a run, in a stable order."""
+    jobs: list[Job] = []
+    for env_id in config.envs:
+        env = make(env_id)
+        tasks = list(env.unwrapped.tasks)  # type: ignore[attr-defined]
+        env.close()
+        if config.split:
+            tasks = [t for t in tasks if t.split == config.split]
+        if config.tasks:
+            tasks = [t for t in tasks if t.id in set(config.tasks)]
+        tasks = sorted(tasks, key=lambda t: t.id)[: config.limit]
+        for task in tasks:
+            for index in range(config.k):
+                seed = _seed(config.seed, env_id, task.id, index)
+                key = f"{config.run_id}:{env_id}:{task.id}:{index}:{seed}"
+                episode_id = hashlib.sha256(key.encode()).hexdigest()[:24]
+                jobs.append(
+                    Job(
+                        env_id=env_id,
+                        task=task,
+                        sample_index=index,
+                        seed=seed,
+                        episode_id=episode_id,
+                    )
+                )
+    return jobs
+
+
+def _rows(
+    config: RunConfig, job: Job, result: EpisodeResult, attempts: int, version: str
+) -> tuple[EpisodeRow, list[StepRow], VerdictRow | None]:
+    turns, steps = result.turns, result.steps
+    usage = [t.usage for t in turns]
+    verdict = result.verdict
+    episode = EpisodeRow(
+        id=job.episode_id,
+        run_id=config.run_id,
+        env_id=job.env_id,
+        env_version=int(job.env_id.rsplit("-v", 1)[1]),
+        task_id=job.task.id,
+        split=job.task.split,
+        tags=dict(job.task.tags),
+        sample_index=job.sample_index,
+        seed=job.seed,
+        policy=config.policy,
+        policy_params=config.policy_params,
+        outcome=result.outcome,
+        reward=result.reward,
+        end_reason=result.end_reason[:2000],
+        attempts=attempts,
+        image_digest=verdict.image_digest if verdict else "",
+        grader_version=verdict.grader_version if verdict else "",
+        hidden_hash=verdict.hidden_hash if verdict else job.task.hidden_hash,
+        boxgym_version=version,
+        started_at=time.time() - result.duration_s,
+        duration_s=result.duration_s,
+        n_steps=len(steps),
+        prompt_tokens=sum(u.get("prompt_tokens", 0) for u in usage),
+        completion_tokens=sum(u.get("completion_tokens", 0) for u in usage),
+        policy_latency_s=sum(t.latency_s for t in turns),
+        messages=result.messages,
+        export=result.export,
+    )
+    step_rows = []
+    for i, step in enumerate(steps):
+        turn = turns[i] if i < len(turns) else None
+        step_rows.append(
+            StepRow(
+                episode_id=job.episode_id,
+                index=i,
+                tool=step.call.name if step.call else "",
+                arguments=step.call.arguments if step.call else {},
+                observation=step.observation,
+                error=step.error,
+                exit_code=step.exit_code,
+                timed_out=step.timed_out,
+                env_duration_s=step.duration_s,
+                policy_latency_s=turn.latency_s if turn else 0.0,
+                retries=turn.retries if turn else 0,
+                prompt_token_ids=turn.prompt_token_ids if turn else None,
+                completion_token_ids=turn.completion_token_ids if turn else None,
+                logprobs=turn.logprobs if turn else None,
+            )
+        )
+    verdict_row = None
+    if verdict is not None:
+        data = verdict.model_dump(mode="json")
+        verdict_row = VerdictRow(
+            episode_id=job.episode_id,
+            created_at=time.time(),
+            outcome=verdict.outcome,
+            reward=verdict.reward,
+            verified=verdict.verified,
+            reason=verdict.reason,
+            components=data["components"],
+            flags=data["flags"],
+            grader=verdict.grader,
+            grader_version=verdict.grader_version,
+            hidden_hash=verdict.hidden_hash,
+            image_digest=verdict.image_digest,
+        )
+    return episode, step_rows, verdict_row
+
+
+def run(
+    config: RunConfig,
+    *,
+    store: Store,
+    policy_factory: Callable[[], Policy],
+    concurrency: int = 2,
+    max_attempts: int = 3,
+    retry_infra: bool = False,
+    progress: Callable[[RunProgress], None] | None = None,
+) -> RunProgress:
+    """Run (or resume) a benchmark and commit every episode to the store.
+
+    Args:
+        config: what to run.
+        store: where episodes are committed.
+        policy_factory: builds a policy (called once per worker thread).
+        concurrency: episodes in flight at once.
+        max_attempts: runs of an episode that ends in infra_error before it is recorded
+            as such.
+        retry_infra: also rerun episodes committed earlier as infra_error.
+        progress: called after each committed episode.
+    """
+    from gym import __version__
+
+    store.ensure_run(
+        RunRow(
+            id=config.run_id,
+            created_at=time.time(),
+            updated_at=time.time(),
+            config=config.model_dump(mode="json"),
+            policy=config.policy,
+            boxgym_version=__version__,
+            label=config.label,
+        )
+    )
+    jobs = plan(config)
+    committed = store.episode_outcomes(config.run_id)
+    todo = [
+        j
+        for j in jobs
+        if j.episode_id not in committed
+        or (retry_infra and committed[j.episode_id] == "infra_error")
+    ]
+    state = RunProgress(total=len(jobs), skipped=len(jobs) - len(todo))
+    set_pool_size(max(1, concurrency))
+    local = threading.local()
+
+    def work(job: Job) -> tuple[Job, EpisodeResult, int]:
+        if not hasattr(local, "policy"):
+            local.policy = policy_factory()
+        for attempt in range(1, max_attempts + 1):
+            env = make(job.env_id, run=config.run_id, **_env_overrides(config))
+            result = run_episode(env, local.policy, task_id=job.task.id, seed=job.seed)
+            if result.outcome != "infra_error" or attempt == max_attempts:
+                return job, result, attempt
+        raise AssertionError("unreachable")
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="gym-ep") as pool:
+        pending: set[Future[tuple[Job, EpisodeResult, int]]] = set()
+        queue = iter(todo)
+        for job in queue:
+            pending.add(pool.submit(work, job))
+            if len(pending) >= 2 * concurrency:
+                break
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                job, result, attempts = future.result()
+                store.commit_episode(*_rows(config, job, result, attempts, __version__))
+                _count(state, result)
+                if progress:
+                    progress(state)
+                next_job = next(queue, None)
+                if next_job is not None:
+                    pending.add(pool.submit(work, next_job))
+    return state
+
+
+def _env_overrides(config: RunConfig) -> dict[str, Any]:
+    return {"max_steps": config.max_steps} if config.max_steps else {}
+
+
+def _count(state: RunProgress, result: EpisodeResult) -> None:
+    state.done += 1
+    if result.outcome == "pass":
+        state.passed += 1
+    elif result.outcome == "fail":
+        state.failed += 1
+    else:
+        state.infra_error += 1
+    state.tokens += sum(t.usage.get("completion_tokens", 0) for t in result.turns)

@@ -1,0 +1,6 @@
+"""The run store (sqlmodel): runs, episodes, steps and verdicts with their lineage."""
+
+from gym._store._models import EpisodeRow, RunRow, StepRow, VerdictRow
+from gym._store._store import Store, default_url
+
+__all__ = ["EpisodeRow", "RunRow", "StepRow", "Store", "VerdictRow", "default_url"]

@@ -1,0 +1,172 @@
+"""Tables of the run store: runs, episodes, steps and verdicts, with full lineage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import JSON, Column, Text
+from sqlmodel import Field, SQLModel
+
+__all__ = ["EpisodeRow", "RunRow", "StepRow", "VerdictRow"]
+
+
+class RunRow(SQLModel, table=True):
+    """One benchmark run: a configuration applied to environments and a policy."""
+
+    __tablename__ = "runs"
+
+    id: str = Field(primary_key=True)
+    """Content hash of the run configuration; the same command gives the same id."""
+    created_at: float
+    """Unix time the run was first started."""
+    updated_at: float
+    """Unix time an episode of the run was last committed."""
+    config: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    """The run configuration: environments, policy and its parameters, k, seed, filters."""
+    policy: str
+    """Policy name (oracle, noop, openai, local...)."""
+    boxgym_version: str
+    """boxgym version that created the run."""
+    label: str = ""
+    """Free-form label given by the user."""
+
+
+class EpisodeRow(SQLModel, table=True):
+    """One episode, committed atomically with its steps and verdict when it ends."""
+
+    __tablename__ = "episodes"
+
+    id: str = Field(primary_key=True)
+    """Hash of run configuration, environment, task, sample index and seed."""
+    run_id: str = Field(foreign_key="runs.id", index=True)
+    """The run this episode belongs to."""
+    env_id: str = Field(index=True)
+    """Environment id (``boxgym/Name-vN``)."""
+    env_version: int
+    """The N of ``-vN``."""
+    task_id: str = Field(index=True)
+    """Task id."""
+    split: str
+    """Task split (train or eval)."""
+    tags: dict[str, str] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    """Slice tags of the task."""
+    sample_index: int
+    """Which of the k samples of the task this is."""
+    seed: int
+    """Reset seed."""
+    policy: str
+    """Policy name."""
+    policy_params: dict[str, Any] = Field(
+        default_factory=dict, sa_column=Column(JSON, nullable=False)
+    )
+    """Policy parameters (model, temperature...)."""
+    outcome: str = Field(index=True)
+    """pass, fail or infra_error."""
+    reward: float | None = None
+    """Reward; None for infra_error."""
+    end_reason: str = ""
+    """submit, a limit, or the infrastructure failure."""
+    attempts: int = 1
+    """How many times the episode was run (infra errors are retried)."""
+    image_digest: str = ""
+    """Image the episode ran on."""
+    grader_version: str = ""
+    """Version of the grader that produced the verdict."""
+    hidden_hash: str = ""
+    """Content hash of the hidden checks."""
+    boxgym_version: str = ""
+    """boxgym version that ran the episode."""
+    started_at: float = 0.0
+    """Unix time the episode began."""
+    duration_s: float = 0.0
+    """Wall-clock seconds, grading included."""
+    n_steps: int = 0
+    """Environment steps taken."""
+    prompt_tokens: int = 0
+    """Prompt tokens used by the policy over the episode."""
+    completion_tokens: int = 0
+    """Completion tokens produced by the policy."""
+    policy_latency_s: float = 0.0
+    """Seconds spent waiting for the policy."""
+    messages: list[dict[str, Any]] = Field(
+        default_factory=list, sa_column=Column(JSON, nullable=False)
+    )
+    """The conversation in OpenAI chat format."""
+    export: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    """The final state handed to the grader, for regrading."""
+
+
+class StepRow(SQLModel, table=True):
+    """One step: the assistant turn and what the environment did with it."""
+
+    __tablename__ = "steps"
+
+    id: int | None = Field(default=None, primary_key=True)
+    """Row id."""
+    episode_id: str = Field(foreign_key="episodes.id", index=True)
+    """The episode."""
+    index: int
+    """Position in the episode, from 0."""
+    tool: str = ""
+    """Tool called ('' when the turn held no valid call)."""
+    arguments: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    """Arguments of the call."""
+    observation: str = Field(default="", sa_column=Column(Text, nullable=False))
+    """What the environment answered."""
+    error: str = ""
+    """Why the action was rejected, if it was."""
+    exit_code: int | None = None
+    """Exit code of a command the tool ran."""
+    timed_out: bool = False
+    """The command ran out of time."""
+    env_duration_s: float = 0.0
+    """Seconds the environment took."""
+    policy_latency_s: float = 0.0
+    """Seconds the policy took to produce this turn."""
+    retries: int = 0
+    """Failed policy requests before this turn."""
+    prompt_token_ids: list[int] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    """Prompt token ids (token-in/token-out training)."""
+    completion_token_ids: list[int] | None = Field(
+        default=None, sa_column=Column(JSON, nullable=True)
+    )
+    """Sampled token ids."""
+    logprobs: list[float] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    """Log-probabilities of the sampled tokens."""
+
+
+class VerdictRow(SQLModel, table=True):
+    """A verdict of an episode; regrading adds a new row and marks it current."""
+
+    __tablename__ = "verdicts"
+
+    id: int | None = Field(default=None, primary_key=True)
+    """Row id."""
+    episode_id: str = Field(foreign_key="episodes.id", index=True)
+    """The episode."""
+    current: bool = True
+    """Whether this is the verdict reports use."""
+    created_at: float
+    """Unix time of grading."""
+    outcome: str
+    """pass, fail or infra_error."""
+    reward: float | None = None
+    """Reward (None for infra_error)."""
+    verified: bool = False
+    """Passed with no flags."""
+    reason: str = ""
+    """Why the outcome is what it is."""
+    components: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    """Named scored parts."""
+    flags: list[dict[str, Any]] = Field(
+        default_factory=list, sa_column=Column(JSON, nullable=False)
+    )
+    """Forbidden side effects and tamper signals."""
+    grader: str = ""
+    """Grader name."""
+    grader_version: str = ""
+    """Grader version."""
+    hidden_hash: str = ""
+    """Hidden checks' content hash."""
+    image_digest: str = ""
+    """Image digest."""

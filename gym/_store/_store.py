@@ -1,0 +1,211 @@
+"""The run store: SQLite under trajectories/ by default, any SQLAlchemy URL otherwise."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from sqlalchemy import event, text
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
+from sqlmodel import Session, SQLModel, col, create_engine, delete, select
+
+from gym._errors import StoreError
+from gym._paths import data_dir
+from gym._store._models import EpisodeRow, RunRow, StepRow, VerdictRow
+
+__all__ = ["Store", "default_url"]
+
+
+def default_url() -> str:
+    """``GYM_DB_URL`` if set, else a SQLite file under trajectories/."""
+    return os.environ.get("GYM_DB_URL") or f"sqlite:///{data_dir() / 'runs.db'}"
+
+
+def _normalise(url: str) -> str:
+    if url.startswith(("postgresql://", "postgres://")):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def _sqlite_pragmas(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=FULL")
+        cur.execute("PRAGMA busy_timeout=30000")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.close()
+
+
+class Store:
+    """Runs, episodes, steps and verdicts in a SQL database.
+
+    Every episode is written in one transaction with its steps and verdict, so a crash
+    leaves either the whole episode or nothing.
+
+    Args:
+        url: SQLAlchemy URL (``sqlite:///path.db``, ``postgresql://user@host/db``);
+            ``GYM_DB_URL`` or trajectories/runs.db by default.
+    """
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = url or default_url()
+        try:
+            self.engine = create_engine(_normalise(self.url), pool_pre_ping=True)
+            if self.engine.dialect.name == "sqlite":
+                _sqlite_pragmas(self.engine)
+            SQLModel.metadata.create_all(self.engine)
+        except (SQLAlchemyError, ImportError) as exc:
+            raise StoreError(f"cannot open the run store at {self._safe_url()}: {exc}") from exc
+
+    def _safe_url(self) -> str:
+        if "@" in self.url:
+            scheme, rest = self.url.split("://", 1)
+            return f"{scheme}://***@{rest.split('@', 1)[1]}"
+        return self.url
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[Session]:
+        """A session; errors become `StoreError`."""
+        try:
+            with Session(self.engine, expire_on_commit=False) as session:
+                yield session
+        except SQLAlchemyError as exc:
+            raise StoreError(f"run store error ({self._safe_url()}): {exc}") from exc
+
+    def close(self) -> None:
+        """Release the database connections."""
+        self.engine.dispose()
+
+    # -- runs ------------------------------------------------------------------------
+
+    def ensure_run(self, run: RunRow) -> RunRow:
+        """Insert a run unless one with its id exists; return the stored run."""
+        with self.session() as s:
+            found = s.get(RunRow, run.id)
+            if found is not None:
+                return found
+            s.add(run)
+            s.commit()
+            return run
+
+    def runs(self) -> list[RunRow]:
+        """Every run, newest first."""
+        with self.session() as s:
+            return list(s.exec(select(RunRow).order_by(col(RunRow.created_at).desc())))
+
+    def run(self, run_id: str) -> RunRow:
+        """A run by id or unique id prefix.
+
+        Raises:
+            StoreError: no run, or several, match.
+        """
+        with self.session() as s:
+            found = list(s.exec(select(RunRow).where(col(RunRow.id).startswith(run_id))))
+        if len(found) != 1:
+            what = "no run" if not found else f"{len(found)} runs"
+            raise StoreError(
+                f"{what} matching {run_id!r} in {self._safe_url()} (`gym runs` lists them)"
+            )
+        return found[0]
+
+    # -- episodes --------------------------------------------------------------------
+
+    def episode_outcomes(self, run_id: str) -> dict[str, str]:
+        """Episode id -> outcome of every committed episode of a run."""
+        with self.session() as s:
+            rows = s.exec(
+                select(EpisodeRow.id, EpisodeRow.outcome).where(EpisodeRow.run_id == run_id)
+            )
+            return dict(rows.all())
+
+    def commit_episode(
+        self, episode: EpisodeRow, steps: Sequence[StepRow], verdict: VerdictRow | None
+    ) -> None:
+        """Write an episode with its steps and verdict in one transaction.
+
+        An existing episode with the same id (an infra error being retried) is replaced
+        in the same transaction, so no episode is ever duplicated.
+        """
+        with self.session() as s:
+            s.exec(delete(StepRow).where(col(StepRow.episode_id) == episode.id))
+            s.exec(delete(VerdictRow).where(col(VerdictRow.episode_id) == episode.id))
+            old = s.get(EpisodeRow, episode.id)
+            if old is not None:
+                s.delete(old)
+                s.flush()
+            s.add(episode)
+            s.flush()
+            s.add_all(steps)
+            if verdict is not None:
+                s.add(verdict)
+            run = s.get(RunRow, episode.run_id)
+            if run is not None:
+                run.updated_at = time.time()
+                s.add(run)
+            s.commit()
+
+    def episodes(self, run_id: str) -> list[EpisodeRow]:
+        """Every episode of a run, by environment, task and sample."""
+        with self.session() as s:
+            query = (
+                select(EpisodeRow)
+                .where(EpisodeRow.run_id == run_id)
+                .order_by(
+                    col(EpisodeRow.env_id), col(EpisodeRow.task_id), col(EpisodeRow.sample_index)
+                )
+            )
+            return list(s.exec(query))
+
+    def episode(self, episode_id: str) -> EpisodeRow:
+        """An episode by id or unique prefix."""
+        with self.session() as s:
+            found = list(
+                s.exec(select(EpisodeRow).where(col(EpisodeRow.id).startswith(episode_id)))
+            )
+        if len(found) != 1:
+            raise StoreError(f"{'no' if not found else len(found)} episodes match {episode_id!r}")
+        return found[0]
+
+    def steps(self, episode_id: str) -> list[StepRow]:
+        """The steps of an episode, in order."""
+        with self.session() as s:
+            query = (
+                select(StepRow).where(StepRow.episode_id == episode_id).order_by(col(StepRow.index))
+            )
+            return list(s.exec(query))
+
+    def verdicts(self, run_id: str) -> dict[str, VerdictRow]:
+        """Episode id -> current verdict, for a run."""
+        with self.session() as s:
+            query = (
+                select(VerdictRow)
+                .join(EpisodeRow, col(EpisodeRow.id) == col(VerdictRow.episode_id))
+                .where(EpisodeRow.run_id == run_id, col(VerdictRow.current).is_(True))
+            )
+            return {v.episode_id: v for v in s.exec(query)}
+
+    def add_verdict(self, verdict: VerdictRow, *, outcome: str, reward: float | None) -> None:
+        """Record a new current verdict for an episode (regrade), keeping the old ones."""
+        with self.session() as s:
+            for old in s.exec(
+                select(VerdictRow).where(VerdictRow.episode_id == verdict.episode_id)
+            ):
+                old.current = False
+                s.add(old)
+            s.add(verdict)
+            episode = s.get(EpisodeRow, verdict.episode_id)
+            if episode is not None:
+                episode.outcome, episode.reward = outcome, reward
+                s.add(episode)
+            s.commit()
+
+    def ping(self) -> None:
+        """Check that the database answers."""
+        with self.session() as s:
+            s.exec(text("SELECT 1"))  # type: ignore[call-overload]

@@ -1,0 +1,135 @@
+"""The run store on SQLite and on a real PostgreSQL server."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from gym import StoreError
+from gym._store import EpisodeRow, RunRow, StepRow, Store, VerdictRow
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request, tmp_path):
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'runs.db'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
+    s = Store(url)
+    yield s
+    if request.param == "postgres":  # one server for the session: leave it empty
+        from sqlmodel import SQLModel
+
+        SQLModel.metadata.drop_all(s.engine)
+    s.close()
+
+
+def run_row(run_id: str = "run1") -> RunRow:
+    now = time.time()
+    return RunRow(
+        id=run_id,
+        created_at=now,
+        updated_at=now,
+        config={"envs": ["e"]},
+        policy="oracle",
+        boxgym_version="0",
+    )
+
+
+def episode(eid: str, outcome: str = "pass", run_id: str = "run1") -> EpisodeRow:
+    return EpisodeRow(
+        id=eid,
+        run_id=run_id,
+        env_id="boxgym/X-v0",
+        env_version=0,
+        task_id="t",
+        split="train",
+        sample_index=0,
+        seed=1,
+        policy="oracle",
+        outcome=outcome,
+        reward=1.0 if outcome == "pass" else None,
+        messages=[{"role": "user", "content": "hi"}],
+    )
+
+
+def steps(eid: str, n: int = 2) -> list[StepRow]:
+    return [
+        StepRow(
+            episode_id=eid,
+            index=i,
+            tool="bash",
+            arguments={"command": "ls"},
+            observation="out",
+            completion_token_ids=[1, 2],
+            logprobs=[-0.1, -0.2],
+        )
+        for i in range(n)
+    ]
+
+
+def verdict(eid: str, outcome: str = "pass") -> VerdictRow:
+    return VerdictRow(
+        episode_id=eid,
+        created_at=time.time(),
+        outcome=outcome,
+        reward=1.0,
+        flags=[{"name": "loop", "detail": "", "gating": False}],
+    )
+
+
+def test_an_episode_is_committed_with_its_steps_and_verdict(store):
+    store.ensure_run(run_row())
+    store.commit_episode(episode("e1"), steps("e1"), verdict("e1"))
+    assert store.episode_outcomes("run1") == {"e1": "pass"}
+    assert [s.index for s in store.steps("e1")] == [0, 1]
+    assert store.steps("e1")[0].logprobs == [-0.1, -0.2]
+    assert store.verdicts("run1")["e1"].flags[0]["name"] == "loop"
+    assert store.episode("e1").messages == [{"role": "user", "content": "hi"}]
+
+
+def test_a_failed_commit_leaves_nothing_behind(store, monkeypatch):
+    store.ensure_run(run_row())
+    bad_steps = steps("e2") + [StepRow(episode_id="no-such-episode", index=5)]  # FK violation
+    with pytest.raises(StoreError):
+        store.commit_episode(episode("e2"), bad_steps, verdict("e2"))
+    assert store.episode_outcomes("run1") == {}
+    assert store.steps("e2") == []
+
+
+def test_recommitting_an_episode_replaces_it_without_duplicates(store):
+    store.ensure_run(run_row())
+    store.commit_episode(episode("e3", "infra_error"), steps("e3", 1), None)
+    store.commit_episode(episode("e3", "pass"), steps("e3", 3), verdict("e3"))
+    assert store.episode_outcomes("run1") == {"e3": "pass"}
+    assert len(store.steps("e3")) == 3 and len(store.verdicts("run1")) == 1
+
+
+def test_runs_are_found_by_unique_prefix(store):
+    store.ensure_run(run_row("abc123"))
+    store.ensure_run(run_row("abd456"))
+    assert store.run("abc").id == "abc123"
+    with pytest.raises(StoreError, match="2 runs"):
+        store.run("ab")
+    with pytest.raises(StoreError, match="no run"):
+        store.run("zzz")
+
+
+def test_ensure_run_is_idempotent(store):
+    first = store.ensure_run(run_row())
+    again = store.ensure_run(run_row())
+    assert again.created_at == first.created_at and len(store.runs()) == 1
+
+
+def test_a_regrade_adds_a_current_verdict_and_keeps_the_old(store):
+    store.ensure_run(run_row())
+    store.commit_episode(episode("e4"), steps("e4"), verdict("e4"))
+    store.add_verdict(verdict("e4", "fail"), outcome="fail", reward=0.0)
+    assert store.verdicts("run1")["e4"].outcome == "fail"
+    assert store.episode("e4").outcome == "fail"
+
+
+def test_an_unreachable_database_is_a_store_error(tmp_path):
+    with pytest.raises(StoreError, match="cannot open the run store"):
+        Store(f"postgresql://nobody@/nodb?host={tmp_path}")

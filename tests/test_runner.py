@@ -1,0 +1,158 @@
+"""Benchmark runs: resumable, atomic, crash-safe, and honest about infra errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+import gym
+from gym import OraclePolicy, Policy, PolicyError
+from gym._export_data import export_records
+from gym._report import build_report
+from gym._runner import RunConfig, plan, run
+from gym._sandbox import list_boxgym
+from gym._store import Store
+
+pytestmark = pytest.mark.docker
+GYM = os.path.join(os.path.dirname(sys.executable), "gym")
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(f"sqlite:///{tmp_path / 'runs.db'}")
+    yield s
+    s.close()
+
+
+def test_episode_ids_are_stable_and_distinct():
+    config = RunConfig(envs=["boxgym/PyFunc-v0"], policy="oracle", k=2, limit=3)
+    first, again = plan(config), plan(config)
+    assert [j.episode_id for j in first] == [j.episode_id for j in again]
+    assert len({j.episode_id for j in first}) == 6
+    other = RunConfig(envs=["boxgym/PyFunc-v0"], policy="noop", k=2, limit=3)
+    assert not {j.episode_id for j in first} & {j.episode_id for j in plan(other)}
+
+
+def test_a_second_run_of_the_same_config_skips_committed_episodes(engine, store):
+    config = RunConfig(envs=["boxgym/PyFunc-v0"], policy="oracle", limit=3)
+    state = run(config, store=store, policy_factory=OraclePolicy, concurrency=2)
+    assert (state.done, state.passed, state.skipped) == (3, 3, 0)
+    again = run(config, store=store, policy_factory=OraclePolicy, concurrency=2)
+    assert (again.done, again.skipped) == (0, 3)
+    assert len(store.episodes(config.run_id)) == 3
+    episode = store.episodes(config.run_id)[0]
+    assert episode.image_digest.startswith("sha256:") and episode.grader_version
+    assert episode.hidden_hash and episode.boxgym_version == gym.__version__
+
+
+class BrokenPolicy(Policy):
+    name = "broken"
+
+    def act(self, messages, tools):
+        raise PolicyError("endpoint down")
+
+
+def test_infra_errors_are_retried_then_recorded_never_scored(engine, store):
+    config = RunConfig(envs=["boxgym/PyFunc-v0"], policy="broken", limit=1)
+    state = run(config, store=store, policy_factory=BrokenPolicy, max_attempts=2)
+    assert (state.infra_error, state.passed, state.failed) == (1, 0, 0)
+    (episode,) = store.episodes(config.run_id)
+    assert episode.outcome == "infra_error" and episode.reward is None and episode.attempts == 2
+    report = build_report(store, config.run_id)
+    assert report.overall.infra_error == 1 and report.overall.passed + report.overall.failed == 0
+
+
+def test_export_refuses_the_eval_split_unless_told(engine, store, tmp_path):
+    config = RunConfig(envs=["boxgym/PyFunc-v0"], policy="oracle", split="eval", limit=1)
+    run(config, store=store, policy_factory=OraclePolicy)
+    with pytest.raises(gym.StoreError, match="never exported for training"):
+        export_records(store, config.run_id, tmp_path / "out.jsonl")
+    n = export_records(store, config.run_id, tmp_path / "hf", fmt="hf", allow_eval=True)
+    record = json.loads((tmp_path / "hf" / "data.jsonl").read_text().splitlines()[0])
+    assert n == 1 and record["split"] == "eval" and record["reward"] == 1.0
+    assert record["tool_calls"][-1]["name"] == "submit"
+
+
+def committed(db: str) -> list[str]:
+    try:
+        with sqlite3.connect(db) as conn:
+            return [r[0] for r in conn.execute("select id from episodes")]
+    except sqlite3.OperationalError:
+        return []
+
+
+def test_kill_9_mid_run_then_rerun_loses_and_duplicates_nothing(engine, tmp_path):
+    db = tmp_path / "runs.db"
+    cmd = [
+        GYM,
+        "run",
+        "boxgym/PyFunc-v0",
+        "--policy",
+        "oracle",
+        "--limit",
+        "8",
+        "-c",
+        "2",
+        "--db",
+        f"sqlite:///{db}",
+        "--json",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 240
+    while len(committed(str(db))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = committed(str(db))
+    assert 2 <= len(before) < 8, "kill the run mid-way"
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    after = committed(str(db))
+    assert len(after) == len(set(after)) == 8
+    assert set(before) <= set(after)
+    summary = json.loads(done.stdout)
+    assert summary["envs"]["boxgym/PyFunc-v0"]["pass"] == 8
+    assert not [c for c in list_boxgym() if c.labels["boxgym.owner"].split(":")[1] == str(proc.pid)]
+
+
+def test_replay_policy_replays_a_stored_episode(engine, store):
+    config = RunConfig(envs=["boxgym/PyFunc-v0"], policy="oracle", limit=1)
+    run(config, store=store, policy_factory=OraclePolicy)
+    from gym._replay import ReplayPolicy
+
+    replay = RunConfig(
+        envs=["boxgym/PyFunc-v0"], policy="replay", policy_params={"source": config.run_id}, limit=1
+    )
+    state = run(
+        replay, store=store, policy_factory=lambda: ReplayPolicy(config.run_id, db=store.url)
+    )
+    assert state.passed == 1
+
+
+def test_gate_exits_non_zero_on_a_blocking_rule(engine, tmp_path):
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    out = subprocess.run(
+        [GYM, "run", "boxgym/PyFunc-v0", "--policy", "noop", "--limit", "2", "--db", db, "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    run_id = json.loads(out.stdout)["run_id"]
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[rule]]\nkind = "min_pass_rate"\nvalue = 0.5\n')
+    gate = subprocess.run(
+        [GYM, "gate", run_id, "--rules", str(rules), "--db", db], capture_output=True, text=True
+    )
+    assert gate.returncode == 1 and "FAIL min_pass_rate" in gate.stdout
+    rules.write_text('[[rule]]\nkind = "max_infra_rate"\nvalue = 0.0\n')
+    ok = subprocess.run(
+        [GYM, "gate", run_id, "--rules", str(rules), "--db", db], capture_output=True, text=True
+    )
+    assert ok.returncode == 0, ok.stdout
