@@ -1,0 +1,7 @@
+def collatz_steps(n):
+    """Return how many Collatz steps take the positive integer n to 1."""
+    steps = 0
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        steps += 1
+    return steps

@@ -1,0 +1,3 @@
+def is_prime(n):
+    """Return True if the integer n is prime, otherwise False."""
+    raise NotImplementedError

@@ -1,0 +1,3 @@
+def missing_number(nums):
+    """nums holds n distinct integers from 0..n; return the one that is missing."""
+    raise NotImplementedError

@@ -1,0 +1,3 @@
+def second_largest(nums):
+    """Return the second largest distinct value of nums, or None if there is none."""
+    raise NotImplementedError

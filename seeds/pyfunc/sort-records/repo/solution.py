@@ -1,0 +1,3 @@
+def sort_records(records):
+    """Sort (name, score) tuples by score descending, then name ascending."""
+    raise NotImplementedError

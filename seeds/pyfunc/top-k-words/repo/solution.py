@@ -1,0 +1,3 @@
+def top_k_words(text, k):
+    """Return the k most frequent lowercased words of text, ties in alphabetical order."""
+    raise NotImplementedError

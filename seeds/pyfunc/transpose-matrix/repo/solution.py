@@ -1,0 +1,3 @@
+def transpose(matrix):
+    """Return the transpose of a rectangular matrix given as a list of row lists."""
+    raise NotImplementedError
