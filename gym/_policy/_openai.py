@@ -1,0 +1,433 @@
+"""A policy served by any OpenAI-compatible ``/v1/chat/completions`` endpoint (vLLM first).
+
+One request per turn, with native tool calls (``tools``, ``tool_choice="auto"``).
+Token-in/token-out for training: the request asks for ``logprobs`` and, the vLLM
+way, ``return_token_ids``; vLLM (0.10.2 and later) then answers with the prompt's token
+ids (``prompt_token_ids``, top level), the sampled ids (``choices[0].token_ids``) and
+their log-probabilities (``choices[0].logprobs.content[].logprob``). Servers that
+return none of them are fine: the turn's token fields stay None. A server that rejects
+one of these optional fields with a 400/422 naming it (``transformers serve`` rejects
+``return_token_ids``) gets the same request again without that field, and the policy
+stops sending it.
+
+Failures: connection errors, timeouts, 429 and 5xx are retried with exponential
+backoff and full jitter, waiting at least what ``Retry-After`` asks (seconds or an HTTP
+date, capped at ``max_backoff``); other 4xx fail at once. Either way, once retries are
+spent the policy raises `gym.PolicyError` (the rollout records an infra_error
+episode). A failed request never becomes a turn.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import itertools
+import json
+import os
+import random
+import re
+import time
+from typing import Any
+
+import httpx
+
+from gym._errors import ConfigError, PolicyError
+from gym._policy._base import Policy, Turn
+from gym._policy._parse import parse_tool_call
+from gym._tools import ToolCall
+
+__all__ = ["OpenAIPolicy", "retry_after"]
+
+_OPTIONAL_FIELDS = ("return_token_ids", "logprobs", "top_logprobs", "seed")
+_TOKEN_ID = re.compile(r"^token_id:(\d+)$")
+_ids = itertools.count(1)
+
+
+class _Retryable(Exception):
+    """One failed attempt that may succeed when tried again."""
+
+    def __init__(self, reason: str, wait: float | None = None, *, counts: bool = True) -> None:
+        super().__init__(reason)
+        self.wait = wait
+        self.counts = counts
+
+
+class OpenAIPolicy(Policy):
+    """A model behind an OpenAI-compatible chat completions endpoint.
+
+    Sampling settings are always sent explicitly (``temperature`` and ``top_p``):
+    servers differ in their defaults (vLLM applies the model's generation_config.json
+    unless told otherwise), and run lineage must say what was used. The default,
+    temperature 0, suits evaluation; sample at 1.0 for RL groups.
+
+    Several tool calls in one answer: only the first is executed, and the assistant
+    message appended to the conversation keeps only that one, so every tool call in the
+    conversation has its tool result. Malformed tool calls (arguments that are not a
+    JSON object, a missing name) give a turn without a call and with a ``parse_error``;
+    the message then carries the raw call as text, so the model sees what it said.
+    When a server returns no native call but the text holds a ``<tool_call>`` block
+    (a tool parser that did not match), that block is read as the call.
+
+    Args:
+        model: the served model name (vLLM's ``--served-model-name``).
+        base_url: the API root, ending in ``/v1``.
+        api_key: bearer token; ``$OPENAI_API_KEY`` when None (none sent if unset).
+        temperature: sampling temperature (0 = greedy).
+        top_p: nucleus sampling mass.
+        max_tokens: the most tokens one answer may have.
+        timeout: seconds one request may take (reading the whole answer).
+        connect_timeout: seconds to open a connection.
+        max_retries: failed attempts tolerated per turn before PolicyError.
+        backoff: first backoff ceiling in seconds (doubles per attempt, full jitter).
+        max_backoff: the longest wait between attempts, Retry-After included.
+        seed: sampling seed sent with each request (None: not sent).
+        logprobs: ask for the sampled tokens' log-probabilities.
+        return_token_ids: ask for prompt and completion token ids (vLLM).
+        text_tool_calls: read a ``<tool_call>`` block from the text when the server
+            returned no native call.
+        extra_body: more request fields, merged last (e.g. ``{"top_k": 20}``).
+        headers: more HTTP headers.
+        transport: an httpx transport (tests use `httpx.MockTransport`).
+    """
+
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str = "http://localhost:8000/v1",
+        *,
+        api_key: str | None = None,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        max_tokens: int = 1024,
+        timeout: float = 120.0,
+        connect_timeout: float = 10.0,
+        max_retries: int = 5,
+        backoff: float = 1.0,
+        max_backoff: float = 60.0,
+        seed: int | None = None,
+        logprobs: bool = True,
+        return_token_ids: bool = True,
+        text_tool_calls: bool = True,
+        extra_body: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise ConfigError(f"base_url {base_url!r} must start with http:// or https://")
+        if max_retries < 0 or backoff < 0 or max_backoff < 0 or timeout <= 0:
+            raise ConfigError("max_retries, backoff and max_backoff must be >= 0, timeout > 0")
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.temperature = temperature
+        self.top_p = top_p
+        self.max_tokens = max_tokens
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.seed = seed
+        self.logprobs = logprobs
+        self.return_token_ids = return_token_ids
+        self.text_tool_calls = text_tool_calls
+        self.extra_body = dict(extra_body or {})
+        self._dropped: set[str] = set()
+        self._random = random.Random()
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        auth = {"Authorization": f"Bearer {key}"} if key else {}
+        self._client = httpx.Client(
+            base_url=self.base_url,
+            headers={**auth, **(headers or {})},
+            timeout=httpx.Timeout(timeout, connect=connect_timeout),
+            transport=transport,
+        )
+
+    def params(self) -> dict[str, Any]:
+        """Model, endpoint and sampling settings (never the API key)."""
+        return {
+            "model": self.model,
+            "base_url": self.base_url,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "extra_body": self.extra_body,
+        }
+
+    def close(self) -> None:
+        """Close the HTTP client."""
+        self._client.close()
+
+    # -- one turn ------------------------------------------------------------------------
+
+    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
+        """Ask the endpoint for the next assistant message and read its tool call."""
+        start = time.monotonic()
+        data, failures = self._complete(messages, tools)
+        choice = data["choices"][0]
+        raw = choice["message"]
+        message, call, error = self._read_message(raw, [_tool_name(t) for t in tools])
+        return Turn(
+            message=message,
+            call=call,
+            parse_error=error,
+            prompt_token_ids=_ints(data.get("prompt_token_ids"))
+            or _ints(choice.get("prompt_token_ids")),
+            completion_token_ids=_ints(choice.get("token_ids")) or _logprob_ids(choice),
+            logprobs=_logprobs(choice),
+            usage={k: v for k, v in (data.get("usage") or {}).items() if type(v) is int},
+            latency_s=time.monotonic() - start,
+            retries=failures,
+        )
+
+    def request_body(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """The JSON body of one chat completions request."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_tokens,
+        }
+        if tools:
+            body["tools"] = tools
+            body["tool_choice"] = "auto"
+        if self.logprobs:
+            body["logprobs"] = True
+        if self.return_token_ids:
+            body["return_token_ids"] = True
+        if self.seed is not None:
+            body["seed"] = self.seed
+        body.update(self.extra_body)
+        for field in self._dropped:
+            body.pop(field, None)
+        return body
+
+    def _complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> tuple[dict[str, Any], int]:
+        """The response JSON and how many attempts failed before it."""
+        failures = spent = 0
+        while True:
+            try:
+                return self._attempt(self.request_body(messages, tools)), failures
+            except _Retryable as exc:
+                failures += 1
+                spent += exc.counts
+                if spent > self.max_retries:
+                    raise PolicyError(
+                        f"POST {self.base_url}/chat/completions failed {failures} times "
+                        f"(last: {exc}); is the server up and serving {self.model!r}? "
+                        f"Check GET {self.base_url}/models"
+                    ) from None
+                time.sleep(self._delay(failures, exc.wait))
+
+    def _attempt(self, body: dict[str, Any]) -> dict[str, Any]:
+        try:
+            response = self._client.post("/chat/completions", json=body)
+        except httpx.TimeoutException as exc:
+            raise _Retryable(f"timed out ({type(exc).__name__})") from None
+        except httpx.TransportError as exc:
+            raise _Retryable(f"{type(exc).__name__}: {exc}") from None
+        status = response.status_code
+        if status == 429 or status >= 500:
+            reason = f"HTTP {status}: {_server_message(response)}"
+            raise _Retryable(reason, retry_after(response.headers.get("retry-after")))
+        if status >= 400:
+            self._reject(response, body)
+        return _valid_json(response)
+
+    def _reject(self, response: httpx.Response, body: dict[str, Any]) -> None:
+        """Drop an optional field the server refused (then retry), or raise PolicyError."""
+        text = _server_message(response)
+        if response.status_code in (400, 422):
+            refused = [f for f in _OPTIONAL_FIELDS if f in body and f in text]
+            if refused:
+                self._dropped.update(refused)
+                reason = f"HTTP {response.status_code}: server refused {refused}"
+                raise _Retryable(reason, 0.0, counts=False)
+        raise PolicyError(
+            f"{self.base_url}/chat/completions answered HTTP {response.status_code}: {text}"
+            f" ({_hint(response.status_code, text, self.base_url)})"
+        )
+
+    def _delay(self, failures: int, retry_after_s: float | None) -> float:
+        ceiling = min(self.max_backoff, self.backoff * 2 ** (failures - 1))
+        wait = self._random.uniform(0, ceiling)
+        if retry_after_s is not None:
+            wait = max(wait, min(retry_after_s, self.max_backoff))
+        return wait
+
+    # -- reading the answer --------------------------------------------------------------
+
+    def _read_message(
+        self, raw: dict[str, Any], tool_names: list[str]
+    ) -> tuple[dict[str, Any], ToolCall | None, str]:
+        """The message to append, the call to execute and the parse error."""
+        content = raw.get("content")
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        for key in ("reasoning", "reasoning_content"):
+            if raw.get(key):
+                message[key] = raw[key]
+        calls = raw.get("tool_calls") or []
+        if not calls:
+            return self._text_call(message, tool_names)
+        call, error = _native_call(calls[0])
+        if call is None:
+            message["content"] = _with_text(content, _raw_call_text(calls[0]))
+            return message, None, error
+        call_id = call.id or f"call_{next(_ids)}"
+        call = call.model_copy(update={"id": call_id})
+        message["tool_calls"] = [_wire_call(call)]
+        return message, call, ""
+
+    def _text_call(
+        self, message: dict[str, Any], tool_names: list[str]
+    ) -> tuple[dict[str, Any], ToolCall | None, str]:
+        content = message.get("content")
+        if not self.text_tool_calls or not isinstance(content, str):
+            return message, None, ""
+        found = parse_tool_call(content, tool_names, fallbacks=False)
+        if found.call is None:
+            return message, None, found.error
+        call = found.call.model_copy(update={"id": f"call_{next(_ids)}"})
+        message["tool_calls"] = [_wire_call(call)]
+        return message, call, ""
+
+
+def _native_call(raw: Any) -> tuple[ToolCall | None, str]:
+    """A native tool call read and checked: arguments must be a JSON object."""
+    fn = raw.get("function") if isinstance(raw, dict) else None
+    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
+        return None, "Your tool call has no function name; call one of the tools by name."
+    name, args = fn["name"], fn.get("arguments")
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except json.JSONDecodeError as exc:
+            return None, f"The arguments of your {name} call are not valid JSON ({exc}); fix them."
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        return None, f"The arguments of your {name} call must be a JSON object."
+    call_id = raw.get("id")
+    return ToolCall(name=name, arguments=args, id=call_id if isinstance(call_id, str) else None), ""
+
+
+def _wire_call(call: ToolCall) -> dict[str, Any]:
+    """A tool call in the OpenAI wire form (arguments as a JSON string)."""
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+    }
+
+
+def _raw_call_text(raw: Any) -> str:
+    fn = raw.get("function") if isinstance(raw, dict) else None
+    if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+        args = fn.get("arguments")
+        text = args if isinstance(args, str) else json.dumps(args)
+        body = f'{{"name": {json.dumps(fn["name"])}, "arguments": {text}}}'
+        return f"<tool_call>\n{body}\n</tool_call>"
+    return f"<tool_call>\n{json.dumps(raw)}\n</tool_call>"
+
+
+def _with_text(content: Any, extra: str) -> str:
+    return f"{content}\n{extra}" if isinstance(content, str) and content else extra
+
+
+def _tool_name(schema: dict[str, Any]) -> str:
+    fn = schema.get("function", schema)
+    return str(fn.get("name", "")) if isinstance(fn, dict) else ""
+
+
+def _ints(value: Any) -> list[int] | None:
+    if isinstance(value, list) and value and all(type(v) is int for v in value):
+        return list(value)
+    return None
+
+
+def _logprob_entries(choice: dict[str, Any]) -> list[Any]:
+    logprobs = choice.get("logprobs")
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    return content if isinstance(content, list) else []
+
+
+def _logprobs(choice: dict[str, Any]) -> list[float] | None:
+    values = [e.get("logprob") for e in _logprob_entries(choice) if isinstance(e, dict)]
+    floats = [float(v) for v in values if isinstance(v, int | float)]
+    return floats if floats and len(floats) == len(values) else None
+
+
+def _logprob_ids(choice: dict[str, Any]) -> list[int] | None:
+    """Token ids from ``token_id:N`` logprob tokens (vLLM's return_tokens_as_token_ids)."""
+    tokens = [e.get("token") for e in _logprob_entries(choice) if isinstance(e, dict)]
+    matches = [_TOKEN_ID.match(t) if isinstance(t, str) else None for t in tokens]
+    if matches and all(matches):
+        return [int(m.group(1)) for m in matches if m]
+    return None
+
+
+def _valid_json(response: httpx.Response) -> dict[str, Any]:
+    """The body of a 2xx answer, checked to hold a first choice with a message."""
+    try:
+        data = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise _Retryable(f"HTTP {response.status_code} with a body that is not JSON") from None
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise _Retryable("the answer has no choices")
+    if not isinstance(choices[0].get("message"), dict):
+        raise _Retryable("the answer's first choice has no message")
+    return dict(data)
+
+
+def _server_message(response: httpx.Response) -> str:
+    """The error message a server put in its body (OpenAI, vLLM, FastAPI shapes)."""
+    try:
+        data = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return response.text.strip()[:500] or response.reason_phrase
+    if isinstance(data, dict):
+        err = data.get("error")
+        for value in (
+            err.get("message") if isinstance(err, dict) else err,
+            data.get("message"),
+            data.get("detail"),
+        ):
+            if value:
+                return (value if isinstance(value, str) else json.dumps(value))[:500]
+    return json.dumps(data)[:500]
+
+
+def _hint(status: int, text: str, base_url: str) -> str:
+    if status in (401, 403):
+        return "check api_key or $OPENAI_API_KEY"
+    if status == 404:
+        return f"check base_url (it ends in /v1) and the model name: GET {base_url}/models"
+    if "tool" in text.lower():
+        return (
+            "for vLLM, tool_choice='auto' needs --enable-auto-tool-choice and "
+            "--tool-call-parser matching the model"
+        )
+    if "context" in text.lower() or "too long" in text.lower():
+        return "the conversation exceeds the model's context; lower the step budget or max_tokens"
+    return "fix the request or the server settings"
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds a ``Retry-After`` header asks to wait (delay-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())

@@ -1,0 +1,182 @@
+"""Reading a tool call out of a model's text, for models without native tool calls.
+
+The one format boxgym teaches (in the system prompt, see `tools_prompt`) is Hermes
+style: a JSON object with ``name`` and ``arguments`` between tags::
+
+    <tool_call>
+    {"name": "bash", "arguments": {"command": "ls"}}
+    </tool_call>
+
+`parse_tool_call` reads that format first and tolerates, in this order:
+
+1. a ``<tool_call>`` block holding a list of calls (SmolLM2 writes that), or with its
+   closing tag missing (the generation stopped), or ``parameters`` instead of
+   ``arguments`` (Llama 3 JSON style), or arguments given as a JSON string;
+2. a bare JSON object with ``name`` and ``arguments`` (or ``parameters``) anywhere in
+   the text, fenced as ```json or not;
+3. a fenced ```bash (or ```sh / ```shell) block, read as a ``bash`` call when the
+   environment offers a ``bash`` tool.
+
+Only the first call is taken. Text that holds none of these is a plain answer
+(no call, no error); a ``<tool_call>`` block that cannot be read gives no call and an
+error that says what was wrong and shows the expected form.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection
+from typing import Any, NamedTuple
+
+from gym._tools import ToolCall
+
+__all__ = ["CALL_FORMAT", "TextCall", "format_call", "parse_tool_call", "tools_prompt"]
+
+CALL_FORMAT = '<tool_call>\n{"name": "<tool name>", "arguments": {<arguments>}}\n</tool_call>'
+"""The tool-call form taught to text-only models."""
+
+_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+_FENCED_SHELL = re.compile(r"```(?:bash|sh|shell)[ \t]*\n(.*?)(?:```|$)", re.DOTALL)
+_FENCE = re.compile(r"^```\w*\s*|\s*```$")
+_DECODER = json.JSONDecoder()
+
+
+class TextCall(NamedTuple):
+    """What `parse_tool_call` found in a text."""
+
+    call: ToolCall | None
+    """The first tool call, or None."""
+    error: str
+    """Why a tool call the text tried to make could not be read ('' when none was tried)."""
+    found: int
+    """How many tool calls the text held (only the first is used)."""
+
+
+def parse_tool_call(
+    text: str, tool_names: Collection[str] = (), *, fallbacks: bool = True
+) -> TextCall:
+    """The first tool call written in a model's text.
+
+    Args:
+        text: the model's answer.
+        tool_names: the tools the environment offers (enables the ```bash fallback
+            when it holds ``bash``); names are not checked here, the environment does.
+        fallbacks: also read bare JSON objects and fenced shell blocks; with False only
+            ``<tool_call>`` blocks count.
+
+    Returns:
+        The call (or None), the reason a tagged call could not be read, and how many
+        calls the text held.
+    """
+    blocks = _TAGGED.findall(text)
+    if blocks:
+        return _from_blocks(blocks)
+    if not fallbacks:
+        return TextCall(None, "", 0)
+    objects = [obj for obj in _json_objects(text) if _looks_like_call(obj)]
+    if objects:
+        call, error = _to_call(objects[0])
+        return TextCall(call, error, len(objects))
+    if "bash" in tool_names:
+        shells = [block.strip() for block in _FENCED_SHELL.findall(text) if block.strip()]
+        if shells:
+            return TextCall(ToolCall(name="bash", arguments={"command": shells[0]}), "", 1)
+    return TextCall(None, "", 0)
+
+
+def _from_blocks(blocks: list[str]) -> TextCall:
+    items: list[Any] = []
+    for block in blocks:
+        try:
+            value, _ = _DECODER.raw_decode(_FENCE.sub("", block).strip())
+        except json.JSONDecodeError as exc:
+            if not items:
+                return TextCall(None, _bad(f"the text in <tool_call> is not JSON ({exc})"), 0)
+            break
+        items.extend(value if isinstance(value, list) else [value])
+    if not items:
+        return TextCall(None, _bad("the <tool_call> block holds an empty list"), 0)
+    call, error = _to_call(items[0])
+    return TextCall(call, error, len(items))
+
+
+def _to_call(obj: Any) -> tuple[ToolCall | None, str]:
+    if not isinstance(obj, dict):
+        return None, _bad(f"a tool call must be a JSON object, not {type(obj).__name__}")
+    inner = obj.get("function")
+    fn: dict[str, Any] = inner if isinstance(inner, dict) else obj
+    name = fn.get("name")
+    args = fn.get("arguments", fn.get("parameters", {}))
+    if not isinstance(name, str) or not name.strip():
+        return None, _bad("the tool call has no 'name' string")
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except json.JSONDecodeError as exc:
+            return None, _bad(f"the arguments of {name} are not valid JSON ({exc})")
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        return None, _bad(f"the arguments of {name} must be a JSON object")
+    return ToolCall(name=name.strip(), arguments=args), ""
+
+
+def _looks_like_call(obj: Any) -> bool:
+    return (
+        isinstance(obj, dict)
+        and isinstance(obj.get("name"), str)
+        and ("arguments" in obj or "parameters" in obj)
+    )
+
+
+def _json_objects(text: str) -> list[Any]:
+    """Every top-level JSON object that decodes at some ``{`` of the text, in order."""
+    found: list[Any] = []
+    pos = text.find("{")
+    while pos != -1:
+        try:
+            value, end = _DECODER.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            pos = text.find("{", pos + 1)
+            continue
+        found.append(value)
+        pos = text.find("{", end)
+    return found
+
+
+def _bad(problem: str) -> str:
+    return f"Could not read your tool call: {problem}. Call a tool like this:\n{CALL_FORMAT}"
+
+
+def format_call(name: str, arguments: dict[str, Any]) -> str:
+    """A tool call written in the taught text form."""
+    body = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+    return f"<tool_call>\n{body}\n</tool_call>"
+
+
+def tools_prompt(tools: list[dict[str, Any]]) -> str:
+    """The system-prompt section that lists the tools and teaches the call format.
+
+    Args:
+        tools: OpenAI tool schemas (``{"type": "function", "function": {...}}``).
+    """
+    fns = [t.get("function", t) for t in tools]
+    lines = [json.dumps(fn, ensure_ascii=False) for fn in fns]
+    return (
+        "# Tools\n\nYou may call these tools (JSON schemas):\n<tools>\n"
+        + "\n".join(lines)
+        + "\n</tools>\n\nTo call a tool, write its name and its arguments as one JSON "
+        "object between <tool_call> and </tool_call>, and nothing after it. "
+        "For example:\n" + _example(fns)
+    )
+
+
+def _example(fns: list[dict[str, Any]]) -> str:
+    """A concrete call of one of the tools (bash when offered)."""
+    names = [fn.get("name") for fn in fns]
+    if "bash" in names:
+        return format_call("bash", {"command": "ls"})
+    fn = fns[0] if fns else {"name": "submit"}
+    required = fn.get("parameters", {}).get("required", [])
+    return format_call(str(fn.get("name")), {str(arg): "..." for arg in required})
