@@ -22,9 +22,11 @@ from gym._grading import (
     compose,
     expected_tests,
     export_workspace,
+    file_component,
     loop_flags,
     run_checks,
     tests_component,
+    tool_flags,
 )
 from gym._models import Component, Flag, Task, Verdict
 from gym._sandbox import Manifest, Sandbox, quote
@@ -269,9 +271,12 @@ def grade_code(task: Task, export: Export, image: str, *, calls: list[Any] = ())
         tests=tuple(grading.get("tests", ())),
         timeout=float(grading.get("timeout", 120)),
         call_timeout=float(grading.get("call_timeout", 10)),
+        probes=tuple(task.data.get("probes", ())),
     )
     flags = code_flags(export, task.allowed_paths, hidden_names=hidden)
     flags += command_flags(calls) + loop_flags(calls)
+    flags += tool_flags(calls, task.data.get("forbidden_tools", ()),
+                        task.data.get("forbidden_arguments", ()))
     try:
         report = run_checks(image, base, export, spec)
     except (SandboxError, GradingError) as exc:
@@ -291,4 +296,25 @@ def grade_code(task: Task, export: Export, image: str, *, calls: list[Any] = ())
             components["visible_tests"] = tests_component(
                 report, expected_tests(vis, "workspace"), label="visible tests"
             )
+    components.update(_state_components(task, base, export, report))
     return compose(components, flags, grader=GRADER, version=GRADER_VERSION)
+
+
+def _state_components(
+    task: Task, base: dict[str, bytes], export: Export, report: RunnerReport
+) -> dict[str, Component]:
+    """File checks and named probes a task declares (``[[files]]``, ``[[probes]]``)."""
+    out: dict[str, Component] = {}
+    if entries := task.data.get("files"):
+        final = {**base, **{k: v for k, v in export.files.items() if v is not None}}
+        for rel, data in export.files.items():
+            if data is None:
+                final.pop(rel, None)
+        out["files"] = file_component(list(entries), final)
+    for probe in task.data.get("probes", ()):
+        result = report.probes.get(probe["name"], "missing")
+        out[f"probe:{probe['name']}"] = Component(
+            score=float(result == "passed"), passed=result == "passed",
+            explanation=f"probe {probe['name']!r}: {result}",
+        )
+    return out

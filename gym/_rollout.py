@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from gym._env import ContainerEnv, StepRecord
 from gym._errors import InfraError, PolicyError
+from gym._grading import claim_flags
 from gym._models import Outcome, Verdict
 from gym._policy import Policy, Turn
 
@@ -110,6 +111,13 @@ def run_episode(
     )
 
 
+def _with_claims(verdict: Verdict, messages: list[dict[str, Any]]) -> Verdict:
+    """Add the trajectory flag for a success the agent claimed but grading denied."""
+    said = [m.get("content") or "" for m in messages if m.get("role") == "assistant"]
+    flags = claim_flags(str(said[-1]) if said else "", verdict.outcome)
+    return verdict.model_copy(update={"flags": [*verdict.flags, *flags]}) if flags else verdict
+
+
 def _loop(
     env: gymnasium.Env[Any, Any],
     policy: Policy,
@@ -129,7 +137,7 @@ def _loop(
             obs, reward, terminated, truncated, info = env.step(turn.call)
             messages.append({"role": "tool", "tool_call_id": turn.call.id or "", "content": obs})
         if terminated or truncated:
-            verdict = Verdict.model_validate(info["verdict"])
+            verdict = _with_claims(Verdict.model_validate(info["verdict"]), messages)
             return {
                 "outcome": verdict.outcome,
                 "reward": float(reward),

@@ -10,13 +10,24 @@ from gym._grading._code import (
     tests_component,
 )
 from gym._grading._export import Export, export_workspace, matches
-from gym._grading._trajectory import FLAG_KINDS, code_flags, command_flags, loop_flags
+from gym._grading._files import file_component
+from gym._grading._trajectory import (
+    FLAG_KINDS,
+    claim_flags,
+    code_flags,
+    command_flags,
+    loop_flags,
+    tool_flags,
+)
 from gym._grading._verdict import compose
 
 __all__ = [
     "FLAG_KINDS",
     "RUNNER_HASH",
     "CheckSpec",
+    "claim_flags",
+    "file_component",
+    "tool_flags",
     "Export",
     "RunnerReport",
     "code_flags",

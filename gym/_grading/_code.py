@@ -57,6 +57,8 @@ class CheckSpec(BaseModel):
     """Seconds the checks may run in total."""
     call_timeout: float = 10.0
     """calls: seconds one call of the function under test may take."""
+    probes: tuple[dict[str, Any], ...] = ()
+    """Named boolean probes: ``{name, command, timeout}``; a probe passes if it exits 0."""
 
 
 class RunnerReport(BaseModel):
@@ -71,6 +73,7 @@ class RunnerReport(BaseModel):
     timed_out: bool = False
     error: str | None = None
     import_error: str | None = None
+    probes: dict[str, str] = Field(default_factory=dict)
     duration_s: float = 0.0
 
 
@@ -146,6 +149,7 @@ def _runner_spec(spec: CheckSpec) -> dict[str, Any]:
         "cwd": "/workspace",
         "python_paths": paths,
         "timeout": spec.timeout,
+        "probes": list(spec.probes),
     }
     if spec.kind == "calls":
         check_file = next(iter(sorted(spec.hidden)))

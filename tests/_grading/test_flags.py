@@ -130,3 +130,44 @@ def test_compose_gates_and_weights():
     advisory = compose({"tests": ok}, [Flag(name="loop", gating=False)], grader="g", version="1")
     assert advisory.outcome == "pass" and not advisory.verified
     assert compose({}, [], grader="g", version="1").outcome == "fail"
+
+
+def test_forbidden_tools_and_arguments_are_flagged():
+    from gym._grading import tool_flags
+
+    calls = [
+        ToolCall(name="bash", arguments={"command": "rm -rf /workspace/data"}),
+        ToolCall(name="read_file", arguments={"path": "x"}),
+    ]
+    flags = tool_flags(calls, ["read_file"], [{"tool": "bash", "pattern": r"rm\s+-rf"}])
+    assert {(f.name, f.detail) for f in flags} == {
+        ("forbidden_tool", "read_file"),
+        ("forbidden_argument", r"bash: rm\s+-rf"),
+    }
+    assert tool_flags(calls) == []
+
+
+def test_claimed_success_only_when_grading_disagrees():
+    from gym._grading import claim_flags
+
+    (flag,) = claim_flags("I fixed it, all tests pass now.", "fail")
+    assert flag.name == "claimed_success" and not flag.gating
+    assert claim_flags("All tests pass.", "pass") == []
+    assert claim_flags("I could not fix it.", "fail") == []
+
+
+def test_file_checks():
+    from gym._grading import file_component
+
+    files = {"out.txt": b"hello world\n", "cfg.ini": b"[a]\nx=1\n"}
+    ok = file_component(
+        [
+            {"path": "out.txt", "contains": "world"},
+            {"path": "cfg.ini", "matches": r"^x=1$"},
+            {"path": "gone.txt", "exists": False},
+        ],
+        files,
+    )
+    assert ok.passed and ok.score == 1.0
+    bad = file_component([{"path": "out.txt", "equals": "bye"}, {"path": "missing"}], files)
+    assert not bad.passed and "missing is missing" in bad.explanation

@@ -432,6 +432,35 @@ def run_calls(spec):
 # -- main ----------------------------------------------------------------------------------
 
 
+# -- probes: named boolean checks on the final state ---------------------------------------
+
+
+def wait_with_timeout(pid, seconds):
+    """Exit status of a child, or None if it outlived its timeout (then it is killed)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.01)
+    kill_worker_uid()
+    reap(pid)
+    return None
+
+
+def run_probes(spec):
+    """Run each probe (a shell command, as the worker) and record whether it exited 0."""
+    results = {}
+    for probe in spec.get("probes", []):
+        pid = spawn_worker(["/bin/sh", "-c", probe["command"]], spec["cwd"], [], worker_env(spec))
+        code = wait_with_timeout(pid, probe.get("timeout", 30))
+        kill_worker_uid()
+        results[probe["name"]] = (
+            "timed_out" if code is None else ("passed" if code == 0 else "failed")
+        )
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--spec", required=True)
@@ -443,7 +472,7 @@ def main():
     report = {"runner": "boxgym_runner", "version": VERSION, "kind": spec["kind"]}
     try:
         result = run_pytest(spec) if spec["kind"] == "pytest" else run_calls(spec)
-        report.update(result, error=None)
+        report.update(result, probes=run_probes(spec), error=None)
     except Exception:
         report.update(error=traceback.format_exc()[-4000:])
     report["duration_s"] = round(time.monotonic() - start, 3)

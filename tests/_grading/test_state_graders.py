@@ -1,0 +1,65 @@
+"""File checks and named probes declared by a task, graded in the grading container."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import gymnasium
+import pytest
+
+import gym
+from gym import OraclePolicy, ScriptPolicy, ToolCall, run_episode
+
+pytestmark = pytest.mark.docker
+SEEDS = Path(__file__).resolve().parents[2] / "seeds"
+TASK = "wordstats-top-n"
+EXTRA = """
+forbidden_tools = ["read_file"]
+
+[[files]]
+path = "wordstats/core.py"
+contains = "lower()"
+
+[[files]]
+path = "NOTES.md"
+exists = false
+
+[[probes]]
+name = "case-folding"
+command = "python3 -c \\"import wordstats; assert wordstats.top_n('A a b', 1) == [('a', 2)]\\""
+
+[[probes]]
+name = "no-sleeping"
+command = "sleep 100"
+timeout = 1
+"""
+
+
+@pytest.fixture
+def env(tmp_path):
+    task_dir = tmp_path / "pyrepo" / TASK
+    shutil.copytree(SEEDS / "pyrepo" / TASK, task_dir)
+    spec = (task_dir / "task.toml").read_text()
+    head, _, tail = spec.partition("[tags]")
+    (task_dir / "task.toml").write_text(head + EXTRA + "\n[tags]" + tail)
+    env = gymnasium.make("boxgym/PyRepo-v0", tasks=gym.load_tasks(tmp_path, "pyrepo"))
+    yield env
+    env.close()
+
+
+def test_oracle_passes_file_checks_and_probes_except_the_timed_out_one(env):
+    result = run_episode(env, OraclePolicy(), task_id=TASK)
+    components = result.verdict.components
+    assert components["files"].passed and components["probe:case-folding"].passed
+    assert not components["probe:no-sleeping"].passed
+    assert "timed_out" in components["probe:no-sleeping"].explanation
+    assert result.outcome == "fail"
+
+
+def test_unfixed_code_fails_the_probe_and_a_forbidden_tool_is_flagged(env):
+    calls = [ToolCall(name="read_file", arguments={"path": "wordstats/core.py"})]
+    result = run_episode(env, ScriptPolicy(calls), task_id=TASK)
+    components = result.verdict.components
+    assert not components["files"].passed and not components["probe:case-folding"].passed
+    assert "forbidden_tool" in {f.name for f in result.verdict.flags}
