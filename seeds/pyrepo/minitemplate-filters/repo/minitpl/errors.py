@@ -1,0 +1,5 @@
+"""Errors of the template engine."""
+
+
+class TemplateError(Exception):
+    """A malformed template or an undefined variable."""
