@@ -1,0 +1,6 @@
+"""Plain-text tables."""
+
+from gridfmt.cells import cell_text
+from gridfmt.table import format_table
+
+__all__ = ["cell_text", "format_table"]
