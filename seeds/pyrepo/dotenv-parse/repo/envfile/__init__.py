@@ -1,0 +1,6 @@
+"""Reading .env files."""
+
+from envfile.loader import load
+from envfile.parser import parse
+
+__all__ = ["load", "parse"]
