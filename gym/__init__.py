@@ -33,8 +33,16 @@ from gym._errors import (
     UnsafeArchive,
     UnsafeConfig,
 )
-from gym._grading import CheckSpec, Export, compose, export_workspace, grader_config, matches
-from gym._images import build_image, ensure_image, list_images
+from gym._grading import (
+    CheckSpec,
+    Export,
+    Judge,
+    compose,
+    export_workspace,
+    grader_config,
+    matches,
+)
+from gym._images import build_image, ensure_image, list_images, register_image
 from gym._models import Component, Flag, Task, Verdict, load_tasks
 from gym._policy import (
     LocalPolicy,
@@ -47,7 +55,16 @@ from gym._policy import (
     Turn,
     policy_from_name,
 )
-from gym._registry import EnvInfo, env_ids, envs, load_plugins, make, register, register_builtin
+from gym._registry import (
+    EnvInfo,
+    env_ids,
+    envs,
+    load_plugins,
+    make,
+    register,
+    register_builtin,
+    register_local,
+)
 from gym._rollout import SYSTEM_PROMPT, EpisodeResult, run_episode
 from gym._sandbox import (
     Change,
@@ -94,6 +111,7 @@ __all__ = [
     "GymError",
     "ImageError",
     "InfraError",
+    "Judge",
     "LocalPolicy",
     "Manifest",
     "NoopPolicy",
@@ -143,6 +161,8 @@ __all__ = [
     "reap",
     "register",
     "register_builtin",
+    "register_image",
+    "register_local",
     "run_episode",
     "set_pool_size",
     "task_files",
@@ -151,4 +171,5 @@ __all__ = [
 ]
 
 register_builtin()
+register_local()
 load_plugins()

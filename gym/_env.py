@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, ClassVar, SupportsFloat
 
 import gymnasium
@@ -108,6 +110,9 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]]):
     @classmethod
     def load_tasks(cls) -> list[Task]:
         """The family's tasks, from seeds/<family>/ by default."""
+        here = Path(inspect.getfile(cls)).resolve().parents[2] / "seeds"
+        if (here / cls.family).is_dir():
+            return load_tasks(here, cls.family)
         return load_tasks(project_root() / "seeds", cls.family)
 
     def sample_calls(self) -> list[dict[str, Any]]:

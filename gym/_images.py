@@ -15,12 +15,13 @@ import docker.errors
 from pydantic import BaseModel
 
 from gym._errors import ConfigError, ImageError
-from gym._paths import data_dir, project_root
+from gym._paths import data_dir, project_root, roots
 from gym._sandbox import client
 from gym._sandbox._engine import docker_errors
 
 __all__ = [
     "ImageRecord",
+    "register_image",
     "build_image",
     "context_hash",
     "ensure_image",
@@ -58,9 +59,27 @@ class ImageRecord(BaseModel):
     """Image size in MiB."""
 
 
+_contexts: dict[str, Path] = {}
+
+
+def register_image(name: str, context: Path) -> None:
+    """Make a build context outside images/ known under a name (for plugin packages).
+
+    Args:
+        name: the image name environments refer to (their ``image`` class variable).
+        context: a folder holding a Dockerfile and its build context.
+    """
+    if not (Path(context) / "Dockerfile").is_file():
+        raise ConfigError(f"{context} has no Dockerfile")
+    _contexts[name] = Path(context)
+
+
 def image_dir(name: str) -> Path:
-    """images/<name>/, checked to exist and hold a Dockerfile."""
-    path = project_root() / "images" / name
+    """The build context of an image: registered by a plugin, or images/<name>/."""
+    path = _contexts.get(name) or next(
+        (r / "images" / name for r in roots() if (r / "images" / name / "Dockerfile").is_file()),
+        project_root() / "images" / name,
+    )
     if not (path / "Dockerfile").is_file():
         known = ", ".join(image_names()) or "none"
         raise ConfigError(f"no image folder images/{name}/ with a Dockerfile (known: {known})")
@@ -69,8 +88,8 @@ def image_dir(name: str) -> Path:
 
 def image_names() -> list[str]:
     """The image folders under images/."""
-    root = project_root() / "images"
-    return sorted(p.parent.name for p in root.glob("*/Dockerfile"))
+    found = {p.parent.name for r in roots() for p in (r / "images").glob("*/Dockerfile")}
+    return sorted(found | set(_contexts))
 
 
 def _context_files(path: Path) -> list[Path]:
@@ -95,8 +114,12 @@ def register_forbidden_hashes(source: ForbiddenHashes) -> None:
 
 def seed_secret_hashes() -> set[str]:
     """Content hashes of every hidden check and oracle file under seeds/."""
-    seeds = project_root() / "seeds"
-    files = [*seeds.glob("*/*/hidden/**/*"), *seeds.glob("*/*/oracle/**/*")]
+    files = [
+        f
+        for r in roots()
+        for pattern in ("*/*/hidden/**/*", "*/*/oracle/**/*")
+        for f in (r / "seeds").glob(pattern)
+    ]
     return {hashlib.sha256(f.read_bytes()).hexdigest() for f in files if f.is_file()}
 
 
@@ -176,16 +199,24 @@ def _save_record(record: ImageRecord) -> None:
     tmp.replace(path)
 
 
+class _Missing(Exception):
+    """The image is not in the engine (kept apart from engine errors)."""
+
+
 def ensure_image(name: str, *, build: bool = True) -> str:
     """The digest of the current build of images/<name>/, building it if missing."""
     with _lock:
         if name in _resolved:
             return _resolved[name]
     tag = _tag(name, context_hash(name))
+    engine = client()
     try:
         with docker_errors():
-            digest = str(client().images.get(tag).id)
-    except docker.errors.ImageNotFound:
+            try:
+                digest = str(engine.images.get(tag).id)
+            except docker.errors.ImageNotFound:
+                raise _Missing from None
+    except _Missing:
         if not build:
             raise ImageError(f"image {tag} is not built: run `gym images build {name}`") from None
         log.warning("building image %s (first use; later runs reuse it)", tag)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["data_dir", "project_root"]
+__all__ = ["data_dir", "install_root", "project_root", "roots"]
 
 
 def project_root() -> Path:
@@ -15,7 +15,17 @@ def project_root() -> Path:
     """
     if env := os.environ.get("GYM_ROOT"):
         return Path(env).resolve()
+    return install_root()
+
+
+def install_root() -> Path:
+    """The checkout this package was installed from (holds the bundled images and seeds)."""
     return Path(__file__).resolve().parent.parent
+
+
+def roots() -> list[Path]:
+    """Where to look for images/ and seeds/: the project root, then the install root."""
+    return list(dict.fromkeys([project_root(), install_root()]))
 
 
 def data_dir() -> Path:

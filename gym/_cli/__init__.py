@@ -164,4 +164,19 @@ def env_validate(
         raise typer.Exit(1)
 
 
-from gym._cli import _runs  # noqa: E402,F401  (registers run, report, compare, ...)
+@env_app.command("new")
+def env_new(
+    name: Annotated[str, typer.Argument(help="Folder name, e.g. my_env.")],
+    family: Annotated[str, typer.Option("--family", help="code, sql or api.")] = "code",
+    env_id: Annotated[str | None, typer.Option("--id", help="Id (boxgym/<Name>-v0).")] = None,
+) -> None:
+    """Scaffold environments/NAME, images/NAME and seeds/NAME with a working example."""
+    from gym._scaffold import class_name, scaffold
+
+    for path in scaffold(name, family=family, env_id=env_id):
+        console.print(f"created {path}")
+    new_id = env_id or f"boxgym/{class_name(name).removesuffix('Env')}-v0"
+    console.print(f"next: gym env validate {new_id}   (see docs/authoring.md)")
+
+
+from gym._cli import _judge, _runs  # noqa: E402,F401  (registers judge, run, report, ...)

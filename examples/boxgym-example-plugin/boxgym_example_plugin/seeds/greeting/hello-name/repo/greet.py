@@ -1,0 +1,3 @@
+def hello(name):
+    """Greet name."""
+    raise NotImplementedError

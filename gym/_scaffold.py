@@ -1,0 +1,214 @@
+"""`gym env new`: scaffold an environment, its image and a working example task."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from gym._errors import ConfigError
+from gym._paths import project_root
+
+__all__ = ["FAMILIES", "class_name", "scaffold"]
+
+NAME = re.compile(r"^[a-z][a-z0-9_]{1,40}$")
+FAMILIES = ("code",)
+
+CODE_MODULE = '''"""{Title}: a code environment created with `gym env new` (see README.md)."""
+
+from typing import ClassVar
+
+import gym
+
+__all__ = ["{Class}"]
+
+
+class {Class}(gym.CodeEnv):
+    """A Python project in /workspace with a task to do.
+
+    Tools: bash, read_file, write_file, submit. Graded in a fresh container by the
+    task's hidden tests and its pristine visible tests.
+    """
+
+    family: ClassVar[str] = "{name}"
+    image: ClassVar[str] = "{name}"
+'''
+
+MANIFEST = """# Environments of this folder, registered when `import gym` runs.
+[[env]]
+id = "{env_id}"
+class = "{Class}"
+max_steps = 30
+max_seconds = 1800
+"""
+
+README = """# {Title}
+
+`{env_id}`: created with `gym env new {name} --family code`. Edit this file as the
+environment grows.
+
+## Description
+
+A small Python project is copied into `/workspace` (with a one-commit git history); the
+agent must change it so that the task's hidden tests pass.
+
+## Actions
+
+OpenAI-style tool calls: `bash(command)`, `read_file(path)`, `write_file(path, content)`,
+`submit()`. The JSON schemas are in `info["tools"]` after `reset`.
+
+## Observations
+
+Text: the task prompt after `reset`, then each tool's output (stdout, stderr, exit code;
+long output is cut with an explicit marker).
+
+## Reward
+
+1.0 when every hidden and visible test passes in a fresh grading container and no
+forbidden side effect is flagged (changes outside `allowed_paths`, touched tests,
+planted hooks...); 0.0 otherwise. Infrastructure failures raise `gym.InfraError`
+instead of giving a reward.
+
+## Episode End
+
+`submit()` terminates the episode; the step budget (30) or time budget (1800 s)
+truncates it. Both are graded.
+
+## Arguments
+
+`gymnasium.make("{env_id}", split=None, exec_timeout=60, max_output=16384)`;
+`gym.make(..., max_steps=N, max_seconds=S)` overrides the budgets.
+
+## Version History
+
+- v0: initial version.
+"""
+
+DOCKERFILE = """# Toolchain image of {name}: never put tasks, tests or solutions here (gym checks).
+FROM debian:bookworm-slim
+RUN apt-get update \\
+ && apt-get install -y --no-install-recommends python3 python3-pytest git ca-certificates procps \\
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/* \\
+ && useradd --uid 1000 --create-home --shell /bin/bash agent \\
+ && git config --system init.defaultBranch main \\
+ && git config --system safe.directory '*'
+ENV LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PYTHONHASHSEED=0 TZ=UTC
+WORKDIR /workspace
+"""
+
+TASK_TOML = '''id = "example"
+split = "train"
+allowed_paths = ["calc/**"]
+prompt = """
+The `calc` package in /workspace has a bug: `mean([])` raises ZeroDivisionError. It
+should return 0.0 for an empty list. Fix calc/stats.py without changing the tests, then
+call submit.
+"""
+
+[tags]
+difficulty = "easy"
+skill = "bugfix"
+
+[grading]
+kind = "pytest"
+visible_tests = ["tests/test_stats.py"]
+python_paths = ["."]
+'''
+
+REPO_STATS = '''"""Small statistics."""
+
+
+def mean(values):
+    """The arithmetic mean of values."""
+    return sum(values) / len(values)
+'''
+
+ORACLE_STATS = '''"""Small statistics."""
+
+
+def mean(values):
+    """The arithmetic mean of values (0.0 for no values)."""
+    if not values:
+        return 0.0
+    return sum(values) / len(values)
+'''
+
+VISIBLE_TEST = """from calc.stats import mean
+
+
+def test_mean_of_numbers():
+    assert mean([1, 2, 3]) == 2
+"""
+
+HIDDEN_TEST = """from calc.stats import mean
+
+
+def test_mean_of_nothing_is_zero():
+    assert mean([]) == 0.0
+
+
+def test_mean_still_works():
+    assert mean([2, 4]) == 3
+"""
+
+
+def class_name(name: str) -> str:
+    """``my_env`` -> ``MyEnv``."""
+    return "".join(part.capitalize() for part in name.split("_")) + "Env"
+
+
+def _files(name: str, env_id: str) -> dict[str, str]:
+    fields = {
+        "name": name,
+        "Class": class_name(name),
+        "env_id": env_id,
+        "Title": class_name(name).removesuffix("Env"),
+    }
+    task = f"seeds/{name}/example"
+    return {
+        f"environments/{name}/__init__.py": CODE_MODULE.format(**fields),
+        f"environments/{name}/boxgym.toml": MANIFEST.format(**fields),
+        f"environments/{name}/README.md": README.format(**fields),
+        f"images/{name}/Dockerfile": DOCKERFILE.format(**fields),
+        f"{task}/task.toml": TASK_TOML,
+        f"{task}/repo/calc/__init__.py": '"""A tiny calculator package."""\n',
+        f"{task}/repo/calc/stats.py": REPO_STATS,
+        f"{task}/repo/tests/test_stats.py": VISIBLE_TEST,
+        f"{task}/oracle/calc/stats.py": ORACLE_STATS,
+        f"{task}/hidden/test_stats_hidden.py": HIDDEN_TEST,
+    }
+
+
+def scaffold(
+    name: str, *, family: str = "code", env_id: str | None = None, root: Path | None = None
+) -> list[Path]:
+    """Create environments/NAME, images/NAME and seeds/NAME with a working example task.
+
+    Args:
+        name: folder name (lowercase letters, digits and underscores).
+        family: the kind of environment; ``code`` for now.
+        env_id: the id to register (``boxgym/<Name>-v0`` by default).
+        root: the project root (the current one by default).
+
+    Returns:
+        The files written.
+    """
+    if not NAME.match(name):
+        raise ConfigError(f"environment name {name!r}: use lowercase letters, digits and _")
+    if family not in FAMILIES:
+        raise ConfigError(f"family {family!r} is not one of {', '.join(FAMILIES)}")
+    base = root or project_root()
+    env_id = env_id or f"boxgym/{class_name(name).removesuffix('Env')}-v0"
+    taken = [
+        d
+        for d in (f"environments/{name}", f"images/{name}", f"seeds/{name}")
+        if (base / d).exists()
+    ]
+    if taken:
+        raise ConfigError(f"{', '.join(taken)} already exist(s); pick another name")
+    written = []
+    for rel, content in _files(name, env_id).items():
+        path = base / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+        written.append(path)
+    return written
