@@ -16,6 +16,7 @@ from gym._grading import (
     RUNNER_HASH,
     CheckSpec,
     Export,
+    Judge,
     RunnerReport,
     code_flags,
     command_flags,
@@ -27,6 +28,7 @@ from gym._grading import (
     run_checks,
     tests_component,
     tool_flags,
+    unified_diff,
 )
 from gym._models import Component, Flag, Task, Verdict
 from gym._sandbox import Manifest, Sandbox, quote
@@ -297,7 +299,51 @@ def grade_code(task: Task, export: Export, image: str, *, calls: list[Any] = ())
                 report, expected_tests(vis, "workspace"), label="visible tests"
             )
     components.update(_state_components(task, base, export, report))
-    return compose(components, flags, grader=GRADER, version=GRADER_VERSION)
+    verdict = compose(components, flags, grader=GRADER, version=GRADER_VERSION)
+    if "judge" not in task.data:
+        return verdict
+    try:  # a judge could not turn a fail into a pass: it is only asked about passes
+        judged = _judge_component(task, export, ask=verdict.outcome == "pass")
+    except GradingError as exc:
+        return Verdict.infra(f"judge failed: {exc}", grader=GRADER, grader_version=GRADER_VERSION)
+    if isinstance(judged, str):
+        verdict.reason += f"; {judged}"
+        return verdict
+    version, component = judged
+    components["judge"] = component
+    return compose(components, flags, grader=GRADER, version=f"{GRADER_VERSION}+judge.{version}")
+
+
+# -- optional LLM judge (a task's [judge] table) ------------------------------------------
+
+_JUDGE_KEYS = {"rubric", "weight", "threshold", "gated"}
+
+
+def _judge_component(
+    task: Task, export: Export, *, ask: bool = True
+) -> tuple[str, Component] | str:
+    """(judge version, ``judge`` component) for a task declaring ``[judge]``, or why none.
+
+    The judge reads the task prompt and the unified diff of the exported (allowed) files
+    against the task's repo. Its endpoint comes from ``GYM_JUDGE_BASE_URL`` and
+    ``GYM_JUDGE_MODEL``; the task's table gives rubric, weight, threshold and gated
+    (false by default). With no judge configured there is no component, only a note.
+
+    Raises:
+        ConfigError: the [judge] table has unknown keys or bad values.
+        GradingError: the judge failed after its retries or gave no parsable verdict.
+    """
+    table = task.data["judge"]
+    if not isinstance(table, dict) or set(table) - _JUDGE_KEYS:
+        raise ConfigError(f"task {task.id}: [judge] may only set {sorted(_JUDGE_KEYS)}")
+    judge = Judge.from_env(**table)
+    if judge is None:
+        return "a judge is declared but none is configured (GYM_JUDGE_BASE_URL, GYM_JUDGE_MODEL)"
+    if not ask:
+        return "the judge was not asked (the episode failed before it)"
+    diff = unified_diff(task_files(task, with_git=False), export.files) or "(no changes)"
+    with judge:
+        return judge.version, judge.score(task.prompt, diff)
 
 
 def _state_components(

@@ -11,6 +11,7 @@ from gym._grading._code import (
 )
 from gym._grading._export import Export, export_workspace, matches
 from gym._grading._files import file_component
+from gym._grading._judge import Judge, JudgeScore, PairwiseResult, unified_diff
 from gym._grading._trajectory import (
     FLAG_KINDS,
     claim_flags,
@@ -29,6 +30,9 @@ __all__ = [
     "file_component",
     "tool_flags",
     "Export",
+    "Judge",
+    "JudgeScore",
+    "PairwiseResult",
     "RunnerReport",
     "code_flags",
     "command_flags",
@@ -40,4 +44,5 @@ __all__ = [
     "matches",
     "run_checks",
     "tests_component",
+    "unified_diff",
 ]
