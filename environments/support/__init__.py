@@ -11,6 +11,7 @@ from environments.support._api import (
     Request,
     exchange_command,
     parse_response,
+    raw_request,
     render,
     request_for,
 )
@@ -74,6 +75,7 @@ class SupportEnv(gym.ContainerEnv):
         "boot": ((SERVICE_USER, START),),
     }
     max_reply: ClassVar[int] = 1 << 20
+    max_request: ClassVar[int] = 16 << 10
     last_export: SupportExport | None = None
 
     def sample_calls(self) -> list[dict[str, Any]]:
@@ -86,6 +88,7 @@ class SupportEnv(gym.ContainerEnv):
 
     def setup(self, task: gym.Task, sandbox: gym.Sandbox) -> None:
         """Check that the service (started at boot) answers before the episode begins."""
+        self.last_export = None
         status, _ = self._exchange(("GET", "/health", None), sandbox)
         if status != 200:
             raise gym.SandboxUnavailable(f"the support service answered /health with {status}")
@@ -259,6 +262,8 @@ class SupportEnv(gym.ContainerEnv):
             request = request_for(tool, arguments)
         except ValueError as exc:
             raise gym.ConfigError(str(exc)) from None
+        if len(raw_request(request)) > self.max_request:
+            raise gym.ConfigError(f"the request exceeds {self.max_request} bytes; shorten it")
         status, body = self._exchange(request)
         return render(status, body)
 
