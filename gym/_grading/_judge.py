@@ -306,14 +306,6 @@ class Judge(BaseModel):
         """HTTP requests this judge has sent (retries included; cache hits send none)."""
         return self._requests
 
-    def with_rubric(self, rubric: str | None = None, **settings: Any) -> Judge:
-        """A copy with another rubric and settings (weight, threshold, gated...)."""
-        update = {k: v for k, v in settings.items() if v is not None}
-        if rubric:
-            update["rubric"] = rubric
-        data = self.model_dump(exclude={"api_key"}) | update
-        return type(self)(api_key=self.api_key, **data)
-
     def close(self) -> None:
         """Close the HTTP client (it is opened again on the next call)."""
         with self._lock:

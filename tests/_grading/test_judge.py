@@ -436,6 +436,10 @@ def test_labels_from_run(tmp_path):
         store.commit_episode(episode, [], None)
     labels = labels_from_run(store, "r1")
     store.close()
+    out = tmp_path / "labels.jsonl"
+    cli = CliRunner().invoke(app, ["judge", "labels", "r1", "--db", store.url, "-o", str(out)])
+    assert cli.exit_code == 0, cli.output
+    assert read_labels(out) == labels
     assert [(x.source, x.label) for x in labels] == [("e1", 1), ("e2", 0)]
     assert "digit_sum(n)" in labels[0].task
     assert "+    return sum(map(int, str(abs(n))))" in labels[0].answer
