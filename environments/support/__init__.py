@@ -368,7 +368,7 @@ class SupportEnv(gym.ContainerEnv):
             replay(sandbox, actions, timeout=60.0)
             return dump_state(sandbox)
         finally:
-            sandbox.close()
+            gym.discard(sandbox)
 
     def grading_config(self) -> gym.SandboxConfig:
         """Settings of the grading container: the pristine image, the service booted."""

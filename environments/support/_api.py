@@ -20,7 +20,9 @@ __all__ = [
     "PORT",
     "WRITE_TOOLS",
     "Request",
+    "batch_command",
     "exchange_command",
+    "parse_batch",
     "parse_response",
     "raw_request",
     "render",
@@ -156,6 +158,34 @@ def exchange_command(request: Request, port: int = PORT) -> str:
     return (
         f"( exec 3<>/dev/tcp/127.0.0.1/{port} || exit 3; base64 -d <<<'{payload}' >&3 && cat <&3 )"
     )
+
+
+def batch_command(requests: list[Request], port: int = PORT) -> str:
+    """A bash script that sends requests in order, printing each raw reply on one line.
+
+    Replies are base64-encoded; the script exits 3 as soon as nothing listens.
+    """
+    lines = ["set -o pipefail"]
+    for request in requests:
+        payload = base64.b64encode(raw_request(request)).decode()
+        lines.append(
+            f"( exec 3<>/dev/tcp/127.0.0.1/{port} || exit 3; "
+            f"base64 -d <<<'{payload}' >&3 && base64 -w0 <&3 ) || exit 3; echo"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def parse_batch(output: str) -> list[tuple[int, Any]]:
+    """Status and body of each reply printed by `batch_command`.
+
+    Raises:
+        ValueError: a line is not a base64 HTTP reply with a JSON body.
+    """
+    return [
+        parse_response(base64.b64decode(line).decode("utf-8", "replace"))
+        for line in output.splitlines()
+        if line.strip()
+    ]
 
 
 def parse_response(raw: str) -> tuple[int, Any]:
