@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from gym._errors import GradingError, SandboxError
+from gym._errors import GradingError
 from gym._grading._export import Export
 from gym._models import Component
-from gym._sandbox import Sandbox, SandboxConfig, pool_for
+from gym._sandbox import Sandbox, SandboxConfig, discard, pack, pool_for
 
 __all__ = [
     "RUNNER_PATH",
@@ -119,7 +119,8 @@ def expected_tests(files: dict[str, bytes], prefix: str) -> list[str]:
     return ids
 
 
-def _stage(sandbox: Sandbox, base: dict[str, bytes], export: Export, spec: CheckSpec) -> None:
+def _bundle(base: dict[str, bytes], export: Export, spec: CheckSpec) -> bytes:
+    """One archive, rooted at /, of everything the grading container needs."""
     files = dict(base)
     for rel, data in export.files.items():
         if data is None:
@@ -129,17 +130,12 @@ def _stage(sandbox: Sandbox, base: dict[str, bytes], export: Export, spec: Check
     for rel in spec.visible_tests:  # tests always run in their pristine version
         if rel in base:
             files[rel] = base[rel]
-    sandbox.put_files("/workspace", files)
-    sandbox.put_files(f"{_GRADE}/tests", spec.hidden)
-    sandbox.put_files(f"{_GRADE}/runner", {"boxgym_runner.py": RUNNER_PATH.read_bytes()})
-    runner_spec = _runner_spec(spec)
-    sandbox.put_files(
-        _GRADE,
-        {"pytest.ini": b"[pytest]\n", "spec.json": json.dumps(runner_spec).encode()},
-    )
-    result = sandbox.exec(["sh", "-c", f"mkdir -m 0700 {_GRADE}/out"], timeout=30)
-    if not result.ok:
-        raise GradingError(f"could not create the report directory: {result.stderr[:300]}")
+    bundle = {f"workspace/{rel}": data for rel, data in files.items()}
+    bundle |= {f"grade/tests/{rel}": data for rel, data in spec.hidden.items()}
+    bundle["grade/runner/boxgym_runner.py"] = RUNNER_PATH.read_bytes()
+    bundle["grade/pytest.ini"] = b"[pytest]\n"
+    bundle["grade/spec.json"] = json.dumps(_runner_spec(spec)).encode()
+    return pack(bundle)
 
 
 def _runner_spec(spec: CheckSpec) -> dict[str, Any]:
@@ -166,40 +162,55 @@ def _runner_spec(spec: CheckSpec) -> dict[str, Any]:
     return {**common, "config": f"{_GRADE}/pytest.ini", "rootdir": "/", "test_files": test_files}
 
 
+_REPORT_MARK = "__BOXGYM_REPORT__"
+_SCRIPT = (
+    "set -e; tar -x --no-same-owner -C /; mkdir -m 0700 /grade/out; "
+    "/usr/bin/python3 -I /grade/runner/boxgym_runner.py --spec /grade/spec.json "
+    "--out /grade/out/report.json || true; "
+    f"printf '%s\\n' {_REPORT_MARK}; cat /grade/out/report.json"
+)
+
+
+def _acquire(image: str) -> Sandbox:
+    """A fresh, never-used grading container (pre-started by a warm pool)."""
+    return pool_for(grader_config(image)).acquire()
+
+
 def run_checks(image: str, base: dict[str, bytes], export: Export, spec: CheckSpec) -> RunnerReport:
-    """Stage a fresh grading container and run the trusted runner in it.
+    """Stage a fresh grading container and run the trusted runner in it, in one exec.
+
+    The exec (as root, in a container that never held the agent) unpacks the state and
+    the checks, creates the root-only report directory, runs the runner, then prints
+    the report file. Only root processes write to that exec's output: the code under
+    test runs as another uid with its output sent to a file, and is killed before the
+    report is read.
 
     Raises:
         GradingError: the runner left no readable report, or reported its own crash.
         SandboxError: the grading container failed (the caller makes this infra_error).
     """
-    sandbox = pool_for(grader_config(image)).acquire()
+    sandbox = _acquire(image)
     try:
-        _stage(sandbox, base, export, spec)
-        cmd = [
-            "/usr/bin/python3",
-            "-I",
-            f"{_GRADE}/runner/boxgym_runner.py",
-            "--spec",
-            f"{_GRADE}/spec.json",
-            "--out",
-            f"{_GRADE}/out/report.json",
-        ]
-        result = sandbox.exec(cmd, timeout=spec.timeout + 60)
+        result = sandbox.exec(
+            ["sh", "-c", _SCRIPT],
+            stdin=_bundle(base, export, spec),
+            timeout=spec.timeout + 60,
+            max_output=16 << 20,
+        )
         if result.timed_out:
             raise GradingError(f"the grading runner did not finish in {spec.timeout + 60:.0f}s")
-        try:
-            raw = sandbox.read_file(f"{_GRADE}/out/report.json", max_bytes=8 << 20)
-        except SandboxError as exc:
+        _, mark, raw = result.stdout.partition(_REPORT_MARK + "\n")
+        if not mark or not raw.strip():
+            sandbox.ensure_running()
             raise GradingError(
                 f"the runner wrote no report (exit {result.exit_code}): {result.stderr[-500:]}"
-            ) from exc
+            )
         report = RunnerReport.model_validate_json(raw)
         if report.error:
             raise GradingError(f"the grading runner crashed: {report.error[-1500:]}")
         return report
     finally:
-        sandbox.close()
+        discard(sandbox)
 
 
 def tests_component(report: RunnerReport, expected: Sequence[str], *, label: str) -> Component:

@@ -30,14 +30,14 @@ def test_a_crashing_grader_is_an_infra_error(engine, monkeypatch):
 
 
 def test_a_grading_container_that_dies_is_an_infra_error(engine, monkeypatch):
-    real = code_grading._stage
+    real = code_grading._acquire
 
-    def stage_then_die(sandbox, *args):
-        out = real(sandbox, *args)
+    def acquire_then_die(image):
+        sandbox = real(image)
         client().containers.get(sandbox.container.id).kill()
-        return out
+        return sandbox
 
-    monkeypatch.setattr(code_grading, "_stage", stage_then_die)
+    monkeypatch.setattr(code_grading, "_acquire", acquire_then_die)
     result = run_episode(gymnasium.make("boxgym/PyRepo-v0"), OraclePolicy(), task_id=TASK)
     assert result.outcome == "infra_error" and result.reward is None
     assert result.verdict.reason.startswith("grading failed")
