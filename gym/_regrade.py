@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from gym._registry import make
+from gym._rollout import with_claims
 from gym._store import Store, VerdictRow
 from gym._tools import ToolCall
 
@@ -26,7 +27,7 @@ def regrade_run(store: Store, run_id: str) -> list[dict[str, Any]]:
         if regrade is None:
             continue
         calls = [ToolCall(name=s.tool, arguments=s.arguments) for s in store.steps(e.id) if s.tool]
-        verdict = regrade(e.task_id, e.export, calls)
+        verdict = with_claims(regrade(e.task_id, e.export, calls), e.messages)
         data = verdict.model_dump(mode="json")
         old = before.get(e.id)
         old_key = (old.outcome, old.reward, [f["name"] for f in old.flags]) if old else None

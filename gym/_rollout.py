@@ -14,7 +14,7 @@ from gym._grading import claim_flags
 from gym._models import Outcome, Verdict
 from gym._policy import Policy, Turn
 
-__all__ = ["EpisodeResult", "SYSTEM_PROMPT", "run_episode"]
+__all__ = ["SYSTEM_PROMPT", "EpisodeResult", "run_episode", "with_claims"]
 
 SYSTEM_PROMPT = (
     "You are an autonomous agent working inside a Linux container. Use the tools to "
@@ -111,7 +111,7 @@ def run_episode(
     )
 
 
-def _with_claims(verdict: Verdict, messages: list[dict[str, Any]]) -> Verdict:
+def with_claims(verdict: Verdict, messages: list[dict[str, Any]]) -> Verdict:
     """Add the trajectory flag for a success the agent claimed but grading denied."""
     said = [m.get("content") or "" for m in messages if m.get("role") == "assistant"]
     flags = claim_flags(str(said[-1]) if said else "", verdict.outcome)
@@ -137,7 +137,7 @@ def _loop(
             obs, reward, terminated, truncated, info = env.step(turn.call)
             messages.append({"role": "tool", "tool_call_id": turn.call.id or "", "content": obs})
         if terminated or truncated:
-            verdict = _with_claims(Verdict.model_validate(info["verdict"]), messages)
+            verdict = with_claims(Verdict.model_validate(info["verdict"]), messages)
             return {
                 "outcome": verdict.outcome,
                 "reward": float(reward),

@@ -73,6 +73,8 @@ class RunnerReport(BaseModel):
     timed_out: bool = False
     error: str | None = None
     import_error: str | None = None
+    forged_lines: int = 0
+    """Lines on the report channel without the run's secret tag (tampering)."""
     probes: dict[str, str] = Field(default_factory=dict)
     duration_s: float = 0.0
 
@@ -164,7 +166,7 @@ def _runner_spec(spec: CheckSpec) -> dict[str, Any]:
 
 _REPORT_MARK = "__BOXGYM_REPORT__"
 _SCRIPT = (
-    "set -e; tar -x --no-same-owner -C /; mkdir -m 0700 /grade/out; "
+    "set -e; tar -x --no-same-owner -C /; mkdir -m 0700 /grade/out; {private}"
     "/usr/bin/python3 -I /grade/runner/boxgym_runner.py --spec /grade/spec.json "
     "--out /grade/out/report.json || true; "
     f"printf '%s\\n' {_REPORT_MARK}; cat /grade/out/report.json"
@@ -191,8 +193,10 @@ def run_checks(image: str, base: dict[str, bytes], export: Export, spec: CheckSp
     """
     sandbox = _acquire(image)
     try:
+        # calls checks are read by the root runner only: the code under test never sees them
+        private = "chmod 0700 /grade/tests; " if spec.kind == "calls" else ""
         result = sandbox.exec(
-            ["sh", "-c", _SCRIPT],
+            ["sh", "-c", _SCRIPT.format(private=private)],
             stdin=_bundle(base, export, spec),
             timeout=spec.timeout + 60,
             max_output=16 << 20,

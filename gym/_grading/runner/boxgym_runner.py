@@ -105,15 +105,22 @@ def drop_privileges():
         os._exit(99)
 
 
-def spawn_worker(argv, cwd, pass_fds, env):
-    """Fork a worker that drops to WORKER_UID and execs argv; returns its pid."""
+def spawn_worker(argv, cwd, pass_fds, env, stdin_data=None):
+    """Fork a worker that drops to WORKER_UID and execs argv; returns its pid.
+
+    ``stdin_data`` (a short secret) is written to the worker's standard input, which is
+    then closed; the worker reads it before any untrusted code is imported.
+    """
+    secret_r = secret_w = None
+    if stdin_data is not None:
+        secret_r, secret_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
             os.chdir(cwd)
             drop_privileges()
             devnull = os.open(os.devnull, os.O_RDWR)
-            os.dup2(devnull, 0)
+            os.dup2(secret_r if secret_r is not None else devnull, 0)
             log = os.open("/tmp/boxgym-worker.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             os.dup2(log, 1)
             os.dup2(log, 2)
@@ -122,6 +129,10 @@ def spawn_worker(argv, cwd, pass_fds, env):
             os.execve(argv[0], argv, env)
         except BaseException:
             os._exit(98)
+    if secret_r is not None:
+        os.close(secret_r)
+        os.write(secret_w, stdin_data + b"\n")
+        os.close(secret_w)
     return pid
 
 
@@ -165,20 +176,25 @@ def worker_env(spec):
 
 PYTEST_BOOT = r"""
 import json, os, sys
+_tag = sys.stdin.buffer.readline().strip().decode()
+os.close(0)
 fd = int(sys.argv[1])
 out = os.fdopen(fd, "w", buffering=1)
 import pytest
+def _emit(event, tag=_tag):
+    out.write(tag + " " + json.dumps(event) + "\n")
+del _tag
 class BoxgymReport:
     def pytest_runtest_logreport(self, report):
         skipped = report.skipped or (report.outcome == "passed" and hasattr(report, "wasxfail"))
         outcome = "skipped" if skipped else report.outcome
-        out.write(json.dumps({"id": report.nodeid, "when": report.when, "outcome": outcome}) + "\n")
+        _emit({"id": report.nodeid, "when": report.when, "outcome": outcome})
     def pytest_collectreport(self, report):
         if report.failed or report.skipped:
             outcome = "failed" if report.failed else "skipped"
-            out.write(json.dumps({"id": report.nodeid, "when": "collect", "outcome": outcome}) + "\n")
+            _emit({"id": report.nodeid, "when": "collect", "outcome": outcome})
     def pytest_sessionfinish(self, session, exitstatus):
-        out.write(json.dumps({"event": "finished", "exitstatus": int(exitstatus)}) + "\n")
+        _emit({"event": "finished", "exitstatus": int(exitstatus)})
         out.flush()
 sys.path[:0] = json.loads(os.environ["BOXGYM_PATHS"])
 args = sys.argv[2:]
@@ -213,9 +229,12 @@ def run_pytest(spec):
         "ignore::DeprecationWarning",
         *spec["test_files"],
     ]
-    pid = spawn_worker(args, spec["cwd"], [write_fd], worker_env(spec))
+    tag = os.urandom(16).hex()
+    pid = spawn_worker(args, spec["cwd"], [write_fd], worker_env(spec), tag.encode())
     os.close(write_fd)
-    events, timed_out = read_lines(read_fd, time.monotonic() + spec.get("timeout", 300))
+    events, timed_out, forged = read_lines(
+        read_fd, time.monotonic() + spec.get("timeout", 300), tag
+    )
     os.close(read_fd)
     if timed_out:
         kill_worker_uid()
@@ -228,7 +247,13 @@ def run_pytest(spec):
         elif isinstance(ev.get("id"), str):
             phases.setdefault(ev["id"], {})[ev.get("when")] = ev.get("outcome")
     tests = {node: final_outcome(p) for node, p in phases.items()}
-    return {"tests": tests, "finished": finished, "worker_exit": code, "timed_out": timed_out}
+    return {
+        "tests": tests,
+        "finished": finished,
+        "worker_exit": code,
+        "timed_out": timed_out,
+        "forged_lines": forged,
+    }
 
 
 def final_outcome(phases):
@@ -241,13 +266,18 @@ def final_outcome(phases):
     return "passed" if phases.get("call") == "passed" else "failed"
 
 
-def read_lines(fd, deadline):
-    """Read JSON lines from fd until EOF or the deadline."""
-    buf, events = b"", []
+def read_lines(fd, deadline, tag):
+    """Read the tagged JSON lines from fd until EOF or the deadline.
+
+    Returns (events, timed_out, forged): lines without this run's secret tag are not
+    events; they are counted as forgery attempts (only code under test writes them).
+    """
+    buf, events, forged = b"", [], 0
+    prefix = tag.encode() + b" "
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            return events, True
+            return events, True, forged
         ready, _, _ = select.select([fd], [], [], remaining)
         if not ready:
             continue
@@ -257,15 +287,19 @@ def read_lines(fd, deadline):
         buf += chunk
         while b"\n" in buf:
             line, buf = buf.split(b"\n", 1)
+            if not line.startswith(prefix):
+                forged += 1
+                continue
             try:
-                ev = json.loads(line)
+                ev = json.loads(line[len(prefix) :])
             except ValueError:
+                forged += 1
                 continue
             if isinstance(ev, dict):
                 events.append(ev)
         if len(buf) > 1 << 20:
-            buf = b""
-    return events, False
+            buf, forged = b"", forged + 1
+    return events, False, forged
 
 
 # -- calls kind ----------------------------------------------------------------------------
