@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 import gymnasium
@@ -18,6 +19,7 @@ from gym._errors import ConfigError
 from gym._policy import NoopPolicy, OraclePolicy, PerturbedOraclePolicy, Policy
 from gym._registry import make
 from gym._rollout import EpisodeResult, run_episode
+from gym._sandbox import set_pool_size
 
 __all__ = ["TaskCheck", "validate_env"]
 
@@ -26,6 +28,8 @@ class TaskCheck(BaseModel):
     """Validation results of one task."""
 
     task_id: str
+    env_id: str = ""
+    """The environment."""
     oracle: list[str] = Field(default_factory=list)
     """Outcome of each oracle run."""
     noop: str = ""
@@ -81,7 +85,7 @@ def _regrade(env: gymnasium.Env[Any, Any], result: EpisodeResult, repeats: int) 
 
 def validate_task(env_id: str, task_id: str, repeats: int) -> TaskCheck:
     """Run every validation check on one task."""
-    check = TaskCheck(task_id=task_id)
+    check = TaskCheck(task_id=task_id, env_id=env_id)
     first: EpisodeResult | None = None
     for i in range(repeats):
         result = _episode(env_id, OraclePolicy(), task_id, seed=i)
@@ -122,9 +126,10 @@ def validate_env(
     *,
     repeats: int = 3,
     tasks: list[str] | None = None,
+    concurrency: int = 1,
     progress: Callable[[TaskCheck], None] | None = None,
 ) -> list[TaskCheck]:
-    """Validate every task (or the named ones) of an environment."""
+    """Validate every task (or the named ones) of an environment, tasks in parallel."""
     env = make(env_id)
     ids = [t.id for t in env.unwrapped.tasks]  # type: ignore[attr-defined]
     env.close()
@@ -133,10 +138,13 @@ def validate_env(
         if unknown:
             raise ConfigError(f"{env_id} has no tasks {unknown}")
         ids = [i for i in ids if i in tasks]
-    out = []
-    for task_id in ids:
-        check = validate_task(env_id, task_id, repeats)
-        out.append(check)
-        if progress:
-            progress(check)
-    return out
+    set_pool_size(max(1, concurrency))
+    out: dict[str, TaskCheck] = {}
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        futures = {pool.submit(validate_task, env_id, task_id, repeats): task_id for task_id in ids}
+        for future in as_completed(futures):
+            check = future.result()
+            out[check.task_id] = check
+            if progress:
+                progress(check)
+    return [out[i] for i in ids]

@@ -127,41 +127,69 @@ def main() -> None:
 
 @env_app.command("validate")
 def env_validate(
-    env_id: Annotated[str, typer.Argument(help="Environment id, e.g. boxgym/PyRepo-v0.")],
+    env_ids: Annotated[
+        list[str] | None, typer.Argument(help="Environment ids (or suites, e.g. bundled).")
+    ] = None,
+    all_envs: Annotated[bool, typer.Option("--all", help="Every registered environment.")] = False,
     repeats: Annotated[
         int, typer.Option("--repeats", "-k", help="Oracle runs and re-grades per task.")
     ] = 3,
     tasks: Annotated[list[str] | None, typer.Option("--task", help="Only these task ids.")] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Tasks at once.")] = 2,
     as_json: JsonFlag = False,
 ) -> None:
     """Oracle passes every time, noop fails, perturbed oracle is flagged, grading is stable."""
-    from rich.progress import Progress
-
+    import gym
+    from gym._runner import expand_envs
     from gym._validate import validate_env
 
-    with Progress(console=err, transient=True) as bar:
-        job = bar.add_task(f"validating {env_id}", total=None)
-        checks = validate_env(
-            env_id, repeats=repeats, tasks=tasks, progress=lambda c: bar.advance(job)
-        )
+    ids = gym.env_ids() if all_envs else expand_envs(env_ids or [])
+    checks: list[Any] = []
+    with _progress() as bar:
+        for env_id in ids:
+            job = bar.add_task(env_id, total=None)
+
+            def advance(_check: Any, job: Any = job) -> None:
+                bar.advance(job)
+
+            checks += validate_env(
+                env_id, repeats=repeats, tasks=tasks, concurrency=concurrency, progress=advance
+            )
     bad = [c for c in checks if not c.ok]
     if as_json:
         print_json([c.model_dump() | {"ok": c.ok} for c in checks])
     else:
-        table = Table("task", "oracle", "noop", "perturbed", "regrade", "problems")
-        for c in checks:
-            table.add_row(
-                c.task_id,
-                ",".join(c.oracle),
-                c.noop,
-                c.perturbed,
-                {True: "identical", False: "CHANGED", None: "-"}[c.regrade_identical],
-                "[red]" + "; ".join(c.problems) + "[/]" if c.problems else "[green]ok[/]",
-            )
-        console.print(table)
+        _validation_table([c for c in checks if len(checks) <= 40 or not c.ok])
         console.print(f"{len(checks) - len(bad)}/{len(checks)} tasks valid")
     if bad:
         raise typer.Exit(1)
+
+
+def _progress() -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err,
+        transient=True,
+    )
+
+
+def _validation_table(checks: list[Any]) -> None:
+    table = Table("env", "task", "oracle", "noop", "perturbed", "regrade", "problems")
+    for c in checks:
+        table.add_row(
+            c.env_id.removeprefix("boxgym/"),
+            c.task_id,
+            ",".join(c.oracle),
+            c.noop,
+            c.perturbed,
+            {True: "identical", False: "CHANGED", None: "-"}[c.regrade_identical],
+            "[red]" + "; ".join(c.problems) + "[/]" if c.problems else "[green]ok[/]",
+        )
+    console.print(table)
 
 
 @env_app.command("new")

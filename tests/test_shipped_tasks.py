@@ -1,0 +1,23 @@
+"""Every shipped task is valid: its oracle passes, noop fails, a forbidden write is flagged
+and grading the oracle's final state again gives the same verdict.
+
+This is `gym env validate --all -k 1`; the same command with `-k 3` is run before a
+release (figures in docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import gym
+from gym._validate import validate_env
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+@pytest.mark.parametrize("env_id", gym.env_ids())
+def test_every_task_of_the_environment_is_valid(engine, env_id):
+    checks = validate_env(env_id, repeats=1, concurrency=4)
+    problems = {c.task_id: c.problems for c in checks if not c.ok}
+    assert problems == {}
+    assert checks, f"{env_id} ships no tasks"
