@@ -303,6 +303,12 @@ class LocalPolicy(Policy):
     log-probabilities under the model's raw distribution (before temperature and
     top-p, as vLLM reports them by default).
 
+    The assistant message keeps the model's whole text as ``content`` (what it really
+    said, so the next prompt renders it unchanged) and, when a call was read from it,
+    that call in ``tool_calls``. Generation stops at ``</tool_call>``; a text without a
+    call is a plain answer, and a ``<tool_call>`` block that cannot be read gives a
+    ``parse_error``.
+
     Args:
         model: a bundled name (``smollm2-135m``), a Hugging Face folder or a .gguf file.
         max_new_tokens: the most tokens one turn may generate.

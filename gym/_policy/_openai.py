@@ -22,6 +22,7 @@ from __future__ import annotations
 import email.utils
 import itertools
 import json
+import logging
 import os
 import random
 import re
@@ -40,6 +41,7 @@ __all__ = ["OpenAIPolicy", "retry_after"]
 _OPTIONAL_FIELDS = ("return_token_ids", "logprobs", "top_logprobs", "seed")
 _TOKEN_ID = re.compile(r"^token_id:(\d+)$")
 _ids = itertools.count(1)
+_log = logging.getLogger("gym.policy.openai")
 
 
 class _Retryable(Exception):
@@ -74,7 +76,8 @@ class OpenAIPolicy(Policy):
         temperature: sampling temperature (0 = greedy).
         top_p: nucleus sampling mass.
         max_tokens: the most tokens one answer may have.
-        timeout: seconds one request may take (reading the whole answer).
+        timeout: seconds to wait for the answer of one request (a read timeout: a
+            non-streaming server sends nothing until the answer is complete).
         connect_timeout: seconds to open a connection.
         max_retries: failed attempts tolerated per turn before PolicyError.
         backoff: first backoff ceiling in seconds (doubles per attempt, full jitter).
@@ -221,7 +224,9 @@ class OpenAIPolicy(Policy):
                         f"(last: {exc}); is the server up and serving {self.model!r}? "
                         f"Check GET {self.base_url}/models"
                     ) from None
-                time.sleep(self._delay(failures, exc.wait))
+                wait = self._delay(failures, exc.wait)
+                _log.warning("%s: %s; retrying in %.1f s", self.base_url, exc, wait)
+                time.sleep(wait)
 
     def _attempt(self, body: dict[str, Any]) -> dict[str, Any]:
         try:

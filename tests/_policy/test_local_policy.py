@@ -236,3 +236,18 @@ def test_seeded_sampling_repeats():
         return ids
 
     assert sample(3) == sample(3)
+
+
+@needs_local
+@pytest.mark.slow
+@pytest.mark.docker
+def test_local_policy_runs_a_real_episode(engine):
+    policy = gym.LocalPolicy(max_new_tokens=16)
+    result = gym.run_episode(
+        gym.make("boxgym/PyFunc-v0", max_steps=2), policy, task_id="sum-of-digits"
+    )
+    assert result.outcome in ("pass", "fail"), result.end_reason  # graded, never infra_error
+    assert 1 <= len(result.turns) <= 2
+    for turn in result.turns:
+        assert turn.completion_token_ids and turn.logprobs and turn.prompt_token_ids
+        assert len(turn.logprobs) == len(turn.completion_token_ids) <= 16

@@ -46,5 +46,7 @@ def test_bad_options_are_config_errors():
         gym.policy_from_name("openai")
     with pytest.raises(gym.ConfigError, match="temperatur"):
         gym.policy_from_name("local", temperatur=1.0)
-    with pytest.raises(gym.ConfigError, match="unexpected keyword argument .model.; its options: calls"):
+    with pytest.raises(
+        gym.ConfigError, match="unexpected keyword argument .model.; its options: calls"
+    ):
         gym.policy_from_name("noop", model="x")
