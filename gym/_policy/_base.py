@@ -21,6 +21,9 @@ class Turn(BaseModel):
     """The tool call to execute; None when the model produced only text."""
     parse_error: str = ""
     """Why the model's output could not be read as a tool call (shown to the model)."""
+    reasoning: str = ""
+    """Reasoning text a server returned apart from the message (kept out of the message:
+    some servers refuse it in later requests)."""
     prompt_token_ids: list[int] | None = None
     """Token ids of the prompt as the server tokenized it (for training)."""
     completion_token_ids: list[int] | None = None

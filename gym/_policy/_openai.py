@@ -169,10 +169,12 @@ class OpenAIPolicy(Policy):
         choice = data["choices"][0]
         raw = choice["message"]
         message, call, error = self._read_message(raw, [_tool_name(t) for t in tools])
+        reasoning = raw.get("reasoning") or raw.get("reasoning_content")
         return Turn(
             message=message,
             call=call,
             parse_error=error,
+            reasoning=reasoning if isinstance(reasoning, str) else "",
             prompt_token_ids=_ints(data.get("prompt_token_ids"))
             or _ints(choice.get("prompt_token_ids")),
             completion_token_ids=_ints(choice.get("token_ids")) or _logprob_ids(choice),
@@ -272,9 +274,6 @@ class OpenAIPolicy(Policy):
         """The message to append, the call to execute and the parse error."""
         content = raw.get("content")
         message: dict[str, Any] = {"role": "assistant", "content": content}
-        for key in ("reasoning", "reasoning_content"):
-            if raw.get(key):
-                message[key] = raw[key]
         calls = raw.get("tool_calls") or []
         if not calls:
             return self._text_call(message, tool_names)
@@ -284,7 +283,8 @@ class OpenAIPolicy(Policy):
             return message, None, error
         call_id = call.id or f"call_{next(_ids)}"
         call = call.model_copy(update={"id": call_id})
-        message["tool_calls"] = [_wire_call(call)]
+        args = calls[0]["function"].get("arguments")
+        message["tool_calls"] = [_wire_call(call, args if isinstance(args, str) else None)]
         return message, call, ""
 
     def _text_call(
@@ -320,13 +320,10 @@ def _native_call(raw: Any) -> tuple[ToolCall | None, str]:
     return ToolCall(name=name, arguments=args, id=call_id if isinstance(call_id, str) else None), ""
 
 
-def _wire_call(call: ToolCall) -> dict[str, Any]:
-    """A tool call in the OpenAI wire form (arguments as a JSON string)."""
-    return {
-        "id": call.id,
-        "type": "function",
-        "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
-    }
+def _wire_call(call: ToolCall, arguments: str | None = None) -> dict[str, Any]:
+    """A tool call in the OpenAI wire form: arguments as JSON text (the model's own)."""
+    args = arguments if arguments and arguments.strip() else json.dumps(call.arguments)
+    return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": args}}
 
 
 def _raw_call_text(raw: Any) -> str:

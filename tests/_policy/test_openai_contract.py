@@ -267,3 +267,13 @@ def test_backoff_is_capped_and_honours_retry_after():
     assert pol._delay(1, 3600.0) == 4.0
     start = time.monotonic()
     assert pol._delay(1, 0.0) <= 1.0 and time.monotonic() - start < 0.1
+
+
+def test_reasoning_is_kept_apart_and_the_models_argument_text_is_kept():
+    call = vllm_call("bash", '{"command":"ls"}')  # compact, as the model wrote it
+    answer = vllm_response(tool_calls=[call])
+    answer["choices"][0]["message"]["reasoning"] = "I should list the files."
+    turn = policy(Recorder(answer)).act(MESSAGES, TOOLS)
+    assert turn.reasoning == "I should list the files."
+    assert "reasoning" not in turn.message  # some servers refuse it in later requests
+    assert turn.message["tool_calls"][0]["function"]["arguments"] == '{"command":"ls"}'
