@@ -62,6 +62,7 @@ def chat_completion(body: dict[str, Any], model: str, served_name: str) -> dict[
             temperature=float(temperature) if temperature is not None else 1.0,
             top_p=float(body.get("top_p") or 1.0),
             seed=int(body.get("seed") or 0),
+            threads=None,  # as make_server set them
         )
     except (ConfigError, TypeError, ValueError) as exc:
         raise _BadRequest(str(exc)) from None
