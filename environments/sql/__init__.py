@@ -1,0 +1,234 @@
+"""SQL: answer questions about, and fix or migrate, a PostgreSQL database (see README.md)."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, ClassVar
+
+import gym
+from environments.sql.grading import (
+    GRADER,
+    GRADER_VERSION,
+    PG_BIN,
+    PG_USER,
+    SOCKET,
+    SQLExport,
+    TaskSpec,
+    export_state,
+    grade_sql,
+)
+
+__all__ = ["GRADER", "GRADER_VERSION", "SQLEnv", "SQLExport"]
+
+MAX_QUERY_BYTES = 64 << 10
+CLIENT = "/usr/local/bin/boxgym-sql"
+# Tables the perturbed oracle writes to, with a change that always alters a row.
+_PERTURB = {
+    "departments": "UPDATE shop.departments SET budget = budget + 1 WHERE id = 1",
+    "suppliers": "UPDATE shop.suppliers SET name = name || ' (old)' WHERE id = 1",
+    "categories": "UPDATE shop.categories SET name = name || ' (old)' WHERE id = 1",
+}
+
+PREAMBLE = """\
+You are connected to a PostgreSQL 15 database named `shop` as the role `agent`; its
+tables live in schema `shop` (departments, employees, customers, categories, suppliers,
+products, orders, order_items, payments, price_history; views order_totals and
+employee_directory). Use the `sql` tool to run SQL: each call is its own session in
+autocommit mode, statements run at most {timeout:g} s, and at most {rows} rows of a
+result are shown. Explore the schema as you need (information_schema, pg_catalog).
+
+Task:
+{task}
+"""
+
+READ_END = """
+When you have the answer, call `submit` with `answer_query` set to one SELECT statement
+that returns exactly the requested rows and columns, in the requested column order{order}.
+It is run again on a fresh copy of the database; do not change any data."""
+
+WRITE_END = """
+Change only what the task asks for: you may change the tables {tables} and nothing else
+(leave every other table, and every constraint and trigger not mentioned, as it is).
+When the database is in the requested state, call `submit` (no arguments needed)."""
+
+
+class SQLEnv(gym.ContainerEnv):
+    """A PostgreSQL database (``shop``) and a task: answer with a query, or change data.
+
+    Tools: ``sql(query)`` and ``submit(answer_query="")``. The agent has no shell. Read
+    tasks are graded by running the submitted query and the gold query on a pristine copy
+    of the database; write tasks by comparing the agent's final database, exported with
+    pg_dump, with the gold SQL replayed on a pristine copy. Both in a fresh grading
+    container. Forbidden side effects (writes in read tasks, rows or objects changed
+    outside the task's tables, constraints or triggers dropped or disabled) are flagged.
+
+    Args:
+        statement_timeout: seconds one ``sql`` call may run (also capped by the episode).
+        max_rows: rows of a result shown to the agent; the rest is counted.
+        **kwargs: passed on to `gym.ContainerEnv`.
+    """
+
+    family: ClassVar[str] = "sql"
+    image: ClassVar[str] = "postgres"
+    sandbox_settings: ClassVar[dict[str, Any]] = {
+        # The data directory lives on the container layer (faster to start than copying
+        # it onto a tmpfs; see docs/benchmarks.md). The agent has no shell: its only way
+        # in is the database, as a role that owns nothing it must keep.
+        "read_only": False,
+        "tmpfs": {
+            "/workspace": "size=16m,uid=1000,gid=1000,mode=0755",
+            "/tmp": "size=64m,mode=1777",
+            "/home/agent": "size=16m,uid=1000,gid=1000,mode=0755",
+        },
+        "boot": ((PG_USER, "/usr/local/bin/boxgym-pg-start"),),
+    }
+
+    def __init__(self, *, statement_timeout: float = 10.0, max_rows: int = 100, **kwargs: Any):
+        self.statement_timeout = statement_timeout
+        self.max_rows = max_rows
+        self.last_export: SQLExport | None = None
+        super().__init__(**kwargs)
+
+    def sample_calls(self) -> list[dict[str, Any]]:
+        """Side-effect-free calls for ``action_space.sample()``."""
+        return [
+            {"name": "sql", "arguments": {"query": "SELECT 1"}},
+            {"name": "sql", "arguments": {"query": "SELECT count(*) FROM shop.customers"}},
+        ]
+
+    def setup(self, task: gym.Task, sandbox: gym.Sandbox) -> None:
+        """Hand the agent role the tables the task lets it restructure (if any)."""
+        owns = TaskSpec.of(task).owns
+        if not owns:
+            return
+        statements = "; ".join(f"ALTER TABLE shop.{t} OWNER TO agent" for t in owns)
+        cmd = [
+            f"{PG_BIN}/psql",
+            "-X",
+            "-q",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-h",
+            SOCKET,
+            "-d",
+            "shop",
+            "-c",
+            statements,
+        ]
+        result = sandbox.exec(cmd, user=PG_USER, timeout=30)
+        if not result.ok:
+            raise gym.SandboxError(f"could not prepare task {task.id}: {result.stderr[-500:]}")
+
+    def prompt(self, task: gym.Task) -> str:
+        """The task, with what the agent needs to know about the database and the tools."""
+        spec = TaskSpec.of(task)
+        text = PREAMBLE.format(
+            timeout=self.statement_timeout, rows=self.max_rows, task=task.prompt.strip()
+        )
+        if spec.kind == "read":
+            order = " and row order" if spec.ordered else " (any row order)"
+            return text + READ_END.format(order=order)
+        tables = ", ".join(f"shop.{t}" for t in spec.scope)
+        return text + WRITE_END.format(tables=tables)
+
+    # -- tools ---------------------------------------------------------------------------
+
+    @gym.tool(kind="write")
+    def sql(self, query: str) -> str:
+        """Run SQL on the shop database and show the result of each statement.
+
+        Args:
+            query: one or more SQL statements separated by semicolons. Each call is its
+                own session in autocommit mode (several statements run as one transaction).
+        """
+        sandbox = self._sandbox()
+        data = query.encode()
+        if not query.strip():
+            return "Error: the query is empty"
+        if len(data) > MAX_QUERY_BYTES or "\0" in query:
+            return f"Error: the query must be text of at most {MAX_QUERY_BYTES} bytes"
+        limit = max(1.0, min(self.statement_timeout, self.command_timeout()))
+        cmd = (
+            f"{CLIENT} --timeout {limit:g} --max-rows {self.max_rows} --max-cell 200 "
+            f"{base64.b64encode(data).decode()}"
+        )
+        result = sandbox.run(cmd, timeout=limit + 10, max_output=self.max_output)
+        self.note(result.exit_code, result.timed_out)
+        if result.timed_out:
+            self._stop_sessions(sandbox)
+            return f"Error: the statement did not finish within {limit:g} s and was stopped"
+        text = result.stdout.rstrip("\n")
+        if result.stderr.strip():
+            text += "\n[stderr] " + result.stderr.strip()[-2000:]
+        return text or "OK"
+
+    @gym.tool(kind="final")
+    def submit(self, answer_query: str = "") -> str:
+        """Finish the task; it is then graded.
+
+        Args:
+            answer_query: for tasks that ask a question, one SELECT statement returning
+                the requested rows (it is run again on a fresh copy of the database).
+                Leave empty for tasks that ask to change the database.
+        """
+        return ""
+
+    def _sandbox(self) -> gym.Sandbox:
+        if self.sandbox is None:
+            raise gym.ConfigError("no episode is running: call reset() first")
+        return self.sandbox
+
+    def _stop_sessions(self, sandbox: gym.Sandbox) -> None:
+        stop = (
+            "SELECT pg_terminate_backend(pid, 3000) FROM pg_stat_activity WHERE usename = 'agent'"
+        )
+        sandbox.exec(
+            [f"{PG_BIN}/psql", "-X", "-q", "-h", SOCKET, "-d", "postgres", "-c", stop],
+            user=PG_USER,
+            timeout=15,
+        )
+
+    # -- scripted solutions (validation) -----------------------------------------------
+
+    def oracle_calls(self, task: gym.Task) -> list[gym.ToolCall]:
+        """The gold SQL run through the tool, then submitted (as the answer, for reads)."""
+        spec = TaskSpec.of(task)
+        gold = spec.gold.strip()
+        final = {"answer_query": gold} if spec.kind == "read" else {}
+        return [
+            gym.ToolCall(name="sql", arguments={"query": gold}),
+            gym.ToolCall(name="submit", arguments=final),
+        ]
+
+    def perturbed_calls(self, task: gym.Task) -> list[gym.ToolCall]:
+        """The oracle plus one write to a table outside the task's scope (must be flagged)."""
+        spec = TaskSpec.of(task)
+        table = next(t for t in _PERTURB if t not in spec.scope)
+        calls = self.oracle_calls(task)
+        extra = gym.ToolCall(name="sql", arguments={"query": _PERTURB[table]})
+        return [*calls[:-1], extra, calls[-1]]
+
+    # -- grading -------------------------------------------------------------------------
+
+    def grade(self, task: gym.Task, sandbox: gym.Sandbox, reason: str) -> gym.Verdict:
+        """Freeze and export the database, then grade it in a fresh container."""
+        spec = TaskSpec.of(task)
+        export = export_state(sandbox, spec.kind, self._answer())
+        self.last_export = export
+        return grade_sql(task, export, self.image_digest)
+
+    def regrade(
+        self, task_id: str, export: dict[str, Any], calls: list[gym.ToolCall]
+    ) -> gym.Verdict:
+        """Grade a stored final state again with the current graders (no agent run)."""
+        task = self._pick_task({"task": task_id})
+        verdict = grade_sql(task, SQLExport.model_validate(export), self.sandbox_config().image)
+        self.task = task
+        return self._lineage(verdict)
+
+    def _answer(self) -> str:
+        for record in reversed(self.trace):
+            if record.call is not None and record.call.name == "submit":
+                value = record.call.arguments.get("answer_query", "")
+                return value if isinstance(value, str) else ""
+        return ""

@@ -1,0 +1,1 @@
+UPDATE shop.customers SET email = lower(btrim(email)) WHERE email IS NOT NULL;
