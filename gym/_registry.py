@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import difflib
+import importlib.abc
+import importlib.machinery
 import importlib.metadata
+import importlib.util
 import logging
 import re
+import sys
+import tomllib
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import gymnasium
@@ -14,8 +20,19 @@ from gymnasium.envs.registration import WrapperSpec
 from pydantic import BaseModel
 
 from gym._errors import ConfigError, EnvNotFound
+from gym._paths import project_root
 
-__all__ = ["EnvInfo", "env_ids", "envs", "load_plugins", "make", "register", "spec_of"]
+__all__ = [
+    "EnvInfo",
+    "env_ids",
+    "envs",
+    "load_plugins",
+    "make",
+    "register",
+    "register_builtin",
+    "register_local",
+    "spec_of",
+]
 
 log = logging.getLogger("gym.registry")
 
@@ -26,7 +43,12 @@ _ids: dict[str, str] = {}
 BUILTIN: list[dict[str, Any]] = [
     {"id": "boxgym/PyRepo-v0", "entry_point": "environments.pyrepo:PyRepoEnv", "max_steps": 40},
     {"id": "boxgym/PyFunc-v0", "entry_point": "environments.pyfunc:PyFuncEnv", "max_steps": 20},
-    {"id": "boxgym/HumanEval-v0", "entry_point": "environments.humaneval:HumanEvalEnv", "max_steps": 20},  # noqa: E501
+    {
+        "id": "boxgym/HumanEval-v0",
+        "entry_point": "environments.humaneval:HumanEvalEnv",
+        "max_steps": 20,
+    },  # noqa: E501
+    {"id": "boxgym/SQL-v0", "entry_point": "environments.sql:SQLEnv", "max_steps": 30},
     {"id": "boxgym/Support-v0", "entry_point": "environments.support:SupportEnv", "max_steps": 30},
 ]
 
@@ -181,3 +203,69 @@ def register_builtin() -> None:
     """Register the environments that ship with boxgym."""
     for entry in BUILTIN:
         register(**entry)
+
+
+class _LocalFinder(importlib.abc.MetaPathFinder):
+    """Imports ``boxgym_local.<folder>`` from <root>/environments/<folder>/ (lazily)."""
+
+    def __init__(self) -> None:
+        self.folders: dict[str, Path] = {}
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname == "boxgym_local":
+            return importlib.machinery.ModuleSpec(fullname, None, is_package=True)
+        folder = self.folders.get(fullname)
+        if folder is None:
+            return None
+        return importlib.util.spec_from_file_location(
+            fullname, folder / "__init__.py", submodule_search_locations=[str(folder)]
+        )
+
+
+_finder = _LocalFinder()
+
+
+def _module_for(folder: Path) -> str:
+    """``environments.<folder>`` when that is this folder, else a ``boxgym_local`` name."""
+    spec = importlib.util.find_spec("environments")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    if any(Path(loc).resolve() == folder.parent.resolve() for loc in locations):
+        return f"environments.{folder.name}"
+    if _finder not in sys.meta_path:
+        sys.meta_path.append(_finder)
+    name = f"boxgym_local.{folder.name}"
+    _finder.folders[name] = folder
+    return name
+
+
+def register_local(root: Path | None = None) -> list[str]:
+    """Register every environment declared in environments/*/boxgym.toml under a root.
+
+    A folder declares its environments in ``boxgym.toml``::
+
+        [[env]]
+        id = "boxgym/Demo-v0"
+        class = "DemoEnv"        # defined in the folder's __init__.py
+        max_steps = 30
+
+    Returns:
+        The ids registered.
+    """
+    base = (root or project_root()) / "environments"
+    ids = []
+    for manifest in sorted(base.glob("*/boxgym.toml")):
+        try:
+            entries = tomllib.loads(manifest.read_text()).get("env", [])
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"{manifest}: {exc}") from exc
+        module = _module_for(manifest.parent)
+        for entry in entries:
+            register(
+                entry["id"],
+                f"{module}:{entry['class']}",
+                max_steps=entry.get("max_steps", 50),
+                max_seconds=entry.get("max_seconds", 1800.0),
+                kwargs=entry.get("kwargs"),
+            )
+            ids.append(entry["id"])
+    return ids
