@@ -36,6 +36,7 @@ __all__ = [
     "export_state",
     "grade_sql",
     "grading_config",
+    "loose_check",
     "row_diff",
     "run_runner",
 ]
@@ -604,11 +605,35 @@ def _schema_problems(name: str, expected: dict[str, Any], final: dict[str, Any])
 
     for kind, fields in (("constraints", ("type", "def")), ("triggers", ("def", "enabled"))):
         want, got = defs(expected, kind, *fields), defs(final, kind, *fields)
+        if kind == "constraints":
+            want, got = _loose(want), _loose(got)
         problems += [f"{kind[:-1]} missing: {k[-2]}" for k in sorted(want - got)]
         problems += [f"unexpected {kind[:-1]}: {k[-2]}" for k in sorted(got - want)]
     want, got = defs(expected, "indexes", "def"), defs(final, "indexes", "def")
     problems += [f"index missing: {k[0]}" for k in sorted(want - got)]
     return problems
+
+
+_CAST = re.compile(r"::[a-z][a-z ]*(\(\d+(,\d+)?\))?(\[\])?")
+_PAREN_NUMBER = re.compile(r"\((-?\d+(\.\d+)?)\)")
+_DECIMAL = re.compile(r"\b(\d+)\.(\d*?)0*(?!\d)")
+
+
+def loose_check(definition: str) -> str:
+    """A CHECK definition with literal noise removed: casts, parenthesised numbers, zeros.
+
+    PostgreSQL prints ``CHECK (x <= 0.3)`` and ``CHECK (x <= 0.30)`` differently and
+    casts literals (``(0)::numeric``); both forms mean the same. Used only to compare
+    the definitions of tables in scope with the gold state, never for flags.
+    """
+    text = _CAST.sub("", definition)
+    text = _PAREN_NUMBER.sub(r"\1", text)
+    text = _DECIMAL.sub(lambda m: m.group(1) + ("." + m.group(2) if m.group(2) else ""), text)
+    return " ".join(text.split())
+
+
+def _loose(keys: Counter[tuple[Any, ...]]) -> Counter[tuple[Any, ...]]:
+    return Counter({(k[0], loose_check(k[1]) if k[0] == "c" else k[1]): n for k, n in keys.items()})
 
 
 def compare_answers(

@@ -250,7 +250,7 @@ def constraints(conn: Any) -> list[dict[str, Any]]:
         ORDER BY 1, 2""",
     )
     return [
-        {"table": t, "name": name, "type": typ, "def": d, "validated": v}
+        {"table": t, "name": name, "type": typ, "def": d.removesuffix(" NOT VALID"), "validated": v}
         for t, name, typ, d, v in rows
     ]
 
