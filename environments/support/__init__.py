@@ -352,7 +352,7 @@ class SupportEnv(gym.ContainerEnv):
             )
         components = {
             "state": state_component(export, expected),
-            "facts": facts_component(answer_of(calls), load_gold(task).facts),
+            "facts": facts_component(answer_of(calls), gold.facts),
         }
         return gym.compose(components, flags, grader=GRADER, version=GRADER_VERSION)
 
