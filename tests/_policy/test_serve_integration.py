@@ -144,8 +144,9 @@ def test_openai_policy_against_transformers_serve(transformers_serve, model_path
     assert turn.message["role"] == "assistant"
     assert isinstance(turn.message["content"], str) and turn.message["content"]
     assert 1 <= turn.usage["completion_tokens"] <= 12
-    # transformers serve refuses return_token_ids (422): dropped once, then never sent
-    assert turn.retries == 1 and "return_token_ids" in policy._dropped
+    # transformers 5.24 refuses return_token_ids (422): dropped once, then never sent
+    assert turn.retries == len(policy._dropped) <= 1
+    assert policy._dropped <= {"return_token_ids"}
     assert policy.act(MESSAGES, TOOLS).retries == 0
     policy.close()
 
