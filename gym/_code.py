@@ -279,7 +279,7 @@ def grade_code(task: Task, export: Export, image: str, *, calls: list[Any] = ())
         call_timeout=float(grading.get("call_timeout", 10)),
         probes=tuple(task.data.get("probes", ())),
     )
-    flags = code_flags(export, task.allowed_paths, hidden_names=hidden)
+    flags = code_flags(export, task.allowed_paths, hidden_names=hidden, roots=spec.python_paths)
     flags += command_flags(calls) + loop_flags(calls)
     flags += tool_flags(
         calls, task.data.get("forbidden_tools", ()), task.data.get("forbidden_arguments", ())

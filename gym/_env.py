@@ -67,6 +67,8 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]]):
         exec_timeout: seconds a single command may run.
         max_output: bytes of each output stream shown to the agent (head and tail).
         run: value of the ``boxgym.run`` label on this env's containers.
+        max_steps: step budget, overriding the registered one (applied by `EpisodeLimits`).
+        max_seconds: wall-clock budget, overriding the registered one.
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
@@ -83,6 +85,8 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]]):
         exec_timeout: float = 60.0,
         max_output: int = 16_384,
         run: str = "adhoc",
+        max_steps: int | None = None,
+        max_seconds: float | None = None,
     ) -> None:
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']}")
@@ -92,6 +96,8 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]]):
         if not self.tasks:
             raise ConfigError(f"{type(self).__name__} has no tasks (split={split})")
         self.exec_timeout = exec_timeout
+        self.max_steps = max_steps
+        self.max_seconds = max_seconds
         self.max_output = max_output
         self.run_label = run
         self.tools = tool_specs(self)

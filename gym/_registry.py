@@ -127,32 +127,14 @@ def spec_of(env_id: str) -> gymnasium.envs.registration.EnvSpec:
     return gymnasium.spec(env_id)
 
 
-def make(
-    env_id: str,
-    *,
-    max_steps: int | None = None,
-    max_seconds: float | None = None,
-    **kwargs: Any,
-) -> gymnasium.Env[Any, Any]:
+def make(env_id: str, **kwargs: Any) -> gymnasium.Env[Any, Any]:
     """`gymnasium.make` for boxgym ids, failing with suggestions on an unknown id.
 
-    Args:
-        env_id: the environment id.
-        max_steps: override of the registered step budget.
-        max_seconds: override of the registered wall-clock budget.
-        **kwargs: keyword arguments of the environment.
+    Keyword arguments go to the environment, ``max_steps`` and ``max_seconds`` (the
+    episode budgets) included.
     """
     spec_of(env_id)
-    env = gymnasium.make(env_id, **kwargs)
-    if max_steps is not None or max_seconds is not None:
-        from gym._wrappers import EpisodeLimits
-
-        layer: Any = env
-        while not isinstance(layer, EpisodeLimits):
-            layer = layer.env
-        layer.max_steps = max_steps if max_steps is not None else layer.max_steps
-        layer.max_seconds = max_seconds if max_seconds is not None else layer.max_seconds
-    return env
+    return gymnasium.make(env_id, **kwargs)
 
 
 def _env_class(entry_point: str) -> Any:

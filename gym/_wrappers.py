@@ -10,11 +10,17 @@ import gymnasium
 __all__ = ["EpisodeLimits"]
 
 
-class EpisodeLimits(gymnasium.Wrapper[str, dict[str, Any], str, dict[str, Any]]):
+class EpisodeLimits(
+    gymnasium.Wrapper[str, dict[str, Any], str, dict[str, Any]],
+    gymnasium.utils.RecordConstructorArgs,
+):
     """Truncate an episode after ``max_steps`` steps or ``max_seconds`` of wall-clock time.
 
     A truncated episode is still graded (its final state may pass); the terminal
-    transition carries the verdict in ``info["verdict"]`` and ``truncated=True``.
+    transition carries the verdict in ``info["verdict"]`` and ``truncated=True``. The
+    environment's own ``max_steps`` / ``max_seconds`` arguments (given to
+    ``gymnasium.make``) override the registered budgets. A truncation by an inner
+    wrapper (Gymnasium's ``TimeLimit``, from ``max_episode_steps=``) is graded too.
 
     Args:
         env: a `ContainerEnv` (possibly wrapped).
@@ -28,9 +34,17 @@ class EpisodeLimits(gymnasium.Wrapper[str, dict[str, Any], str, dict[str, Any]])
         max_steps: int | None = None,
         max_seconds: float | None = None,
     ) -> None:
+        gymnasium.utils.RecordConstructorArgs.__init__(
+            self, max_steps=max_steps, max_seconds=max_seconds
+        )
         super().__init__(env)
-        self.max_steps = max_steps
-        self.max_seconds = max_seconds
+        inner = env.unwrapped
+        own_steps, own_seconds = (
+            getattr(inner, "max_steps", None),
+            getattr(inner, "max_seconds", None),
+        )
+        self.max_steps = own_steps if own_steps is not None else max_steps
+        self.max_seconds = own_seconds if own_seconds is not None else max_seconds
         self._steps = 0
         self._started = 0.0
 
@@ -46,9 +60,12 @@ class EpisodeLimits(gymnasium.Wrapper[str, dict[str, Any], str, dict[str, Any]])
         """Step, then end the episode as truncated when a budget is spent."""
         obs, reward, terminated, truncated, info = self.env.step(action)
         self._steps += 1
-        if terminated or truncated:
+        if truncated and "verdict" not in info:
+            reason = "step limit (max_episode_steps)"  # an inner TimeLimit truncated it
+        elif terminated or truncated:
             return obs, reward, terminated, truncated, info
-        reason = self._exceeded()
+        else:
+            reason = self._exceeded()
         if reason:
             end = self.env.unwrapped.end_episode  # type: ignore[attr-defined]
             _, reward, _, _, end_info = end(reason=reason, truncated=True)

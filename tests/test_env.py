@@ -175,3 +175,27 @@ def test_info_and_observations_are_json_serialisable(env):
     json.dumps(info)
     _, _, _, _, info = env.step({"name": "submit", "arguments": {}})
     json.dumps(info)
+
+
+def test_budgets_can_be_set_through_gymnasium_make(engine):
+    env = gymnasium.make("boxgym/PyFunc-v0", max_steps=1, max_seconds=120)
+    env.reset(options={"task": TASK})
+    *_, truncated, info = env.step(bash("true"))
+    assert truncated and "verdict" in info and "step limit (1)" in info["end_reason"]
+    env.close()
+
+
+def test_a_gymnasium_time_limit_truncation_is_graded_too(engine):
+    env = gymnasium.make("boxgym/PyFunc-v0", max_episode_steps=1)
+    env.reset(options={"task": TASK})
+    *_, truncated, info = env.step(bash("true"))
+    assert truncated and info["verdict"]["outcome"] == "fail"
+    env.close()
+
+
+def test_the_spec_of_a_made_env_makes_it_again(engine):
+    env = gymnasium.make("boxgym/PyFunc-v0")
+    again = gymnasium.make(env.spec)
+    assert again.spec.id == "boxgym/PyFunc-v0"
+    env.close()
+    again.close()
