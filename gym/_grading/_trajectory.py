@@ -87,9 +87,11 @@ NETWORK = re.compile(
 
 
 def _shadows(rel: str, roots: Iterable[str] = (".",)) -> bool:
-    """Whether an added file is a top-level module (of an import root) named like the
-    standard library or pytest: ``json.py`` at a root shadows ``json``; ``pkg/json.py``
-    does not."""
+    """Whether an added file is a top-level module named like the stdlib or pytest.
+
+    Only modules at the top of an import root count: ``json.py`` at a root shadows
+    ``json``; ``pkg/json.py`` does not.
+    """
     if not rel.endswith(".py"):
         return False
     for root in roots:
