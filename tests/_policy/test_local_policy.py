@@ -208,8 +208,9 @@ def test_turn_records_tokens_and_logprobs_faithfully():
 
     loaded = load_model()
     tokenizer = loaded.tokenizer
-    prompt = render_prompt(tokenizer, CONVERSATION, TOOLS)
+    prompt = render_prompt(tokenizer, CONVERSATION, TOOLS) + _local.PRIMER
     assert tokenizer(prompt, add_special_tokens=False)["input_ids"] == turn.prompt_token_ids
+    assert turn.message["content"].startswith(_local.PRIMER)  # primed, not sampled
     assert "# Tools" in tokenizer.decode(turn.prompt_token_ids)
 
     # the recorded logprobs are the model's own: recompute them with one forward pass
