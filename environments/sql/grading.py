@@ -141,7 +141,7 @@ def grading_config(image: str) -> gym.SandboxConfig:
         image,
         read_only=False,
         tmpfs={"/grade": "size=256m,mode=0755", "/tmp": "size=256m,mode=1777"},
-        boot=((PG_USER, "/usr/local/bin/boxgym-pg-start"),),
+        boot=((PG_USER, "BOXGYM_PG_WARM='shop gold final' /usr/local/bin/boxgym-pg-start"),),
     )
 
 
@@ -205,7 +205,10 @@ def run_runner(
                 f"the grading runner wrote no report (exit {result.exit_code}): "
                 f"{result.stderr.strip()[-800:]}"
             )
-        report: dict[str, Any] = json.loads(read.stdout)
+        try:
+            report: dict[str, Any] = json.loads(read.stdout)
+        except ValueError as exc:
+            raise gym.GradingError(f"the grading runner's report is not JSON: {exc}") from exc
     finally:
         gym.discard(sandbox)  # removed in the background
     if report.get("crash"):
