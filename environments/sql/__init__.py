@@ -65,6 +65,8 @@ class SQLEnv(gym.ContainerEnv):
     Args:
         statement_timeout: seconds one ``sql`` call may run (also capped by the episode).
         max_rows: rows of a result shown to the agent; the rest is counted.
+        max_db_mb: size of the database (MiB) past which ``sql`` refuses to run anything
+            (the server has no disk quota; its data directory is on the container layer).
         **kwargs: passed on to `gym.ContainerEnv`.
     """
 
@@ -83,9 +85,17 @@ class SQLEnv(gym.ContainerEnv):
         "boot": ((PG_USER, "/usr/local/bin/boxgym-pg-start"),),
     }
 
-    def __init__(self, *, statement_timeout: float = 10.0, max_rows: int = 100, **kwargs: Any):
+    def __init__(
+        self,
+        *,
+        statement_timeout: float = 10.0,
+        max_rows: int = 100,
+        max_db_mb: int = 1024,
+        **kwargs: Any,
+    ):
         self.statement_timeout = statement_timeout
         self.max_rows = max_rows
+        self.max_db_mb = max_db_mb
         self.last_export: SQLExport | None = None
         super().__init__(**kwargs)
 
@@ -150,6 +160,7 @@ class SQLEnv(gym.ContainerEnv):
         limit = max(1.0, min(self.statement_timeout, self.command_timeout()))
         cmd = (
             f"{CLIENT} --timeout {limit:g} --max-rows {self.max_rows} --max-cell 200 "
+            f"--max-db-mb {self.max_db_mb} "
             f"{base64.b64encode(data).decode()}"
         )
         result = sandbox.run(cmd, timeout=limit + 10, max_output=self.max_output)

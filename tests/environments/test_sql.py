@@ -301,6 +301,17 @@ def test_sql_tool_shows_tables_errors_limits_and_privileges(env: Any) -> None:
 
 
 @pytest.mark.docker
+def test_sql_tool_refuses_to_run_past_the_database_size_limit(engine: None) -> None:
+    small = gym.make(ENV_ID, max_db_mb=1)
+    try:
+        small.reset(options={"task": "customers-per-country"})
+        obs = small.step(sql("SELECT 1").model_dump())[0]
+        assert "past the tool's 1 MiB limit: no more statements are run" in obs
+    finally:
+        small.close()
+
+
+@pytest.mark.docker
 def test_read_task_grades_a_correct_and_a_wrong_answer(env: Any) -> None:
     # Same rows with the columns swapped and renamed: still correct.
     right = "SELECT count(*) AS n, country AS c FROM shop.customers GROUP BY country;"
