@@ -62,7 +62,6 @@ from gym._registry import (
     load_plugins,
     make,
     register,
-    register_builtin,
     register_local,
 )
 from gym._rollout import SYSTEM_PROMPT, EpisodeResult, run_episode
@@ -75,6 +74,7 @@ from gym._sandbox import (
     SandboxPool,
     discard,
     pool_for,
+    quote,
     reap,
     set_pool_size,
 )
@@ -157,10 +157,10 @@ __all__ = [
     "matches",
     "policy_from_name",
     "pool_for",
+    "quote",
     "read_tree",
     "reap",
     "register",
-    "register_builtin",
     "register_image",
     "register_local",
     "run_episode",
@@ -170,6 +170,5 @@ __all__ = [
     "validate_env",
 ]
 
-register_builtin()
 register_local()
 load_plugins()

@@ -223,12 +223,12 @@ class CodeEnv(ContainerEnv):
 
     def regrade(self, task_id: str, export: dict[str, Any], calls: list[ToolCall]) -> Verdict:
         """Grade a stored final state again with the current graders (no agent run)."""
-        task = self._pick_task({"task": task_id})
+        task = self.task_by_id(task_id)
         verdict = grade_code(
             task, Export.model_validate(export), self.sandbox_config().image, calls=calls
         )
         self.task = task
-        return self._lineage(verdict)
+        return self.with_lineage(verdict)
 
     def _sandbox(self) -> Sandbox:
         if self.sandbox is None:

@@ -108,6 +108,8 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]]):
         self.trace: list[StepRecord] = []
         self.verdict: Verdict | None = None
         self.deadline: float | None = None
+        self.final_call: ToolCall | None = None
+        """The final tool's call (``submit`` and its validated arguments), once made."""
         self._done = True
         self._image_digest = ""
 
@@ -159,6 +161,7 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]]):
             self._release()
             raise InfraError(f"could not start a sandbox for {task.id}: {exc}") from exc
         self.task, self.trace, self.verdict, self._done = task, [], None, False
+        self.final_call = None
         self.deadline = None
         info = {
             "task_id": task.id,
@@ -181,6 +184,7 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]]):
             return self._reject(action, str(exc), start)
         if spec.kind == "final":
             self._record(call, "", start)
+            self.final_call = call.model_copy(update={"arguments": args})
             return self.end_episode(reason=call.name)
         obs = self._call(method, args)
         self._record(call, obs, start)
@@ -246,6 +250,14 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]]):
         if self.deadline is None:
             return self.exec_timeout
         return max(1.0, min(self.exec_timeout, self.deadline - time.monotonic()))
+
+    def task_by_id(self, task_id: str) -> Task:
+        """The task with this id.
+
+        Raises:
+            TaskNotFound: the environment has no such task.
+        """
+        return self._pick_task({"task": task_id})
 
     def _pick_task(self, options: dict[str, Any]) -> Task:
         wanted = options.get("task")
@@ -313,6 +325,10 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]]):
             verdict = self.grade(task, sandbox, reason)
         except Exception as exc:  # a grader that raises is an infra error, never a reward
             verdict = Verdict.infra(f"grader raised {type(exc).__name__}: {exc}")
+        return self._lineage(verdict)
+
+    def with_lineage(self, verdict: Verdict) -> Verdict:
+        """The verdict with this episode's lineage (env id, task, image, hidden hash)."""
         return self._lineage(verdict)
 
     def _lineage(self, verdict: Verdict) -> Verdict:

@@ -20,7 +20,7 @@ from gymnasium.envs.registration import WrapperSpec
 from pydantic import BaseModel
 
 from gym._errors import ConfigError, EnvNotFound
-from gym._paths import project_root
+from gym._paths import roots
 
 __all__ = [
     "EnvInfo",
@@ -29,7 +29,6 @@ __all__ = [
     "load_plugins",
     "make",
     "register",
-    "register_builtin",
     "register_local",
     "spec_of",
 ]
@@ -39,18 +38,6 @@ log = logging.getLogger("gym.registry")
 ENTRY_POINT_GROUP = "boxgym.environments"
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_.-]*/[A-Z][A-Za-z0-9]*-v\d+$")
 _ids: dict[str, str] = {}
-
-BUILTIN: list[dict[str, Any]] = [
-    {"id": "boxgym/PyRepo-v0", "entry_point": "environments.pyrepo:PyRepoEnv", "max_steps": 40},
-    {"id": "boxgym/PyFunc-v0", "entry_point": "environments.pyfunc:PyFuncEnv", "max_steps": 20},
-    {
-        "id": "boxgym/HumanEval-v0",
-        "entry_point": "environments.humaneval:HumanEvalEnv",
-        "max_steps": 20,
-    },  # noqa: E501
-    {"id": "boxgym/SQL-v0", "entry_point": "environments.sql:SQLEnv", "max_steps": 30},
-    {"id": "boxgym/Support-v0", "entry_point": "environments.support:SupportEnv", "max_steps": 30},
-]
 
 
 class EnvInfo(BaseModel):
@@ -181,12 +168,6 @@ def load_plugins() -> list[str]:
     return loaded
 
 
-def register_builtin() -> None:
-    """Register the environments that ship with boxgym."""
-    for entry in BUILTIN:
-        register(**entry)
-
-
 class _LocalFinder(importlib.abc.MetaPathFinder):
     """Imports ``boxgym_local.<folder>`` from <root>/environments/<folder>/ (lazily)."""
 
@@ -221,7 +202,10 @@ def _module_for(folder: Path) -> str:
 
 
 def register_local(root: Path | None = None) -> list[str]:
-    """Register every environment declared in environments/*/boxgym.toml under a root.
+    """Register every environment declared in environments/*/boxgym.toml.
+
+    Looks under ``root``, or else under the project root and the checkout boxgym was
+    installed from (which holds the bundled environments).
 
     A folder declares its environments in ``boxgym.toml``::
 
@@ -233,15 +217,18 @@ def register_local(root: Path | None = None) -> list[str]:
     Returns:
         The ids registered.
     """
-    base = (root or project_root()) / "environments"
-    ids = []
-    for manifest in sorted(base.glob("*/boxgym.toml")):
+    bases = [root] if root else roots()
+    manifests = [m for base in bases for m in sorted((base / "environments").glob("*/boxgym.toml"))]
+    ids: list[str] = []
+    for manifest in manifests:
         try:
             entries = tomllib.loads(manifest.read_text()).get("env", [])
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(f"{manifest}: {exc}") from exc
         module = _module_for(manifest.parent)
         for entry in entries:
+            if entry["id"] in ids:
+                continue  # the same folder seen from two roots
             register(
                 entry["id"],
                 f"{module}:{entry['class']}",

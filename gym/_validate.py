@@ -101,7 +101,8 @@ def validate_task(env_id: str, task_id: str, repeats: int) -> TaskCheck:
     noop = _episode(env_id, NoopPolicy(), task_id, seed=0)
     check.noop = noop.outcome
     if noop.outcome != "fail":
-        check.problems.append(f"noop: {noop.outcome} (a task that passes without work is broken)")
+        why = noop.verdict.reason if noop.verdict else noop.end_reason
+        check.problems.append(f"noop: {noop.outcome}: {why[:300]} (it must fail)")
     env = make(env_id)
     if hasattr(env.unwrapped, "perturbed_calls"):
         pert = _episode(env_id, PerturbedOraclePolicy(), task_id, seed=0)
@@ -140,11 +141,16 @@ def validate_env(
         ids = [i for i in ids if i in tasks]
     set_pool_size(max(1, concurrency))
     out: dict[str, TaskCheck] = {}
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        futures = {pool.submit(validate_task, env_id, task_id, repeats): task_id for task_id in ids}
+    pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
+    try:
+        futures = [pool.submit(validate_task, env_id, task_id, repeats) for task_id in ids]
         for future in as_completed(futures):
             check = future.result()
             out[check.task_id] = check
             if progress:
                 progress(check)
+    except BaseException:  # Ctrl-C, SIGTERM: drop the queued tasks, finish no more
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
     return [out[i] for i in ids]

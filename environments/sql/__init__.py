@@ -232,10 +232,10 @@ class SQLEnv(gym.ContainerEnv):
         self, task_id: str, export: dict[str, Any], calls: list[gym.ToolCall]
     ) -> gym.Verdict:
         """Grade a stored final state again with the current graders (no agent run)."""
-        task = self._pick_task({"task": task_id})
+        task = self.task_by_id(task_id)
         verdict = grade_sql(task, SQLExport.model_validate(export), self.sandbox_config().image)
         self.task = task
-        return self._lineage(verdict)
+        return self.with_lineage(verdict)
 
     def _answer(self) -> str:
         for record in reversed(self.trace):

@@ -323,9 +323,11 @@ class SupportEnv(gym.ContainerEnv):
         self, task_id: str, export: dict[str, Any], calls: list[gym.ToolCall]
     ) -> gym.Verdict:
         """Grade a stored final state again with the current graders (no agent run)."""
-        task = self._pick_task({"task": task_id})
+        task = self.task_by_id(task_id)
         self.task = task
-        return self._lineage(self.grade_export(task, SupportExport.model_validate(export), calls))
+        return self.with_lineage(
+            self.grade_export(task, SupportExport.model_validate(export), calls)
+        )
 
     def grade_export(
         self, task: gym.Task, export: SupportExport, calls: list[gym.ToolCall]

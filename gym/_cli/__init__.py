@@ -149,8 +149,13 @@ def env_validate(
         for env_id in ids:
             job = bar.add_task(env_id, total=None)
 
-            def advance(_check: Any, job: Any = job) -> None:
+            def advance(check: Any, job: Any = job) -> None:
                 bar.advance(job)
+                if check.problems:  # say it now: a long run may not reach its table
+                    err.print(
+                        f"[red]invalid[/] {check.env_id} {check.task_id}: "
+                        + "; ".join(check.problems)
+                    )
 
             checks += validate_env(
                 env_id, repeats=repeats, tasks=tasks, concurrency=concurrency, progress=advance

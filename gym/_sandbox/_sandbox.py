@@ -195,6 +195,18 @@ class Sandbox:
         """
         return self._exec(cmd, timeout, cwd, env, stdin, user, max_output)[0]
 
+    def exec_bytes(
+        self,
+        cmd: str | Sequence[str],
+        *,
+        timeout: float = 60.0,
+        stdin: bytes | None = None,
+        user: str | None = None,
+        max_output: int = 64 << 20,
+    ) -> tuple[ExecResult, bytes]:
+        """Like `exec`, also returning standard output as raw bytes (binary-safe)."""
+        return self._exec(cmd, timeout, None, None, stdin, user, max_output)
+
     def _exec(
         self,
         cmd: str | Sequence[str],
@@ -352,15 +364,29 @@ class Sandbox:
     def _abs(self, path: str) -> str:
         return posixpath.normpath(posixpath.join(self.config.workdir, path))
 
-    def read_file(self, path: str, *, max_bytes: int = 1 << 20, timeout: float = 30.0) -> bytes:
-        """Read one file (at most ``max_bytes``; longer files raise `SandboxError`)."""
+    def read_file(
+        self,
+        path: str,
+        *,
+        max_bytes: int = 1 << 20,
+        timeout: float = 30.0,
+        user: str | None = None,
+    ) -> bytes:
+        """Read one file (at most ``max_bytes``; longer files raise `SandboxError`).
+
+        Args:
+            path: absolute, or relative to the workdir.
+            max_bytes: the largest file accepted.
+            timeout: seconds allowed.
+            user: uid:gid to read as (the exec user by default).
+        """
         target = self._abs(path)
         script = (
             'test -f "$1" || { echo "not a file: $1" >&2; exit 2; }; '
             f'head -c {max_bytes + 1} "$1"'
         )
         result, data = self._exec(
-            ["sh", "-c", script, "sh", target], timeout, max_output=max_bytes + 2
+            ["sh", "-c", script, "sh", target], timeout, user=user, max_output=max_bytes + 2
         )
         self._check(result, f"read {target}")
         if len(data) > max_bytes:
@@ -386,6 +412,7 @@ class Sandbox:
         mode: int = 0o644,
         timeout: float = 60.0,
         via_shell: bool = False,
+        user: str | None = None,
     ) -> None:
         """Write files (relative path -> bytes) under ``root`` through a tar stream.
 
@@ -396,6 +423,8 @@ class Sandbox:
             timeout: seconds allowed.
             via_shell: send through the persistent shell (fast; only while the shell is
                 still the harness's own, for example when seeding a fresh sandbox).
+            user: uid:gid that writes the files (the exec user by default; not with
+                ``via_shell``, which writes as the shell's user).
         """
         archive = pack(files, mode=mode)
         folder = shlex.quote(root)
@@ -405,7 +434,7 @@ class Sandbox:
             script = f"{mkdir}head -c {len(archive)} | tar -x --no-same-owner -m -C {folder}"
             result = self.shell.run_script(script, data=archive, timeout=timeout)
         else:
-            result = self.exec(["sh", "-c", script], stdin=archive, timeout=timeout)
+            result = self.exec(["sh", "-c", script], stdin=archive, timeout=timeout, user=user)
         self._check(result, f"write {len(files)} files under {root}")
 
     def get_files(

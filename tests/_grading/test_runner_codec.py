@@ -60,3 +60,8 @@ def test_final_outcome_requires_a_passing_call_phase():
     assert runner.final_outcome({"setup": "passed"}) == "failed"
     assert runner.final_outcome({"setup": "skipped"}) == "skipped"
     assert runner.final_outcome({"call": "passed", "teardown": "failed"}) == "failed"
+
+
+def test_huge_ints_cross_the_boundary():
+    big = -(10**5000) + 7
+    assert runner.decode(runner.encode(big)) == big

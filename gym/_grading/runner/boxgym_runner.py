@@ -51,7 +51,7 @@ def encode(value, depth=0):
     if value is None or t is bool or t is str:
         return {"t": t.__name__, "v": value}
     if t is int:
-        return {"t": "int", "v": str(value)}
+        return {"t": "int", "v": format(value, "x")}  # hex: no 4300-digit str() limit
     if t is float:
         return {"t": "float", "v": repr(value)}
     if t is complex:
@@ -79,7 +79,7 @@ def decode(obj):
     if t in ("NoneType", "bool", "str"):
         return v
     if t == "int":
-        return int(v)
+        return int(v, 16)
     if t == "float":
         return float(v)
     if t == "complex":
