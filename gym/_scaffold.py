@@ -6,12 +6,83 @@ import re
 from pathlib import Path
 
 from gym._errors import ConfigError
-from gym._paths import project_root
+from gym._paths import install_root, project_root
 
 __all__ = ["FAMILIES", "class_name", "scaffold"]
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{1,40}$")
-FAMILIES = ("code",)
+FAMILIES = ("code", "sql", "api")
+
+DERIVED = {
+    # family: (module, class, image folder to copy, example task, extra seed files)
+    "sql": ("environments.sql", "SQLEnv", "postgres", "sql/customers-per-country", ()),
+    "api": (
+        "environments.support",
+        "SupportEnv",
+        "support",
+        "support/order-tracking-fedex",
+        ("support/policy.md",),
+    ),
+}
+
+DERIVED_MODULE = '''"""{Title}: a {family} environment made by `gym env new` (see README.md)."""
+
+from typing import ClassVar
+
+from {base_module} import {base_class}
+
+__all__ = ["{Class}"]
+
+
+class {Class}({base_class}):
+    """{base_class}'s tools and graders over this folder's image and tasks.
+
+    Change the schema, data or service in images/{name}/ and the tasks in seeds/{name}/.
+    """
+
+    family: ClassVar[str] = "{name}"
+    image: ClassVar[str] = "{name}"
+'''
+
+DERIVED_README = """# {Title}
+
+`{env_id}`: created with `gym env new {name} --family {family}`, on top of
+`{base_module}.{base_class}` (its README documents the tools, the grading and the flags).
+Edit this file as the environment grows.
+
+## Description
+
+The image in `images/{name}/` (a copy of the bundled one: change its schema, data or
+service freely) with the tasks in `seeds/{name}/`.
+
+## Actions
+
+The tools of `{base_class}`: see `info["tools"]` after `reset`.
+
+## Observations
+
+Text: the task prompt after `reset`, then each tool's result.
+
+## Reward
+
+1.0 when the final state matches the gold solution replayed in a fresh grading container
+and no forbidden side effect is flagged; 0.0 otherwise. Infrastructure failures raise
+`gym.InfraError` instead of giving a reward.
+
+## Episode End
+
+`submit` terminates the episode; the step budget (30) or time budget (1800 s)
+truncates it. Both are graded.
+
+## Arguments
+
+`gymnasium.make("{env_id}", max_steps=N, max_seconds=S, ...)`, plus those of
+`{base_class}`.
+
+## Version History
+
+- v0: initial version.
+"""
 
 CODE_MODULE = '''"""{Title}: a code environment created with `gym env new` (see README.md)."""
 
@@ -156,6 +227,50 @@ def class_name(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_")) + "Env"
 
 
+def _copy_tree(src: Path, dst: Path) -> list[Path]:
+    written = []
+    for path in sorted(src.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            target = dst / path.relative_to(src)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(path.read_bytes())
+            target.chmod(path.stat().st_mode & 0o777)
+            written.append(target)
+    return written
+
+
+def _derived(name: str, family: str, env_id: str, base: Path) -> list[Path]:
+    """A sql or api environment: the bundled family's class, a copy of its image and a task."""
+    module, cls, image, example, extra = DERIVED[family]
+    fields = {
+        "name": name,
+        "Class": class_name(name),
+        "env_id": env_id,
+        "family": family,
+        "Title": class_name(name).removesuffix("Env"),
+        "base_module": module,
+        "base_class": cls,
+    }
+    texts = {
+        f"environments/{name}/__init__.py": DERIVED_MODULE.format(**fields),
+        f"environments/{name}/boxgym.toml": MANIFEST.format(**fields),
+        f"environments/{name}/README.md": DERIVED_README.format(**fields),
+    }
+    written = []
+    for rel, content in texts.items():
+        (base / rel).parent.mkdir(parents=True, exist_ok=True)
+        (base / rel).write_text(content)
+        written.append(base / rel)
+    bundled = install_root()
+    written += _copy_tree(bundled / "images" / image, base / "images" / name)
+    written += _copy_tree(bundled / "seeds" / example, base / "seeds" / name / "example")
+    for rel in extra:
+        target = base / "seeds" / name / Path(rel).name
+        target.write_bytes((bundled / "seeds" / rel).read_bytes())
+        written.append(target)
+    return written
+
+
 def _files(name: str, env_id: str) -> dict[str, str]:
     fields = {
         "name": name,
@@ -185,7 +300,8 @@ def scaffold(
 
     Args:
         name: folder name (lowercase letters, digits and underscores).
-        family: the kind of environment; ``code`` for now.
+        family: ``code`` (a Python project), ``sql`` (PostgreSQL, on top of the bundled
+            SQL family) or ``api`` (an HTTP service, on top of the bundled Support family).
         env_id: the id to register (``boxgym/<Name>-v0`` by default).
         root: the project root (the current one by default).
 
@@ -205,6 +321,8 @@ def scaffold(
     ]
     if taken:
         raise ConfigError(f"{', '.join(taken)} already exist(s); pick another name")
+    if family in DERIVED:
+        return _derived(name, family, env_id, base)
     written = []
     for rel, content in _files(name, env_id).items():
         path = base / rel

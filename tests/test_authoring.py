@@ -75,3 +75,26 @@ def test_example_plugin_registers_through_its_entry_point(engine, tmp_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1/1 tasks valid" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("family", "env_id"), [("sql", "boxgym/MyDb-v0"), ("api", "boxgym/MyApi-v0")]
+)
+def test_sql_and_api_scaffolds_validate(engine, tmp_path, family, env_id):
+    env = {**os.environ, "GYM_ROOT": str(tmp_path), "GYM_DATA": str(tmp_path / "data")}
+    name = env_id.split("/")[1].removesuffix("-v0").replace("My", "my_").lower()
+    subprocess.run(
+        [BIN / "gym", "env", "new", name, "--family", family],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    done = subprocess.run(
+        [BIN / "gym", "env", "validate", env_id, "-k", "1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1/1 tasks valid" in done.stdout
