@@ -10,6 +10,8 @@ are ``train``, HumanEval/124 to /163 ``eval``.
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
 from typing import ClassVar
 
 import gym
@@ -17,6 +19,9 @@ from environments.humaneval._tasks import FAMILY, materialise, problems
 from gym._paths import data_dir
 
 __all__ = ["HumanEvalEnv"]
+
+_materialised_lock = threading.Lock()
+_materialised: set[Path] = set()
 
 
 class HumanEvalEnv(gym.CodeEnv):
@@ -34,7 +39,10 @@ class HumanEvalEnv(gym.CodeEnv):
         """The 164 tasks, materialised into the cache on first use (and when stale)."""
         cache = data_dir() / "cache"
         wanted = {p["task_id"]: n for n, p in enumerate(problems())}
-        for problem in problems():
-            materialise(problem, cache / FAMILY)
+        with _materialised_lock:  # once per process and data dir; threads wait for it
+            if cache not in _materialised:
+                for problem in problems():
+                    materialise(problem, cache / FAMILY)
+                _materialised.add(cache)
         tasks = [t for t in gym.load_tasks(cache, FAMILY) if t.id in wanted]
         return sorted(tasks, key=lambda t: wanted[t.id])

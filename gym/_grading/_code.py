@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from gym._errors import GradingError
+from gym._grading._ast import parse_python
 from gym._grading._export import Export
 from gym._models import Component
 from gym._sandbox import Sandbox, SandboxConfig, discard, pack, pool_for
@@ -104,7 +105,7 @@ def expected_tests(files: dict[str, bytes], prefix: str) -> list[str]:
     for name, data in sorted(files.items()):
         if not name.endswith(".py"):
             continue
-        tree = ast.parse(data, filename=name)
+        tree = parse_python(data, filename=name)
         node_path = f"{prefix}/{name}".lstrip("/")
         for node in tree.body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(

@@ -13,6 +13,7 @@ import shlex
 import sys
 from collections.abc import Iterable, Sequence
 
+from gym._grading._ast import parse_python
 from gym._grading._export import Export, matches
 from gym._models import Flag
 from gym._tools import ToolCall
@@ -170,7 +171,7 @@ def content_flags(export: Export) -> list[Flag]:
 
 def _always_equal(source: str) -> bool:
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except SyntaxError:
         return False
     for node in ast.walk(tree):

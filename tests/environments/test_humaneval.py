@@ -64,15 +64,25 @@ def test_task_files_match_the_dataset(fresh_cache: Path) -> None:
         compile(checks, "checks", "exec")
 
 
+def new_process() -> None:
+    """The cache is checked once per process: forget that it was (as a new process would)."""
+    import environments.humaneval as module
+
+    module._materialised.clear()
+
+
 def test_cache_is_reused_and_repaired(fresh_cache: Path) -> None:
+    new_process()
     HumanEvalEnv.load_tasks()
     checks = fresh_cache / "HumanEval_0" / "hidden" / "checks.py"
     before = checks.stat().st_ino
+    new_process()
     HumanEvalEnv.load_tasks()
     assert checks.stat().st_ino == before  # reused, not rewritten
     good = checks.read_bytes()
     checks.write_text("def check_all(candidate):\n    pass\n")
     (fresh_cache / "HumanEval_1" / "task.toml").unlink()
+    new_process()
     tasks = HumanEvalEnv.load_tasks()
     assert checks.read_bytes() == good
     assert len(tasks) == 164
