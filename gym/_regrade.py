@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from gym._registry import make
@@ -35,20 +34,7 @@ def regrade_run(store: Store, run_id: str) -> list[dict[str, Any]]:
         changed = old_key != new_key
         if changed:
             store.add_verdict(
-                VerdictRow(
-                    episode_id=e.id,
-                    created_at=time.time(),
-                    outcome=verdict.outcome,
-                    reward=verdict.reward,
-                    verified=verdict.verified,
-                    reason=verdict.reason,
-                    components=data["components"],
-                    flags=data["flags"],
-                    grader=verdict.grader,
-                    grader_version=verdict.grader_version,
-                    hidden_hash=verdict.hidden_hash,
-                    image_digest=verdict.image_digest,
-                ),
+                VerdictRow.of(e.id, verdict),
                 outcome=verdict.outcome,
                 reward=verdict.reward,
             )

@@ -198,23 +198,7 @@ def _rows(
                 logprobs=turn.logprobs if turn else None,
             )
         )
-    verdict_row = None
-    if verdict is not None:
-        data = verdict.model_dump(mode="json")
-        verdict_row = VerdictRow(
-            episode_id=job.episode_id,
-            created_at=time.time(),
-            outcome=verdict.outcome,
-            reward=verdict.reward,
-            verified=verdict.verified,
-            reason=verdict.reason,
-            components=data["components"],
-            flags=data["flags"],
-            grader=verdict.grader,
-            grader_version=verdict.grader_version,
-            hidden_hash=verdict.hidden_hash,
-            image_digest=verdict.image_digest,
-        )
+    verdict_row = VerdictRow.of(job.episode_id, verdict) if verdict is not None else None
     return episode, step_rows, verdict_row
 
 

@@ -28,7 +28,6 @@ the environment then records an infra_error, never a made-up score.
 from __future__ import annotations
 
 import difflib
-import email.utils
 import hashlib
 import json
 import logging
@@ -48,6 +47,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from gym._errors import ConfigError, GradingError
+from gym._http import backoff_delay, retry_after
 from gym._models import Component
 from gym._paths import data_dir
 
@@ -463,7 +463,7 @@ class Judge(BaseModel):
         if status == 429 or status >= 500:
             raise _Retryable(
                 f"HTTP {status}: {response.text.strip()[:300]}",
-                _retry_after(response.headers.get("retry-after")),
+                retry_after(response.headers.get("retry-after")),
             )
         if status >= 400:
             raise GradingError(
@@ -480,11 +480,7 @@ class Judge(BaseModel):
         return content
 
     def _delay(self, failures: int, retry_after_s: float | None) -> float:
-        ceiling = min(self.max_backoff, self.backoff * 2 ** (failures - 1))
-        wait = self._random.uniform(0, ceiling)
-        if retry_after_s is not None:
-            wait = max(wait, min(retry_after_s, self.max_backoff))
-        return wait
+        return backoff_delay(self._random, failures, self.backoff, self.max_backoff, retry_after_s)
 
     # -- cache -------------------------------------------------------------------------
 
@@ -533,21 +529,6 @@ class Judge(BaseModel):
 def _key(version: str, mode: str, *inputs: str) -> str:
     """Content hash of a judge call: version, mode and inputs."""
     return hashlib.sha256(json.dumps([version, mode, *inputs]).encode()).hexdigest()
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds a ``Retry-After`` header asks for (seconds or an HTTP date)."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 # -- parsing -----------------------------------------------------------------------------

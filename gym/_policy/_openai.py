@@ -19,7 +19,6 @@ episode). A failed request never becomes a turn.
 
 from __future__ import annotations
 
-import email.utils
 import itertools
 import json
 import logging
@@ -32,11 +31,12 @@ from typing import Any
 import httpx
 
 from gym._errors import ConfigError, PolicyError
+from gym._http import backoff_delay, retry_after
 from gym._policy._base import Policy, Turn
 from gym._policy._parse import parse_tool_call
 from gym._tools import ToolCall
 
-__all__ = ["OpenAIPolicy", "retry_after"]
+__all__ = ["OpenAIPolicy"]
 
 _OPTIONAL_FIELDS = ("return_token_ids", "logprobs", "top_logprobs", "seed")
 _TOKEN_ID = re.compile(r"^token_id:(\d+)$")
@@ -260,11 +260,7 @@ class OpenAIPolicy(Policy):
         )
 
     def _delay(self, failures: int, retry_after_s: float | None) -> float:
-        ceiling = min(self.max_backoff, self.backoff * 2 ** (failures - 1))
-        wait = self._random.uniform(0, ceiling)
-        if retry_after_s is not None:
-            wait = max(wait, min(retry_after_s, self.max_backoff))
-        return wait
+        return backoff_delay(self._random, failures, self.backoff, self.max_backoff, retry_after_s)
 
     # -- reading the answer --------------------------------------------------------------
 
@@ -417,19 +413,3 @@ def _hint(status: int, text: str, base_url: str) -> str:
     if "context" in text.lower() or "too long" in text.lower():
         return "the conversation exceeds the model's context; lower the step budget or max_tokens"
     return "fix the request or the server settings"
-
-
-def retry_after(value: str | None) -> float | None:
-    """Seconds a ``Retry-After`` header asks to wait (delay-seconds or an HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())

@@ -156,20 +156,30 @@ class Sandbox:
 
     def attach(self, cmd: Sequence[str], *, user: str | None = None) -> tuple[str, ExecSocket]:
         """Start a command with stdin attached; return its exec id and raw socket."""
+        return self._start(list(cmd), stdin=True, user=user)
+
+    def _start(
+        self,
+        argv: list[str],
+        *,
+        stdin: bool,
+        user: str | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> tuple[str, ExecSocket]:
         if self._closed:
             raise SandboxUnavailable(f"sandbox {self.id} was closed")
         api = client().api
         with docker_errors(self.container.id):
             exec_id = api.exec_create(
                 self.container.id,
-                list(cmd),
-                stdin=True,
+                argv,
+                stdin=stdin,
                 user=user or self.config.exec_user,
-                workdir=self.config.workdir,
-                environment=self._env(None),
+                workdir=cwd or self.config.workdir,
+                environment=self._env(env),
             )["Id"]
-            sock = ExecSocket(api.exec_start(exec_id, socket=True))
-        return exec_id, sock
+            return exec_id, ExecSocket(api.exec_start(exec_id, socket=True))
 
     def exec(
         self,
@@ -217,21 +227,9 @@ class Sandbox:
         user: str | None = None,
         max_output: int = 1 << 20,
     ) -> tuple[ExecResult, bytes]:
-        if self._closed:
-            raise SandboxUnavailable(f"sandbox {self.id} was closed")
         argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
-        api = client().api
         start = time.monotonic()
-        with docker_errors(self.container.id):
-            exec_id = api.exec_create(
-                self.container.id,
-                argv,
-                stdin=stdin is not None,
-                user=user or self.config.exec_user,
-                workdir=cwd or self.config.workdir,
-                environment=self._env(env),
-            )["Id"]
-            sock = ExecSocket(api.exec_start(exec_id, socket=True))
+        exec_id, sock = self._start(argv, stdin=stdin is not None, user=user, cwd=cwd, env=env)
         try:
             out, err, timed_out = self._pump(sock, stdin, start + timeout, max_output)
         finally:

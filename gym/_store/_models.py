@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from sqlalchemy import JSON, Column, Text
 from sqlmodel import Field, SQLModel
+
+from gym._models import Verdict
 
 __all__ = ["EpisodeRow", "RunRow", "StepRow", "VerdictRow"]
 
@@ -170,3 +173,22 @@ class VerdictRow(SQLModel, table=True):
     """Hidden checks' content hash."""
     image_digest: str = ""
     """Image digest."""
+
+    @classmethod
+    def of(cls, episode_id: str, verdict: Verdict) -> VerdictRow:
+        """The row of a verdict."""
+        data = verdict.model_dump(mode="json")
+        return cls(
+            episode_id=episode_id,
+            created_at=time.time(),
+            outcome=verdict.outcome,
+            reward=verdict.reward,
+            verified=verdict.verified,
+            reason=verdict.reason,
+            components=data["components"],
+            flags=data["flags"],
+            grader=verdict.grader,
+            grader_version=verdict.grader_version,
+            hidden_hash=verdict.hidden_hash,
+            image_digest=verdict.image_digest,
+        )

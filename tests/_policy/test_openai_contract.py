@@ -18,7 +18,7 @@ import pytest
 from stub_server import vllm_call, vllm_response
 
 import gym
-from gym._policy._openai import retry_after
+from gym._http import retry_after
 
 TOOLS = [
     {
