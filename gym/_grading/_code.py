@@ -21,7 +21,7 @@ from gym._errors import GradingError
 from gym._grading._ast import parse_python
 from gym._grading._export import Export
 from gym._models import Component
-from gym._sandbox import Sandbox, SandboxConfig, discard, pack, pool_for
+from gym._sandbox import SandboxConfig, pack, run_once
 
 __all__ = [
     "RUNNER_PATH",
@@ -166,56 +166,63 @@ def _runner_spec(spec: CheckSpec) -> dict[str, Any]:
 
 
 _REPORT_MARK = "__BOXGYM_REPORT__"
-_SCRIPT = (
-    "set -e; tar -x --no-same-owner -C /; mkdir -m 0700 /grade/out; {private}"
-    "/usr/bin/python3 -I /grade/runner/boxgym_runner.py --spec /grade/spec.json "
-    "--out /grade/out/report.json || true; "
-    f"printf '%s\\n' {_REPORT_MARK}; cat /grade/out/report.json"
-)
+_BOOT = f"""
+import os, runpy, sys, tarfile
+with tarfile.open(fileobj=sys.stdin.buffer, mode="r|") as archive:
+    for member in archive:
+        archive.extract(member, "/", set_attrs=False)
+os.mkdir("/grade/out", 0o700)
+if sys.argv[1] == "private":
+    os.chmod("/grade/tests", 0o700)
+sys.argv = ["boxgym_runner", "--spec", "/grade/spec.json", "--out", "/grade/out/report.json"]
+try:
+    runpy.run_path("/grade/runner/boxgym_runner.py", run_name="__main__")
+except SystemExit:
+    pass
+with open("/grade/out/report.json") as report:
+    sys.stdout.write("{_REPORT_MARK}\\n" + report.read())
+"""
+"""The grading container's main process (root): unpack, run the runner, print its report.
 
-
-def _acquire(image: str) -> Sandbox:
-    """A fresh, never-used grading container (pre-started by a warm pool)."""
-    return pool_for(grader_config(image)).acquire()
+One Python process does it all: no shell, no tar, no exec into the container.
+"""
 
 
 def run_checks(image: str, base: dict[str, bytes], export: Export, spec: CheckSpec) -> RunnerReport:
-    """Stage a fresh grading container and run the trusted runner in it, in one exec.
+    """Run the trusted runner in a fresh grading container, as its main process.
 
-    The exec (as root, in a container that never held the agent) unpacks the state and
-    the checks, creates the root-only report directory, runs the runner, then prints
-    the report file. Only root processes write to that exec's output: the code under
-    test runs as another uid with its output sent to a file, and is killed before the
-    report is read.
+    The container (root with only SETUID/SETGID, no network, never used by the agent)
+    unpacks the state and the checks streamed to it, creates the root-only report
+    directory, runs the runner, then prints the report file. Only root processes write
+    to that output: the code under test runs as another uid with its output sent to a
+    file, and is killed before the report is read.
 
     Raises:
         GradingError: the runner left no readable report, or reported its own crash.
         SandboxError: the grading container failed (the caller makes this infra_error).
     """
-    sandbox = _acquire(image)
-    try:
-        # calls checks are read by the root runner only: the code under test never sees them
-        private = "chmod 0700 /grade/tests; " if spec.kind == "calls" else ""
-        result = sandbox.exec(
-            ["sh", "-c", _SCRIPT.format(private=private)],
-            stdin=_bundle(base, export, spec),
-            timeout=spec.timeout + 60,
-            max_output=16 << 20,
+    # calls checks are read by the root runner only: the code under test never sees them
+    private = "private" if spec.kind == "calls" else "shared"
+    result, _ = run_once(
+        grader_config(image),
+        ["/usr/bin/python3", "-I", "-S", "-c", _BOOT, private],
+        stdin=_bundle(base, export, spec),
+        timeout=spec.timeout + 60,
+        max_output=16 << 20,
+        run="grading",
+    )
+    if result.timed_out:
+        raise GradingError(f"the grading runner did not finish in {spec.timeout + 60:.0f}s")
+    _, mark, raw = result.stdout.partition(_REPORT_MARK + "\n")
+    if not mark or not raw.strip():
+        raise GradingError(
+            f"the grading container ended without a report (exit {result.exit_code}"
+            f"{', out of memory' if result.oom_killed else ''}): {result.stderr[-500:]}"
         )
-        if result.timed_out:
-            raise GradingError(f"the grading runner did not finish in {spec.timeout + 60:.0f}s")
-        _, mark, raw = result.stdout.partition(_REPORT_MARK + "\n")
-        if not mark or not raw.strip():
-            sandbox.ensure_running()
-            raise GradingError(
-                f"the runner wrote no report (exit {result.exit_code}): {result.stderr[-500:]}"
-            )
-        report = RunnerReport.model_validate_json(raw)
-        if report.error:
-            raise GradingError(f"the grading runner crashed: {report.error[-1500:]}")
-        return report
-    finally:
-        discard(sandbox)
+    report = RunnerReport.model_validate_json(raw)
+    if report.error:
+        raise GradingError(f"the grading runner crashed: {report.error[-1500:]}")
+    return report
 
 
 def tests_component(report: RunnerReport, expected: Sequence[str], *, label: str) -> Component:

@@ -3,6 +3,7 @@
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._engine import client, list_boxgym, owner_alive, owner_label, reap
 from gym._sandbox._manifest import Change, Manifest, Node
+from gym._sandbox._once import run_once
 from gym._sandbox._pool import SandboxPool, discard, pool_for, set_pool_size, shutdown_pools
 from gym._sandbox._sandbox import Sandbox
 from gym._sandbox._shell import quote
@@ -28,6 +29,7 @@ __all__ = [
     "pool_for",
     "quote",
     "reap",
+    "run_once",
     "set_pool_size",
     "shutdown_pools",
     "unpack",

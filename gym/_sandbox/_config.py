@@ -117,11 +117,18 @@ class SandboxConfig(BaseModel):
         """The numeric uid of ``exec_user``."""
         return int(self.exec_user.split(":")[0])
 
-    def create_kwargs(self, labels: dict[str, str]) -> dict[str, Any]:
-        """Keyword arguments for ``docker.containers.create`` with every hardening set."""
+    def create_kwargs(
+        self, labels: dict[str, str], command: list[str] | None = None
+    ) -> dict[str, Any]:
+        """Keyword arguments for ``docker.containers.create`` with every hardening set.
+
+        Args:
+            labels: the container's labels.
+            command: the main process (``sleep infinity`` by default, for execs).
+        """
         kwargs: dict[str, Any] = {
             "image": self.image,
-            "command": ["sleep", "infinity"],
+            "command": command or ["sleep", "infinity"],
             "user": self.main_user,
             "working_dir": self.workdir,
             "init": True,

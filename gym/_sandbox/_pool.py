@@ -12,10 +12,17 @@ from concurrent.futures import ThreadPoolExecutor
 
 from gym._errors import GymError
 from gym._sandbox._config import SandboxConfig
-from gym._sandbox._engine import connected, disconnect, reap
+from gym._sandbox._engine import client, connected, disconnect, reap
 from gym._sandbox._sandbox import Sandbox
 
-__all__ = ["SandboxPool", "discard", "pool_for", "set_pool_size", "shutdown_pools"]
+__all__ = [
+    "SandboxPool",
+    "discard",
+    "pool_for",
+    "remove_container_later",
+    "set_pool_size",
+    "shutdown_pools",
+]
 
 log = logging.getLogger("gym.sandbox")
 
@@ -93,10 +100,13 @@ class SandboxPool:
                     self._cond.wait(timeout=min(30.0, 0.5 * 2**self._failures))
                 continue
             with self._cond:
+                surplus = self._stopped or len(self._ready) >= self.size  # resized meanwhile
+                if not surplus:
+                    self._ready.append(sandbox)
+            if surplus:
+                discard(sandbox)
                 if self._stopped:
-                    sandbox.close()
                     return
-                self._ready.append(sandbox)
 
 
 def _prepare(sandbox: Sandbox) -> Sandbox:
@@ -134,6 +144,19 @@ def discard(sandbox: Sandbox) -> None:
         _remover.submit(sandbox.close)
     except RuntimeError:  # the process is shutting down: remove it now
         sandbox.close()
+
+
+def remove_container_later(container_id: str) -> None:
+    """Remove a container (by id) in the background; at once if shutting down."""
+
+    def remove() -> None:
+        with contextlib.suppress(Exception):
+            client().api.remove_container(container_id, force=True)
+
+    try:
+        _remover.submit(remove)
+    except RuntimeError:
+        remove()
 
 
 def shutdown_pools() -> None:

@@ -26,15 +26,7 @@ from gym._sandbox._engine import (
 )
 from gym._sandbox._manifest import Change, Manifest, manifest_script, parse_manifest
 from gym._sandbox._shell import Shell
-from gym._sandbox._stream import (
-    STDERR,
-    STDOUT,
-    Capture,
-    ExecResult,
-    ExecSocket,
-    FrameReader,
-    decode,
-)
+from gym._sandbox._stream import ExecResult, ExecSocket, decode, pump
 from gym._sandbox._tar import Entry, pack, unpack
 
 __all__ = ["Sandbox"]
@@ -231,7 +223,7 @@ class Sandbox:
         start = time.monotonic()
         exec_id, sock = self._start(argv, stdin=stdin is not None, user=user, cwd=cwd, env=env)
         try:
-            out, err, timed_out = self._pump(sock, stdin, start + timeout, max_output)
+            out, err, timed_out = pump(sock, stdin, start + timeout, max_output)
         finally:
             with contextlib.suppress(OSError):
                 sock.close()
@@ -261,23 +253,6 @@ class Sandbox:
         if timed_out or exit_code == 137:
             result.oom_killed = self.oom_since_last_check()
         return result, out.bytes()
-
-    def _pump(
-        self, sock: Any, stdin: bytes | None, deadline: float, cap: int
-    ) -> tuple[Capture, Capture, bool]:
-        out, err = Capture(cap), Capture(cap)
-        if stdin is not None:
-            sender = threading.Thread(target=_send_stdin, args=(sock, stdin), daemon=True)
-            sender.start()
-        reader = FrameReader(sock)
-        while not reader.eof:
-            try:
-                frames = reader.frames(deadline)
-            except TimeoutError:
-                return out, err, True
-            for kind, data in frames:
-                (out if kind == STDOUT else err if kind == STDERR else Capture(0)).add(data)
-        return out, err, False
 
     def _env(self, extra: dict[str, str] | None) -> dict[str, str]:
         base = {
@@ -510,9 +485,3 @@ class Sandbox:
 
     def __repr__(self) -> str:
         return f"Sandbox(id={self.id!r}, image={self.config.image!r})"
-
-
-def _send_stdin(sock: ExecSocket, data: bytes) -> None:
-    with contextlib.suppress(OSError):
-        sock.sendall(data)
-        sock.shutdown_write()

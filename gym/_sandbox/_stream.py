@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import socket
 import struct
+import threading
 import time
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-__all__ = ["Capture", "ExecResult", "ExecSocket", "FrameReader", "decode"]
+__all__ = ["Capture", "ExecResult", "ExecSocket", "FrameReader", "decode", "pump"]
 
 STDOUT, STDERR = 1, 2
 
@@ -160,3 +161,33 @@ class FrameReader:
             out.append((self.buf[0], bytes(self.buf[8 : 8 + size])))
             del self.buf[: 8 + size]
         return out
+
+
+def _send(sock: ExecSocket, data: bytes) -> None:
+    try:
+        sock.sendall(data)
+        sock.shutdown_write()
+    except OSError:
+        pass
+
+
+def pump(
+    sock: ExecSocket, stdin: bytes | None, deadline: float, cap: int
+) -> tuple[Capture, Capture, bool]:
+    """Feed stdin (then close it) and read both streams until EOF or the deadline.
+
+    Returns:
+        (stdout, stderr, timed_out).
+    """
+    out, err = Capture(cap), Capture(cap)
+    if stdin is not None:
+        threading.Thread(target=_send, args=(sock, stdin), daemon=True).start()
+    reader = FrameReader(sock)
+    while not reader.eof:
+        try:
+            frames = reader.frames(deadline)
+        except TimeoutError:
+            return out, err, True
+        for kind, data in frames:
+            (out if kind == STDOUT else err if kind == STDERR else Capture(0)).add(data)
+    return out, err, False

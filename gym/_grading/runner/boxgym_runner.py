@@ -20,7 +20,6 @@ itself early; a missing report therefore means the grader itself failed.
 Usage: python3 -I boxgym_runner.py --spec SPEC.json --out REPORT.json
 """
 
-import argparse
 import json
 import math
 import os
@@ -28,7 +27,6 @@ import select
 import signal
 import sys
 import time
-import traceback
 
 VERSION = "1"
 WORKER_UID = 1000
@@ -352,6 +350,7 @@ class Worker:
         argv = [
             "/usr/bin/python3",
             "-I",
+            "-S",
             "-c",
             CALLS_BOOT,
             str(req_r),
@@ -496,6 +495,9 @@ def run_probes(spec):
 
 
 def main():
+    import argparse
+    import traceback
+
     parser = argparse.ArgumentParser()
     parser.add_argument("--spec", required=True)
     parser.add_argument("--out", required=True)
