@@ -90,6 +90,7 @@ def _backend() -> tuple[Any, Any]:
     """The torch and transformers modules (imported offline); ConfigError if missing."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    os.environ.setdefault("TQDM_DISABLE", "1")  # the GGUF conversion's bar; gym shows its own
     try:
         torch = importlib.import_module("torch")
         transformers = importlib.import_module("transformers")
