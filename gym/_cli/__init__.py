@@ -29,6 +29,8 @@ app.add_typer(images_app, name="images")
 app.add_typer(env_app, name="env")
 
 console = Console()
+if not console.is_terminal:  # logs and pipes: wide enough for the report tables
+    console = Console(width=140)
 err = Console(stderr=True)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
