@@ -243,6 +243,20 @@ class CodeEnv(ContainerEnv):
         return target
 
 
+def _epoch(value: Any) -> float | None:
+    """A frozen clock from task.toml: a TOML datetime, an ISO string or Unix seconds."""
+    import datetime as dt
+
+    if value is None or value == "":
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    when = value if isinstance(value, dt.datetime) else dt.datetime.fromisoformat(str(value))
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return when.timestamp()
+
+
 def report_flags(report: RunnerReport) -> list[Flag]:
     """Flags the trusted runner's report shows: an early exit, skipped tests."""
     flags = []
@@ -278,6 +292,7 @@ def grade_code(task: Task, export: Export, image: str, *, calls: list[Any] = ())
         timeout=float(grading.get("timeout", 120)),
         call_timeout=float(grading.get("call_timeout", 10)),
         probes=tuple(task.data.get("probes", ())),
+        frozen_time=_epoch(grading.get("frozen_time")),
     )
     flags = code_flags(export, task.allowed_paths, hidden_names=hidden, roots=spec.python_paths)
     flags += command_flags(calls) + loop_flags(calls)

@@ -14,6 +14,7 @@ wrong and what to do about it::
      │    ├── ImageError        an image is missing or failed to build
      │    ├── SandboxUnavailable the container vanished or died (not a failed command)
      │    ├── ExecTimeout       a harness-side operation ran out of time
+     │    ├── ExportTooLarge    files to export exceed their size cap
      │    └── UnsafeArchive     an archive from a container tried to escape
      ├── InfraError             an episode could not be completed or graded for reasons
      │                          outside the agent's control; carries the infra verdict
@@ -31,6 +32,7 @@ __all__ = [
     "EngineUnavailable",
     "EnvNotFound",
     "ExecTimeout",
+    "ExportTooLarge",
     "GradingError",
     "GymError",
     "ImageError",
@@ -83,6 +85,10 @@ class SandboxUnavailable(SandboxError):
 
 class ExecTimeout(SandboxError):
     """A harness-side operation in a container ran out of time."""
+
+
+class ExportTooLarge(SandboxError):
+    """Files to copy out of a container exceed their size cap."""
 
 
 class UnsafeArchive(SandboxError):

@@ -58,6 +58,8 @@ class CheckSpec(BaseModel):
     """Seconds the checks may run in total."""
     call_timeout: float = 10.0
     """calls: seconds one call of the function under test may take."""
+    frozen_time: float | None = None
+    """Unix time the code under test sees as now (time.time, datetime.now), if any."""
     probes: tuple[dict[str, Any], ...] = ()
     """Named boolean probes: ``{name, command, timeout}``; a probe passes if it exits 0."""
 
@@ -149,6 +151,7 @@ def _runner_spec(spec: CheckSpec) -> dict[str, Any]:
         "python_paths": paths,
         "timeout": spec.timeout,
         "probes": list(spec.probes),
+        "frozen_time": spec.frozen_time,
     }
     if spec.kind == "calls":
         check_file = next(iter(sorted(spec.hidden)))

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gym._errors import ExportTooLarge
 from gym._sandbox import Change, Sandbox
 
 __all__ = ["Export", "export_workspace", "matches"]
@@ -54,7 +55,9 @@ class Export(BaseModel):
     changes: list[Change] = Field(default_factory=list)
     """Every change in the writable mounts (absolute paths), allowed or not."""
     links: list[str] = Field(default_factory=list)
-    """Symlinks found among the allowed changes (never applied)."""
+    """Symlinks, hard links and fifos among the allowed changes (never applied)."""
+    oversized: bool = False
+    """The allowed changes exceeded the export cap; none were exported."""
 
     def relative(self, path: str) -> str | None:
         """A path relative to the workspace, or None if it lies outside."""
@@ -64,7 +67,11 @@ class Export(BaseModel):
 
 
 def export_workspace(
-    sandbox: Sandbox, allowed: tuple[str, ...], *, workspace: str | None = None
+    sandbox: Sandbox,
+    allowed: tuple[str, ...],
+    *,
+    workspace: str | None = None,
+    max_bytes: int = 32 << 20,
 ) -> Export:
     """Freeze the agent's container and export its final state.
 
@@ -72,6 +79,8 @@ def export_workspace(
         sandbox: the agent's sandbox (its processes are killed first).
         allowed: glob patterns, relative to the workspace, the agent may change.
         workspace: the workspace root (the sandbox workdir by default).
+        max_bytes: the most content exported; more is a finding (``oversized``), not
+            an error of the harness.
     """
     sandbox.kill_processes()
     root = workspace or sandbox.config.workdir
@@ -92,10 +101,15 @@ def export_workspace(
         else:
             wanted.append(rel)
     if wanted:
-        for entry in sandbox.get_files(root, wanted):
+        try:
+            entries = sandbox.get_files(root, wanted, max_bytes=max_bytes, listing=True)
+        except ExportTooLarge:
+            export.oversized = True
+            return export
+        for entry in entries:
             if entry.kind == "file":
                 export.files[entry.path] = entry.data
-            elif entry.kind == "symlink":
+            elif entry.kind in ("symlink", "special"):
                 export.links.append(entry.path)
     return export
 

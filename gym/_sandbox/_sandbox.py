@@ -13,7 +13,7 @@ from typing import Any
 
 import docker.errors
 
-from gym._errors import ExecTimeout, SandboxError, SandboxUnavailable
+from gym._errors import ExecTimeout, ExportTooLarge, SandboxError, SandboxUnavailable
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._engine import (
     LABEL_EPISODE,
@@ -417,19 +417,29 @@ class Sandbox:
         *,
         max_bytes: int = 64 << 20,
         timeout: float = 60.0,
+        listing: bool = False,
     ) -> list[Entry]:
         """Read files under ``root`` as checked archive entries (links never followed).
 
+        Args:
+            root: the folder the paths are relative to.
+            paths: what to read.
+            max_bytes: the most content accepted.
+            timeout: seconds allowed.
+            listing: list links, fifos and devices as entries instead of refusing them.
+
         Raises:
-            UnsafeArchive: an entry would escape ``root`` (absolute, ``..``, device, link).
+            UnsafeArchive: an entry would escape ``root`` (absolute, ``..``; links and
+                special files too unless ``listing``).
+            ExportTooLarge: the files hold more than ``max_bytes``.
         """
         quoted = " ".join(shlex.quote(p) for p in paths)
         script = f"cd {shlex.quote(root)} && tar -c --ignore-failed-read -- {quoted}"
         result, raw = self._exec(["sh", "-c", script], timeout, max_output=max_bytes + 1)
         self._check(result, f"archive {root}")
         if result.stdout_truncated:
-            raise SandboxError(f"files under {root} exceed {max_bytes} bytes")
-        return unpack(raw, max_bytes=max_bytes)
+            raise ExportTooLarge(f"files under {root} exceed {max_bytes} bytes")
+        return unpack(raw, max_bytes=max_bytes, listing=listing)
 
     def list_files(self, path: str = ".", *, max_depth: int = 1) -> list[str]:
         """List paths under a directory (relative to it), directories ending in ``/``."""

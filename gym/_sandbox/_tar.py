@@ -55,7 +55,7 @@ def _check_link(entry_path: str, target: str) -> None:
         raise UnsafeArchive(f"symlink {entry_path!r} -> {target!r} escapes the archive root")
 
 
-def _entry(archive: tarfile.TarFile, member: tarfile.TarInfo) -> Entry | None:
+def _entry(archive: tarfile.TarFile, member: tarfile.TarInfo, listing: bool) -> Entry | None:
     path = check_name(member.name)
     if not path:
         return None
@@ -63,25 +63,32 @@ def _entry(archive: tarfile.TarFile, member: tarfile.TarInfo) -> Entry | None:
     if member.isdir():
         return Entry(path, "dir", mode)
     if member.issym():
-        _check_link(path, member.linkname)
+        if not listing:
+            _check_link(path, member.linkname)
         return Entry(path, "symlink", mode, target=member.linkname)
     if member.isreg():
         fh = archive.extractfile(member)
         return Entry(path, "file", mode, data=fh.read() if fh else b"")
     kind = "hard link" if member.islnk() else "device or fifo"
+    if listing:
+        return Entry(path, "special", mode, target=member.linkname)
     raise UnsafeArchive(f"archive entry {path!r} is a {kind}, which is never accepted")
 
 
-def unpack(data: bytes, *, max_bytes: int = 64 << 20) -> list[Entry]:
+def unpack(data: bytes, *, max_bytes: int = 64 << 20, listing: bool = False) -> list[Entry]:
     """Parse a tar archive held in memory into checked entries.
 
     Args:
         data: the archive bytes.
         max_bytes: the most file content accepted in total.
+        listing: list links and special files (kinds ``symlink`` and ``special``, never
+            followed nor written anywhere) instead of rejecting the archive: for
+            inventories of what an agent left, where such entries are findings.
 
     Raises:
-        UnsafeArchive: an entry is absolute, climbs out, is a device, a hard link, an
-            escaping symlink, or the content exceeds ``max_bytes``.
+        UnsafeArchive: an entry is absolute or climbs out, the content exceeds
+            ``max_bytes``, or (unless ``listing``) an entry is a device, a fifo, a hard
+            link or an escaping symlink.
     """
     entries: list[Entry] = []
     total = 0
@@ -91,7 +98,7 @@ def unpack(data: bytes, *, max_bytes: int = 64 << 20) -> list[Entry]:
                 total += member.size
                 if total > max_bytes:
                     raise UnsafeArchive(f"archive holds more than {max_bytes} bytes")
-                entry = _entry(archive, member)
+                entry = _entry(archive, member, listing)
                 if entry is not None:
                     entries.append(entry)
     except tarfile.TarError as exc:

@@ -63,3 +63,29 @@ def test_unfixed_code_fails_the_probe_and_a_forbidden_tool_is_flagged(env):
     components = result.verdict.components
     assert not components["files"].passed and not components["probe:case-folding"].passed
     assert "forbidden_tool" in {f.name for f in result.verdict.flags}
+
+
+CLOCK_TEST = """
+import time
+from datetime import date, datetime
+
+
+def test_the_clock_is_frozen():
+    assert time.time() == 981173106.0
+    assert datetime.now().year == 2001 and date.today() == date(2001, 2, 3)
+    assert datetime.utcnow() == datetime(2001, 2, 3, 4, 5, 6)
+"""
+
+
+def test_a_task_can_freeze_the_clock_of_the_code_under_test(tmp_path):
+    task_dir = tmp_path / "pyrepo" / TASK
+    shutil.copytree(SEEDS / "pyrepo" / TASK, task_dir)
+    spec = (task_dir / "task.toml").read_text()
+    spec = spec.replace("[grading]\n", "[grading]\nfrozen_time = 2001-02-03T04:05:06Z\n")
+    assert "frozen_time" in spec
+    (task_dir / "task.toml").write_text(spec)
+    (task_dir / "hidden" / "test_clock_hidden.py").write_text(CLOCK_TEST)
+    env = gymnasium.make("boxgym/PyRepo-v0", tasks=gym.load_tasks(tmp_path, "pyrepo"))
+    result = run_episode(env, OraclePolicy(), task_id=TASK)
+    assert result.outcome == "pass", result.verdict.components["hidden_tests"].explanation
+    assert "5/5 hidden tests passed" in result.verdict.components["hidden_tests"].explanation

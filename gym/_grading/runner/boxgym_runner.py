@@ -92,6 +92,42 @@ def decode(obj):
     raise ValueError(f"unknown tag {t!r}")
 
 
+# -- a frozen clock for tasks that need one ---------------------------------------------
+
+
+def freeze_clock(epoch):
+    """Make time.time() and datetime's now/today/utcnow return one fixed instant.
+
+    Called by the worker before any code under test is imported, so that a later
+    ``from datetime import datetime`` gets the frozen class. Monotonic clocks stay real.
+    """
+    import datetime as dt
+
+    fixed = float(epoch)
+    time.time = lambda: fixed
+    time.time_ns = lambda: int(fixed * 1_000_000_000)
+
+    class FrozenDateTime(dt.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return cls.fromtimestamp(fixed, tz)
+
+        @classmethod
+        def utcnow(cls):
+            return cls.fromtimestamp(fixed, dt.timezone.utc).replace(tzinfo=None)
+
+        @classmethod
+        def today(cls):
+            return cls.fromtimestamp(fixed)
+
+    class FrozenDate(dt.date):
+        @classmethod
+        def today(cls):
+            return cls.fromtimestamp(fixed)
+
+    dt.datetime, dt.date = FrozenDateTime, FrozenDate
+
+
 # -- the worker: drop privileges, then exec the untrusted side -----------------------
 
 
@@ -166,6 +202,8 @@ def worker_env(spec):
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "BOXGYM_PATHS": json.dumps(spec.get("python_paths", [])),
+        "BOXGYM_FROZEN_TIME": str(spec.get("frozen_time") or ""),
+        "BOXGYM_RUNNER_DIR": os.path.dirname(os.path.abspath(__file__)),
     }
 
 
@@ -179,6 +217,11 @@ os.close(0)
 fd = int(sys.argv[1])
 out = os.fdopen(fd, "w", buffering=1)
 import pytest
+if os.environ.get("BOXGYM_FROZEN_TIME"):
+    sys.path.insert(0, os.environ["BOXGYM_RUNNER_DIR"])
+    import boxgym_runner
+    sys.path.pop(0)
+    boxgym_runner.freeze_clock(os.environ["BOXGYM_FROZEN_TIME"])
 def _emit(event, tag=_tag):
     out.write(tag + " " + json.dumps(event) + "\n")
 del _tag
@@ -312,6 +355,8 @@ RUNNER = sys.argv[4]
 sys.path.insert(0, os.path.dirname(RUNNER))
 import boxgym_runner as br
 sys.path.pop(0)
+if os.environ.get("BOXGYM_FROZEN_TIME"):
+    br.freeze_clock(os.environ["BOXGYM_FROZEN_TIME"])
 sys.path[:0] = json.loads(os.environ["BOXGYM_PATHS"])
 import importlib.util
 spec = importlib.util.spec_from_file_location("solution", sys.argv[3])
