@@ -13,7 +13,6 @@ import gymnasium
 import pytest
 
 import gym
-
 from gym import ScriptPolicy, ToolCall, run_episode
 
 pytestmark = pytest.mark.docker

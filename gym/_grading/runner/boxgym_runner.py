@@ -114,7 +114,7 @@ def freeze_clock(epoch):
 
         @classmethod
         def utcnow(cls):
-            return cls.fromtimestamp(fixed, dt.timezone.utc).replace(tzinfo=None)
+            return cls.fromtimestamp(fixed, dt.UTC).replace(tzinfo=None)
 
         @classmethod
         def today(cls):
