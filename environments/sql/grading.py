@@ -483,7 +483,11 @@ def _constraint_flags(
         elif got is not None and c["validated"] and not got["validated"]:
             flags.add("constraint_disabled", f"{detail} is NOT VALID", specific=True)
     for key, c in sorted(f_map.items()):
-        if key not in e_keys and c["table"] not in scope:
+        if key in e_keys or c["table"] in scope:
+            continue
+        if c["table"] not in expected["tables"]:  # a table the agent made: one of its parts
+            flags.add("extra_objects", f"constraint of the new table {c['table']}: {c['def']}")
+        else:
             flags.add(
                 "object_altered_outside_scope", f"constraint added to {c['table']}: {c['def']}"
             )
