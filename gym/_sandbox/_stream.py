@@ -89,14 +89,24 @@ class Capture:
 
 
 class ExecSocket:
-    """The raw socket of an attached exec, closed completely (socket and its file object)."""
+    """The raw socket of an attached exec, closed completely (socket and its file object).
+
+    The docker SDK hands out the socket under the HTTP response, but the response's
+    buffered reader may already hold the first frames: a command that answers before the
+    client has parsed the ``101 UPGRADED`` headers writes its output into the same read.
+    Those bytes are taken over here and returned first, so no output is lost under load.
+    """
 
     def __init__(self, socket_io: Any) -> None:
         self._io = socket_io
         self._sock: socket.socket = socket_io._sock
+        self._pending = _buffered(socket_io, self._sock)
 
     def recv(self, size: int) -> bytes:
-        """Receive up to ``size`` bytes."""
+        """Receive up to ``size`` bytes (first those the HTTP parser buffered)."""
+        if self._pending:
+            data, self._pending = self._pending[:size], self._pending[size:]
+            return data
         return self._sock.recv(size)
 
     def settimeout(self, seconds: float | None) -> None:
@@ -118,6 +128,22 @@ class ExecSocket:
                 closer()
             except OSError:
                 pass
+
+
+def _buffered(socket_io: Any, sock: socket.socket) -> bytes:
+    """Bytes the HTTP response's reader read past the headers (without blocking)."""
+    try:
+        reader = socket_io._response.raw._fp.fp
+    except AttributeError:
+        return b""
+    timeout = sock.gettimeout()
+    sock.setblocking(False)
+    try:
+        return bytes(reader.read1(len(reader.peek(1))))
+    except OSError:
+        return b""
+    finally:
+        sock.settimeout(timeout)
 
 
 class FrameReader:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import time
 
 import pytest
@@ -54,6 +55,20 @@ def test_exec_reports_exit_code_streams_cwd_env_and_stdin(sandbox):
     assert result.exit_code == 3 and not result.ok
     assert result.stdout == "hi from /tmp\npiped\n" and result.stderr == "oops\n"
     assert result.duration_s > 0 and not result.timed_out
+
+
+def test_output_that_beats_the_http_headers_is_kept(sandbox, monkeypatch):
+    # Under load the command can answer before the client parses the 101 response, so
+    # its first frames land in the HTTP reader's buffer; they must not be lost.
+    original = http.client.HTTPConnection.getresponse
+
+    def late(self, *args, **kwargs):
+        time.sleep(0.3)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(http.client.HTTPConnection, "getresponse", late)
+    result = sandbox.exec("echo hello")
+    assert result.exit_code == 0 and result.stdout == "hello\n"
 
 
 @pytest.mark.parametrize("via", ["exec", "shell"])
