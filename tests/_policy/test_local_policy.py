@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 import pytest
+from policy_samples import MESSAGES, TOOLS
 
 import gym
 from gym._policy import _local
@@ -22,31 +23,8 @@ needs_local = pytest.mark.skipif(
     not HAVE_LOCAL, reason="the local extra is not installed: pip install -e '.[local]'"
 )
 
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "bash",
-            "description": "Run a bash command.",
-            "parameters": {
-                "type": "object",
-                "properties": {"command": {"type": "string"}},
-                "required": ["command"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "submit",
-            "description": "Submit.",
-            "parameters": {"type": "object", "properties": {}},
-        },
-    },
-]
 CONVERSATION = [
-    {"role": "system", "content": "You are an agent."},
-    {"role": "user", "content": "List the files."},
+    *MESSAGES,
     {
         "role": "assistant",
         "content": None,

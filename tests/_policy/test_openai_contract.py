@@ -15,37 +15,11 @@ from typing import Any
 
 import httpx
 import pytest
+from policy_samples import MESSAGES, TOOLS
 from stub_server import vllm_call, vllm_response
 
 import gym
 from gym._http import retry_after
-
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "bash",
-            "description": "Run a bash command.",
-            "parameters": {
-                "type": "object",
-                "properties": {"command": {"type": "string"}},
-                "required": ["command"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "submit",
-            "description": "Submit.",
-            "parameters": {"type": "object", "properties": {}},
-        },
-    },
-]
-MESSAGES = [
-    {"role": "system", "content": "You are an agent."},
-    {"role": "user", "content": "List the files."},
-]
 
 
 class Recorder:

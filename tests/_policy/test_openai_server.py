@@ -6,24 +6,12 @@ import socket
 import time
 
 import pytest
+from policy_samples import BASH_TOOL
 from stub_server import Reply, StubServer, vllm_call, vllm_response
 
 import gym
 
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "bash",
-            "description": "Run a bash command.",
-            "parameters": {
-                "type": "object",
-                "properties": {"command": {"type": "string"}},
-                "required": ["command"],
-            },
-        },
-    }
-]
+TOOLS = [BASH_TOOL]
 MESSAGES = [{"role": "user", "content": "List the files."}]
 OK = Reply(vllm_response(tool_calls=[vllm_call("bash", {"command": "ls"})], token_ids=[1, 2]))
 UNAVAILABLE = Reply({"error": {"message": "engine is sleeping", "code": 503}}, status=503)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from policy_samples import BASH_TOOL
 
 import gym
 from gym._policy._local import ensure_local_model
@@ -34,20 +35,7 @@ pytestmark = [
     ),
 ]
 
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "bash",
-            "description": "Run a bash command.",
-            "parameters": {
-                "type": "object",
-                "properties": {"command": {"type": "string"}},
-                "required": ["command"],
-            },
-        },
-    }
-]
+TOOLS = [BASH_TOOL]
 MESSAGES = [
     {"role": "system", "content": "You are an agent in a Linux container."},
     {"role": "user", "content": "List the files in the workspace."},
