@@ -47,7 +47,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from gym._errors import ConfigError, GradingError
-from gym._http import backoff_delay, retry_after
+from gym._http import Retryable, backoff_delay, post_json, server_message
 from gym._models import Component
 from gym._paths import data_dir
 
@@ -167,14 +167,6 @@ class PairwiseResult(BaseModel):
 
 
 # -- the judge ---------------------------------------------------------------------------
-
-
-class _Retryable(Exception):
-    """One failed attempt that may succeed when tried again."""
-
-    def __init__(self, reason: str, wait: float | None = None) -> None:
-        super().__init__(reason)
-        self.wait = wait
 
 
 class Judge(BaseModel):
@@ -439,7 +431,7 @@ class Judge(BaseModel):
         while True:
             try:
                 return self._attempt(body)
-            except _Retryable as exc:
+            except Retryable as exc:
                 failures += 1
                 if failures > self.max_retries:
                     raise GradingError(
@@ -453,28 +445,18 @@ class Judge(BaseModel):
         client = self._http()
         with self._lock:
             self._requests += 1
-        try:
-            response = client.post("/chat/completions", json=body)
-        except httpx.TimeoutException as exc:
-            raise _Retryable(f"timed out ({type(exc).__name__})") from None
-        except httpx.TransportError as exc:
-            raise _Retryable(f"{type(exc).__name__}: {exc}") from None
+        response = post_json(client, "/chat/completions", body)
         status = response.status_code
-        if status == 429 or status >= 500:
-            raise _Retryable(
-                f"HTTP {status}: {response.text.strip()[:300]}",
-                retry_after(response.headers.get("retry-after")),
-            )
         if status >= 400:
             raise GradingError(
                 f"the judge at {self.base_url}/chat/completions answered HTTP {status}: "
-                f"{response.text.strip()[:500]} (check the model name and API key)"
+                f"{server_message(response)} (check the model name and API key)"
             )
         try:
             data = response.json()
             content = data["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
-            raise _Retryable(f"HTTP {status} without a chat completion in its body") from None
+            raise Retryable(f"HTTP {status} without a chat completion in its body") from None
         if not isinstance(content, str):
             raise GradingError(f"the judge {self.model!r} returned no text content")
         return content

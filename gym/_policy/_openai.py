@@ -31,7 +31,7 @@ from typing import Any
 import httpx
 
 from gym._errors import ConfigError, PolicyError
-from gym._http import backoff_delay, retry_after
+from gym._http import Retryable, backoff_delay, post_json, server_message
 from gym._policy._base import Policy, Turn
 from gym._policy._parse import parse_tool_call
 from gym._tools import ToolCall
@@ -42,15 +42,6 @@ _OPTIONAL_FIELDS = ("return_token_ids", "logprobs", "top_logprobs", "seed")
 _TOKEN_ID = re.compile(r"^token_id:(\d+)$")
 _ids = itertools.count(1)
 _log = logging.getLogger("gym.policy.openai")
-
-
-class _Retryable(Exception):
-    """One failed attempt that may succeed when tried again."""
-
-    def __init__(self, reason: str, wait: float | None = None, *, counts: bool = True) -> None:
-        super().__init__(reason)
-        self.wait = wait
-        self.counts = counts
 
 
 class OpenAIPolicy(Policy):
@@ -217,7 +208,7 @@ class OpenAIPolicy(Policy):
         while True:
             try:
                 return self._attempt(self.request_body(messages, tools)), failures
-            except _Retryable as exc:
+            except Retryable as exc:
                 failures += 1
                 spent += exc.counts
                 if spent > self.max_retries:
@@ -231,29 +222,20 @@ class OpenAIPolicy(Policy):
                 time.sleep(wait)
 
     def _attempt(self, body: dict[str, Any]) -> dict[str, Any]:
-        try:
-            response = self._client.post("/chat/completions", json=body)
-        except httpx.TimeoutException as exc:
-            raise _Retryable(f"timed out ({type(exc).__name__})") from None
-        except httpx.TransportError as exc:
-            raise _Retryable(f"{type(exc).__name__}: {exc}") from None
-        status = response.status_code
-        if status == 429 or status >= 500:
-            reason = f"HTTP {status}: {_server_message(response)}"
-            raise _Retryable(reason, retry_after(response.headers.get("retry-after")))
-        if status >= 400:
+        response = post_json(self._client, "/chat/completions", body)
+        if response.status_code >= 400:
             self._reject(response, body)
         return _valid_json(response)
 
     def _reject(self, response: httpx.Response, body: dict[str, Any]) -> None:
         """Drop an optional field the server refused (then retry), or raise PolicyError."""
-        text = _server_message(response)
+        text = server_message(response)
         if response.status_code in (400, 422):
             refused = [f for f in _OPTIONAL_FIELDS if f in body and f in text]
             if refused:
                 self._dropped.update(refused)
                 reason = f"HTTP {response.status_code}: server refused {refused}"
-                raise _Retryable(reason, 0.0, counts=False)
+                raise Retryable(reason, 0.0, counts=False)
         raise PolicyError(
             f"{self.base_url}/chat/completions answered HTTP {response.status_code}: {text}"
             f" ({_hint(response.status_code, text, self.base_url)})"
@@ -373,31 +355,13 @@ def _valid_json(response: httpx.Response) -> dict[str, Any]:
     try:
         data = response.json()
     except (json.JSONDecodeError, UnicodeDecodeError):
-        raise _Retryable(f"HTTP {response.status_code} with a body that is not JSON") from None
+        raise Retryable(f"HTTP {response.status_code} with a body that is not JSON") from None
     choices = data.get("choices") if isinstance(data, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise _Retryable("the answer has no choices")
+        raise Retryable("the answer has no choices")
     if not isinstance(choices[0].get("message"), dict):
-        raise _Retryable("the answer's first choice has no message")
+        raise Retryable("the answer's first choice has no message")
     return dict(data)
-
-
-def _server_message(response: httpx.Response) -> str:
-    """The error message a server put in its body (OpenAI, vLLM, FastAPI shapes)."""
-    try:
-        data = response.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return response.text.strip()[:500] or response.reason_phrase
-    if isinstance(data, dict):
-        err = data.get("error")
-        for value in (
-            err.get("message") if isinstance(err, dict) else err,
-            data.get("message"),
-            data.get("detail"),
-        ):
-            if value:
-                return (value if isinstance(value, str) else json.dumps(value))[:500]
-    return json.dumps(data)[:500]
 
 
 def _hint(status: int, text: str, base_url: str) -> str:
