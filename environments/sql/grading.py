@@ -517,7 +517,11 @@ def _trigger_flags(
                 specific=True,
             )
     for key, t in sorted(f_map.items()):
-        if key not in e_keys and t["table"] not in scope:
+        if key in e_keys or t["table"] in scope:
+            continue
+        if t["table"] not in expected["tables"]:  # a table the agent made: one of its parts
+            flags.add("extra_objects", f"trigger of the new table {t['table']}: {t['name']}")
+        else:
             flags.add("object_altered_outside_scope", f"trigger added to {t['table']}: {t['name']}")
 
 

@@ -418,9 +418,47 @@ def restore_final(dump_path: str, timeout: float) -> str | None:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout * 3)
     except subprocess.TimeoutExpired:
         return "restoring the final state took too long"
-    if proc.returncode != 0:
-        return (proc.stderr or proc.stdout or f"pg_restore exited {proc.returncode}")[-2000:]
-    return None
+    if proc.returncode == 0:
+        return None
+    text = (proc.stderr or proc.stdout or f"pg_restore exited {proc.returncode}")[-2000:]
+    if container_fault(proc.returncode, text, server_alive()):
+        raise RuntimeError(f"pg_restore failed for a reason of the grading container: {text}")
+    return text
+
+
+CONTAINER_FAULTS = (
+    "could not connect to server",
+    "connection to server",
+    "server closed the connection unexpectedly",
+    "terminating connection",
+    "the database system is",
+    "No space left on device",
+)
+
+
+def container_fault(returncode: int, text: str, alive: bool) -> bool:
+    """Whether a failed restore is the grading container's doing, not the dump's.
+
+    pg_restore killed by a signal, a server that no longer answers, a lost connection
+    or a full disk are the container's; anything else (an object of the agent's that
+    does not load) is the agent's.
+    """
+    return returncode < 0 or not alive or any(s in text for s in CONTAINER_FAULTS)
+
+
+def server_alive() -> bool:
+    """Whether the grading server still answers a query."""
+    try:
+        conn = connect("postgres")
+    except Exception:  # noqa: BLE001 - any failure means it does not answer
+        return False
+    try:
+        query(conn, "SELECT 1")
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+    finally:
+        conn.close()
 
 
 def answer(sql: str, timeout: float) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from environments.sql.grading import (
     loose_check,
     side_effect_flags,
 )
-from environments.sql.runner import canon, row_key, table_hash
+from environments.sql.runner import canon, container_fault, row_key, table_hash
 
 ENV_ID = "boxgym/SQL-v0"
 
@@ -208,6 +208,52 @@ def test_left_over_objects_are_flagged_without_gating() -> None:
     final["functions"]["shop.helper()"] = "h"
     flags = side_effect_flags(PRISTINE, PRISTINE, final, {"shop.products"}, read=False)
     assert [(f.name, f.gating) for f in flags] == [("extra_objects", False)]
+
+
+@pytest.mark.parametrize(
+    ("table", "flag"),
+    [("shop.scratch", "extra_objects"), ("shop.suppliers", "object_altered_outside_scope")],
+)
+def test_a_trigger_on_a_table_the_agent_made_is_a_left_over_part_of_it(
+    table: str, flag: str
+) -> None:
+    # On a new table the trigger is part of a helper object (not gating); on a table
+    # that had to stay as it was, it is an alteration (gating).
+    final = copy.deepcopy(PRISTINE)
+    final["relations"]["shop.scratch"] = dict(
+        PRISTINE["relations"]["shop.customers"], name="scratch"
+    )
+    final["tables"]["shop.scratch"] = PRISTINE["tables"]["shop.customers"]
+    final["triggers"].append(
+        {"table": table, "name": "t", "def": "CREATE TRIGGER t", "enabled": "O"}
+    )
+    flags = side_effect_flags(PRISTINE, PRISTINE, final, {"shop.products"}, read=False)
+    named = {(f.name, f.gating) for f in flags if "trigger" in f.detail}
+    assert named == {(flag, flag != "extra_objects")}
+
+
+@pytest.mark.parametrize(
+    ("returncode", "text", "alive", "fault"),
+    [
+        (
+            1,
+            'pg_restore: error: could not execute query: ERROR:  type "x" does not exist',
+            True,
+            False,
+        ),
+        (-9, "", True, True),
+        (1, "pg_restore: error: connection to server on socket failed", True, True),
+        (1, "server closed the connection unexpectedly", True, True),
+        (1, "could not extend file: No space left on device", True, True),
+        (1, "pg_restore: error: anything", False, True),
+    ],
+)
+def test_a_restore_failure_of_the_grading_container_is_not_the_agents(
+    returncode: int, text: str, alive: bool, fault: bool
+) -> None:
+    # The runner raises on a container fault (the host makes it infra_error); the rest
+    # is the agent's dump not loading (a fail).
+    assert container_fault(returncode, text, alive) is fault
 
 
 def test_a_failing_gold_is_a_grading_error_and_a_failed_restore_is_a_fail() -> None:
