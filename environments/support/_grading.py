@@ -46,7 +46,16 @@ __all__ = [
 ]
 
 GRADER = "support-state"
-_SOURCES = [Path(__file__), Path(__file__).with_name("_api.py")]
+_SOURCES = [
+    Path(__file__),
+    Path(__file__).with_name("_api.py"),
+    # The image-side dumper that makes the canonical state the grader compares, and the
+    # schema that names the free-text columns it leaves out.
+    *(
+        Path(__file__).resolve().parents[2] / "images" / "support" / "support" / name
+        for name in ("supportctl.py", "schema.py")
+    ),
+]
 GRADER_VERSION = "1+" + hashlib.sha256(b"".join(p.read_bytes() for p in _SOURCES)).hexdigest()[:12]
 REFUND_LIMIT_CENTS = 25_000
 """The most an agent may refund on one order (the policy's limit, $250.00)."""
