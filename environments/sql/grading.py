@@ -483,14 +483,8 @@ def _constraint_flags(
         elif got is not None and c["validated"] and not got["validated"]:
             flags.add("constraint_disabled", f"{detail} is NOT VALID", specific=True)
     for key, c in sorted(f_map.items()):
-        if key in e_keys or c["table"] in scope:
-            continue
-        if c["table"] not in expected["tables"]:  # a table the agent made: one of its parts
-            flags.add("extra_objects", f"constraint of the new table {c['table']}: {c['def']}")
-        else:
-            flags.add(
-                "object_altered_outside_scope", f"constraint added to {c['table']}: {c['def']}"
-            )
+        if key not in e_keys and c["table"] not in scope:
+            _added_flag(flags, expected, "constraint", c["table"], c["def"])
 
 
 def _trigger_flags(
@@ -517,12 +511,16 @@ def _trigger_flags(
                 specific=True,
             )
     for key, t in sorted(f_map.items()):
-        if key in e_keys or t["table"] in scope:
-            continue
-        if t["table"] not in expected["tables"]:  # a table the agent made: one of its parts
-            flags.add("extra_objects", f"trigger of the new table {t['table']}: {t['name']}")
-        else:
-            flags.add("object_altered_outside_scope", f"trigger added to {t['table']}: {t['name']}")
+        if key not in e_keys and t["table"] not in scope:
+            _added_flag(flags, expected, "trigger", t["table"], t["name"])
+
+
+def _added_flag(flags: _Flags, expected: dict[str, Any], noun: str, table: str, label: str) -> None:
+    """A constraint or trigger the expected state lacks, on a table outside the scope."""
+    if table not in expected["tables"]:  # a table the agent made: one of its parts
+        flags.add("extra_objects", f"{noun} of the new table {table}: {label}")
+    else:
+        flags.add("object_altered_outside_scope", f"{noun} added to {table}: {label}")
 
 
 def _named_flags(kind: str, expected: dict[str, str], final: dict[str, str], flags: _Flags) -> None:
