@@ -253,7 +253,8 @@ def run(
         if not hasattr(local, "policy"):
             local.policy = policy_factory()
         for attempt in range(1, max_attempts + 1):
-            env = make(job.env_id, run=config.run_id, **_env_overrides(config))
+            # The job holds its task: no reloading and re-hashing the whole task set.
+            env = make(job.env_id, run=config.run_id, tasks=[job.task], **_env_overrides(config))
             result = run_episode(env, local.policy, task_id=job.task.id, seed=job.seed)
             if result.outcome != "infra_error" or attempt == max_attempts:
                 return job, result, attempt
