@@ -42,7 +42,7 @@ from gym._grading import (
     grader_config,
     matches,
 )
-from gym._images import build_image, ensure_image, list_images, register_image
+from gym._images import build_image, ensure_image, image_dir, list_images, register_image
 from gym._models import Component, Flag, Task, Verdict, load_tasks
 from gym._policy import (
     LocalPolicy,
@@ -150,6 +150,7 @@ __all__ = [
     "export_workspace",
     "grade_code",
     "grader_config",
+    "image_dir",
     "list_images",
     "load_plugins",
     "load_tasks",

@@ -51,10 +51,7 @@ _SOURCES = [
     Path(__file__).with_name("_api.py"),
     # The image-side dumper that makes the canonical state the grader compares, and the
     # schema that names the free-text columns it leaves out.
-    *(
-        Path(__file__).resolve().parents[2] / "images" / "support" / "support" / name
-        for name in ("supportctl.py", "schema.py")
-    ),
+    *(gym.image_dir("support") / "support" / name for name in ("supportctl.py", "schema.py")),
 ]
 GRADER_VERSION = "1+" + hashlib.sha256(b"".join(p.read_bytes() for p in _SOURCES)).hexdigest()[:12]
 REFUND_LIMIT_CENTS = 25_000
