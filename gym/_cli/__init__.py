@@ -34,6 +34,10 @@ if not console.is_terminal:  # logs and pipes: wide enough for the report tables
 err = Console(stderr=True)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+DbOpt = Annotated[
+    str | None,
+    typer.Option("--db", envvar="GYM_DB_URL", help="Store URL (sqlite:///f.db, postgresql://...)."),
+]
 
 
 def print_json(data: Any) -> None:

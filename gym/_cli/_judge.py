@@ -10,18 +10,13 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from gym._cli import JsonFlag, app, console, err, print_json
+from gym._cli import DbOpt, JsonFlag, app, console, err, print_json
 from gym._errors import ConfigError
 
 __all__: list[str] = []
 
 judge_app = typer.Typer(help="Calibrate the optional LLM judge.", no_args_is_help=True)
 app.add_typer(judge_app, name="judge")
-
-DbOpt = Annotated[
-    str | None,
-    typer.Option("--db", envvar="GYM_DB_URL", help="Store URL (sqlite:///f.db, postgresql://...)."),
-]
 
 
 def _fmt(value: float | None) -> str:
@@ -79,7 +74,7 @@ def calibrate_cmd(
 
         store = Store(db)
         try:
-            items = list(labels_from_run(store, str(from_run)))
+            items = labels_from_run(store, str(from_run))
         finally:
             store.close()
         if not items:

@@ -10,15 +10,10 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from gym._cli import JsonFlag, app, console, err, print_json
+from gym._cli import DbOpt, JsonFlag, app, console, err, print_json
 from gym._errors import ConfigError
 
 __all__: list[str] = []
-
-DbOpt = Annotated[
-    str | None,
-    typer.Option("--db", envvar="GYM_DB_URL", help="Store URL (sqlite:///f.db, postgresql://...)."),
-]
 
 
 def make_policy(name: str, params: dict[str, Any]) -> Any:
@@ -29,17 +24,7 @@ def make_policy(name: str, params: dict[str, Any]) -> Any:
         from gym._replay import ReplayPolicy
 
         return ReplayPolicy(params["source"], db=params.get("db"))
-    factory = getattr(_policy, "policy_from_name", None)
-    if factory is not None:
-        return factory(name, **params)
-    simple = {
-        "oracle": _policy.OraclePolicy,
-        "noop": _policy.NoopPolicy,
-        "perturbed-oracle": _policy.PerturbedOraclePolicy,
-    }
-    if name not in simple:
-        raise ConfigError(f"unknown policy {name!r}; known: {', '.join(simple)}, replay")
-    return simple[name]()
+    return _policy.policy_from_name(name, **params)
 
 
 def _policy_params(
