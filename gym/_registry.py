@@ -20,6 +20,7 @@ from gymnasium.envs.registration import WrapperSpec
 from pydantic import BaseModel
 
 from gym._errors import ConfigError, EnvNotFound
+from gym._models import Task
 from gym._paths import roots
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "register",
     "register_local",
     "spec_of",
+    "tasks_of",
 ]
 
 log = logging.getLogger("gym.registry")
@@ -122,6 +124,15 @@ def make(env_id: str, **kwargs: Any) -> gymnasium.Env[Any, Any]:
     """
     spec_of(env_id)
     return gymnasium.make(env_id, **kwargs)
+
+
+def tasks_of(env_id: str) -> list[Task]:
+    """The tasks an environment made from its id offers (registered options applied)."""
+    env = make(env_id)
+    try:
+        return list(env.unwrapped.tasks)  # type: ignore[attr-defined]
+    finally:
+        env.close()
 
 
 def _env_class(entry_point: str) -> Any:

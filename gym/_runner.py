@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from gym._errors import ConfigError
 from gym._models import Split, Task
 from gym._policy import Policy
-from gym._registry import env_ids, make, spec_of
+from gym._registry import env_ids, make, spec_of, tasks_of
 from gym._rollout import EpisodeResult, run_episode
 from gym._sandbox import set_pool_size
 from gym._store import EpisodeRow, RunRow, StepRow, Store, VerdictRow
@@ -117,9 +117,7 @@ def plan(config: RunConfig) -> list[Job]:
     """The episodes of a run, in a stable order."""
     jobs: list[Job] = []
     for env_id in config.envs:
-        env = make(env_id)
-        tasks = list(env.unwrapped.tasks)  # type: ignore[attr-defined]
-        env.close()
+        tasks = tasks_of(env_id)
         if config.split:
             tasks = [t for t in tasks if t.split == config.split]
         if config.tasks:

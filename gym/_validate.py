@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from gym._errors import ConfigError
 from gym._policy import NoopPolicy, OraclePolicy, PerturbedOraclePolicy, Policy
-from gym._registry import make
+from gym._registry import make, tasks_of
 from gym._rollout import EpisodeResult, run_episode
 from gym._sandbox import set_pool_size
 
@@ -131,9 +131,7 @@ def validate_env(
     progress: Callable[[TaskCheck], None] | None = None,
 ) -> list[TaskCheck]:
     """Validate every task (or the named ones) of an environment, tasks in parallel."""
-    env = make(env_id)
-    ids = [t.id for t in env.unwrapped.tasks]  # type: ignore[attr-defined]
-    env.close()
+    ids = [t.id for t in tasks_of(env_id)]
     if tasks:
         unknown = sorted(set(tasks) - set(ids))
         if unknown:

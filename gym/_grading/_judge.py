@@ -855,17 +855,13 @@ def labels_from_run(store: Store, run_id: str) -> list[PointwiseLabel]:
 
 def _env_tasks(env_id: str) -> dict[str, Any]:
     from gym._errors import GymError
-    from gym._registry import make
+    from gym._registry import tasks_of
 
     try:
-        env = make(env_id).unwrapped
+        return {t.id: t for t in tasks_of(env_id)}
     except (GymError, ImportError) as exc:
         log.warning("cannot load %s (%s); using stored prompts and answers", env_id, exc)
         return {}
-    try:
-        return {t.id: t for t in getattr(env, "tasks", [])}
-    finally:
-        env.close()
 
 
 def _first_user(messages: list[dict[str, Any]]) -> str:
