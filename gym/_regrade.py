@@ -7,7 +7,6 @@ from typing import Any
 from gym._registry import make
 from gym._rollout import with_claims
 from gym._store import Store, VerdictRow
-from gym._tools import ToolCall
 
 __all__ = ["regrade_run"]
 
@@ -25,12 +24,10 @@ def regrade_run(store: Store, run_id: str) -> list[dict[str, Any]]:
         regrade = getattr(env, "regrade", None)
         if regrade is None:
             continue
-        calls = [ToolCall(name=s.tool, arguments=s.arguments) for s in store.steps(e.id) if s.tool]
-        verdict = with_claims(regrade(e.task_id, e.export, calls), e.messages)
-        data = verdict.model_dump(mode="json")
+        verdict = with_claims(regrade(e.task_id, e.export, store.calls(e.id)), e.messages)
         old = before.get(e.id)
         old_key = (old.outcome, old.reward, [f["name"] for f in old.flags]) if old else None
-        new_key = (verdict.outcome, verdict.reward, [f["name"] for f in data["flags"]])
+        new_key = (verdict.outcome, verdict.reward, [f.name for f in verdict.flags])
         changed = old_key != new_key
         if changed:
             store.add_verdict(

@@ -28,6 +28,7 @@ class ReplayPolicy(ScriptPolicy):
         run_part, _, episode_part = source.partition("/")
         self.run = self.store.run(run_part)
         self.episode = self.store.episode(episode_part) if episode_part else None
+        self._first: dict[tuple[str, str], str] | None = None
 
     def params(self) -> dict[str, Any]:
         """The replayed source."""
@@ -35,18 +36,21 @@ class ReplayPolicy(ScriptPolicy):
 
     def script(self, task: Task, env: Any) -> list[ToolCall]:
         """The stored calls for this task."""
-        episode = self.episode
-        if episode is None:
-            matches = [
-                e
-                for e in self.store.episodes(self.run.id)
-                if e.task_id == task.id and e.env_id == env.env_id
-            ]
-            if not matches:
-                raise ConfigError(f"run {self.run.id} has no episode of {env.env_id} {task.id}")
-            episode = matches[0]
-        return [
-            ToolCall(name=s.tool, arguments=s.arguments)
-            for s in self.store.steps(episode.id)
-            if s.tool
-        ]
+        episode_id = (
+            self.episode.id if self.episode else self._first_episodes().get((env.env_id, task.id))
+        )
+        if episode_id is None:
+            raise ConfigError(f"run {self.run.id} has no episode of {env.env_id} {task.id}")
+        return self.store.calls(episode_id)
+
+    def close(self) -> None:
+        """Close the store."""
+        self.store.close()
+
+    def _first_episodes(self) -> dict[tuple[str, str], str]:
+        """(env id, task id) -> the first stored episode of the run, read once."""
+        if self._first is None:
+            self._first = {}
+            for e in self.store.episodes(self.run.id):
+                self._first.setdefault((e.env_id, e.task_id), e.id)
+        return self._first

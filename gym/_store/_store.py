@@ -16,6 +16,7 @@ from sqlmodel import Session, SQLModel, col, create_engine, delete, select
 from gym._errors import StoreError
 from gym._paths import data_dir
 from gym._store._models import EpisodeRow, RunRow, StepRow, VerdictRow
+from gym._tools import ToolCall
 
 __all__ = ["Store", "default_url"]
 
@@ -179,6 +180,12 @@ class Store:
                 select(StepRow).where(StepRow.episode_id == episode_id).order_by(col(StepRow.index))
             )
             return list(s.exec(query))
+
+    def calls(self, episode_id: str) -> list[ToolCall]:
+        """The tool calls of an episode, in order (steps without a call left out)."""
+        return [
+            ToolCall(name=s.tool, arguments=s.arguments) for s in self.steps(episode_id) if s.tool
+        ]
 
     def verdicts(self, run_id: str) -> dict[str, VerdictRow]:
         """Episode id -> current verdict, for a run."""
