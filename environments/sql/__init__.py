@@ -238,8 +238,4 @@ class SQLEnv(gym.ContainerEnv):
         return self.with_lineage(verdict)
 
     def _answer(self) -> str:
-        for record in reversed(self.trace):
-            if record.call is not None and record.call.name == "submit":
-                value = record.call.arguments.get("answer_query", "")
-                return value if isinstance(value, str) else ""
-        return ""
+        return str(self.final_call.arguments.get("answer_query", "")) if self.final_call else ""

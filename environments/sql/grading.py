@@ -267,12 +267,12 @@ def _graded_report(spec: TaskSpec, export: SQLExport, image: str) -> dict[str, A
         hashlib.sha256(spec.model_dump_json().encode()).hexdigest(),
     )
     pristine, gold = _snapshots.get(pkey), _snapshots.get(gkey) if write else None
-    scope = [_qualified(t) for t in spec.scope]
+    scope = [f"shop.{t}" for t in spec.scope]
     runner_spec = {
         "kind": spec.kind,
         "gold": spec.gold,
         "answer": export.answer_query,
-        "scope": scope,
+        "scope": scope if write else [],  # the tables whose final rows come back for diffs
         "owns": list(spec.owns),
         "ignore_columns": list(spec.ignore_columns),
         "timeout": GRADE_TIMEOUT,
@@ -334,7 +334,7 @@ def evaluate(
         expected = report["gold"] if spec.kind == "write" else pristine
     except KeyError as exc:
         raise gym.GradingError(f"the runner report lacks {exc}") from exc
-    scope = {_qualified(t) for t in spec.scope} if spec.kind == "write" else set()
+    scope = {f"shop.{t}" for t in spec.scope} if spec.kind == "write" else set()
     flags = side_effect_flags(pristine, expected, final, scope, read=spec.kind == "read")
     if spec.kind == "read":
         answer = compare_answers(report["gold_answer"], report["answer"], ordered=spec.ordered)
@@ -342,10 +342,6 @@ def evaluate(
     tables = tables_component(expected, final, scope, report.get("row_diffs", {}))
     schema = schema_component(expected, final, scope)
     return {"tables": tables, "schema": schema}, flags
-
-
-def _qualified(table: str) -> str:
-    return table if "." in table else f"shop.{table}"
 
 
 class _Flags:
@@ -391,10 +387,6 @@ def side_effect_flags(
     return flags.items
 
 
-def _in_scope(rel: dict[str, Any] | None, name: str, scope: set[str]) -> bool:
-    return name in scope or bool(rel and rel.get("table") in scope)
-
-
 _KIND = {
     "r": "table",
     "p": "table",
@@ -414,7 +406,7 @@ def _relation_flags(
         e, f = e_rels.get(name), f_rels.get(name)
         rel = e or f
         assert rel is not None
-        if _in_scope(rel, name, scope) or (rel["kind"] == "S" and rel.get("table")):
+        if name in scope or (rel["kind"] == "S" and rel.get("table")):
             continue
         kind = _KIND.get(rel["kind"], "relation")
         if e and not f:

@@ -210,11 +210,11 @@ def table_rows(conn: Any, schema: str, name: str, cols: list[str]) -> list[str] 
     """Canonical encodings of every row (column order by name), or None if too many."""
     with conn.cursor() as cur:
         cur.execute(f"SELECT count(*) FROM {ident(schema, name)}")
-        if cur.fetchone()[0] > MAX_TABLE_ROWS:
+        count = cur.fetchone()[0]
+        if count > MAX_TABLE_ROWS:
             return None
         if not cols:
-            cur.execute(f"SELECT count(*) FROM {ident(schema, name)}")
-            return ["[]"] * cur.fetchone()[0]
+            return ["[]"] * count
         cur.execute(f"SELECT {', '.join(ident(c) for c in cols)} FROM {ident(schema, name)}")
         return [row_key([canon(v) for v in row]) for row in cur.fetchall()]
 
@@ -523,7 +523,7 @@ def grade(spec: dict[str, Any]) -> dict[str, Any]:
     clock = Clock()
     report["timings"] = clock.laps
     ignore = set(spec.get("ignore_columns", []))
-    scope = {f"shop.{t}" if "." not in t else t for t in spec.get("scope", [])}
+    scope = set(spec.get("scope", []))
     expected = dict(spec.get("expected_hashes", {}))
     if spec.get("want_gold"):
         report["gold_error"] = run_gold_write(spec)
