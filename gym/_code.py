@@ -219,8 +219,6 @@ class CodeEnv(ContainerEnv):
         calls = [r.call for r in self.trace if r.call is not None]
         return grade_code(task, export, self.image_digest, calls=calls)
 
-    last_export: Export | None = None
-
     def regrade(self, task_id: str, export: dict[str, Any], calls: list[ToolCall]) -> Verdict:
         """Grade a stored final state again with the current graders (no agent run)."""
         task = self.task_by_id(task_id)

@@ -110,6 +110,8 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]]):
         self.deadline: float | None = None
         self.final_call: ToolCall | None = None
         """The final tool's call (``submit`` and its validated arguments), once made."""
+        self.last_export: Any = None
+        """The final state the episode's grading exported (stored with the episode)."""
         self._done = True
         self._image_digest = ""
 
@@ -150,6 +152,7 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]]):
             options: ``{"task": id}`` chooses the task.
         """
         super().reset(seed=seed)
+        self.last_export = None  # never the previous episode's, even if this start fails
         task = self._pick_task(options or {})
         self._release()
         config = self.sandbox_config()

@@ -162,6 +162,13 @@ def test_seed_picks_the_task_deterministically_and_unknown_tasks_fail(env):
         env.reset(options={"task": "nope"})
 
 
+def test_a_new_episode_never_carries_the_previous_export(env):
+    env.step({"name": "submit", "arguments": {}})
+    assert env.unwrapped.last_export is not None
+    with pytest.raises(TaskNotFound):  # a start that fails still drops the old export
+        env.reset(options={"task": "nope"})
+    assert env.unwrapped.last_export is None
+
 def test_a_container_dying_mid_episode_is_an_infra_error(env):
     client().containers.get(env.unwrapped.sandbox.container.id).kill()
     with pytest.raises(InfraError) as raised:

@@ -96,7 +96,6 @@ class SQLEnv(gym.ContainerEnv):
         self.statement_timeout = statement_timeout
         self.max_rows = max_rows
         self.max_db_mb = max_db_mb
-        self.last_export: SQLExport | None = None
         super().__init__(**kwargs)
 
     def sample_calls(self) -> list[dict[str, Any]]:

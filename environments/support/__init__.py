@@ -76,7 +76,6 @@ class SupportEnv(gym.ContainerEnv):
     }
     max_reply: ClassVar[int] = 1 << 20
     max_request: ClassVar[int] = 16 << 10
-    last_export: SupportExport | None = None
 
     def sample_calls(self) -> list[dict[str, Any]]:
         """Lookups without side effects, for ``action_space.sample()``."""
@@ -88,7 +87,6 @@ class SupportEnv(gym.ContainerEnv):
 
     def setup(self, task: gym.Task, sandbox: gym.Sandbox) -> None:
         """Check that the service (started at boot) answers before the episode begins."""
-        self.last_export = None
         status, _ = self._exchange(("GET", "/health", None), sandbox)
         if status != 200:
             raise gym.SandboxUnavailable(f"the support service answered /health with {status}")
