@@ -87,7 +87,7 @@ class SupportEnv(gym.ContainerEnv):
 
     def setup(self, task: gym.Task, sandbox: gym.Sandbox) -> None:
         """Check that the service (started at boot) answers before the episode begins."""
-        status, _ = self._exchange(("GET", "/health", None), sandbox)
+        status, _ = self._exchange(("GET", "/health", None))
         if status != 200:
             raise gym.SandboxUnavailable(f"the support service answered /health with {status}")
 
@@ -265,16 +265,15 @@ class SupportEnv(gym.ContainerEnv):
         status, body = self._exchange(request)
         return render(status, body)
 
-    def _exchange(self, request: Request, sandbox: gym.Sandbox | None = None) -> tuple[int, Any]:
+    def _exchange(self, request: Request) -> tuple[int, Any]:
         """Send one request to the service in the sandbox; status and JSON body.
 
         Raises:
             gym.SandboxUnavailable: the service did not answer (an infrastructure fault).
         """
-        box = sandbox or self.sandbox
-        if box is None:
+        if self.sandbox is None:
             raise gym.ConfigError("no episode is running: call reset() first")
-        result = box.run(
+        result = self.sandbox.run(
             exchange_command(request), timeout=self.command_timeout(), max_output=self.max_reply
         )
         self.note(result.exit_code, result.timed_out)
@@ -371,17 +370,8 @@ class SupportEnv(gym.ContainerEnv):
             gym.discard(sandbox)
 
     def grading_config(self) -> gym.SandboxConfig:
-        """Settings of the grading container: the pristine image, the service booted."""
-        return gym.grader_config(
-            self.sandbox_config().image,
-            main_user="65534:65534",
-            exec_user="1000:1000",
-            cap_add=(),
-            memory_mb=512,
-            pids_limit=64,
-            tmpfs=_TMPFS,
-            boot=((SERVICE_USER, START),),
-        )
+        """Settings of the grading container: the episode's, disposable after one use."""
+        return self.sandbox_config().model_copy(update={"disposable": True})
 
     def acquire_grader(self) -> gym.Sandbox:
         """A fresh grading sandbox (from a warm pool of booted ones)."""
