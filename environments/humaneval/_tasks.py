@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import functools
 import gzip
-import hashlib
 import json
 import os
 import shutil
@@ -24,6 +23,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import gym
+
 __all__ = [
     "EVAL_FROM",
     "FAMILY",
@@ -32,7 +33,6 @@ __all__ = [
     "problems",
     "split_of",
     "task_files",
-    "tree_hash",
 ]
 
 FAMILY = "humaneval"
@@ -202,27 +202,6 @@ def task_files(problem: dict[str, Any]) -> dict[str, bytes]:
     return {rel: text.encode() for rel, text in files.items()}
 
 
-def _hash(files: dict[str, bytes]) -> str:
-    h = hashlib.sha256()
-    for rel in sorted(files):
-        h.update(rel.encode() + b"\0")
-        h.update(hashlib.sha256(files[rel]).digest())
-    return h.hexdigest()
-
-
-def tree_hash(folder: Path) -> str:
-    """Content hash of a folder's files ('' if it is not a folder)."""
-    if not folder.is_dir():
-        return ""
-    return _hash(
-        {
-            p.relative_to(folder).as_posix(): p.read_bytes()
-            for p in folder.rglob("*")
-            if p.is_file() and "__pycache__" not in p.parts
-        }
-    )
-
-
 def materialise(problem: dict[str, Any], root: Path) -> Path:
     """Write a problem's task folder under ``root`` unless an identical one is there.
 
@@ -231,7 +210,7 @@ def materialise(problem: dict[str, Any], root: Path) -> Path:
     """
     files = task_files(problem)
     target = root / folder_name(problem["task_id"])
-    if tree_hash(target) == _hash(files):
+    if gym.read_tree(target) == files:
         return target
     scratch = root.parent / f".{root.name}-tmp"
     scratch.mkdir(parents=True, exist_ok=True)
@@ -252,7 +231,7 @@ def materialise(problem: dict[str, Any], root: Path) -> Path:
     except OSError:
         # Another process put its own copy in place first; keep it if it is right.
         shutil.rmtree(build, ignore_errors=True)
-        if tree_hash(target) != _hash(files):
+        if gym.read_tree(target) != files:
             raise
     try:
         scratch.rmdir()
