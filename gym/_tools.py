@@ -176,14 +176,27 @@ def parse_call(action: Any) -> ToolCall:
     name, args = fn.get("name"), fn.get("arguments", {})
     if not isinstance(name, str) or not name:
         raise ValueError("a tool call needs a 'name' string")
+    call_id = action.get("id")
+    return ToolCall(
+        name=name,
+        arguments=decode_arguments(name, args),
+        id=call_id if isinstance(call_id, str) else None,
+    )
+
+
+def decode_arguments(name: str, args: Any) -> dict[str, Any]:
+    """A call's arguments as a dict: JSON text decoded, empty text or None as ``{}``.
+
+    Raises:
+        ValueError: the text is not JSON, or the arguments are not a JSON object.
+    """
     if isinstance(args, str):
         try:
             args = json.loads(args) if args.strip() else {}
         except json.JSONDecodeError as exc:
             raise ValueError(f"arguments of {name} are not valid JSON ({exc.msg})") from None
     if args is None:
-        args = {}
+        return {}
     if not isinstance(args, dict):
         raise ValueError(f"arguments of {name} must be a JSON object, got {type(args).__name__}")
-    call_id = action.get("id")
-    return ToolCall(name=name, arguments=args, id=call_id if isinstance(call_id, str) else None)
+    return args

@@ -43,7 +43,7 @@ from gym._models import Task
 from gym._paths import data_dir
 from gym._policy._base import Policy, Turn
 from gym._policy._parse import format_call, parse_tool_call, tools_prompt
-from gym._tools import ToolCall
+from gym._tools import ToolCall, decode_arguments
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -250,13 +250,11 @@ def _text_of(content: Any) -> str:
 
 def _call_args(call: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     fn = call.get("function", call)
-    args = fn.get("arguments", {})
-    if isinstance(args, str):
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError:
-            args = {"_raw": args}
-    return str(fn.get("name", "")), args if isinstance(args, dict) else {"_raw": args}
+    name, args = str(fn.get("name", "")), fn.get("arguments", {})
+    try:
+        return name, decode_arguments(name, args)
+    except ValueError:
+        return name, {"_raw": args}
 
 
 def _template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

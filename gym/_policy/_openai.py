@@ -34,7 +34,7 @@ from gym._errors import ConfigError, PolicyError
 from gym._http import Retryable, backoff_delay, post_json, server_message
 from gym._policy._base import Policy, Turn
 from gym._policy._parse import parse_tool_call
-from gym._tools import ToolCall
+from gym._tools import ToolCall, decode_arguments
 
 __all__ = ["OpenAIPolicy"]
 
@@ -284,18 +284,14 @@ def _native_call(raw: Any) -> tuple[ToolCall | None, str]:
     fn = raw.get("function") if isinstance(raw, dict) else None
     if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
         return None, "Your tool call has no function name; call one of the tools by name."
-    name, args = fn["name"], fn.get("arguments")
-    if isinstance(args, str):
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError as exc:
-            return None, f"The arguments of your {name} call are not valid JSON ({exc}); fix them."
-    if args is None:
-        args = {}
-    if not isinstance(args, dict):
-        return None, f"The arguments of your {name} call must be a JSON object."
+    try:
+        args = decode_arguments(fn["name"], fn.get("arguments"))
+    except ValueError as exc:
+        return None, f"The {exc}; fix them."
     call_id = raw.get("id")
-    return ToolCall(name=name, arguments=args, id=call_id if isinstance(call_id, str) else None), ""
+    return ToolCall(
+        name=fn["name"], arguments=args, id=call_id if isinstance(call_id, str) else None
+    ), ""
 
 
 def _wire_call(call: ToolCall, arguments: str | None = None) -> dict[str, Any]:

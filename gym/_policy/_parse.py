@@ -29,7 +29,7 @@ import re
 from collections.abc import Collection
 from typing import Any, NamedTuple
 
-from gym._tools import ToolCall
+from gym._tools import ToolCall, decode_arguments
 
 __all__ = ["CALL_FORMAT", "TextCall", "format_call", "parse_tool_call", "tools_prompt"]
 
@@ -110,16 +110,10 @@ def _to_call(obj: Any) -> tuple[ToolCall | None, str]:
     args = fn.get("arguments", fn.get("parameters", {}))
     if not isinstance(name, str) or not name.strip():
         return None, _bad("the tool call has no 'name' string")
-    if isinstance(args, str):
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError as exc:
-            return None, _bad(f"the arguments of {name} are not valid JSON ({exc})")
-    if args is None:
-        args = {}
-    if not isinstance(args, dict):
-        return None, _bad(f"the arguments of {name} must be a JSON object")
-    return ToolCall(name=name.strip(), arguments=args), ""
+    try:
+        return ToolCall(name=name.strip(), arguments=decode_arguments(name, args)), ""
+    except ValueError as exc:
+        return None, _bad(f"the {exc}")
 
 
 def _looks_like_call(obj: Any) -> bool:
