@@ -352,6 +352,7 @@ class LocalPolicy(Policy):
         self.prime = prime
         self._episode = ""
         self._turn = 0
+        self._loaded: LocalModel | None = None
 
     def params(self) -> dict[str, Any]:
         """Model and sampling settings."""
@@ -366,7 +367,9 @@ class LocalPolicy(Policy):
 
     def load(self) -> LocalModel:
         """The loaded model (loading it now if this process has not yet)."""
-        return load_model(self.model, threads=self.threads)
+        if self._loaded is None:
+            self._loaded = load_model(self.model, threads=self.threads)
+        return self._loaded
 
     def start(self, task: Task, env: Any) -> None:
         """Reset the turn counter that seeds sampling."""
@@ -423,7 +426,7 @@ class LocalPolicy(Policy):
                 f"{loaded.path.name} ({context}); lower the episode's step budget"
             )
         tokenizer = loaded.tokenizer
-        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else None
+        pad = tokenizer.pad_token_id
         kwargs: dict[str, Any] = {
             "max_new_tokens": budget,
             "do_sample": self.temperature > 0,
