@@ -25,12 +25,21 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-__all__ = ["ToolCall", "ToolSpec", "parse_call", "tool", "tool_specs"]
+__all__ = [
+    "ToolCall",
+    "ToolSpec",
+    "decode_arguments",
+    "json_objects",
+    "parse_call",
+    "tool",
+    "tool_specs",
+]
 
 Kind = Literal["read", "write", "final"]
 F = TypeVar("F", bound=Callable[..., Any])
 _ARG_LINE = re.compile(r"^ {4}(\w+)(?: \([^)]*\))?:\s*(.*)$")
 _SECTION = re.compile(r"^[A-Z][\w ]*:$")
+_DECODER = json.JSONDecoder()
 
 
 class ToolCall(BaseModel):
@@ -200,3 +209,18 @@ def decode_arguments(name: str, args: Any) -> dict[str, Any]:
     if not isinstance(args, dict):
         raise ValueError(f"arguments of {name} must be a JSON object, got {type(args).__name__}")
     return args
+
+
+def json_objects(text: str) -> list[Any]:
+    """Every top-level JSON value that decodes at some ``{`` of a model's text, in order."""
+    found: list[Any] = []
+    pos = text.find("{")
+    while pos != -1:
+        try:
+            value, end = _DECODER.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            pos = text.find("{", pos + 1)
+            continue
+        found.append(value)
+        pos = text.find("{", end)
+    return found

@@ -50,6 +50,7 @@ from gym._errors import ConfigError, GradingError
 from gym._http import Retryable, backoff_delay, post_json, server_message
 from gym._models import Component
 from gym._paths import data_dir
+from gym._tools import json_objects
 
 if TYPE_CHECKING:
     from gym._store import Store
@@ -528,29 +529,11 @@ def parse_json_object(text: str, key: str) -> dict[str, Any]:
     """
     body = _THINK.sub("", text)
     for chunk in [m.group(1) for m in _FENCE.finditer(body)] + [body]:
-        found = [obj for obj in _objects(chunk) if key in obj]
+        found = [obj for obj in json_objects(chunk) if isinstance(obj, dict) and key in obj]
         if found:
             return found[-1]
     shown = " ".join(text.split())[:300]
     raise GradingError(f"the judge's answer holds no JSON object with {key!r}: {shown!r}")
-
-
-def _objects(text: str) -> list[dict[str, Any]]:
-    decoder = json.JSONDecoder()
-    out: list[dict[str, Any]] = []
-    i = text.find("{")
-    while i != -1:
-        try:
-            obj, end = decoder.raw_decode(text, i)
-        except ValueError:
-            i = text.find("{", i + 1)
-            continue
-        if isinstance(obj, dict):
-            out.append(obj)
-            i = text.find("{", end)
-        else:
-            i = text.find("{", i + 1)
-    return out
 
 
 def _score_value(value: Any, text: str) -> float:

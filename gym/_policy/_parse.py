@@ -29,7 +29,7 @@ import re
 from collections.abc import Collection
 from typing import Any, NamedTuple
 
-from gym._tools import ToolCall, decode_arguments
+from gym._tools import ToolCall, decode_arguments, json_objects
 
 __all__ = ["CALL_FORMAT", "TextCall", "format_call", "parse_tool_call", "tools_prompt"]
 
@@ -74,7 +74,7 @@ def parse_tool_call(
         return _from_blocks(blocks)
     if not fallbacks:
         return TextCall(None, "", 0)
-    objects = [obj for obj in _json_objects(text) if _looks_like_call(obj)]
+    objects = [obj for obj in json_objects(text) if _looks_like_call(obj)]
     if objects:
         call, error = _to_call(objects[0])
         return TextCall(call, error, len(objects))
@@ -122,21 +122,6 @@ def _looks_like_call(obj: Any) -> bool:
         and isinstance(obj.get("name"), str)
         and ("arguments" in obj or "parameters" in obj)
     )
-
-
-def _json_objects(text: str) -> list[Any]:
-    """Every top-level JSON object that decodes at some ``{`` of the text, in order."""
-    found: list[Any] = []
-    pos = text.find("{")
-    while pos != -1:
-        try:
-            value, end = _DECODER.raw_decode(text, pos)
-        except json.JSONDecodeError:
-            pos = text.find("{", pos + 1)
-            continue
-        found.append(value)
-        pos = text.find("{", end)
-    return found
 
 
 def _bad(problem: str) -> str:
