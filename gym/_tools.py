@@ -54,6 +54,19 @@ class ToolCall(BaseModel):
     id: str | None = None
     """The call id a model gave it, if any."""
 
+    def wire(self, arguments: str | None = None) -> dict[str, Any]:
+        """The call in the OpenAI wire form, arguments as JSON text.
+
+        Args:
+            arguments: the model's own argument text, kept as it was unless blank.
+        """
+        args = arguments if arguments and arguments.strip() else json.dumps(self.arguments)
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": args},
+        }
+
 
 class ToolSpec(BaseModel):
     """A tool as the model sees it, plus what boxgym needs to validate and grade it."""

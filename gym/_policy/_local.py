@@ -394,13 +394,7 @@ class LocalPolicy(Policy):
         call: ToolCall | None = None
         if found.call is not None:
             call = found.call.model_copy(update={"id": f"call_{next(_ids)}"})
-            message["tool_calls"] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
-                }
-            ]
+            message["tool_calls"] = [call.wire()]
         usage = {"prompt_tokens": len(prompt_ids), "completion_tokens": len(ids)}
         return Turn(
             message=message,

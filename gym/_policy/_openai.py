@@ -262,7 +262,7 @@ class OpenAIPolicy(Policy):
         call_id = call.id or f"call_{next(_ids)}"
         call = call.model_copy(update={"id": call_id})
         args = calls[0]["function"].get("arguments")
-        message["tool_calls"] = [_wire_call(call, args if isinstance(args, str) else None)]
+        message["tool_calls"] = [call.wire(args if isinstance(args, str) else None)]
         return message, call, ""
 
     def _text_call(
@@ -275,7 +275,7 @@ class OpenAIPolicy(Policy):
         if found.call is None:
             return message, None, found.error
         call = found.call.model_copy(update={"id": f"call_{next(_ids)}"})
-        message["tool_calls"] = [_wire_call(call)]
+        message["tool_calls"] = [call.wire()]
         return message, call, ""
 
 
@@ -292,12 +292,6 @@ def _native_call(raw: Any) -> tuple[ToolCall | None, str]:
     return ToolCall(
         name=fn["name"], arguments=args, id=call_id if isinstance(call_id, str) else None
     ), ""
-
-
-def _wire_call(call: ToolCall, arguments: str | None = None) -> dict[str, Any]:
-    """A tool call in the OpenAI wire form: arguments as JSON text (the model's own)."""
-    args = arguments if arguments and arguments.strip() else json.dumps(call.arguments)
-    return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": args}}
 
 
 def _raw_call_text(raw: Any) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -19,19 +18,10 @@ _ids = itertools.count(1)
 
 def turn_for(call: ToolCall) -> Turn:
     """A turn that makes one tool call, in OpenAI message format."""
-    call_id = call.id or f"call_{next(_ids)}"
-    message = {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
-            }
-        ],
-    }
-    return Turn(message=message, call=call.model_copy(update={"id": call_id}))
+    call = call.model_copy(update={"id": call.id or f"call_{next(_ids)}"})
+    return Turn(
+        message={"role": "assistant", "content": None, "tool_calls": [call.wire()]}, call=call
+    )
 
 
 class ScriptPolicy(Policy):
