@@ -169,6 +169,7 @@ def test_a_new_episode_never_carries_the_previous_export(env):
         env.reset(options={"task": "nope"})
     assert env.unwrapped.last_export is None
 
+
 def test_a_container_dying_mid_episode_is_an_infra_error(env):
     client().containers.get(env.unwrapped.sandbox.container.id).kill()
     with pytest.raises(InfraError) as raised:

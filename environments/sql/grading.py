@@ -198,15 +198,16 @@ def run_runner(
         result = sandbox.exec(cmd, user=PG_USER, timeout=timeout)
         if result.timed_out:
             raise gym.GradingError(f"the grading runner did not finish in {timeout:.0f}s")
-        read = sandbox.exec(["cat", out], user=PG_USER, timeout=60, max_output=64 << 20)
-        if not read.ok or read.stdout_truncated:
+        try:
+            raw = sandbox.read_file(out, max_bytes=64 << 20, timeout=60, user=PG_USER)
+        except gym.SandboxError:
             sandbox.ensure_running()
             raise gym.GradingError(
                 f"the grading runner wrote no report (exit {result.exit_code}): "
                 f"{result.stderr.strip()[-800:]}"
-            )
+            ) from None
         try:
-            report: dict[str, Any] = json.loads(read.stdout)
+            report: dict[str, Any] = json.loads(raw)
         except ValueError as exc:
             raise gym.GradingError(f"the grading runner's report is not JSON: {exc}") from exc
     finally:

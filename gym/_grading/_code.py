@@ -206,7 +206,7 @@ def run_checks(image: str, base: dict[str, bytes], export: Export, spec: CheckSp
     """
     # calls checks are read by the root runner only: the code under test never sees them
     private = "private" if spec.kind == "calls" else "shared"
-    result, _ = run_once(
+    result = run_once(
         grader_config(image),
         ["/usr/bin/python3", "-I", "-S", "-c", _BOOT, private],
         stdin=_bundle(base, export, spec),

@@ -26,6 +26,7 @@ __all__ = [
     "connected",
     "disconnect",
     "docker_errors",
+    "labels",
     "owner_alive",
     "owner_label",
     "reap",
@@ -112,6 +113,16 @@ def _start_time(pid: int) -> str:
     except OSError:
         return ""
     return stat.rsplit(")", 1)[1].split()[19]
+
+
+def labels(run: str, episode: str, role: str) -> dict[str, str]:
+    """The labels of a container boxgym creates (the reaper finds it by its owner)."""
+    return {
+        LABEL_RUN: run,
+        LABEL_EPISODE: episode,
+        LABEL_OWNER: owner_label(),
+        LABEL_ROLE: role,
+    }
 
 
 def owner_label() -> str:

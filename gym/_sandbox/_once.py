@@ -16,15 +16,7 @@ from collections.abc import Sequence
 import docker.errors
 
 from gym._sandbox._config import SandboxConfig
-from gym._sandbox._engine import (
-    LABEL_EPISODE,
-    LABEL_OWNER,
-    LABEL_ROLE,
-    LABEL_RUN,
-    client,
-    docker_errors,
-    owner_label,
-)
+from gym._sandbox._engine import client, docker_errors, labels
 from gym._sandbox._pool import remove_container_later
 from gym._sandbox._stream import ExecResult, ExecSocket, pump
 
@@ -39,8 +31,7 @@ def run_once(
     timeout: float = 60.0,
     max_output: int = 1 << 20,
     run: str = "adhoc",
-    role: str = "grader",
-) -> tuple[ExecResult, bytes]:
+) -> ExecResult:
     """Run ``argv`` as the main process of a fresh hardened container, then remove it.
 
     Args:
@@ -50,21 +41,12 @@ def run_once(
         timeout: seconds before the container is removed, whatever it is doing.
         max_output: bytes kept per stream (head and tail).
         run: value of the ``boxgym.run`` label.
-        role: value of the ``boxgym.role`` label.
-
-    Returns:
-        The result and the raw bytes of standard output.
 
     Raises:
         SandboxUnavailable: the container could not be created or vanished.
     """
-    labels = {
-        LABEL_RUN: run,
-        LABEL_EPISODE: f"once-{uuid.uuid4().hex[:16]}",
-        LABEL_OWNER: owner_label(),
-        LABEL_ROLE: role,
-    }
-    kwargs = config.create_kwargs(labels, command=list(argv))
+    tags = labels(run, f"once-{uuid.uuid4().hex[:16]}", "grader")
+    kwargs = config.create_kwargs(tags, command=list(argv))
     kwargs.pop("detach", None)
     kwargs["stdin_open"] = stdin is not None
     engine = client()
@@ -93,7 +75,7 @@ def run_once(
             stdout_truncated=out.truncated,
             stderr_truncated=err.truncated,
         )
-        return result, out.bytes()
+        return result
     finally:
         if sock is not None:
             sock.close()

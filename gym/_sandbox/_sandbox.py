@@ -15,15 +15,7 @@ import docker.errors
 
 from gym._errors import ExecTimeout, ExportTooLarge, SandboxError, SandboxUnavailable
 from gym._sandbox._config import SandboxConfig
-from gym._sandbox._engine import (
-    LABEL_EPISODE,
-    LABEL_OWNER,
-    LABEL_ROLE,
-    LABEL_RUN,
-    client,
-    docker_errors,
-    owner_label,
-)
+from gym._sandbox._engine import client, docker_errors, labels
 from gym._sandbox._manifest import Change, Manifest, manifest_script, parse_manifest
 from gym._sandbox._shell import Shell
 from gym._sandbox._stream import ExecResult, ExecSocket, decode, pump
@@ -68,16 +60,11 @@ class Sandbox:
             role: value of the ``boxgym.role`` label (agent, grader, pool).
         """
         sandbox_id = uuid.uuid4().hex[:16]
-        labels = {
-            LABEL_RUN: run,
-            LABEL_EPISODE: episode or f"sandbox-{sandbox_id}",
-            LABEL_OWNER: owner_label(),
-            LABEL_ROLE: role,
-        }
+        tags = labels(run, episode or f"sandbox-{sandbox_id}", role)
         c = client()
         with docker_errors():
             try:
-                container = c.containers.run(**config.create_kwargs(labels))
+                container = c.containers.run(**config.create_kwargs(tags))
             except docker.errors.ImageNotFound as exc:
                 from gym._errors import ImageError
 
@@ -196,18 +183,6 @@ class Sandbox:
             max_output: bytes kept per stream (head and tail), the rest counted.
         """
         return self._exec(cmd, timeout, cwd, env, stdin, user, max_output)[0]
-
-    def exec_bytes(
-        self,
-        cmd: str | Sequence[str],
-        *,
-        timeout: float = 60.0,
-        stdin: bytes | None = None,
-        user: str | None = None,
-        max_output: int = 64 << 20,
-    ) -> tuple[ExecResult, bytes]:
-        """Like `exec`, also returning standard output as raw bytes (binary-safe)."""
-        return self._exec(cmd, timeout, None, None, stdin, user, max_output)
 
     def _exec(
         self,
