@@ -370,11 +370,7 @@ def _state_components(
     """File checks and named probes a task declares (``[[files]]``, ``[[probes]]``)."""
     out: dict[str, Component] = {}
     if entries := task.data.get("files"):
-        final = {**base, **{k: v for k, v in export.files.items() if v is not None}}
-        for rel, data in export.files.items():
-            if data is None:
-                final.pop(rel, None)
-        out["files"] = file_component(list(entries), final)
+        out["files"] = file_component(list(entries), export.applied_to(base))
     for probe in task.data.get("probes", ()):
         result = report.probes.get(probe["name"], "missing")
         out[f"probe:{probe['name']}"] = Component(

@@ -33,7 +33,8 @@ __all__ = [
 ]
 
 RUNNER_PATH = Path(__file__).parent / "runner" / "boxgym_runner.py"
-RUNNER_HASH = hashlib.sha256(RUNNER_PATH.read_bytes()).hexdigest()[:12]
+_RUNNER = RUNNER_PATH.read_bytes()  # the file shipped is the one the hash was taken of
+RUNNER_HASH = hashlib.sha256(_RUNNER).hexdigest()[:12]
 _GRADE = "/grade"
 
 
@@ -126,18 +127,13 @@ def expected_tests(files: dict[str, bytes], prefix: str) -> list[str]:
 
 def _bundle(base: dict[str, bytes], export: Export, spec: CheckSpec) -> bytes:
     """One archive, rooted at /, of everything the grading container needs."""
-    files = dict(base)
-    for rel, data in export.files.items():
-        if data is None:
-            files.pop(rel, None)
-        else:
-            files[rel] = data
+    files = export.applied_to(base)
     for rel in spec.visible_tests:  # tests always run in their pristine version
         if rel in base:
             files[rel] = base[rel]
     bundle = {f"workspace/{rel}": data for rel, data in files.items()}
     bundle |= {f"grade/tests/{rel}": data for rel, data in spec.hidden.items()}
-    bundle["grade/runner/boxgym_runner.py"] = RUNNER_PATH.read_bytes()
+    bundle["grade/runner/boxgym_runner.py"] = _RUNNER
     bundle["grade/pytest.ini"] = b"[pytest]\n"
     bundle["grade/spec.json"] = json.dumps(_runner_spec(spec)).encode()
     return pack(bundle)

@@ -59,6 +59,16 @@ class Export(BaseModel):
     oversized: bool = False
     """The allowed changes exceeded the export cap; none were exported."""
 
+    def applied_to(self, base: dict[str, bytes]) -> dict[str, bytes]:
+        """The final files: ``base`` with the exported changes and deletions applied."""
+        files = dict(base)
+        for rel, data in self.files.items():
+            if data is None:
+                files.pop(rel, None)
+            else:
+                files[rel] = data
+        return files
+
     def relative(self, path: str) -> str | None:
         """A path relative to the workspace, or None if it lies outside."""
         if path == self.workspace or not path.startswith(self.workspace + "/"):
