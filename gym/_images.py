@@ -8,7 +8,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
 import docker.errors
@@ -38,8 +38,6 @@ _FORBIDDEN_NAMES = re.compile(
 )
 _lock = threading.Lock()
 _resolved: dict[str, str] = {}
-ForbiddenHashes = Callable[[], set[str]]
-_forbidden_hashes: list[ForbiddenHashes] = []
 
 
 class ImageRecord(BaseModel):
@@ -107,11 +105,6 @@ def context_hash(name: str) -> str:
     return h.hexdigest()
 
 
-def register_forbidden_hashes(source: ForbiddenHashes) -> None:
-    """Add a source of content hashes (hidden tests, oracles) never allowed in an image."""
-    _forbidden_hashes.append(source)
-
-
 def seed_secret_hashes() -> set[str]:
     """Content hashes of every hidden check and oracle file under seeds/."""
     files = [
@@ -123,12 +116,10 @@ def seed_secret_hashes() -> set[str]:
     return {hashlib.sha256(f.read_bytes()).hexdigest() for f in files if f.is_file()}
 
 
-def forbidden_in_context(name: str, extra_hashes: Iterable[str] = ()) -> list[str]:
+def forbidden_in_context(name: str) -> list[str]:
     """Files in images/<name>/ that look like, or are, tests or solutions."""
     path = image_dir(name)
-    hashes = set(extra_hashes) | seed_secret_hashes()
-    for source in _forbidden_hashes:
-        hashes |= source()
+    hashes = seed_secret_hashes()
     bad = []
     for file in _context_files(path):
         rel = file.relative_to(path).as_posix()
