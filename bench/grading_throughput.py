@@ -7,7 +7,7 @@ Three rates, measured one after the other on the same machine and engine:
 1. bare containers: create, start and remove a container (same image, network none)
    running ``true``, N in parallel: the engine's limit for container lifecycles;
 2. boxgym grading: the 164 HumanEval canonical solutions, each graded by
-   ``gym.grade_code`` in its own fresh hardened grading container (from the warm pool),
+   ``gym.grade_code`` in its own fresh, one-shot hardened grading container,
    N in parallel; every one must pass;
 3. unsandboxed: the same checks run in plain local subprocesses (no container), N in
    parallel, as the floor a harness without isolation would pay.
@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import gym
-from gym._sandbox import client, set_pool_size
+from gym._sandbox import client
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _report import machine, write_section  # noqa: E402
@@ -53,8 +53,7 @@ def bare_rate(image: str, n: int, concurrency: int) -> float:
 
 def grading_rate(tasks: list[gym.Task], image: str, concurrency: int) -> tuple[float, int]:
     def one(task: gym.Task) -> bool:
-        files = {k: v for k, v in gym.read_tree(task.folder() / "oracle").items()}
-        export = gym.Export(files=files)
+        export = gym.Export(files=gym.read_tree(task.folder() / "oracle"))
         return gym.grade_code(task, export, image).outcome == "pass"
 
     start = time.perf_counter()
@@ -107,8 +106,7 @@ def main() -> None:
     tasks = env.unwrapped.tasks[: opts.limit]
     image = env.unwrapped.sandbox_config().image
     env.close()
-    set_pool_size(opts.concurrency)
-    gym.grade_code(tasks[0], gym.Export(), image)  # warm the grading pool up
+    gym.grade_code(tasks[0], gym.Export(), image)  # one grading before timing: first-use costs
     bare = bare_rate(image, len(tasks), opts.concurrency)
     graded, passed = grading_rate(tasks, image, opts.concurrency)
     local, local_passed = subprocess_rate(tasks, opts.concurrency)
@@ -131,10 +129,11 @@ Machine: {machine()}; {len(tasks)} problems, {opts.concurrency} in parallel.
   price of a fresh container per grading and a separate unprivileged process for the
   code under test.
 
-A grading is one exec in a pre-started container from the warm pool: it unpacks the
-solution, the hidden checks and the trusted runner, runs the runner (which forks the
-code under test as another uid), and prints the report from a root-only directory.
-The container is removed in the background.
+A grading is one fresh container whose main process is the trusted runner's boot
+(no exec, no pool): the solution, the hidden checks and the runner are streamed in on
+its standard input, the runner forks the code under test as another uid, and the
+report is printed from a root-only directory. The container is removed in the
+background.
 """
     write_section("grading-throughput", body)
     print(body)
