@@ -282,7 +282,7 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]]):
             return method(**args)
         except (SandboxUnavailable, EngineUnavailable) as exc:
             self._done = True
-            verdict = self._lineage(Verdict.infra(f"sandbox failed mid-episode: {exc}"))
+            verdict = self.with_lineage(Verdict.infra(f"sandbox failed mid-episode: {exc}"))
             self.verdict = verdict
             self._release()
             raise InfraError(str(exc), verdict=verdict.model_dump(mode="json")) from exc
@@ -328,13 +328,10 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]]):
             verdict = self.grade(task, sandbox, reason)
         except Exception as exc:  # a grader that raises is an infra error, never a reward
             verdict = Verdict.infra(f"grader raised {type(exc).__name__}: {exc}")
-        return self._lineage(verdict)
+        return self.with_lineage(verdict)
 
     def with_lineage(self, verdict: Verdict) -> Verdict:
         """The verdict with this episode's lineage (env id, task, image, hidden hash)."""
-        return self._lineage(verdict)
-
-    def _lineage(self, verdict: Verdict) -> Verdict:
         return verdict.model_copy(
             update={
                 "env_id": self.env_id,

@@ -8,6 +8,7 @@ import contextlib
 import logging
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from gym._errors import GymError
@@ -140,10 +141,7 @@ def set_pool_size(size: int) -> None:
 
 def discard(sandbox: Sandbox) -> None:
     """Remove a sandbox in the background so that the caller does not wait."""
-    try:
-        _remover.submit(sandbox.close)
-    except RuntimeError:  # the process is shutting down: remove it now
-        sandbox.close()
+    _later(sandbox.close)
 
 
 def remove_container_later(container_id: str) -> None:
@@ -153,10 +151,14 @@ def remove_container_later(container_id: str) -> None:
         with contextlib.suppress(Exception):
             client().api.remove_container(container_id, force=True)
 
+    _later(remove)
+
+
+def _later(removal: Callable[[], None]) -> None:
     try:
-        _remover.submit(remove)
-    except RuntimeError:
-        remove()
+        _remover.submit(removal)
+    except RuntimeError:  # the process is shutting down: remove it now
+        removal()
 
 
 def shutdown_pools() -> None:
