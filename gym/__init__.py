@@ -14,6 +14,7 @@ use the import name ``gym``.
 
 from importlib.metadata import PackageNotFoundError, version
 
+from gym._cache import LRUCache
 from gym._code import CodeEnv, grade_code, read_tree, task_files
 from gym._env import ContainerEnv, StepRecord
 from gym._errors import (
@@ -112,6 +113,7 @@ __all__ = [
     "ImageError",
     "InfraError",
     "Judge",
+    "LRUCache",
     "LocalPolicy",
     "Manifest",
     "NoopPolicy",

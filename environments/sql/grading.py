@@ -15,8 +15,7 @@ import hashlib
 import itertools
 import json
 import re
-import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
 
@@ -233,28 +232,7 @@ def grade_sql(task: gym.Task, export: SQLExport, image: str) -> gym.Verdict:
     return gym.compose(components, flags, grader=GRADER, version=GRADER_VERSION)
 
 
-class _Cache:
-    """Pristine and gold snapshots: they depend only on the image and the task's spec."""
-
-    def __init__(self, size: int = 64) -> None:
-        self.size = size
-        self.items: OrderedDict[tuple[str, ...], Any] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: tuple[str, ...]) -> Any:
-        with self.lock:
-            if key in self.items:
-                self.items.move_to_end(key)
-            return self.items.get(key)
-
-    def put(self, key: tuple[str, ...], value: Any) -> None:
-        with self.lock:
-            self.items[key] = value
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
-
-
-_snapshots = _Cache()
+_snapshots = gym.LRUCache()
 
 
 def _graded_report(spec: TaskSpec, export: SQLExport, image: str) -> dict[str, Any]:

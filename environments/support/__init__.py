@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -44,6 +45,8 @@ _TMPFS = {
     "/home/agent": "size=16m,uid=1000,gid=1000,mode=0755",
     SERVICE_DIR: "size=32m,uid=990,gid=990,mode=0700",
 }
+_expected_states = gym.LRUCache()
+"""Gold states by (env class, grading config, gold actions): the service is deterministic."""
 PERTURBATION = gym.ToolCall(
     name="update_email", arguments={"customer_id": "C2001", "email": "perturbed@example.com"}
 )
@@ -337,7 +340,7 @@ class SupportEnv(gym.ContainerEnv):
             scope=write_scope(gold.actions),
         )
         try:
-            expected = self.expected_state(gold.actions)
+            expected = self._cached_expected_state(gold.actions)
         except (gym.SandboxError, gym.GradingError) as exc:
             return gym.Verdict.infra(
                 f"grading failed: {exc}", grader=GRADER, grader_version=GRADER_VERSION
@@ -354,6 +357,19 @@ class SupportEnv(gym.ContainerEnv):
             "facts": facts_component(answer_of(calls), gold.facts),
         }
         return gym.compose(components, flags, grader=GRADER, version=GRADER_VERSION)
+
+    def _cached_expected_state(self, actions: list[gym.ToolCall]) -> SupportExport:
+        """`expected_state`, replayed once per process for the same image and actions."""
+        key = (
+            type(self).__qualname__,
+            self.grading_config().model_dump_json(),
+            json.dumps([c.model_dump() for c in actions], sort_keys=True),
+        )
+        expected = _expected_states.get(key)
+        if expected is None:  # failures are not kept: the next grading tries again
+            expected = self.expected_state(actions)
+            _expected_states.put(key, expected)
+        return expected
 
     def expected_state(self, actions: list[gym.ToolCall]) -> SupportExport:
         """The state a fresh service reaches with the gold actions (in a grading container).
