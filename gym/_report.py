@@ -163,8 +163,9 @@ class Comparison(BaseModel):
     """``env task`` of each regressed task."""
 
 
-def _task_scores(store: Store, run_id: str) -> dict[tuple[str, str], float]:
-    graded = [e for e in store.episodes(run_id) if e.outcome != "infra_error"]
+def _task_scores(episodes: list[EpisodeRow]) -> dict[tuple[str, str], float]:
+    """(env, task) -> pass@1 over the graded episodes (infra errors left out)."""
+    graded = [e for e in episodes if e.outcome != "infra_error"]
     return {
         key: sum(e.outcome == "pass" for e in v) / len(v) for key, v in _per_task(graded).items()
     }
@@ -173,7 +174,7 @@ def _task_scores(store: Store, run_id: str) -> dict[tuple[str, str], float]:
 def compare(store: Store, run_a: str, run_b: str, *, seed: int = 0) -> Comparison:
     """Pair the tasks two runs share and compare their pass@1."""
     a_id, b_id = store.run(run_a).id, store.run(run_b).id
-    a, b = _task_scores(store, a_id), _task_scores(store, b_id)
+    a, b = _task_scores(store.episodes(a_id)), _task_scores(store.episodes(b_id))
     shared = sorted(set(a) & set(b))
     if not shared:
         raise ConfigError(f"runs {a_id} and {b_id} share no graded tasks")
@@ -221,9 +222,9 @@ def load_rules(path: Path) -> list[Rule]:
     return [Rule.model_validate(r) for r in data.get("rule", [])]
 
 
-def _subset(store: Store, run_id: str, rule: Rule) -> list[EpisodeRow]:
+def _subset(episodes: list[EpisodeRow], rule: Rule) -> list[EpisodeRow]:
     out = []
-    for e in store.episodes(run_id):
+    for e in episodes:
         if rule.env and e.env_id != rule.env:
             continue
         if rule.slice:
@@ -243,11 +244,11 @@ def gate(
     store: Store, run_id: str, rules: list[Rule], baseline: str | None = None
 ) -> list[GateResult]:
     """Check a run against rules (and a baseline run where a rule needs one)."""
-    run = store.run(run_id).id
-    base = store.run(baseline).id if baseline else None
+    run_eps = store.episodes(store.run(run_id).id)
+    base_eps = store.episodes(store.run(baseline).id) if baseline else None
     results = []
     for rule in rules:
-        mine = _subset(store, run, rule)
+        mine = _subset(run_eps, rule)
         if rule.kind == "min_pass_rate":
             rate = _rate(mine)
             results.append(
@@ -266,10 +267,10 @@ def gate(
                     detail=f"infra error rate {rate:.3f} (max {rule.value})",
                 )
             )
-        elif base is None:
+        elif base_eps is None:
             raise ConfigError(f"rule {rule.kind} needs --baseline RUN")
         elif rule.kind == "max_drop":
-            drop = _rate(_subset(store, base, rule)) - _rate(mine)
+            drop = _rate(_subset(base_eps, rule)) - _rate(mine)
             results.append(
                 GateResult(
                     rule=rule,
@@ -278,7 +279,7 @@ def gate(
                 )
             )
         else:
-            regressed = _regressions(store, base, run, rule)
+            regressed = _regressions(_subset(base_eps, rule), mine)
             results.append(
                 GateResult(
                     rule=rule,
@@ -289,12 +290,6 @@ def gate(
     return results
 
 
-def _regressions(store: Store, base: str, run: str, rule: Rule) -> list[str]:
-    def scores(run_id: str) -> dict[tuple[str, str], float]:
-        graded = [e for e in _subset(store, run_id, rule) if e.outcome != "infra_error"]
-        return {
-            k: sum(e.outcome == "pass" for e in v) / len(v) for k, v in _per_task(graded).items()
-        }
-
-    a, b = scores(base), scores(run)
+def _regressions(base: list[EpisodeRow], run: list[EpisodeRow]) -> list[str]:
+    a, b = _task_scores(base), _task_scores(run)
     return [f"{k[0]} {k[1]}" for k in sorted(set(a) & set(b)) if a[k] >= 0.5 > b[k]]
