@@ -62,6 +62,7 @@ def _records(
             "training. Pass --for-eval only if the records are for evaluation."
         )
     verdicts = store.verdicts(run.id)
+    steps = store.run_steps(run.id)
     out = []
     for e in episodes:
         if e.outcome == "infra_error":
@@ -69,7 +70,7 @@ def _records(
         verified = bool(verdicts.get(e.id) and verdicts[e.id].verified)
         if only_verified and not verified:
             continue
-        out.append(episode_record(e, store.steps(e.id), verified))
+        out.append(episode_record(e, steps.get(e.id, []), verified))
     return out
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from gym._registry import make
 from gym._rollout import with_claims
-from gym._store import Store, VerdictRow
+from gym._store import Store, VerdictRow, calls_of
 
 __all__ = ["regrade_run"]
 
@@ -15,6 +15,7 @@ def regrade_run(store: Store, run_id: str) -> list[dict[str, Any]]:
     """Grade every stored final state of a run again; record and return what changed."""
     run = store.run(run_id)
     before = store.verdicts(run.id)
+    steps = store.run_steps(run.id)
     changes: list[dict[str, Any]] = []
     envs: dict[str, Any] = {}
     for e in store.episodes(run.id):
@@ -24,7 +25,8 @@ def regrade_run(store: Store, run_id: str) -> list[dict[str, Any]]:
         regrade = getattr(env, "regrade", None)
         if regrade is None:
             continue
-        verdict = with_claims(regrade(e.task_id, e.export, store.calls(e.id)), e.messages)
+        calls = calls_of(steps.get(e.id, []))
+        verdict = with_claims(regrade(e.task_id, e.export, calls), e.messages)
         old = before.get(e.id)
         old_key = (old.outcome, old.reward, [f["name"] for f in old.flags]) if old else None
         new_key = (verdict.outcome, verdict.reward, [f.name for f in verdict.flags])

@@ -1,6 +1,14 @@
 """The run store (sqlmodel): runs, episodes, steps and verdicts with their lineage."""
 
 from gym._store._models import EpisodeRow, RunRow, StepRow, VerdictRow
-from gym._store._store import Store, default_url
+from gym._store._store import Store, calls_of, default_url
 
-__all__ = ["EpisodeRow", "RunRow", "StepRow", "Store", "VerdictRow", "default_url"]
+__all__ = [
+    "EpisodeRow",
+    "RunRow",
+    "StepRow",
+    "Store",
+    "VerdictRow",
+    "calls_of",
+    "default_url",
+]

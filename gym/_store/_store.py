@@ -18,7 +18,7 @@ from gym._paths import data_dir
 from gym._store._models import EpisodeRow, RunRow, StepRow, VerdictRow
 from gym._tools import ToolCall
 
-__all__ = ["Store", "default_url"]
+__all__ = ["Store", "calls_of", "default_url"]
 
 
 def default_url() -> str:
@@ -181,11 +181,23 @@ class Store:
             )
             return list(s.exec(query))
 
+    def run_steps(self, run_id: str) -> dict[str, list[StepRow]]:
+        """Episode id -> its steps in order, for every episode of a run (one query)."""
+        with self.session() as s:
+            query = (
+                select(StepRow)
+                .join(EpisodeRow, col(EpisodeRow.id) == col(StepRow.episode_id))
+                .where(EpisodeRow.run_id == run_id)
+                .order_by(col(StepRow.episode_id), col(StepRow.index))
+            )
+            out: dict[str, list[StepRow]] = {}
+            for step in s.exec(query):
+                out.setdefault(step.episode_id, []).append(step)
+            return out
+
     def calls(self, episode_id: str) -> list[ToolCall]:
         """The tool calls of an episode, in order (steps without a call left out)."""
-        return [
-            ToolCall(name=s.tool, arguments=s.arguments) for s in self.steps(episode_id) if s.tool
-        ]
+        return calls_of(self.steps(episode_id))
 
     def verdicts(self, run_id: str) -> dict[str, VerdictRow]:
         """Episode id -> current verdict, for a run."""
@@ -216,3 +228,8 @@ class Store:
         """Check that the database answers."""
         with self.session() as s:
             s.exec(text("SELECT 1"))  # type: ignore[call-overload]
+
+
+def calls_of(steps: Sequence[StepRow]) -> list[ToolCall]:
+    """The tool calls among stored steps, in order."""
+    return [ToolCall(name=s.tool, arguments=s.arguments) for s in steps if s.tool]
