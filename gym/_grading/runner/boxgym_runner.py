@@ -351,8 +351,7 @@ import json, os, sys
 rfd, wfd = int(sys.argv[1]), int(sys.argv[2])
 rin = os.fdopen(rfd, "rb", buffering=0)
 wout = os.fdopen(wfd, "wb", buffering=0)
-RUNNER = sys.argv[4]
-sys.path.insert(0, os.path.dirname(RUNNER))
+sys.path.insert(0, os.environ["BOXGYM_RUNNER_DIR"])
 import boxgym_runner as br
 sys.path.pop(0)
 if os.environ.get("BOXGYM_FROZEN_TIME"):
@@ -401,7 +400,6 @@ class Worker:
             str(req_r),
             str(rep_w),
             spec["module"],
-            os.path.abspath(__file__),
         ]
         self.pid = spawn_worker(argv, spec["cwd"], [req_r, rep_w], worker_env(spec))
         os.close(req_r)
@@ -507,9 +505,6 @@ def run_calls(spec):
     }
 
 
-# -- main ----------------------------------------------------------------------------------
-
-
 # -- probes: named boolean checks on the final state ---------------------------------------
 
 
@@ -537,6 +532,9 @@ def run_probes(spec):
             "timed_out" if code is None else ("passed" if code == 0 else "failed")
         )
     return results
+
+
+# -- main ----------------------------------------------------------------------------------
 
 
 def main():
