@@ -6,9 +6,10 @@ import email.utils
 import json
 import random
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:
+    import httpx  # imported where a request is made: `import gym` stays light
 
 __all__ = ["Retryable", "backoff_delay", "post_json", "retry_after", "server_message"]
 
@@ -29,6 +30,8 @@ def post_json(client: httpx.Client, path: str, body: dict[str, Any]) -> httpx.Re
 
     Other statuses (2xx and the remaining 4xx) come back for the caller to judge.
     """
+    import httpx
+
     try:
         response = client.post(path, json=body)
     except httpx.TimeoutException as exc:

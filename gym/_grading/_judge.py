@@ -43,7 +43,6 @@ from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from gym._errors import ConfigError, GradingError
@@ -53,6 +52,8 @@ from gym._paths import data_dir
 from gym._tools import json_objects
 
 if TYPE_CHECKING:
+    import httpx  # imported where a request is made: `import gym` stays light
+
     from gym._store import Store
 
 __all__ = [
@@ -417,6 +418,8 @@ class Judge(BaseModel):
     def _http(self) -> httpx.Client:
         with self._lock:
             if self._client is None:
+                import httpx
+
                 key = self.api_key if self.api_key is not None else os.environ.get("OPENAI_API_KEY")
                 self._client = httpx.Client(
                     base_url=self.base_url,

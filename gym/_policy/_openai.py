@@ -26,15 +26,16 @@ import os
 import random
 import re
 import time
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from gym._errors import ConfigError, PolicyError
 from gym._http import Retryable, backoff_delay, post_json, server_message
 from gym._policy._base import Policy, Turn
 from gym._policy._parse import parse_tool_call
 from gym._tools import ToolCall, decode_arguments
+
+if TYPE_CHECKING:
+    import httpx  # imported where a request is made: `import gym` stays light
 
 __all__ = ["OpenAIPolicy"]
 
@@ -128,6 +129,8 @@ class OpenAIPolicy(Policy):
         self._random = random.Random()
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         auth = {"Authorization": f"Bearer {key}"} if key else {}
+        import httpx
+
         self._client = httpx.Client(
             base_url=self.base_url,
             headers={**auth, **(headers or {})},
