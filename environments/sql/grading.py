@@ -520,8 +520,13 @@ def tables_component(
             bad.append(f"{name} is missing")
         elif f["too_large"] or e["hash"] != f["hash"]:
             bad.append(_row_problem(name, e, f, diffs.get(name)))
+    return _scope_component(scope, bad, "hold the expected rows")
+
+
+def _scope_component(scope: set[str], bad: list[str], what: str) -> gym.Component:
+    """Score: the share of the tables in scope with no problem; passed when none has one."""
     ok = len(scope) - len(bad)
-    text = f"{ok}/{len(scope)} tables in scope hold the expected rows"
+    text = f"{ok}/{len(scope)} tables in scope {what}"
     if bad:
         text += "; " + "; ".join(bad)
     return gym.Component(score=ok / max(len(scope), 1), passed=not bad, explanation=text)
@@ -556,11 +561,7 @@ def schema_component(
         problems = _schema_problems(name, expected, final)
         if problems:
             bad.append(f"{name}: " + ", ".join(problems))
-    ok = len(scope) - len(bad)
-    text = f"{ok}/{len(scope)} tables in scope have the expected definition"
-    if bad:
-        text += "; " + "; ".join(bad)
-    return gym.Component(score=ok / max(len(scope), 1), passed=not bad, explanation=text)
+    return _scope_component(scope, bad, "have the expected definition")
 
 
 def _schema_problems(name: str, expected: dict[str, Any], final: dict[str, Any]) -> list[str]:
