@@ -154,10 +154,7 @@ def exchange_command(request: Request, port: int = PORT) -> str:
     It exits 3 when nothing listens on the port. The request travels base64-encoded,
     so no argument text is ever interpreted by the shell.
     """
-    payload = base64.b64encode(raw_request(request)).decode()
-    return (
-        f"( exec 3<>/dev/tcp/127.0.0.1/{port} || exit 3; base64 -d <<<'{payload}' >&3 && cat <&3 )"
-    )
+    return _send(request, port, "cat")
 
 
 def batch_command(requests: list[Request], port: int = PORT) -> str:
@@ -166,13 +163,15 @@ def batch_command(requests: list[Request], port: int = PORT) -> str:
     Replies are base64-encoded; the script exits 3 as soon as nothing listens.
     """
     lines = ["set -o pipefail"]
-    for request in requests:
-        payload = base64.b64encode(raw_request(request)).decode()
-        lines.append(
-            f"( exec 3<>/dev/tcp/127.0.0.1/{port} || exit 3; "
-            f"base64 -d <<<'{payload}' >&3 && base64 -w0 <&3 ) || exit 3; echo"
-        )
+    lines += [f"{_send(r, port, 'base64 -w0')} || exit 3; echo" for r in requests]
     return "\n".join(lines) + "\n"
+
+
+def _send(request: Request, port: int, reader: str) -> str:
+    """A subshell that sends the request (base64 on the command line) and reads the reply."""
+    payload = base64.b64encode(raw_request(request)).decode()
+    connect = f"exec 3<>/dev/tcp/127.0.0.1/{port} || exit 3"
+    return f"( {connect}; base64 -d <<<'{payload}' >&3 && {reader} <&3 )"
 
 
 def parse_batch(output: str) -> list[tuple[int, Any]]:
