@@ -12,8 +12,6 @@ Do not install the unrelated legacy ``gym`` package in the same environment: bot
 use the import name ``gym``.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
 from gym._cache import LRUCache
 from gym._code import CodeEnv, grade_code, read_tree, task_files
 from gym._env import ContainerEnv, StepRecord
@@ -82,14 +80,8 @@ from gym._sandbox import (
 from gym._spaces import TextSpace, ToolCallSpace
 from gym._tools import ToolCall, ToolSpec, tool
 from gym._validate import TaskCheck, validate_env
+from gym._version import DISTRIBUTION, __version__
 from gym._wrappers import EpisodeLimits
-
-try:
-    __version__ = version("boxgym")
-except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-    __version__ = "0.0.0"
-
-DISTRIBUTION = "boxgym"
 
 __all__ = [
     "Change",

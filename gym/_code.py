@@ -33,6 +33,7 @@ from gym._grading import (
 from gym._models import Component, Flag, Task, Verdict
 from gym._sandbox import Manifest, Sandbox, quote
 from gym._tools import ToolCall, tool
+from gym._tree import read_tree
 
 __all__ = ["CodeEnv", "grade_code", "read_tree", "task_files"]
 
@@ -48,17 +49,6 @@ _GIT_ENV = {
     "GIT_CONFIG_GLOBAL": "/dev/null",
     "GIT_CONFIG_SYSTEM": "/dev/null",
 }
-
-
-def read_tree(folder: Path) -> dict[str, bytes]:
-    """Every file under a folder: relative posix path -> bytes ({} if absent)."""
-    if not folder.is_dir():
-        return {}
-    return {
-        p.relative_to(folder).as_posix(): p.read_bytes()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file() and "__pycache__" not in p.parts
-    }
 
 
 @functools.lru_cache(maxsize=512)

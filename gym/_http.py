@@ -1,17 +1,40 @@
-"""HTTP retry helpers shared by the policies and the judge."""
+"""The one retrying JSON POST shared by the OpenAI-compatible clients (policy and judge).
+
+`post_json` sends a request until its answer is accepted or the retries are spent:
+timeouts, broken connections, 429 and 5xx (and answers the caller's ``read`` rejects
+with `Retryable`) are tried again after an exponential backoff with full jitter that
+waits at least what ``Retry-After`` asks (capped); other statuses go to ``read``, which
+decides. When the retries are spent, `RetriesSpent` says how often and why; each
+caller maps it into its own error of the `gym.GymError` tree.
+"""
 
 from __future__ import annotations
 
 import email.utils
 import json
+import logging
 import random
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import httpx  # imported where a request is made: `import gym` stays light
 
-__all__ = ["Retryable", "backoff_delay", "post_json", "retry_after", "server_message"]
+__all__ = [
+    "Backoff",
+    "RetriesSpent",
+    "Retryable",
+    "backoff_delay",
+    "post_json",
+    "retry_after",
+    "server_message",
+]
+
+T = TypeVar("T")
+Body = dict[str, Any] | Callable[[], dict[str, Any]]
+_log = logging.getLogger("gym.http")
 
 
 class Retryable(Exception):
@@ -25,11 +48,72 @@ class Retryable(Exception):
         """Whether the attempt counts against the retry budget."""
 
 
-def post_json(client: httpx.Client, path: str, body: dict[str, Any]) -> httpx.Response:
-    """POST a JSON body; a timeout, a broken connection, 429 or a 5xx raise `Retryable`.
+class RetriesSpent(Exception):
+    """Every attempt a `Backoff` allows failed."""
 
-    Other statuses (2xx and the remaining 4xx) come back for the caller to judge.
+    def __init__(self, failures: int, last: Retryable) -> None:
+        super().__init__(f"failed {failures} times (last: {last})")
+        self.failures = failures
+        """Failed attempts, those that did not count against the budget included."""
+        self.last = last
+        """The last failure."""
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """How often and how long to wait before trying a failed request again."""
+
+    max_retries: int
+    """Failed attempts tolerated (those whose `Retryable.counts` is False are free)."""
+    backoff: float
+    """First backoff ceiling in seconds (doubles per attempt, full jitter)."""
+    max_backoff: float
+    """The longest wait between attempts, ``Retry-After`` included."""
+    rng: random.Random = field(default_factory=random.Random, compare=False, repr=False)
+    """The random generator of the jitter."""
+
+    def delay(self, failures: int, retry_after_s: float | None = None) -> float:
+        """Seconds to wait after ``failures`` failed attempts (see `backoff_delay`)."""
+        return backoff_delay(self.rng, failures, self.backoff, self.max_backoff, retry_after_s)
+
+
+def post_json(
+    client: httpx.Client,
+    path: str,
+    body: Body,
+    read: Callable[[httpx.Response], T],
+    retry: Backoff,
+) -> tuple[T, int]:
+    """POST JSON until ``read`` accepts the answer; (what it returned, failed attempts).
+
+    Args:
+        client: the HTTP client (its base URL, headers and timeouts apply).
+        path: the path under the client's base URL.
+        body: the JSON body, or a function building it anew for each attempt.
+        read: turns a response that is neither 429 nor 5xx into the result; it raises
+            `Retryable` to have the request tried again, any other error to stop.
+        retry: how often and how long to back off.
+
+    Raises:
+        RetriesSpent: the retries are spent.
     """
+    failures = spent = 0
+    while True:
+        try:
+            return read(_post(client, path, body() if callable(body) else body)), failures
+        except Retryable as exc:
+            failures += 1
+            spent += exc.counts
+            if spent > retry.max_retries:
+                raise RetriesSpent(failures, exc) from None
+            wait = retry.delay(failures, exc.wait)
+            url = f"{str(client.base_url).rstrip('/')}{path}"
+            _log.warning("POST %s: %s; retrying in %.1f s", url, exc, wait)
+            time.sleep(wait)
+
+
+def _post(client: httpx.Client, path: str, body: dict[str, Any]) -> httpx.Response:
+    """One POST; a timeout, a broken connection, 429 or a 5xx raise `Retryable`."""
     import httpx
 
     try:

@@ -25,6 +25,7 @@ from gym._registry import env_ids, make, spec_of, tasks_of
 from gym._rollout import EpisodeResult, run_episode
 from gym._sandbox import set_pool_size
 from gym._store import EpisodeRow, RunRow, StepRow, Store, VerdictRow
+from gym._version import __version__
 
 __all__ = ["Job", "RunConfig", "RunProgress", "SUITES", "expand_envs", "plan", "run"]
 
@@ -222,8 +223,6 @@ def run(
         retry_infra: also rerun episodes committed earlier as infra_error.
         progress: called after each committed episode.
     """
-    from gym import __version__
-
     store.ensure_run(
         RunRow(
             id=config.run_id,

@@ -19,10 +19,10 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-import re
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
+import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 __all__ = [
@@ -37,8 +37,6 @@ __all__ = [
 
 Kind = Literal["read", "write", "final"]
 F = TypeVar("F", bound=Callable[..., Any])
-_ARG_LINE = re.compile(r"^ {4}(\w+)(?: \([^)]*\))?:\s*(.*)$")
-_SECTION = re.compile(r"^[A-Z][\w ]*:$")
 _DECODER = json.JSONDecoder()
 
 
@@ -121,20 +119,23 @@ def _describe(err: Any) -> str:
 
 
 def _doc_parts(func: Callable[..., Any]) -> tuple[str, dict[str, str]]:
-    """The summary paragraph and the ``Args:`` descriptions of a Google docstring."""
+    """The summary paragraph and the ``Args:`` descriptions of a Google docstring.
+
+    Any consistent indentation is read (docstring_parser); a docstring it cannot parse
+    gives the summary alone, with no argument descriptions.
+    """
     doc = inspect.getdoc(func) or ""
     summary = doc.split("\n\n", 1)[0].replace("\n", " ").strip()
-    args: dict[str, str] = {}
-    section, last = "", ""
-    for line in doc.splitlines():
-        if _SECTION.match(line):
-            section = line[:-1]
-        elif section == "Args" and (m := _ARG_LINE.match(line)):
-            last = m.group(1)
-            args[last] = m.group(2)
-        elif section == "Args" and last and line.startswith(" " * 8):
-            args[last] += " " + line.strip()
-    return summary, args
+    try:
+        params = docstring_parser.parse(doc, docstring_parser.DocstringStyle.GOOGLE).params
+    except docstring_parser.ParseError:
+        return summary, {}
+    args = [p for p in params if p.args[0] == "param"]  # not Attributes
+    return summary, {p.arg_name: " ".join(_lines(p.description)) for p in args}
+
+
+def _lines(text: str | None) -> list[str]:
+    return [line.strip() for line in (text or "").splitlines() if line.strip()]
 
 
 def tool(*, kind: Kind = "write", name: str | None = None) -> Callable[[F], F]:

@@ -80,3 +80,50 @@ def test_parse_call_accepts_the_shapes_models_produce(action):
 def test_parse_call_rejects_what_is_not_a_call(action, message):
     with pytest.raises(ValueError, match=message):
         parse_call(action)
+
+
+class OddlyIndented:
+    @gym.tool(kind="read")
+    def two(self, path: str, depth: int = 1) -> str:
+        """List a folder.
+
+        Args:
+          path (str): the folder,
+            relative to the workspace.
+          depth: how deep to go.
+
+        Returns:
+          the listing.
+        """
+        return path
+
+    def tabs(self, path: str) -> str:
+        return path
+
+    tabs.__doc__ = "Read a file.\n\n\tArgs:\n\t\tpath: the file,\n\t\t\twith a tab.\n"
+    tabs = gym.tool(kind="read")(tabs)
+
+    @gym.tool(kind="read")
+    def garbled(self, path: str) -> str:
+        """Summary only.
+
+        Args:
+            this line has no colon
+        """
+        return path
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("two", {"path": "the folder, relative to the workspace.", "depth": "how deep to go."}),
+        ("tabs", {"path": "the file, with a tab."}),
+        ("garbled", {}),
+    ],
+)
+def test_argument_descriptions_read_any_consistent_indentation(name, expected):
+    fn = tool_specs(OddlyIndented())[name][0].openai_schema()["function"]
+    got = {
+        k: v["description"] for k, v in fn["parameters"]["properties"].items() if "description" in v
+    }
+    assert got == expected and fn["description"].endswith(".")

@@ -2,47 +2,23 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import signal
 import sys
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from gym._cli._app import DbOpt, JsonFlag, app, console, err, print_json
 from gym._errors import GymError
 
-__all__ = ["app", "main"]
+__all__ = ["DbOpt", "JsonFlag", "app", "console", "err", "main", "print_json"]
 
-app = typer.Typer(
-    name="gym",
-    help="boxgym: containerized agent environments, benchmarks and training.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
 images_app = typer.Typer(help="Build and list environment images.", no_args_is_help=True)
 env_app = typer.Typer(help="List, validate and create environments.", no_args_is_help=True)
 app.add_typer(images_app, name="images")
 app.add_typer(env_app, name="env")
-
-console = Console()
-if not console.is_terminal:  # logs and pipes: wide enough for the report tables
-    console = Console(width=140)
-err = Console(stderr=True)
-
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-DbOpt = Annotated[
-    str | None,
-    typer.Option("--db", envvar="GYM_DB_URL", help="Store URL (sqlite:///f.db, postgresql://...)."),
-]
-
-
-def print_json(data: Any) -> None:
-    """Print data as JSON on stdout (plain, no colour)."""
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 
 @app.command()
@@ -104,9 +80,9 @@ def images_list(as_json: JsonFlag = False) -> None:
 @env_app.command("list")
 def env_list(as_json: JsonFlag = False) -> None:
     """List registered environments with their task counts per split."""
-    import gym
+    from gym._registry import envs
 
-    infos = gym.envs()
+    infos = envs()
     if as_json:
         print_json([i.model_dump() for i in infos])
         return
@@ -145,11 +121,11 @@ def env_validate(
     as_json: JsonFlag = False,
 ) -> None:
     """Oracle passes every time, noop fails, perturbed oracle is flagged, grading is stable."""
-    import gym
+    from gym._registry import env_ids as registered
     from gym._runner import expand_envs
     from gym._validate import validate_env
 
-    ids = gym.env_ids() if all_envs else expand_envs(env_ids or [])
+    ids = registered() if all_envs else expand_envs(env_ids or [])
     checks: list[Any] = []
     with _progress() as bar:
         for env_id in ids:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import shutil
 import sys
 from collections.abc import Callable
@@ -40,14 +41,17 @@ def _python() -> Check:
 
 
 def _import_name() -> Check:
-    import gym
-
-    ours = getattr(gym, "DISTRIBUTION", "") == "boxgym"
+    """The legacy ``gym`` distribution must not be installed: it shares the import name."""
+    try:
+        legacy: str | None = importlib.metadata.distribution("gym").version
+    except importlib.metadata.PackageNotFoundError:
+        legacy = None
+    fix = f"`pip uninstall gym` (the legacy gym {legacy} shadows boxgym's `gym`)"
     return Check(
         name="import gym",
-        ok=ours,
-        detail=str(Path(gym.__file__).parent),
-        fix="" if ours else "`pip uninstall gym` (the legacy package shadows boxgym's `gym`)",
+        ok=legacy is None,
+        detail=str(Path(__file__).parents[1]),  # the gym package this doctor belongs to
+        fix="" if legacy is None else fix,
     )
 
 

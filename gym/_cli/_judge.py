@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from gym._cli import DbOpt, JsonFlag, app, console, err, print_json
+from gym._cli._app import DbOpt, JsonFlag, app, console, err, print_json
 from gym._errors import ConfigError
 
 __all__: list[str] = []
@@ -50,7 +50,8 @@ def calibrate_cmd(
     as_json: JsonFlag = False,
 ) -> None:
     """Accuracy, Cohen's kappa, order-flip rate and length bias of a judge on labels."""
-    from gym._grading._judge import Judge, calibrate, labels_from_run, read_labels
+    from gym._calibrate import calibrate, labels_from_run, read_labels
+    from gym._grading import Judge
 
     if (labels is None) == (from_run is None):
         raise ConfigError("give exactly one of --labels FILE or --from-run RUN")
@@ -117,7 +118,7 @@ def labels_cmd(
     db: DbOpt = None,
 ) -> None:
     """Pointwise labels (JSONL) from a stored run: final answers labelled by its verdicts."""
-    from gym._grading._judge import labels_from_run
+    from gym._calibrate import labels_from_run
     from gym._store import Store
 
     store = Store(db)

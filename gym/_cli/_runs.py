@@ -10,7 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from gym._cli import DbOpt, JsonFlag, app, console, err, print_json
+from gym._cli._app import DbOpt, JsonFlag, app, console, err, print_json
 from gym._errors import ConfigError
 
 __all__: list[str] = []

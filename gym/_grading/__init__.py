@@ -9,9 +9,10 @@ from gym._grading._code import (
     run_checks,
     tests_component,
 )
+from gym._grading._diff import unified_diff
 from gym._grading._export import Export, export_workspace, matches
 from gym._grading._files import file_component
-from gym._grading._judge import Judge, JudgeScore, PairwiseResult, unified_diff
+from gym._grading._judge import Judge, JudgeScore, PairwiseResult
 from gym._grading._trajectory import (
     FLAG_KINDS,
     claim_flags,

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import logging
 import os
 import random
 import re
@@ -29,7 +28,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from gym._errors import ConfigError, PolicyError
-from gym._http import Retryable, backoff_delay, post_json, server_message
+from gym._http import Backoff, RetriesSpent, Retryable, post_json, server_message
 from gym._policy._base import Policy, Turn
 from gym._policy._parse import parse_tool_call
 from gym._tools import ToolCall, decode_arguments
@@ -42,7 +41,6 @@ __all__ = ["OpenAIPolicy"]
 _OPTIONAL_FIELDS = ("return_token_ids", "logprobs", "top_logprobs", "seed")
 _TOKEN_ID = re.compile(r"^token_id:(\d+)$")
 _ids = itertools.count(1)
-_log = logging.getLogger("gym.policy.openai")
 
 
 class OpenAIPolicy(Policy):
@@ -207,27 +205,24 @@ class OpenAIPolicy(Policy):
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> tuple[dict[str, Any], int]:
         """The response JSON and how many attempts failed before it."""
-        failures = spent = 0
-        while True:
-            try:
-                return self._attempt(self.request_body(messages, tools)), failures
-            except Retryable as exc:
-                failures += 1
-                spent += exc.counts
-                if spent > self.max_retries:
-                    raise PolicyError(
-                        f"POST {self.base_url}/chat/completions failed {failures} times "
-                        f"(last: {exc}); is the server up and serving {self.model!r}? "
-                        f"Check GET {self.base_url}/models"
-                    ) from None
-                wait = self._delay(failures, exc.wait)
-                _log.warning("%s: %s; retrying in %.1f s", self.base_url, exc, wait)
-                time.sleep(wait)
+        try:
+            return post_json(
+                self._client,
+                "/chat/completions",
+                lambda: self.request_body(messages, tools),
+                self._read,
+                self._backoff(),
+            )
+        except RetriesSpent as exc:
+            raise PolicyError(
+                f"POST {self.base_url}/chat/completions {exc}; is the server up and serving "
+                f"{self.model!r}? Check GET {self.base_url}/models"
+            ) from None
 
-    def _attempt(self, body: dict[str, Any]) -> dict[str, Any]:
-        response = post_json(self._client, "/chat/completions", body)
+    def _read(self, response: httpx.Response) -> dict[str, Any]:
+        """The answer's JSON; a 4xx goes to `_reject` with the body that was sent."""
         if response.status_code >= 400:
-            self._reject(response, body)
+            self._reject(response, json.loads(response.request.content))
         return _valid_json(response)
 
     def _reject(self, response: httpx.Response, body: dict[str, Any]) -> None:
@@ -244,8 +239,11 @@ class OpenAIPolicy(Policy):
             f" ({_hint(response.status_code, text, self.base_url)})"
         )
 
+    def _backoff(self) -> Backoff:
+        return Backoff(self.max_retries, self.backoff, self.max_backoff, self._random)
+
     def _delay(self, failures: int, retry_after_s: float | None) -> float:
-        return backoff_delay(self._random, failures, self.backoff, self.max_backoff, retry_after_s)
+        return self._backoff().delay(failures, retry_after_s)
 
     # -- reading the answer --------------------------------------------------------------
 

@@ -9,8 +9,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import event, text
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, col, create_engine, delete, select
 
 from gym._errors import StoreError
@@ -65,10 +65,11 @@ class Store:
             raise StoreError(f"cannot open the run store at {self._safe_url()}: {exc}") from exc
 
     def _safe_url(self) -> str:
-        if "@" in self.url:
-            scheme, rest = self.url.split("://", 1)
-            return f"{scheme}://***@{rest.split('@', 1)[1]}"
-        return self.url
+        """The URL with its password hidden (for messages)."""
+        try:
+            return make_url(self.url).render_as_string(hide_password=True)
+        except (ArgumentError, ValueError):  # unreadable: show only what follows any "@"
+            return "***@" + self.url.rsplit("@", 1)[1] if "@" in self.url else self.url
 
     @contextlib.contextmanager
     def session(self) -> Iterator[Session]:

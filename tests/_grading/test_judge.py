@@ -17,21 +17,20 @@ import pytest
 from typer.testing import CliRunner
 
 import gym
-from gym._cli import app
-from gym._code import _judge_component
-from gym._grading._export import Export
-from gym._grading._judge import (
-    Judge,
+from gym._calibrate import (
     PairwiseLabel,
     PointwiseLabel,
     calibrate,
     cohen_kappa,
     labels_from_run,
-    parse_json_object,
     pearson,
     read_labels,
-    unified_diff,
 )
+from gym._cli import app
+from gym._code import _judge_component
+from gym._grading import unified_diff
+from gym._grading._export import Export
+from gym._grading._judge import Judge, parse_json_object
 from gym._store import EpisodeRow, RunRow, Store
 
 SEEDS = Path(__file__).resolve().parents[2] / "seeds"

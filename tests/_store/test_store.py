@@ -133,3 +133,10 @@ def test_a_regrade_adds_a_current_verdict_and_keeps_the_old(store):
 def test_an_unreachable_database_is_a_store_error(tmp_path):
     with pytest.raises(StoreError, match="cannot open the run store"):
         Store(f"postgresql://nobody@/nodb?host={tmp_path}")
+
+
+def test_messages_show_the_url_without_its_password(tmp_path):
+    with pytest.raises(StoreError) as info:
+        Store(f"postgresql://bob:s3cret@/nodb?host={tmp_path}")
+    message = str(info.value)
+    assert "s3cret" not in message and "postgresql://bob:***@/nodb" in message

@@ -1,0 +1,285 @@
+"""Calibrating the LLM judge: its agreement with labelled answers, and labels from runs.
+
+This sits above the run store (it reads graded episodes to label them) and the
+registry (it loads tasks to diff their answers), in the runner and statistics layer;
+the judge itself (`gym._grading._judge`) knows nothing of either.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import statistics
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from gym._errors import ConfigError, GymError
+from gym._grading import Export, Judge, unified_diff
+from gym._grading._judge import Preference
+from gym._models import Task
+from gym._registry import tasks_of
+from gym._store import Store
+from gym._tree import read_tree
+
+__all__ = [
+    "CalibrationReport",
+    "PairwiseLabel",
+    "PairwiseStats",
+    "PointwiseLabel",
+    "PointwiseStats",
+    "calibrate",
+    "cohen_kappa",
+    "labels_from_run",
+    "pearson",
+    "read_labels",
+]
+
+log = logging.getLogger(__name__)
+
+
+class PointwiseLabel(BaseModel):
+    """A labelled answer: did it deserve to pass?"""
+
+    model_config = ConfigDict(extra="ignore")
+
+    task: str
+    """The task prompt."""
+    answer: str
+    """The answer (for code tasks, the diff)."""
+    label: Literal[0, 1]
+    """1: good (a human said so, or the hidden tests passed); 0: bad."""
+    source: str = ""
+    """Where the label came from (an episode id, a rater)."""
+
+
+class PairwiseLabel(BaseModel):
+    """A labelled pair: which answer is better?"""
+
+    model_config = ConfigDict(extra="ignore")
+
+    task: str
+    """The task prompt."""
+    answer_a: str
+    """The first answer."""
+    answer_b: str
+    """The second answer."""
+    label: Preference
+    """``a``, ``b`` or ``tie``."""
+    source: str = ""
+    """Where the label came from."""
+
+
+class PointwiseStats(BaseModel):
+    """How the judge's pointwise verdicts agree with the labels."""
+
+    n: int
+    """Labelled answers."""
+    accuracy: float
+    """Share where ``score >= threshold`` equals the label."""
+    kappa: float | None
+    """Cohen's kappa between judge and labels (None when undefined)."""
+    length_correlation: float | None
+    """Pearson correlation of the score with the answer's length (length bias)."""
+    mean_score: float
+    """Mean judge score."""
+    threshold: float
+    """The threshold used."""
+
+
+class PairwiseStats(BaseModel):
+    """How the judge's pairwise verdicts agree with the labels."""
+
+    n: int
+    """Labelled pairs."""
+    accuracy: float
+    """Share where the (order-swapped) decision equals the label."""
+    kappa: float | None
+    """Cohen's kappa over a/b/tie (None when undefined)."""
+    flip_rate: float
+    """Share of pairs where swapping the order changed the decision."""
+
+
+class CalibrationReport(BaseModel):
+    """Agreement of a judge with a labelled set."""
+
+    judge_version: str
+    """The judge's version."""
+    model: str
+    """The judge's model."""
+    prompt_version: str
+    """The prompt templates' label."""
+    pointwise: PointwiseStats | None = None
+    """Pointwise agreement, if the set had pointwise items."""
+    pairwise: PairwiseStats | None = None
+    """Pairwise agreement, if the set had pairwise items."""
+
+
+def read_labels(path: Path) -> list[PointwiseLabel | PairwiseLabel]:
+    """Labelled items from a JSONL file (blank lines and ``#`` comments skipped).
+
+    Raises:
+        ConfigError: the file is missing, or a line is neither kind of item.
+    """
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise ConfigError(f"cannot read labels {path}: {exc}") from exc
+    items: list[PointwiseLabel | PairwiseLabel] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            raw = json.loads(line)
+            if not isinstance(raw, dict):
+                raise ValueError("not a JSON object")
+            kind = PairwiseLabel if "answer_a" in raw else PointwiseLabel
+            if kind is PointwiseLabel and isinstance(raw.get("label"), bool):
+                raw["label"] = int(raw["label"])
+            items.append(kind.model_validate(raw))
+        except (ValueError, ValidationError) as exc:
+            raise ConfigError(
+                f"{path}:{number}: expected {{task, answer, label: 0|1}} or "
+                f"{{task, answer_a, answer_b, label: a|b|tie}}: {exc}"
+            ) from None
+    if not items:
+        raise ConfigError(f"{path} holds no labelled items")
+    return items
+
+
+def cohen_kappa(rater_a: Sequence[Any], rater_b: Sequence[Any]) -> float | None:
+    """Cohen's kappa of two raters' labels: (p_o - p_e) / (1 - p_e).
+
+    Returns None when it is undefined (no items, or both raters always gave the same
+    single label, so that chance agreement is 1).
+    """
+    if len(rater_a) != len(rater_b):
+        raise ValueError("both raters must label the same items")
+    n = len(rater_a)
+    if n == 0:
+        return None
+    observed = sum(1 for x, y in zip(rater_a, rater_b, strict=True) if x == y) / n
+    expected = 0.0
+    for c in set(rater_a) | set(rater_b):
+        expected += (sum(1 for x in rater_a if x == c) / n) * (
+            sum(1 for y in rater_b if y == c) / n
+        )
+    if expected >= 1.0:
+        return None
+    return (observed - expected) / (1.0 - expected)
+
+
+def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """Pearson correlation (`statistics.correlation`), or None where it is undefined.
+
+    It is undefined with fewer than two points or no variance in either series.
+
+    Raises:
+        ValueError: the series differ in length.
+    """
+    if len(xs) != len(ys):
+        raise ValueError("both series must have the same length")
+    try:
+        return statistics.correlation(xs, ys)
+    except statistics.StatisticsError:
+        return None
+
+
+def calibrate(judge: Judge, items: Iterable[PointwiseLabel | PairwiseLabel]) -> CalibrationReport:
+    """Ask the judge about every labelled item and measure its agreement.
+
+    Raises:
+        GradingError: a judge call failed (nothing is reported from a partial run).
+    """
+    points = [i for i in items if isinstance(i, PointwiseLabel)]
+    pairs = [i for i in items if isinstance(i, PairwiseLabel)]
+    report = CalibrationReport(
+        judge_version=judge.version, model=judge.model, prompt_version=judge.prompt_version
+    )
+    if points:
+        scores = [judge.assess(p.task, p.answer).score for p in points]
+        predicted = [int(s >= judge.threshold) for s in scores]
+        labels = [p.label for p in points]
+        report.pointwise = PointwiseStats(
+            n=len(points),
+            accuracy=sum(x == y for x, y in zip(predicted, labels, strict=True)) / len(points),
+            kappa=cohen_kappa(predicted, labels),
+            length_correlation=pearson(scores, [float(len(p.answer)) for p in points]),
+            mean_score=sum(scores) / len(scores),
+            threshold=judge.threshold,
+        )
+    if pairs:
+        results = [judge.compare(p.task, p.answer_a, p.answer_b) for p in pairs]
+        winners = [r.winner for r in results]
+        labels_ab = [p.label for p in pairs]
+        report.pairwise = PairwiseStats(
+            n=len(pairs),
+            accuracy=sum(x == y for x, y in zip(winners, labels_ab, strict=True)) / len(pairs),
+            kappa=cohen_kappa(winners, labels_ab),
+            flip_rate=sum(r.order_flip for r in results) / len(pairs),
+        )
+    return report
+
+
+def labels_from_run(store: Store, run_id: str) -> list[PointwiseLabel]:
+    """Pointwise labels from a stored run: its graded answers, labelled by the graders.
+
+    Each episode that ended ``pass`` or ``fail`` gives one item: the task prompt, the
+    final answer (for code episodes, the diff of the exported files against the task's
+    repo; otherwise the last assistant text) and ``label = 1`` for pass. Infra errors
+    are left out: they say nothing about the answer.
+    """
+    run = store.run(run_id)
+    envs: dict[str, dict[str, Task]] = {}
+    out: list[PointwiseLabel] = []
+    for e in store.episodes(run.id):
+        if e.outcome not in ("pass", "fail"):
+            continue
+        tasks = envs.get(e.env_id)
+        if tasks is None:
+            tasks = envs.setdefault(e.env_id, _env_tasks(e.env_id))
+        task = tasks.get(e.task_id)
+        prompt = task.prompt if task is not None else _first_user(e.messages)
+        answer = _episode_answer(e.export, e.messages, task)
+        out.append(
+            PointwiseLabel(
+                task=prompt, answer=answer, label=1 if e.outcome == "pass" else 0, source=e.id
+            )
+        )
+    return out
+
+
+def _env_tasks(env_id: str) -> dict[str, Task]:
+    """The tasks of an environment by id ({} when it cannot be loaded here)."""
+    try:
+        return {t.id: t for t in tasks_of(env_id)}
+    except (GymError, ImportError) as exc:
+        log.warning("cannot load %s (%s); using stored prompts and answers", env_id, exc)
+        return {}
+
+
+def _first_user(messages: list[dict[str, Any]]) -> str:
+    for m in messages:
+        if m.get("role") == "user" and isinstance(m.get("content"), str):
+            return str(m["content"])
+    return ""
+
+
+def _episode_answer(
+    export: dict[str, Any] | None, messages: list[dict[str, Any]], task: Task | None
+) -> str:
+    """The diff of an episode's exported files, else its last assistant text."""
+    if export and isinstance(export.get("files"), dict):
+        try:
+            files = Export.model_validate(export).files
+        except ValidationError:
+            files = {}
+        if files:
+            base = read_tree(Path(task.path) / "repo") if task is not None else {}
+            return unified_diff(base, files)
+    for m in reversed(messages):
+        if m.get("role") == "assistant" and isinstance(m.get("content"), str) and m["content"]:
+            return str(m["content"])
+    return ""

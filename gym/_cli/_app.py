@@ -1,0 +1,39 @@
+"""What every command module of the CLI shares: the typer app, consoles and options.
+
+Command modules import these from here, never from the package (``gym._cli``), which
+imports the command modules to register them: so no module imports its own importer.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+__all__ = ["DbOpt", "JsonFlag", "app", "console", "err", "print_json"]
+
+app = typer.Typer(
+    name="gym",
+    help="boxgym: containerized agent environments, benchmarks and training.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+console = Console()
+if not console.is_terminal:  # logs and pipes: wide enough for the report tables
+    console = Console(width=140)
+err = Console(stderr=True)
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+DbOpt = Annotated[
+    str | None,
+    typer.Option("--db", envvar="GYM_DB_URL", help="Store URL (sqlite:///f.db, postgresql://...)."),
+]
+
+
+def print_json(data: Any) -> None:
+    """Print data as JSON on stdout (plain, no colour)."""
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")

@@ -1,0 +1,46 @@
+"""An LLM judge: an optional, versioned, cached grading component.
+
+A `Judge` asks a model behind any OpenAI-compatible ``/v1/chat/completions`` endpoint
+for a structured verdict. It never decides an episode alone: by default its component
+is not gated and only weighs in the partial-credit reward, and the state graders
+(hidden tests, trajectory flags) keep the final word.
+
+Two modes:
+
+* `Judge.score`: one answer, one score in [0, 1] with a reason (a JSON object, read
+  from a fenced block or bare text). ``passed = score >= threshold``.
+* `Judge.compare`: which of two answers is better, asked twice with the order swapped.
+  When the two orders disagree the result is a tie and ``order_flip`` is set, so the
+  judge's position bias cancels instead of choosing the winner.
+
+Reproducibility: ``temperature=0`` and ``top_p=1`` are always sent; the judge's
+`Judge.version` is a short sha256 of the model, the prompt templates and the rubric;
+every call is cached by a content hash of (version, mode, inputs) in a SQLite file
+(``<data dir>/judge-cache.db`` by default), so grading the same final state again costs
+nothing and returns the same verdict.
+
+Failures: connection errors, timeouts, 429 and 5xx are retried by the shared
+`gym._http.post_json` with exponential backoff and full jitter (honouring
+``Retry-After``); other 4xx fail at once. Once the retries are spent, or when the
+answer cannot be parsed, `gym.GradingError` is raised: the environment then records an
+infra_error, never a made-up score.
+
+The package splits the judge by job: `_client` (the `Judge` and its results),
+`_prompts` (default templates and rubric), `_parse` (reading a verdict out of an
+answer) and `_cache` (the SQLite cache). Calibration against labels sits above the run
+store, in `gym._calibrate`; `unified_diff` is in `gym._grading._diff`.
+"""
+
+from gym._grading._judge._client import Judge, JudgeScore, PairwiseResult
+from gym._grading._judge._parse import Preference, parse_json_object
+from gym._grading._judge._prompts import DEFAULT_RUBRIC, PROMPT_VERSION
+
+__all__ = [
+    "DEFAULT_RUBRIC",
+    "PROMPT_VERSION",
+    "Judge",
+    "JudgeScore",
+    "PairwiseResult",
+    "Preference",
+    "parse_json_object",
+]

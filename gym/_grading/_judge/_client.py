@@ -1,0 +1,378 @@
+"""The judge client: a model behind an OpenAI-compatible endpoint that grades answers.
+
+See `gym._grading._judge` for what the judge is for. Requests go through the shared
+retrying `gym._http.post_json`; answers are read by `gym._grading._judge._parse` and
+cached by `gym._grading._judge._cache`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+
+from gym._errors import ConfigError, GradingError
+from gym._grading._judge._cache import cache_at, call_key
+from gym._grading._judge._parse import (
+    Preference,
+    parse_json_object,
+    reason_text,
+    score_value,
+    winner_value,
+)
+from gym._grading._judge._prompts import (
+    DEFAULT_RUBRIC,
+    PAIRWISE_TEMPLATE,
+    POINTWISE_TEMPLATE,
+    PROMPT_VERSION,
+    SYSTEM_PROMPT,
+)
+from gym._http import Backoff, RetriesSpent, Retryable, post_json, server_message
+from gym._models import Component
+from gym._paths import data_dir
+
+if TYPE_CHECKING:
+    import httpx  # imported where a request is made: `import gym` stays light
+
+__all__ = ["Judge", "JudgeScore", "PairwiseResult"]
+
+
+class JudgeScore(BaseModel):
+    """A pointwise verdict of the judge."""
+
+    score: float
+    """Score in [0, 1]."""
+    reason: str = ""
+    """The judge's reason, as it gave it."""
+    version: str = ""
+    """Version of the judge that gave it."""
+    cached: bool = False
+    """Whether it came from the cache (no request was sent)."""
+
+
+class PairwiseResult(BaseModel):
+    """A pairwise preference, asked in both orders."""
+
+    winner: Preference
+    """``a``, ``b`` or ``tie``; a tie when the two orders disagree."""
+    order_flip: bool
+    """The two orders disagreed: swapping the answers changed the judge's decision."""
+    first: Preference
+    """The decision with answer_a shown first."""
+    second: Preference
+    """The decision with answer_b shown first, mapped back to a/b."""
+    reasons: tuple[str, str] = ("", "")
+    """The judge's reasons, in the same two orders."""
+    version: str = ""
+    """Version of the judge that gave it."""
+
+
+class Judge(BaseModel):
+    """A model that grades answers, behind an OpenAI-compatible endpoint.
+
+    The settings are plain pydantic fields; `Judge.from_env` builds one from
+    ``GYM_JUDGE_*`` variables. The HTTP client is created on first use; call
+    `close` (or use the judge as a context manager) when done.
+
+    Example::
+
+        judge = gym.Judge(base_url="http://localhost:8000/v1", model="qwen3-8b")
+        component = judge.score(task.prompt, diff)        # a non-gated Component
+        pair = judge.compare(task.prompt, diff_a, diff_b)  # order-swapped preference
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    base_url: str
+    """The API root, ending in ``/v1`` (``/chat/completions`` is appended)."""
+    model: str
+    """The served model name."""
+    api_key: str | None = Field(default=None, repr=False, exclude=True)
+    """Bearer token; ``$OPENAI_API_KEY`` when None (none sent if that is unset)."""
+    timeout: float = Field(default=120.0, gt=0)
+    """Seconds one request may take."""
+    connect_timeout: float = Field(default=10.0, gt=0)
+    """Seconds to open a connection."""
+    max_retries: int = Field(default=4, ge=0)
+    """Failed attempts tolerated per call before `GradingError`."""
+    backoff: float = Field(default=1.0, ge=0)
+    """First backoff ceiling in seconds (doubles per attempt, full jitter)."""
+    max_backoff: float = Field(default=30.0, ge=0)
+    """The longest wait between attempts, ``Retry-After`` included."""
+    max_tokens: int = Field(default=1024, gt=0)
+    """The most tokens one judge answer may have."""
+    seed: int | None = None
+    """Sampling seed sent with each request (None: not sent)."""
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    """More request fields, merged last (never temperature or top_p)."""
+    prompt_version: str = PROMPT_VERSION
+    """Label of the prompt templates; bump it whenever a template changes."""
+    pointwise_template: str = POINTWISE_TEMPLATE
+    """Prompt of `score` (fields: task, rubric, answer, nonce)."""
+    pairwise_template: str = PAIRWISE_TEMPLATE
+    """Prompt of one order of `compare` (fields: task, rubric, first, second, nonce)."""
+    system_prompt: str = SYSTEM_PROMPT
+    """System message of every request."""
+    rubric: str = DEFAULT_RUBRIC
+    """What a good answer is; part of the version."""
+    threshold: float = Field(default=0.5, ge=0, le=1)
+    """``score >= threshold`` counts as passed."""
+    weight: float = Field(default=1.0, ge=0)
+    """Weight of the component in the partial-credit reward."""
+    gated: bool = False
+    """Whether the component must pass for the episode to pass (not by default)."""
+    cache: bool = True
+    """Cache every call (off: always ask the model)."""
+    cache_path: Path | None = None
+    """The SQLite cache file; ``<data dir>/judge-cache.db`` when None."""
+
+    _client: httpx.Client | None = PrivateAttr(default=None)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _random: random.Random = PrivateAttr(default_factory=random.Random)
+    _requests: int = PrivateAttr(default=0)
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"base_url {value!r} must start with http:// or https://")
+        return value.rstrip("/")
+
+    @field_validator("extra_body")
+    @classmethod
+    def _check_extra(cls, value: dict[str, Any]) -> dict[str, Any]:
+        fixed = {"temperature", "top_p", "model", "messages"} & set(value)
+        if fixed:
+            raise ValueError(f"extra_body may not set {sorted(fixed)}: the judge fixes them")
+        return value
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> Judge | None:
+        """A judge from ``GYM_JUDGE_BASE_URL`` and ``GYM_JUDGE_MODEL``; None if unset.
+
+        ``GYM_JUDGE_CACHE`` (a file path) and ``GYM_JUDGE_TIMEOUT`` (seconds) are read
+        too; keyword arguments override all of them (a None override is ignored).
+
+        Raises:
+            ConfigError: only one of the two required variables is set, or a value is bad.
+        """
+        base_url = overrides.pop("base_url", None) or os.environ.get("GYM_JUDGE_BASE_URL")
+        model = overrides.pop("model", None) or os.environ.get("GYM_JUDGE_MODEL")
+        if not base_url and not model:
+            return None
+        if not base_url or not model:
+            missing = "GYM_JUDGE_BASE_URL" if not base_url else "GYM_JUDGE_MODEL"
+            raise ConfigError(
+                f"a judge needs both GYM_JUDGE_BASE_URL and GYM_JUDGE_MODEL; set {missing}"
+            )
+        settings: dict[str, Any] = {}
+        if cache := os.environ.get("GYM_JUDGE_CACHE"):
+            settings["cache_path"] = Path(cache)
+        if timeout := os.environ.get("GYM_JUDGE_TIMEOUT"):
+            settings["timeout"] = timeout
+        settings.update({k: v for k, v in overrides.items() if v is not None})
+        try:
+            return cls(base_url=base_url, model=model, **settings)
+        except ValidationError as exc:
+            raise ConfigError(f"bad judge settings: {exc}") from exc
+
+    # -- identity ----------------------------------------------------------------------
+
+    @property
+    def version(self) -> str:
+        """Short sha256 of the model, the prompts (and their label) and the rubric."""
+        parts = (
+            self.model,
+            self.prompt_version,
+            self.system_prompt,
+            self.pointwise_template,
+            self.pairwise_template,
+            self.rubric,
+        )
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:12]
+
+    @property
+    def requests(self) -> int:
+        """HTTP requests this judge has sent (retries included; cache hits send none)."""
+        return self._requests
+
+    def close(self) -> None:
+        """Close the HTTP client (it is opened again on the next call)."""
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+    def __enter__(self) -> Judge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- pointwise ---------------------------------------------------------------------
+
+    def score(self, task: str, answer: str) -> Component:
+        """Score one answer; a component (not gated unless configured so).
+
+        Raises:
+            GradingError: the endpoint failed after its retries, or the answer held no
+                valid ``{"score": ..., "reason": ...}`` object.
+        """
+        result = self.assess(task, answer)
+        passed = result.score >= self.threshold
+        reason = " ".join(result.reason.split())[:600]
+        explanation = (
+            f"judge {self.version} ({self.model}, prompt v{self.prompt_version}): score "
+            f"{result.score:.2f} {'>=' if passed else '<'} threshold {self.threshold:.2f}"
+            + (f": {reason}" if reason else "")
+        )
+        return Component(
+            score=result.score,
+            passed=passed,
+            gated=self.gated,
+            weight=self.weight,
+            explanation=explanation,
+        )
+
+    def assess(self, task: str, answer: str) -> JudgeScore:
+        """The judge's score and reason for one answer (cached)."""
+        version = self.version
+        key = call_key(version, "score", task, answer)
+        hit = self._cache_get(key)
+        if hit is not None:
+            return JudgeScore(**hit, version=version, cached=True)
+        prompt = self.pointwise_template.format(
+            task=task, rubric=self.rubric, answer=answer, nonce=key[:12]
+        )
+        text = self._chat(prompt)
+        obj = parse_json_object(text, "score")
+        value = score_value(obj.get("score"), text)
+        reason = reason_text(obj.get("reason"))
+        self._cache_put(key, version, "score", {"score": value, "reason": reason})
+        return JudgeScore(score=value, reason=reason, version=version)
+
+    # -- pairwise ----------------------------------------------------------------------
+
+    def compare(self, task: str, answer_a: str, answer_b: str) -> PairwiseResult:
+        """Which answer is better, asked with a first, then with b first.
+
+        Both orders must agree for a winner; otherwise the result is a tie with
+        ``order_flip=True`` (the decision followed the position, not the content).
+
+        Raises:
+            GradingError: as for `score`, with a ``winner`` object instead.
+        """
+        one, reason_one = self._prefer(task, answer_a, answer_b)
+        two, reason_two = self._prefer(task, answer_b, answer_a)
+        first: Preference = one
+        second: Preference = {"a": "b", "b": "a", "tie": "tie"}[two]  # type: ignore[assignment]
+        flip = first != second
+        return PairwiseResult(
+            winner="tie" if flip else first,
+            order_flip=flip,
+            first=first,
+            second=second,
+            reasons=(reason_one, reason_two),
+            version=self.version,
+        )
+
+    def _prefer(self, task: str, first: str, second: str) -> tuple[Preference, str]:
+        """One order: ``a`` when the answer shown first wins, ``b`` for the second."""
+        version = self.version
+        key = call_key(version, "pairwise", task, first, second)
+        hit = self._cache_get(key)
+        if hit is not None:
+            return hit["winner"], hit["reason"]
+        prompt = self.pairwise_template.format(
+            task=task, rubric=self.rubric, first=first, second=second, nonce=key[:12]
+        )
+        text = self._chat(prompt)
+        obj = parse_json_object(text, "winner")
+        winner = winner_value(obj.get("winner"), text)
+        reason = reason_text(obj.get("reason"))
+        self._cache_put(key, version, "pairwise", {"winner": winner, "reason": reason})
+        return winner, reason
+
+    # -- HTTP --------------------------------------------------------------------------
+
+    def request_body(self, prompt: str) -> dict[str, Any]:
+        """The JSON body of one chat completions request."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": self.system_prompt},
+                {"role": "user", "content": prompt},
+            ],
+            "temperature": 0.0,
+            "top_p": 1.0,
+            "max_tokens": self.max_tokens,
+        }
+        if self.seed is not None:
+            body["seed"] = self.seed
+        return body | self.extra_body
+
+    def _http(self) -> httpx.Client:
+        with self._lock:
+            if self._client is None:
+                import httpx
+
+                key = self.api_key if self.api_key is not None else os.environ.get("OPENAI_API_KEY")
+                self._client = httpx.Client(
+                    base_url=self.base_url,
+                    headers={"Authorization": f"Bearer {key}"} if key else {},
+                    timeout=httpx.Timeout(self.timeout, connect=self.connect_timeout),
+                    event_hooks={"request": [self._count]},
+                )
+            return self._client
+
+    def _count(self, _request: httpx.Request) -> None:
+        """Count a request as it is sent (failed connections included)."""
+        with self._lock:
+            self._requests += 1
+
+    def _chat(self, prompt: str) -> str:
+        """The text of the model's answer to one prompt, with bounded retries."""
+        retry = Backoff(self.max_retries, self.backoff, self.max_backoff, self._random)
+        body = self.request_body(prompt)
+        try:
+            text, _ = post_json(self._http(), "/chat/completions", body, self._read, retry)
+        except RetriesSpent as exc:
+            raise GradingError(
+                f"the judge at {self.base_url}/chat/completions {exc}; is it up and serving "
+                f"{self.model!r}? The episode is recorded as infra_error"
+            ) from None
+        return text
+
+    def _read(self, response: httpx.Response) -> str:
+        """The answer's text; a 4xx or a non-text answer fails, a body without one retries."""
+        status = response.status_code
+        if status >= 400:
+            raise GradingError(
+                f"the judge at {self.base_url}/chat/completions answered HTTP {status}: "
+                f"{server_message(response)} (check the model name and API key)"
+            )
+        try:
+            content = response.json()["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise Retryable(f"HTTP {status} without a chat completion in its body") from None
+        if not isinstance(content, str):
+            raise GradingError(f"the judge {self.model!r} returned no text content")
+        return content
+
+    # -- cache -------------------------------------------------------------------------
+
+    def cache_file(self) -> Path:
+        """The SQLite file of the cache."""
+        return self.cache_path or data_dir() / "judge-cache.db"
+
+    def _cache_get(self, key: str) -> dict[str, Any] | None:
+        return cache_at(self.cache_file()).get(key) if self.cache else None
+
+    def _cache_put(self, key: str, version: str, mode: str, value: dict[str, Any]) -> None:
+        if self.cache:
+            cache_at(self.cache_file()).put(key, version, mode, value)
