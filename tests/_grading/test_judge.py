@@ -466,3 +466,32 @@ def test_a_code_task_with_a_judge_gets_a_judge_component(engine, stub, tmp_path,
     assert verdict.reward == pytest.approx(0.75)  # the judge is the only partial-credit part
     assert len(server.requests) == 1 and "def digit_sum" in user_text(server.requests[0])
     assert time.monotonic() - start < 120
+
+
+def test_the_cache_keeps_one_connection_and_is_safe_across_threads(tmp_path, monkeypatch):
+    import sqlite3
+    from concurrent.futures import ThreadPoolExecutor
+
+    from gym._grading._judge import _cache
+
+    opened: list[str] = []
+    real_connect = sqlite3.connect
+
+    def connect(path: Any, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+        opened.append(str(path))
+        return real_connect(path, *args, **kwargs)
+
+    monkeypatch.setattr(_cache.sqlite3, "connect", connect)
+    cache = _cache.cache_at(tmp_path / "threads.db")
+    assert _cache.cache_at(tmp_path / "threads.db") is cache  # every judge of the file shares it
+
+    def work(n: int) -> bool:
+        for i in range(25):
+            cache.put(f"{n}-{i}", "v", "score", {"score": i})
+        return all(cache.get(f"{n}-{i}") == {"score": i} for i in range(25))
+
+    with ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(work, range(8)))
+    assert len(opened) == 1  # not reopened per lookup
+    cache.close()
+    assert cache.get("0-0") == {"score": 0} and len(opened) == 2  # reopened after close
