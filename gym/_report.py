@@ -23,6 +23,7 @@ __all__ = [
     "build_report",
     "compare",
     "gate",
+    "task_scores",
 ]
 
 
@@ -169,6 +170,11 @@ def _task_scores(episodes: list[EpisodeRow]) -> dict[tuple[str, str], float]:
     return {
         key: sum(e.outcome == "pass" for e in v) / len(v) for key, v in _per_task(graded).items()
     }
+
+
+def task_scores(store: Store, run_id: str) -> dict[tuple[str, str], float]:
+    """(env, task) -> pass@1 of a run's graded episodes, the per-task score `compare` pairs."""
+    return _task_scores(store.episodes(store.run(run_id).id))
 
 
 def compare(store: Store, run_a: str, run_b: str, *, seed: int = 0) -> Comparison:

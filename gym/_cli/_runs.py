@@ -184,6 +184,10 @@ def render_report(report: Any, *, slices: bool = True) -> None:
 @app.command()
 def report(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    plot: Annotated[
+        Path | None,
+        typer.Option("--plot", help="Also draw pass@1 per env and pass@k as a PNG file."),
+    ] = None,
     db: DbOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -192,6 +196,11 @@ def report(
     from gym._store import Store
 
     result = build_report(Store(db), run_id)
+    if plot is not None:
+        from gym._plot import report_figure, save_png
+
+        size = save_png(report_figure(result), plot)
+        err.print(f"wrote {plot} ({size} bytes)")
     if as_json:
         print_json(result.model_dump(mode="json"))
     else:
@@ -284,25 +293,104 @@ def gate(
         raise typer.Exit(1)
 
 
+def _episode_table(items: list[Any]) -> None:
+    table = Table("episode", "env", "task", "#", "outcome", "reward", "steps", "flags", "end")
+    for i in items:
+        table.add_row(
+            i.id[:12],
+            i.env_id.removeprefix("boxgym/"),
+            i.task_id,
+            str(i.sample_index),
+            i.outcome,
+            "-" if i.reward is None else f"{i.reward:.2f}",
+            str(i.steps),
+            " ".join(i.flags) or "-",
+            i.end_reason[:40],
+        )
+    console.print(table)
+
+
 @app.command()
 def view(
-    target: Annotated[str, typer.Argument(help="RUN (first episode) or RUN/EPISODE.")],
+    target: Annotated[
+        str | None, typer.Argument(help="RUN or RUN/EPISODE (ids or unique prefixes).")
+    ] = None,
     html: Annotated[
-        Path | None, typer.Option("--html", help="Write a self-contained HTML page.")
+        Path | None,
+        typer.Option("--html", help="Write the pages as static files into this folder."),
+    ] = None,
+    host: Annotated[str, typer.Option("--host", help="Address to serve on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to serve on (0: a free one).")] = 0,
+    list_episodes: Annotated[
+        bool, typer.Option("--list", help="Print the run's episodes instead of serving.")
+    ] = False,
+    text: Annotated[
+        bool, typer.Option("--text", help="Print the episode as text instead of serving.")
+    ] = False,
+    outcome: Annotated[
+        str | None, typer.Option("--outcome", help="Only episodes with this outcome.")
+    ] = None,
+    task: Annotated[
+        str | None, typer.Option("--task", help="Only tasks whose id contains this.")
+    ] = None,
+    flag: Annotated[
+        str | None, typer.Option("--flag", help="Only episodes with this flag (any, none).")
     ] = None,
     db: DbOpt = None,
+    as_json: JsonFlag = False,
 ) -> None:
-    """Show a stored trajectory step by step (or write it as HTML)."""
-    from gym._store import Store
-    from gym._view import episode_html, episode_text, resolve_episode
+    """Look at runs: serve a read-only web viewer (or write it as files, list, print)."""
+    from urllib.parse import urlencode
 
-    store = Store(db)
-    episode = resolve_episode(store, target)
+    from gym import _view
+    from gym._store import Store
+
+    if outcome not in (None, "pass", "fail", "infra_error"):
+        raise ConfigError("--outcome must be pass, fail or infra_error")
+    store = Store(db, read_only=True)
+    run_id = store.run(target.partition("/")[0]).id if target else None
+    filters = {"outcome": outcome, "task": task, "flag": flag}
+    if list_episodes or text:
+        if run_id is None:
+            raise ConfigError("--list and --text need a RUN (`gym runs` lists them)")
+        items = _view.select(_view.episode_items(store, run_id), **filters)
+        if text:
+            episode = (
+                _view.resolve_episode(store, target or "")
+                if "/" in (target or "")
+                else (store.episode(items[0].id) if items else None)
+            )
+            if episode is None:
+                raise ConfigError("no episode of the run passes the filters")
+            console.print(_view.episode_text(store, episode), markup=False, highlight=False)
+        elif as_json:
+            print_json([i.model_dump(mode="json") for i in items])
+        else:
+            _episode_table(items)
+        return
+    site = _view.Site(store, [run_id] if html is not None and run_id else None)
     if html is not None:
-        html.write_text(episode_html(store, episode))
-        err.print(f"wrote {html}")
-    else:
-        console.print(episode_text(store, episode), markup=False, highlight=False)
+        n = _view.write_site(site, html)
+        err.print(f"wrote {n} files; open {html / 'index.html'}")
+        return
+    page = "index.html"
+    if target and "/" in target:
+        page = _view.episode_page(_view.resolve_episode(store, target).id)
+    elif run_id:
+        page = _view.run_page(run_id)
+    query = urlencode({k: v for k, v in filters.items() if v})
+    viewer = _view.serve(site, host, port)
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        err.print(f"[yellow]warning:[/] serving on {host}: anyone who reaches it reads the runs")
+    console.print(f"{viewer.url}{page}{'?' + query if query else ''}", markup=False)
+    err.print("read-only viewer; Ctrl-C stops it")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        viewer.close()
 
 
 @app.command("export")

@@ -32,15 +32,32 @@ def _normalise(url: str) -> str:
     return url
 
 
-def _sqlite_pragmas(engine: Engine) -> None:
+def _sqlite_pragmas(engine: Engine, *, read_only: bool = False) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA synchronous=FULL")
+        if read_only:
+            cur.execute("PRAGMA query_only=ON")
+        else:
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=FULL")
         cur.execute("PRAGMA busy_timeout=30000")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
+
+
+def _read_only_engine(url: str) -> Engine:
+    """An engine whose connections refuse writes (SQLite query_only, PostgreSQL read-only)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        path = parsed.database or ""
+        if path in ("", ":memory:") or not os.path.isfile(path):
+            raise StoreError(f"no run store at {path or url!r}: `gym run` creates one")
+        engine = create_engine(url, pool_pre_ping=True)
+        _sqlite_pragmas(engine, read_only=True)
+        return engine
+    args = {"options": "-c default_transaction_read_only=on"}
+    return create_engine(url, pool_pre_ping=True, connect_args=args)
 
 
 class Store:
@@ -52,11 +69,16 @@ class Store:
     Args:
         url: SQLAlchemy URL (``sqlite:///path.db``, ``postgresql://user@host/db``);
             ``GYM_DB_URL`` or trajectories/runs.db by default.
+        read_only: open an existing store for reading only: no table is created and
+            the database refuses every write (viewers use this).
     """
 
-    def __init__(self, url: str | None = None) -> None:
+    def __init__(self, url: str | None = None, *, read_only: bool = False) -> None:
         self.url = url or default_url()
         try:
+            if read_only:
+                self.engine = _read_only_engine(_normalise(self.url))
+                return
             self.engine = create_engine(_normalise(self.url), pool_pre_ping=True)
             if self.engine.dialect.name == "sqlite":
                 _sqlite_pragmas(self.engine)

@@ -1,0 +1,56 @@
+"""A stored episode as plain text for a terminal, and a run's episodes as rows."""
+
+from __future__ import annotations
+
+import json
+
+from gym._errors import StoreError
+from gym._store import EpisodeRow, Store
+from gym._view._text import clean, display
+
+__all__ = ["episode_text", "resolve_episode"]
+
+
+def resolve_episode(store: Store, target: str) -> EpisodeRow:
+    """``RUN`` (its first episode) or ``RUN/EPISODE`` (ids or unique prefixes)."""
+    run_part, _, episode_part = target.partition("/")
+    run = store.run(run_part)
+    if episode_part:
+        episode = store.episode(episode_part)
+        if episode.run_id != run.id:
+            raise StoreError(f"episode {episode.id} belongs to run {episode.run_id}, not {run.id}")
+        return episode
+    episodes = store.episodes(run.id)
+    if not episodes:
+        raise StoreError(f"run {run.id} has no episodes yet")
+    return episodes[0]
+
+
+def _header(store: Store, e: EpisodeRow) -> list[str]:
+    verdict = store.verdicts(e.run_id).get(e.id)
+    lines = [
+        f"episode {e.id}  run {e.run_id}",
+        f"{e.env_id}  task {e.task_id} ({e.split})  sample {e.sample_index}  seed {e.seed}",
+        f"outcome {e.outcome}  reward {e.reward}  end {e.end_reason}  {e.duration_s:.1f}s",
+        f"tokens {e.prompt_tokens} in, {e.completion_tokens} out  policy {e.policy_latency_s:.1f}s",
+    ]
+    if verdict is not None:
+        lines.append(f"verdict: {verdict.reason}")
+        lines += [f"  {n}: {c.get('explanation', '')}" for n, c in verdict.components.items()]
+        lines += [f"  flag {f.get('name')}: {f.get('detail', '')}" for f in verdict.flags]
+    return lines
+
+
+def episode_text(store: Store, e: EpisodeRow) -> str:
+    """The episode as plain text, turn by turn (terminal escapes in model output removed)."""
+    lines = _header(store, e)
+    prompt = next((m.get("content") for m in e.messages if m.get("role") == "user"), "")
+    lines += ["", "--- task ---", display(prompt or "").strip()]
+    said = [m for m in e.messages if m.get("role") == "assistant"]
+    for s in store.steps(e.id):
+        text = display(said[s.index].get("content") or "") if s.index < len(said) else ""
+        call = f"{s.tool}({json.dumps(s.arguments)[:2000]})" if s.tool else "<no valid call>"
+        lines += ["", f"--- step {s.index}: {call}  [{s.env_duration_s * 1000:.0f} ms]"]
+        lines += [f"assistant: {text.strip()[:4000]}"] if text.strip() else []
+        lines.append(s.observation)
+    return clean("\n".join(lines)) + "\n"

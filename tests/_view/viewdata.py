@@ -1,0 +1,196 @@
+"""Two stored runs of boxgym/PyFunc-v0 written through the real Store, for viewer tests.
+
+Rows are written directly (no containers): the viewer only reads the store. The tasks
+are real PyFunc tasks, so the final-state diff is taken against their real base files.
+One episode holds hostile model output: HTML and script, terminal escapes, a lone
+surrogate, control characters and a 10 MB line.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from gym import Export
+from gym._sandbox import Change
+from gym._store import EpisodeRow, RunRow, StepRow, Store, VerdictRow
+
+ENV = "boxgym/PyFunc-v0"
+TASKS = ["is-prime", "count-vowels", "gcd-of-list", "caesar-shift"]
+HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)> \x1b[31mred\x1b[0m \udcff end"
+WORDS = "I will check small divisors up to the square root of n."
+HUGE = 10 * 1024 * 1024
+RUN_A, RUN_B = "a0baseline000001", "b0candidate00002"
+SOLUTION = (
+    "def is_prime(n):\n"
+    '    """Return True if the integer n is prime, otherwise False."""\n'
+    "    if n < 2:\n        return False\n"
+    "    return all(n % d for d in range(2, int(n**0.5) + 1))\n"
+)
+
+
+def _run(run_id: str, label: str, model: str, created: float) -> RunRow:
+    config = {"envs": [ENV], "policy": "openai", "policy_params": {"model": model}, "k": 2}
+    return RunRow(
+        id=run_id,
+        created_at=created,
+        updated_at=created + 60,
+        config=config,
+        policy="openai",
+        boxgym_version="0.1.0",
+        label=label,
+    )
+
+
+def _turn(text: str, name: str, args: dict[str, Any], obs: str, **extra: Any) -> dict[str, Any]:
+    return {"text": text, "name": name, "args": args, "obs": obs, **extra}
+
+
+def _turns(task: str, passed: bool, hostile: bool) -> list[dict[str, Any]]:
+    if hostile:
+        return [
+            _turn(HOSTILE, "bash", {"command": "cat /dev/urandom | head -c 64"}, "x" * HUGE),
+            _turn("Done. All tests pass.", "submit", {}, "submitted"),
+        ]
+    content = SOLUTION if passed else "def is_prime(n):\n    return n > 1\n"
+    first = _turn(
+        WORDS if task == "is-prime" else f"Writing the solution for {task}.",
+        "write_file",
+        {"path": "solution.py", "content": content},
+        "wrote 1 file",
+        reasoning="Trial division is enough for n up to 10**12.",
+    )
+    tests = _turn("Run the tests.", "bash", {"command": "python3 -m pytest -q"}, "3 passed")
+    touch = _turn(
+        "Make the tests agree.",
+        "write_file",
+        {"path": "tests/test_solution.py", "content": "def test_ok():\n    assert True\n"},
+        "wrote 1 file",
+    )
+    end = _turn("The function is done.", "submit", {}, "submitted")
+    return [first, tests, end] if passed else [first, touch, end]
+
+
+def _messages(task: str, turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are an autonomous agent."},
+        {"role": "user", "content": f"Write the function of task {task} in solution.py."},
+    ]
+    for i, t in enumerate(turns):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": t["name"], "arguments": "{}"}}
+        message = {"role": "assistant", "content": t["text"], "tool_calls": [call]}
+        if "reasoning" in t:
+            message["reasoning"] = t["reasoning"]
+        out += [message, {"role": "tool", "tool_call_id": f"c{i}", "content": t["obs"][:100]}]
+    return out
+
+
+def _export(turns: list[dict[str, Any]]) -> dict[str, Any]:
+    files = {
+        t["args"]["path"]: t["args"]["content"].encode()
+        for t in turns
+        if t["name"] == "write_file"
+    }
+    changes = [Change(path=f"/workspace/{p}", kind="modified") for p in files]
+    allowed = {p: d for p, d in files.items() if p == "solution.py"}
+    return Export(files=allowed, changes=changes).model_dump(mode="json")  # type: ignore[arg-type]
+
+
+def _verdict(eid: str, passed: bool) -> VerdictRow:
+    flags = [] if passed else [
+        {"name": "tests_touched", "detail": "modified tests/test_solution.py", "gating": True}
+    ]
+    return VerdictRow(
+        episode_id=eid,
+        created_at=time.time(),
+        outcome="pass" if passed else "fail",
+        reward=1.0 if passed else 0.0,
+        verified=passed,
+        reason="all checks passed" if passed else "check_edges failed: is_prime(1) returned True",
+        components={
+            "tests": {
+                "score": 1.0 if passed else 0.33,
+                "passed": passed,
+                "gated": True,
+                "weight": 1.0,
+                "explanation": "3/3 checks" if passed else "1/3 checks: check_edges failed",
+            }
+        },
+        flags=flags,
+        grader="calls",
+        grader_version="1+runner.abc",
+        hidden_hash="f" * 64,
+        image_digest="sha256:" + "e" * 64,
+    )
+
+
+def _episode(run: RunRow, task: str, sample: int, passed: bool, hostile: bool) -> tuple:
+    eid = f"{run.id[:2]}{task[:6]}{sample}".replace("-", "x")
+    turns = _turns(task, passed, hostile)
+    episode = EpisodeRow(
+        id=eid,
+        run_id=run.id,
+        env_id=ENV,
+        env_version=0,
+        task_id=task,
+        split="train",
+        tags={"family": "pyfunc", "difficulty": "easy"},
+        sample_index=sample,
+        seed=sample,
+        policy="openai",
+        policy_params=run.config["policy_params"],
+        outcome="pass" if passed else "fail",
+        reward=1.0 if passed else 0.0,
+        end_reason="submit",
+        n_steps=len(turns),
+        prompt_tokens=900 * len(turns),
+        completion_tokens=120 * len(turns),
+        policy_latency_s=1.5 * len(turns),
+        duration_s=4.0 + sample,
+        started_at=run.created_at,
+        messages=_messages(task, turns),
+        export=_export(turns),
+    )
+    steps = [
+        StepRow(
+            episode_id=eid,
+            index=i,
+            tool=t["name"],
+            arguments=t["args"],
+            observation=t["obs"],
+            exit_code=0 if t["name"] == "bash" else None,
+            env_duration_s=0.05 * (i + 1),
+            policy_latency_s=1.5,
+            prompt_token_ids=list(range(900)),
+            completion_token_ids=list(range(120)),
+        )
+        for i, t in enumerate(turns)
+    ]
+    return episode, steps, _verdict(eid, passed)
+
+
+# (task, sample) -> passed, per run: B fixes count-vowels and breaks gcd-of-list.
+OUTCOMES = {
+    RUN_A: {("is-prime", 0): True, ("is-prime", 1): True, ("count-vowels", 0): False,
+            ("count-vowels", 1): False, ("gcd-of-list", 0): True, ("gcd-of-list", 1): True,
+            ("caesar-shift", 0): False, ("caesar-shift", 1): True},
+    RUN_B: {("is-prime", 0): True, ("is-prime", 1): False, ("count-vowels", 0): True,
+            ("count-vowels", 1): True, ("gcd-of-list", 0): False, ("gcd-of-list", 1): False,
+            ("caesar-shift", 0): True, ("caesar-shift", 1): True},
+}
+
+
+def fill(store: Store) -> None:
+    """Write the two runs (B's caesar-shift #1 is the hostile episode)."""
+    now = time.time()
+    runs = {RUN_A: _run(RUN_A, "baseline", "qwen-small", now - 7200),
+            RUN_B: _run(RUN_B, "candidate <b>bold</b>", "qwen-large", now - 3600)}
+    for run_id, outcomes in OUTCOMES.items():
+        store.ensure_run(runs[run_id])
+        for (task, sample), passed in outcomes.items():
+            hostile = run_id == RUN_B and (task, sample) == ("caesar-shift", 1)
+            store.commit_episode(*_episode(runs[run_id], task, sample, passed, hostile))
+
+
+def hostile_id() -> str:
+    return f"{RUN_B[:2]}caesar1"
