@@ -10,6 +10,13 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
 fi
+# The viewer's browser test drives Debian's headless Chromium through Playwright.
+if [ ! -x /usr/bin/chromium ]; then
+  echo "[test] installing Debian's chromium (headless browser for the viewer test)" >&2
+  SUDO=""; [ "$(id -u)" != 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
 set +e
 .venv/bin/python -m pytest "$@"
 code=$?

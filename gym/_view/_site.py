@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from gym._errors import GymError
+from gym._errors import ConfigError, GymError, StoreError
 from gym._report import Metric, Report, build_report
 from gym._store import RunRow, Store
 from gym._view._episode import episode_view, raw_text
@@ -176,7 +176,12 @@ class Site:
         for pattern, handler in self._routes:
             match = pattern.fullmatch(name)
             if match:
-                return handler(*match.groups())
+                try:
+                    return handler(*match.groups())
+                except (ConfigError, StoreError) as exc:
+                    if exc.__cause__ is not None:  # the database failed: not a missing page
+                        raise
+                    raise NotFound(str(exc)) from exc
         raise NotFound(f"no page {name!r}")
 
     def _index(self) -> Page:

@@ -77,7 +77,11 @@ def _messages(task: str, turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
         {"role": "user", "content": f"Write the function of task {task} in solution.py."},
     ]
     for i, t in enumerate(turns):
-        call = {"id": f"c{i}", "type": "function", "function": {"name": t["name"], "arguments": "{}"}}
+        call = {
+            "id": f"c{i}",
+            "type": "function",
+            "function": {"name": t["name"], "arguments": "{}"},
+        }
         message = {"role": "assistant", "content": t["text"], "tool_calls": [call]}
         if "reasoning" in t:
             message["reasoning"] = t["reasoning"]
@@ -87,9 +91,7 @@ def _messages(task: str, turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _export(turns: list[dict[str, Any]]) -> dict[str, Any]:
     files = {
-        t["args"]["path"]: t["args"]["content"].encode()
-        for t in turns
-        if t["name"] == "write_file"
+        t["args"]["path"]: t["args"]["content"].encode() for t in turns if t["name"] == "write_file"
     }
     changes = [Change(path=f"/workspace/{p}", kind="modified") for p in files]
     allowed = {p: d for p, d in files.items() if p == "solution.py"}
@@ -97,9 +99,13 @@ def _export(turns: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _verdict(eid: str, passed: bool) -> VerdictRow:
-    flags = [] if passed else [
-        {"name": "tests_touched", "detail": "modified tests/test_solution.py", "gating": True}
-    ]
+    flags = (
+        []
+        if passed
+        else [
+            {"name": "tests_touched", "detail": "modified tests/test_solution.py", "gating": True}
+        ]
+    )
     return VerdictRow(
         episode_id=eid,
         created_at=time.time(),
@@ -169,27 +175,32 @@ def _episode(run: RunRow, task: str, sample: int, passed: bool, hostile: bool) -
     return episode, steps, _verdict(eid, passed)
 
 
-# (task, sample) -> passed, per run: B fixes count-vowels and breaks gcd-of-list.
+# Per run, each task's samples: P pass, F fail. B fixes count-vowels, breaks gcd-of-list.
 OUTCOMES = {
-    RUN_A: {("is-prime", 0): True, ("is-prime", 1): True, ("count-vowels", 0): False,
-            ("count-vowels", 1): False, ("gcd-of-list", 0): True, ("gcd-of-list", 1): True,
-            ("caesar-shift", 0): False, ("caesar-shift", 1): True},
-    RUN_B: {("is-prime", 0): True, ("is-prime", 1): False, ("count-vowels", 0): True,
-            ("count-vowels", 1): True, ("gcd-of-list", 0): False, ("gcd-of-list", 1): False,
-            ("caesar-shift", 0): True, ("caesar-shift", 1): True},
+    RUN_A: {"is-prime": "PP", "count-vowels": "FF", "gcd-of-list": "PP", "caesar-shift": "FP"},
+    RUN_B: {"is-prime": "PF", "count-vowels": "PP", "gcd-of-list": "FF", "caesar-shift": "PP"},
 }
 
 
 def fill(store: Store) -> None:
     """Write the two runs (B's caesar-shift #1 is the hostile episode)."""
     now = time.time()
-    runs = {RUN_A: _run(RUN_A, "baseline", "qwen-small", now - 7200),
-            RUN_B: _run(RUN_B, "candidate <b>bold</b>", "qwen-large", now - 3600)}
+    runs = {
+        RUN_A: _run(RUN_A, "baseline", "qwen-small", now - 7200),
+        RUN_B: _run(RUN_B, "candidate <b>bold</b>", "qwen-large", now - 3600),
+    }
     for run_id, outcomes in OUTCOMES.items():
         store.ensure_run(runs[run_id])
-        for (task, sample), passed in outcomes.items():
-            hostile = run_id == RUN_B and (task, sample) == ("caesar-shift", 1)
-            store.commit_episode(*_episode(runs[run_id], task, sample, passed, hostile))
+        for task, marks in outcomes.items():
+            for sample, mark in enumerate(marks):
+                hostile = run_id == RUN_B and (task, sample) == ("caesar-shift", 1)
+                episode = _episode(runs[run_id], task, sample, mark == "P", hostile)
+                store.commit_episode(*episode)
+
+
+def new_run(run_id: str) -> RunRow:
+    """A run that is not stored (to try a write)."""
+    return _run(run_id, "new", "m", time.time())
 
 
 def hostile_id() -> str:
