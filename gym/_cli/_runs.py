@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -340,49 +341,66 @@ def view(
     as_json: JsonFlag = False,
 ) -> None:
     """Look at runs: serve a read-only web viewer (or write it as files, list, print)."""
-    from urllib.parse import urlencode
-
-    from gym import _view
     from gym._store import Store
 
     if outcome not in (None, "pass", "fail", "infra_error"):
         raise ConfigError("--outcome must be pass, fail or infra_error")
     store = Store(db, read_only=True)
-    run_id = store.run(target.partition("/")[0]).id if target else None
     filters = {"outcome": outcome, "task": task, "flag": flag}
     if list_episodes or text:
-        if run_id is None:
-            raise ConfigError("--list and --text need a RUN (`gym runs` lists them)")
-        items = _view.select(_view.episode_items(store, run_id), **filters)
-        if text:
-            episode = (
-                _view.resolve_episode(store, target or "")
-                if "/" in (target or "")
-                else (store.episode(items[0].id) if items else None)
-            )
-            if episode is None:
-                raise ConfigError("no episode of the run passes the filters")
-            console.print(_view.episode_text(store, episode), markup=False, highlight=False)
-        elif as_json:
-            print_json([i.model_dump(mode="json") for i in items])
-        else:
-            _episode_table(items)
-        return
-    site = _view.Site(store, [run_id] if html is not None and run_id else None)
-    if html is not None:
-        n = _view.write_site(site, html)
-        err.print(f"wrote {n} files; open {html / 'index.html'}")
-        return
+        _print_episodes(store, target, filters, text=text, as_json=as_json)
+    elif html is not None:
+        _write_pages(store, target, html)
+    else:
+        _serve(store, target, filters, host, port)
+
+
+def _print_episodes(
+    store: Any, target: str | None, filters: dict[str, Any], *, text: bool, as_json: bool
+) -> None:
+    from gym import _view
+
+    if not target:
+        raise ConfigError("--list and --text need a RUN (`gym runs` lists them)")
+    if text and "/" in target:
+        episode = _view.resolve_episode(store, target)
+    else:
+        items = _view.select(_view.episode_items(store, store.run(target).id), **filters)
+        if not text:
+            if as_json:
+                print_json([i.model_dump(mode="json") for i in items])
+            else:
+                _episode_table(items)
+            return
+        if not items:
+            raise ConfigError("no episode of the run passes the filters")
+        episode = store.episode(items[0].id)
+    sys.stdout.write(_view.episode_text(store, episode))
+
+
+def _write_pages(store: Any, target: str | None, folder: Path) -> None:
+    from gym import _view
+
+    runs = [store.run(target.partition("/")[0]).id] if target else None
+    n = _view.write_site(_view.Site(store, runs), folder)
+    err.print(f"wrote {n} files; open {folder / 'index.html'}")
+
+
+def _serve(store: Any, target: str | None, filters: dict[str, Any], host: str, port: int) -> None:
+    from urllib.parse import urlencode
+
+    from gym import _view
+
     page = "index.html"
     if target and "/" in target:
         page = _view.episode_page(_view.resolve_episode(store, target).id)
-    elif run_id:
-        page = _view.run_page(run_id)
+    elif target:
+        page = _view.run_page(store.run(target).id)
     query = urlencode({k: v for k, v in filters.items() if v})
-    viewer = _view.serve(site, host, port)
+    viewer = _view.serve(_view.Site(store), host, port)
     if host not in ("127.0.0.1", "localhost", "::1"):
         err.print(f"[yellow]warning:[/] serving on {host}: anyone who reaches it reads the runs")
-    console.print(f"{viewer.url}{page}{'?' + query if query else ''}", markup=False)
+    print(f"{viewer.url}{page}{'?' + query if query else ''}", flush=True)  # plain: for scripts
     err.print("read-only viewer; Ctrl-C stops it")
     try:
         while True:

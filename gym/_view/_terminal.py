@@ -41,6 +41,12 @@ def _header(store: Store, e: EpisodeRow) -> list[str]:
     return lines
 
 
+def _cut(text: str, limit: int = 4000) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n... ({len(text) - limit} more characters: the viewer shows them all)"
+
+
 def episode_text(store: Store, e: EpisodeRow) -> str:
     """The episode as plain text, turn by turn (terminal escapes in model output removed)."""
     lines = _header(store, e)
@@ -51,6 +57,6 @@ def episode_text(store: Store, e: EpisodeRow) -> str:
         text = display(said[s.index].get("content") or "") if s.index < len(said) else ""
         call = f"{s.tool}({json.dumps(s.arguments)[:2000]})" if s.tool else "<no valid call>"
         lines += ["", f"--- step {s.index}: {call}  [{s.env_duration_s * 1000:.0f} ms]"]
-        lines += [f"assistant: {text.strip()[:4000]}"] if text.strip() else []
-        lines.append(s.observation)
+        lines += [f"assistant: {_cut(text.strip())}"] if text.strip() else []
+        lines.append(_cut(s.observation))
     return clean("\n".join(lines)) + "\n"

@@ -1,0 +1,76 @@
+"""`gym view`: serve, write pages, list a run's episodes with filters, print one as text."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import urllib.request
+
+import viewdata
+
+GYM = os.path.join(os.path.dirname(sys.executable), "gym")
+
+
+def gym(stored: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "GYM_DB_URL": stored}
+    return subprocess.run([GYM, *args], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_list_filters_a_runs_episodes_by_outcome_task_and_flag(stored):
+    out = gym(stored, "view", viewdata.RUN_B[:6], "--list", "--outcome", "fail", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert sorted((r["task_id"], r["sample_index"]) for r in rows) == [
+        ("gcd-of-list", 0),
+        ("gcd-of-list", 1),
+        ("is-prime", 1),
+    ]
+    out = gym(stored, "view", viewdata.RUN_B, "--list", "--task", "gcd", "--flag", "none", "--json")
+    assert json.loads(out.stdout) == []
+    out = gym(stored, "view", viewdata.RUN_B, "--list", "--flag", "tests_touched")
+    assert out.returncode == 0 and out.stdout.count("tests_touched") == 3
+
+
+def test_text_prints_an_episode_without_terminal_escapes(stored):
+    target = f"{viewdata.RUN_B}/{viewdata.hostile_id()}"
+    out = gym(stored, "view", target, "--text")
+    assert out.returncode == 0, out.stderr
+    assert "<script>alert(1)</script>" in out.stdout and "\x1b" not in out.stdout
+    out = gym(stored, "view", viewdata.RUN_A, "--text", "--outcome", "fail")
+    assert "task count-vowels" in out.stdout or "task caesar-shift" in out.stdout
+
+
+def test_html_writes_the_pages_of_one_run(stored, tmp_path):
+    out = gym(stored, "view", viewdata.RUN_A, "--html", str(tmp_path / "site"))
+    assert out.returncode == 0, out.stderr
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert viewdata.RUN_A[:12] in index and viewdata.RUN_B[:12] not in index
+    assert len(list((tmp_path / "site").glob("episode-*.html"))) == 8
+
+
+def test_serve_prints_a_loopback_url_that_answers(stored):
+    env = {**os.environ, "GYM_DB_URL": stored}
+    args = [GYM, "view", viewdata.RUN_B, "--outcome", "fail"]
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:") and url.endswith("?outcome=fail"), url
+        with urllib.request.urlopen(url, timeout=120) as response:
+            assert response.status == 200 and viewdata.RUN_B in response.read().decode()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+def test_bad_arguments_fail_in_one_line(stored):
+    out = gym(stored, "view", viewdata.RUN_B, "--list", "--outcome", "won")
+    assert out.returncode == 2 and "--outcome must be" in out.stderr
+    out = gym(stored, "view", "--list")
+    assert out.returncode == 2 and "need a RUN" in out.stderr
