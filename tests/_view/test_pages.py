@@ -189,3 +189,24 @@ def test_a_missing_sqlite_store_is_not_created(tmp_path):
     with pytest.raises(StoreError, match="no run store"):
         Store(f"sqlite:///{tmp_path / 'none.db'}", read_only=True)
     assert not (tmp_path / "none.db").exists()
+
+
+@pytest.mark.docker
+def test_a_real_oracle_episode_shows_its_calls_verdict_and_diff(engine, tmp_path):
+    """Rows written by the runner on the real engine, not by hand, render as well."""
+    from gym import OraclePolicy
+    from gym._runner import RunConfig, run
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    config = RunConfig(envs=["boxgym/PyFunc-v0"], policy="oracle", tasks=["is-prime"])
+    state = run(config, store=Store(url), policy_factory=OraclePolicy, concurrency=1)
+    assert state.passed == 1
+    store = Store(url, read_only=True)
+    (episode,) = store.episodes(config.run_id)
+    body = html.unescape(text_of(Site(store).page(episode_page(episode.id))))
+    oracle = (Path(__file__).parents[2] / "seeds/pyfunc/is-prime/oracle/solution.py").read_text()
+    assert "write_file" in body and "submit" in body
+    assert "--- a/solution.py" in body and "-    raise NotImplementedError" in body
+    first_line = next(line for line in oracle.splitlines() if line.strip().startswith("if"))
+    assert f"+{first_line}" in body
+    assert 'class="badge pass">pass' in text_of(Site(store).page(run_page(config.run_id)))
