@@ -365,7 +365,8 @@ def _print_episodes(
     if text and "/" in target:
         episode = _view.resolve_episode(store, target)
     else:
-        items = _view.select(_view.episode_items(store, store.run(target).id), **filters)
+        run_id = store.run(target.partition("/")[0]).id
+        items = _view.select(_view.episode_items(store, run_id), **filters)
         if not text:
             if as_json:
                 print_json([i.model_dump(mode="json") for i in items])
