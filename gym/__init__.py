@@ -14,7 +14,7 @@ use the import name ``gym``.
 
 from gym._cache import LRUCache
 from gym._code import CodeEnv, grade_code, read_tree, task_files
-from gym._env import ContainerEnv, StepRecord
+from gym._env import ContainerEnv, StepRecord, env_of, tool_calls
 from gym._errors import (
     ConfigError,
     EngineUnavailable,
@@ -66,11 +66,15 @@ from gym._registry import (
 from gym._rollout import SYSTEM_PROMPT, EpisodeResult, run_episode
 from gym._sandbox import (
     Change,
+    DockerSandbox,
+    DockerSandboxes,
     ExecResult,
+    LocalSandboxes,
     Manifest,
     Sandbox,
     SandboxConfig,
     SandboxPool,
+    SandboxProvider,
     discard,
     pool_for,
     quote,
@@ -81,7 +85,7 @@ from gym._spaces import TextSpace, ToolCallSpace
 from gym._tools import ToolCall, ToolSpec, tool
 from gym._validate import TaskCheck, validate_env
 from gym._version import DISTRIBUTION, __version__
-from gym._wrappers import EpisodeLimits
+from gym._wrappers import EpisodeLimits, GradeOnTruncation
 
 __all__ = [
     "Change",
@@ -91,6 +95,8 @@ __all__ = [
     "ConfigError",
     "ContainerEnv",
     "DISTRIBUTION",
+    "DockerSandbox",
+    "DockerSandboxes",
     "EngineUnavailable",
     "EnvInfo",
     "EnvNotFound",
@@ -100,6 +106,7 @@ __all__ = [
     "ExecTimeout",
     "Export",
     "Flag",
+    "GradeOnTruncation",
     "GradingError",
     "GymError",
     "ImageError",
@@ -107,6 +114,7 @@ __all__ = [
     "Judge",
     "LRUCache",
     "LocalPolicy",
+    "LocalSandboxes",
     "Manifest",
     "NoopPolicy",
     "OpenAIPolicy",
@@ -119,6 +127,7 @@ __all__ = [
     "SandboxConfig",
     "SandboxError",
     "SandboxPool",
+    "SandboxProvider",
     "SandboxUnavailable",
     "ScriptPolicy",
     "StepRecord",
@@ -140,6 +149,7 @@ __all__ = [
     "discard",
     "ensure_image",
     "env_ids",
+    "env_of",
     "envs",
     "export_workspace",
     "grade_code",
@@ -162,6 +172,7 @@ __all__ = [
     "set_pool_size",
     "task_files",
     "tool",
+    "tool_calls",
     "validate_env",
 ]
 

@@ -7,10 +7,11 @@ import functools
 import os
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from gym._env import ContainerEnv
+from gym._env import ContainerEnv, StepRecord, tool_calls
 from gym._errors import ConfigError, GradingError, SandboxError
 from gym._grading import (
     RUNNER_HASH,
@@ -31,7 +32,7 @@ from gym._grading import (
     unified_diff,
 )
 from gym._models import Component, Flag, Task, Verdict
-from gym._sandbox import Manifest, Sandbox, quote
+from gym._sandbox import Manifest, Sandbox, SandboxProvider, quote
 from gym._tools import ToolCall, tool
 from gym._tree import read_tree
 
@@ -76,15 +77,18 @@ def task_files(task: Task, *, with_git: bool = True) -> dict[str, bytes]:
     return read_tree(task.folder() / "repo")
 
 
-class CodeEnv(ContainerEnv):
+class CodeEnv(ContainerEnv[Export]):
     """A code task: a project in /workspace; tools bash, read_file, write_file, submit.
 
     The task folder under seeds/ holds ``repo/`` (the project at its base commit),
     ``hidden/`` (checks that only ever enter the grading container), ``oracle/``
     (reference files) and ``task.toml`` (prompt, split, tags, allowed_paths, grading).
+    The final state is an `Export`: the changed files inside the allowed paths and the
+    list of every change.
     """
 
     image: ClassVar[str] = "python"
+    final_state_type: ClassVar[type[Export]] = Export
     max_file_bytes: ClassVar[int] = 1 << 20
 
     def sample_calls(self) -> list[dict[str, Any]]:
@@ -202,21 +206,19 @@ class CodeEnv(ContainerEnv):
 
     # -- grading -------------------------------------------------------------------------
 
-    def grade(self, task: Task, sandbox: Sandbox, reason: str) -> Verdict:
-        """Export the final state, then grade it in a fresh container."""
-        export = export_workspace(sandbox, task.allowed_paths)
-        self.last_export = export
-        calls = [r.call for r in self.trace if r.call is not None]
-        return grade_code(task, export, self.image_digest, calls=calls)
+    def export(self, task: Task, sandbox: Sandbox) -> Export:
+        """Kill the agent's processes and export the changed files of the workspace."""
+        return export_workspace(sandbox, task.allowed_paths)
 
-    def regrade(self, task_id: str, export: dict[str, Any], calls: list[ToolCall]) -> Verdict:
-        """Grade a stored final state again with the current graders (no agent run)."""
-        task = self.task_by_id(task_id)
-        verdict = grade_code(
-            task, Export.model_validate(export), self.sandbox_config().image, calls=calls
+    def grade(self, task: Task, final_state: Export, trajectory: Sequence[StepRecord]) -> Verdict:
+        """Grade the exported final state in a fresh container (hidden checks, flags)."""
+        return grade_code(
+            task,
+            final_state,
+            self.image_digest,
+            calls=tool_calls(trajectory),
+            sandboxes=self.sandboxes,
         )
-        self.task = task
-        return self.with_lineage(verdict)
 
     def _sandbox(self) -> Sandbox:
         if self.sandbox is None:
@@ -261,8 +263,23 @@ def report_flags(report: RunnerReport) -> list[Flag]:
     return flags
 
 
-def grade_code(task: Task, export: Export, image: str, *, calls: list[Any] = ()) -> Verdict:  # type: ignore[assignment]
-    """Grade a code task's exported final state (also used by regrade)."""
+def grade_code(
+    task: Task,
+    export: Export,
+    image: str,
+    *,
+    calls: Sequence[ToolCall] = (),
+    sandboxes: SandboxProvider | None = None,
+) -> Verdict:
+    """Grade a code task's exported final state (also used by regrade).
+
+    Args:
+        task: the task.
+        export: its exported final state.
+        image: the image (reference or digest) the grading container starts from.
+        calls: the episode's tool calls, for the trajectory graders.
+        sandboxes: where the grading container runs (hardened Docker by default).
+    """
     grading = dict(task.data.get("grading", {}))
     hidden = read_tree(task.folder() / "hidden")
     if not hidden:
@@ -283,12 +300,12 @@ def grade_code(task: Task, export: Export, image: str, *, calls: list[Any] = ())
         frozen_time=_epoch(grading.get("frozen_time")),
     )
     flags = code_flags(export, task.allowed_paths, hidden_names=hidden, roots=spec.python_paths)
-    flags += command_flags(calls) + loop_flags(calls)
+    flags += command_flags(list(calls)) + loop_flags(list(calls))
     flags += tool_flags(
-        calls, task.data.get("forbidden_tools", ()), task.data.get("forbidden_arguments", ())
+        list(calls), task.data.get("forbidden_tools", ()), task.data.get("forbidden_arguments", ())
     )
     try:
-        report = run_checks(image, base, export, spec)
+        report = run_checks(image, base, export, spec, sandboxes=sandboxes)
     except (SandboxError, GradingError) as exc:
         return Verdict.infra(f"grading failed: {exc}", grader=GRADER, grader_version=GRADER_VERSION)
     flags += report_flags(report)

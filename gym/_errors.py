@@ -102,11 +102,20 @@ class InfraError(GymError):
 
     Attributes:
         verdict: the ``infra_error`` verdict as a dict, when one was produced.
+        final_state: the exported final state (JSON), when the export succeeded and
+            grading then failed; it is stored so that the episode can be regraded.
     """
 
-    def __init__(self, message: str, *, verdict: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        verdict: dict[str, Any] | None = None,
+        final_state: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.verdict = verdict
+        self.final_state = final_state
 
 
 class GradingError(GymError):

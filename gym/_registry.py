@@ -19,6 +19,7 @@ import gymnasium
 from gymnasium.envs.registration import WrapperSpec
 from pydantic import BaseModel
 
+from gym._env import env_of
 from gym._errors import ConfigError, EnvNotFound
 from gym._models import Task
 from gym._paths import roots
@@ -71,25 +72,24 @@ def register(
         id: the id, for example ``boxgym/PyRepo-v0``; a published version never changes.
         entry_point: ``"module:Class"`` of a `ContainerEnv` subclass (a string, so that
             registering imports nothing).
-        max_steps: step budget; reaching it truncates (and grades) the episode.
-        max_seconds: wall-clock budget per episode.
+        max_steps: step budget; reaching it truncates (and grades) the episode. Given to
+            the environment as its ``max_steps`` argument (``gym.make`` may override it).
+        max_seconds: wall-clock budget per episode (the environment's ``max_seconds``).
         kwargs: default keyword arguments of the environment.
     """
     if not ID_PATTERN.match(id):
         raise ConfigError(f"environment id {id!r} must look like 'boxgym/Name-v0'")
     if not isinstance(entry_point, str) or ":" not in entry_point:
         raise ConfigError(f"entry_point of {id} must be a 'module:Class' string")
-    limits = WrapperSpec(
-        name="EpisodeLimits",
-        entry_point="gym._wrappers:EpisodeLimits",
-        kwargs={"max_steps": max_steps, "max_seconds": max_seconds},
+    grade_truncated = WrapperSpec(
+        name="GradeOnTruncation", entry_point="gym._wrappers:GradeOnTruncation", kwargs={}
     )
     gymnasium.register(
         id=id,
         entry_point=entry_point,
-        kwargs=dict(kwargs or {}),
+        kwargs={"max_steps": max_steps, "max_seconds": max_seconds, **(kwargs or {})},
         max_episode_steps=None,
-        additional_wrappers=(limits,),
+        additional_wrappers=(grade_truncated,),
         disable_env_checker=False,
     )
     _ids[id] = entry_point
@@ -130,7 +130,7 @@ def tasks_of(env_id: str) -> list[Task]:
     """The tasks an environment made from its id offers (registered options applied)."""
     env = make(env_id)
     try:
-        return list(env.unwrapped.tasks)  # type: ignore[attr-defined]
+        return list(env_of(env).tasks)
     finally:
         env.close()
 
@@ -148,14 +148,13 @@ def envs() -> list[EnvInfo]:
         cls = _env_class(_ids[env_id])
         tasks = cls.load_tasks()
         counts = Counter(t.split for t in tasks)
-        limits = (spec.additional_wrappers[0].kwargs if spec.additional_wrappers else None) or {}
         out.append(
             EnvInfo(
                 id=env_id,
                 family=cls.family,
                 entry_point=_ids[env_id],
                 tasks={"train": counts.get("train", 0), "eval": counts.get("eval", 0)},
-                max_steps=limits.get("max_steps"),
+                max_steps=spec.kwargs.get("max_steps"),
             )
         )
     return out

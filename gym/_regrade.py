@@ -2,13 +2,40 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from gym._env import ContainerEnv, StepRecord, env_of
 from gym._registry import make
-from gym._rollout import with_claims
-from gym._store import Store, VerdictRow, calls_of
+from gym._store import EpisodeRow, StepRow, Store, VerdictRow
+from gym._tools import ToolCall
 
-__all__ = ["regrade_run"]
+__all__ = ["regrade_run", "trajectory_of"]
+
+
+def trajectory_of(steps: Sequence[StepRow], messages: Sequence[dict[str, Any]]) -> list[StepRecord]:
+    """A stored episode's trajectory as the environment recorded it, assistant text included.
+
+    The store keeps the assistant's text in the conversation, one assistant message per
+    step, so step ``i`` gets the text of the ``i``-th assistant message (the last step
+    always the last one's, as grading saw it).
+    """
+    said = [m.get("content") for m in messages if m.get("role") == "assistant"]
+    texts: list[Any] = [said[i] if i < len(said) else None for i in range(len(steps))]
+    if said and texts:
+        texts[-1] = said[-1]
+    return [
+        StepRecord(
+            call=ToolCall(name=s.tool, arguments=s.arguments) if s.tool else None,
+            content=None if text is None else str(text),
+            observation=s.observation,
+            error=s.error,
+            exit_code=s.exit_code,
+            timed_out=s.timed_out,
+            duration_s=s.env_duration_s,
+        )
+        for s, text in zip(steps, texts, strict=True)
+    ]
 
 
 def regrade_run(store: Store, run_id: str) -> list[dict[str, Any]]:
@@ -17,16 +44,13 @@ def regrade_run(store: Store, run_id: str) -> list[dict[str, Any]]:
     before = store.verdicts(run.id)
     steps = store.run_steps(run.id)
     changes: list[dict[str, Any]] = []
-    envs: dict[str, Any] = {}
+    envs: dict[str, ContainerEnv[Any]] = {}
     for e in store.episodes(run.id):
         if e.export is None:
             continue
-        env = envs.get(e.env_id) or envs.setdefault(e.env_id, make(e.env_id).unwrapped)
-        regrade = getattr(env, "regrade", None)
-        if regrade is None:
-            continue
-        calls = calls_of(steps.get(e.id, []))
-        verdict = with_claims(regrade(e.task_id, e.export, calls), e.messages)
+        env = envs.get(e.env_id) or envs.setdefault(e.env_id, env_of(make(e.env_id)))
+        trajectory = trajectory_of(steps.get(e.id, []), e.messages)
+        verdict = env.regrade(e.task_id, e.export, trajectory)
         old = before.get(e.id)
         old_key = (old.outcome, old.reward, [f["name"] for f in old.flags]) if old else None
         new_key = (verdict.outcome, verdict.reward, [f.name for f in verdict.flags])
@@ -37,17 +61,19 @@ def regrade_run(store: Store, run_id: str) -> list[dict[str, Any]]:
                 outcome=verdict.outcome,
                 reward=verdict.reward,
             )
-        changes.append(
-            {
-                "episode_id": e.id,
-                "env_id": e.env_id,
-                "task_id": e.task_id,
-                "sample_index": e.sample_index,
-                "before": old_key[0] if old_key else None,
-                "after": verdict.outcome,
-                "changed": changed,
-            }
-        )
+        changes.append(_change(e, old_key[0] if old_key else None, verdict.outcome, changed))
     for env in envs.values():
         env.close()
     return changes
+
+
+def _change(e: EpisodeRow, before: str | None, after: str, changed: bool) -> dict[str, Any]:
+    return {
+        "episode_id": e.id,
+        "env_id": e.env_id,
+        "task_id": e.task_id,
+        "sample_index": e.sample_index,
+        "before": before,
+        "after": after,
+        "changed": changed,
+    }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gym._env import ContainerEnv
 from gym._errors import ConfigError
 from gym._models import Task
 from gym._policy import ScriptPolicy
@@ -34,7 +35,7 @@ class ReplayPolicy(ScriptPolicy):
         """The replayed source."""
         return {"run": self.run.id, "episode": self.episode.id if self.episode else None}
 
-    def script(self, task: Task, env: Any) -> list[ToolCall]:
+    def script(self, task: Task, env: ContainerEnv[Any]) -> list[ToolCall]:
         """The stored calls for this task."""
         episode_id = (
             self.episode.id if self.episode else self._first_episodes().get((env.env_id, task.id))

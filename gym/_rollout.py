@@ -8,13 +8,13 @@ from typing import Any
 import gymnasium
 from pydantic import BaseModel, Field
 
-from gym._env import ContainerEnv, StepRecord
+from gym._env import StepRecord, env_of
 from gym._errors import InfraError, PolicyError
-from gym._grading import claim_flags
 from gym._models import Outcome, Verdict
 from gym._policy import Policy, Turn
+from gym._tools import ToolCall
 
-__all__ = ["SYSTEM_PROMPT", "EpisodeResult", "run_episode", "with_claims"]
+__all__ = ["SYSTEM_PROMPT", "EpisodeResult", "action_of", "run_episode"]
 
 SYSTEM_PROMPT = (
     "You are an autonomous agent working inside a Linux container. Use the tools to "
@@ -54,13 +54,6 @@ class EpisodeResult(BaseModel):
     """Wall-clock seconds of the episode, grading included."""
 
 
-def _env_of(env: gymnasium.Env[Any, Any]) -> ContainerEnv:
-    inner = env.unwrapped
-    if not isinstance(inner, ContainerEnv):
-        raise TypeError(f"{type(inner).__name__} is not a boxgym ContainerEnv")
-    return inner
-
-
 def run_episode(
     env: gymnasium.Env[Any, Any],
     policy: Policy,
@@ -72,31 +65,32 @@ def run_episode(
     """Run one episode to its end and return what happened; infra failures are caught.
 
     Args:
-        env: a made boxgym environment (with its limits wrapper).
+        env: a boxgym environment made with `gym.make` (or `gymnasium.make`).
         policy: the policy that chooses tool calls.
         task_id: the task to run.
         seed: the reset seed.
         system_prompt: the first message of the conversation.
     """
     start = time.monotonic()
-    inner = _env_of(env)
+    inner = env_of(env)
     messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}]
     turns: list[Turn] = []
     result: dict[str, Any] = {"outcome": "infra_error", "end_reason": ""}
+    export: dict[str, Any] | None = None
     try:
         obs, info = env.reset(seed=seed, options={"task": task_id})
         messages.append({"role": "user", "content": obs})
         assert inner.task is not None
         policy.start(inner.task, inner)
-        result = _loop(env, policy, messages, turns, info["tools"])
+        result, export = _loop(env, policy, messages, turns, info["tools"])
     except InfraError as exc:
         verdict = Verdict.model_validate(exc.verdict) if exc.verdict else None
         result = {"outcome": "infra_error", "verdict": verdict, "end_reason": f"infra: {exc}"}
+        export = exc.final_state
     except PolicyError as exc:
         result = {"outcome": "infra_error", "end_reason": f"policy: {exc}"}
     finally:
         env.close()
-    export = getattr(inner, "last_export", None)
     return EpisodeResult(
         env_id=inner.env_id,
         task_id=task_id,
@@ -105,17 +99,16 @@ def run_episode(
         messages=messages,
         turns=turns,
         steps=list(inner.trace),
-        export=export.model_dump(mode="json") if export is not None else None,
+        export=export,
         duration_s=time.monotonic() - start,
         **result,
     )
 
 
-def with_claims(verdict: Verdict, messages: list[dict[str, Any]]) -> Verdict:
-    """Add the trajectory flag for a success the agent claimed but grading denied."""
-    said = [m.get("content") or "" for m in messages if m.get("role") == "assistant"]
-    flags = claim_flags(str(said[-1]) if said else "", verdict.outcome)
-    return verdict.model_copy(update={"flags": [*verdict.flags, *flags]}) if flags else verdict
+def action_of(call: ToolCall, content: Any) -> dict[str, Any]:
+    """The env action for a tool call, carrying the text of the message that made it."""
+    text = content if isinstance(content, str) or content is None else str(content)
+    return {"name": call.name, "arguments": call.arguments, "id": call.id, "content": text}
 
 
 def _loop(
@@ -124,23 +117,26 @@ def _loop(
     messages: list[dict[str, Any]],
     turns: list[Turn],
     tools: list[dict[str, Any]],
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Turns until the episode ends; the outcome fields and the exported final state."""
     while True:
         turn = policy.act(messages, tools)
         turns.append(turn)
         messages.append(turn.message)
+        content = turn.message.get("content")
         if turn.call is None:
-            obs, reward, terminated, truncated, info = env.step(turn.message.get("content") or "")
+            obs, reward, terminated, truncated, info = env.step(str(content or ""))
             hint = f"\n({turn.parse_error})" if turn.parse_error else ""
             messages.append({"role": "user", "content": obs + hint})
         else:
-            obs, reward, terminated, truncated, info = env.step(turn.call)
+            obs, reward, terminated, truncated, info = env.step(action_of(turn.call, content))
             messages.append({"role": "tool", "tool_call_id": turn.call.id or "", "content": obs})
         if terminated or truncated:
-            verdict = with_claims(Verdict.model_validate(info["verdict"]), messages)
-            return {
+            verdict = Verdict.model_validate(info["verdict"])
+            outcome = {
                 "outcome": verdict.outcome,
                 "reward": float(reward),
                 "verdict": verdict,
                 "end_reason": info.get("end_reason", ""),
             }
+            return outcome, info.get("final_state")

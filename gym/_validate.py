@@ -12,10 +12,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
-import gymnasium
 from pydantic import BaseModel, Field
 
+from gym._env import ContainerEnv, env_of
 from gym._errors import ConfigError
+from gym._models import Verdict
 from gym._policy import NoopPolicy, OraclePolicy, PerturbedOraclePolicy, Policy
 from gym._registry import make, tasks_of
 from gym._rollout import EpisodeResult, run_episode
@@ -47,11 +48,10 @@ class TaskCheck(BaseModel):
         return not self.problems
 
 
-def _verdict_key(result: EpisodeResult) -> str:
-    v = result.verdict
-    if v is None:
+def _verdict_key(verdict: Verdict | None) -> str:
+    if verdict is None:
         return "none"
-    data = v.model_dump(mode="json")
+    data = verdict.model_dump(mode="json")
     return json.dumps(
         {k: data[k] for k in ("outcome", "reward", "components", "flags")}, sort_keys=True
     )
@@ -62,23 +62,13 @@ def _episode(env_id: str, policy: Policy, task_id: str, seed: int) -> EpisodeRes
     return run_episode(env, policy, task_id=task_id, seed=seed)
 
 
-def _regrade(env: gymnasium.Env[Any, Any], result: EpisodeResult, repeats: int) -> bool | None:
-    regrade = getattr(env.unwrapped, "regrade", None)
-    if regrade is None or result.export is None or result.verdict is None:
+def _regrade(env: ContainerEnv[Any], result: EpisodeResult, repeats: int) -> bool | None:
+    if result.export is None or result.verdict is None:
         return None
-    first = _verdict_key(result)
+    first = _verdict_key(result.verdict)
     for _ in range(repeats):
-        again = regrade(result.task_id, result.export, [s.call for s in result.steps if s.call])
-        if (
-            json.dumps(
-                {
-                    k: again.model_dump(mode="json")[k]
-                    for k in ("outcome", "reward", "components", "flags")
-                },
-                sort_keys=True,
-            )
-            != first
-        ):
+        again = env.regrade(result.task_id, result.export, result.steps)
+        if _verdict_key(again) != first:
             return False
     return True
 
@@ -103,8 +93,8 @@ def validate_task(env_id: str, task_id: str, repeats: int) -> TaskCheck:
     if noop.outcome != "fail":
         why = noop.verdict.reason if noop.verdict else noop.end_reason
         check.problems.append(f"noop: {noop.outcome}: {why[:300]} (it must fail)")
-    env = make(env_id)
-    if hasattr(env.unwrapped, "perturbed_calls"):
+    env = env_of(make(env_id))
+    if env.perturbed_calls(env.task_by_id(task_id)) is not None:
         pert = _episode(env_id, PerturbedOraclePolicy(), task_id, seed=0)
         flags = [f.name for f in pert.verdict.flags] if pert.verdict else []
         check.perturbed = ",".join(flags) or pert.outcome

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import gym
@@ -52,7 +53,7 @@ Change only what the task asks for: you may change the tables {tables} and nothi
 When the database is in the requested state, call `submit` (no arguments needed)."""
 
 
-class SQLEnv(gym.ContainerEnv):
+class SQLEnv(gym.ContainerEnv[SQLExport]):
     """A PostgreSQL database (``shop``) and a task: answer with a query, or change data.
 
     Tools: ``sql(query)`` and ``submit(answer_query="")``. The agent has no shell. Read
@@ -72,6 +73,7 @@ class SQLEnv(gym.ContainerEnv):
 
     family: ClassVar[str] = "sql"
     image: ClassVar[str] = "postgres"
+    final_state_type: ClassVar[type[SQLExport]] = SQLExport
     sandbox_settings: ClassVar[dict[str, Any]] = {
         # The data directory lives on the container layer (faster to start than copying
         # it onto a tmpfs; see docs/benchmarks.md). The agent has no shell: its only way
@@ -220,21 +222,15 @@ class SQLEnv(gym.ContainerEnv):
 
     # -- grading -------------------------------------------------------------------------
 
-    def grade(self, task: gym.Task, sandbox: gym.Sandbox, reason: str) -> gym.Verdict:
-        """Freeze and export the database, then grade it in a fresh container."""
-        spec = TaskSpec.of(task)
-        export = export_state(sandbox, spec.kind, self._answer())
-        self.last_export = export
-        return grade_sql(task, export, self.image_digest)
+    def export(self, task: gym.Task, sandbox: gym.Sandbox) -> SQLExport:
+        """Freeze the agent's database and dump it, with the submitted answer query."""
+        return export_state(sandbox, TaskSpec.of(task).kind, self._answer())
 
-    def regrade(
-        self, task_id: str, export: dict[str, Any], calls: list[gym.ToolCall]
+    def grade(
+        self, task: gym.Task, final_state: SQLExport, trajectory: Sequence[gym.StepRecord]
     ) -> gym.Verdict:
-        """Grade a stored final state again with the current graders (no agent run)."""
-        task = self.task_by_id(task_id)
-        verdict = grade_sql(task, SQLExport.model_validate(export), self.sandbox_config().image)
-        self.task = task
-        return self.with_lineage(verdict)
+        """Grade the dump and the answer in a fresh grading container."""
+        return grade_sql(task, final_state, self.image_digest, sandboxes=self.sandboxes)
 
     def _answer(self) -> str:
         return str(self.final_call.arguments.get("answer_query", "")) if self.final_call else ""

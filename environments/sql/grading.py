@@ -176,15 +176,23 @@ def export_state(sandbox: gym.Sandbox, kind: str, answer: str) -> SQLExport:
 
 
 def run_runner(
-    image: str, spec: dict[str, Any], dump: bytes, *, timeout: float = 300
+    image: str,
+    spec: dict[str, Any],
+    dump: bytes,
+    *,
+    timeout: float = 300,
+    sandboxes: gym.SandboxProvider | None = None,
 ) -> dict[str, Any]:
     """Stage a fresh grading container, run the runner there, return its report.
+
+    ``sandboxes`` provides the grading container (hardened Docker by default).
 
     Raises:
         GradingError: the runner left no report or reported its own crash.
         SandboxError: the grading container failed.
     """
-    sandbox = gym.pool_for(grading_config(image)).acquire()
+    provider = sandboxes or gym.DockerSandboxes()
+    sandbox = provider.acquire(grading_config(image), run="grading", role="grader")
     try:
         files = {
             "runner.py": RUNNER_PATH.read_bytes(),
@@ -210,20 +218,29 @@ def run_runner(
         except ValueError as exc:
             raise gym.GradingError(f"the grading runner's report is not JSON: {exc}") from exc
     finally:
-        gym.discard(sandbox)  # removed in the background
+        provider.release(sandbox)  # removed in the background
     if report.get("crash"):
         raise gym.GradingError(f"the grading runner crashed: {report['crash'][-1500:]}")
     return report
 
 
-def grade_sql(task: gym.Task, export: SQLExport, image: str) -> gym.Verdict:
-    """Grade an exported final state (the episode's end, and regrading)."""
+def grade_sql(
+    task: gym.Task,
+    export: SQLExport,
+    image: str,
+    *,
+    sandboxes: gym.SandboxProvider | None = None,
+) -> gym.Verdict:
+    """Grade an exported final state (the episode's end, and regrading).
+
+    ``sandboxes`` provides the grading container (hardened Docker by default).
+    """
     spec = TaskSpec.of(task)
     if export.problem:
         state = gym.Component(score=0.0, passed=False, explanation=export.problem)
         return gym.compose({"state": state}, [], grader=GRADER, version=GRADER_VERSION)
     try:
-        report = _graded_report(spec, export, image)
+        report = _graded_report(spec, export, image, sandboxes)
         components, flags = evaluate(spec, report)
     except (gym.SandboxError, gym.GradingError) as exc:
         return gym.Verdict.infra(
@@ -235,7 +252,9 @@ def grade_sql(task: gym.Task, export: SQLExport, image: str) -> gym.Verdict:
 _snapshots = gym.LRUCache()
 
 
-def _graded_report(spec: TaskSpec, export: SQLExport, image: str) -> dict[str, Any]:
+def _graded_report(
+    spec: TaskSpec, export: SQLExport, image: str, sandboxes: gym.SandboxProvider | None
+) -> dict[str, Any]:
     """The runner's report, completed with the cached snapshots and the row diffs."""
     write = spec.kind == "write"
     pkey = ("pristine", image, GRADER_VERSION, *sorted(spec.ignore_columns))
@@ -261,7 +280,7 @@ def _graded_report(spec: TaskSpec, export: SQLExport, image: str) -> dict[str, A
         if gold
         else {},
     }
-    report = run_runner(image, runner_spec, export.dump())
+    report = run_runner(image, runner_spec, export.dump(), sandboxes=sandboxes)
     if report.get("gold_error"):
         return report
     if pristine is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -59,7 +60,7 @@ def _policy(path: str) -> str:
     return Path(path).read_text()
 
 
-class SupportEnv(gym.ContainerEnv):
+class SupportEnv(gym.ContainerEnv[SupportExport]):
     """A customer writes in; the agent resolves it with typed tools, following the policy.
 
     The backend is an HTTP service with its own SQLite database, started as its own
@@ -71,6 +72,7 @@ class SupportEnv(gym.ContainerEnv):
 
     family: ClassVar[str] = "support"
     image: ClassVar[str] = "support"
+    final_state_type: ClassVar[type[SupportExport]] = SupportExport
     sandbox_settings: ClassVar[dict[str, Any]] = {
         "memory_mb": 512,
         "pids_limit": 64,
@@ -304,30 +306,19 @@ class SupportEnv(gym.ContainerEnv):
 
     # -- grading ----------------------------------------------------------------------------
 
-    def grade(self, task: gym.Task, sandbox: gym.Sandbox, reason: str) -> gym.Verdict:
-        """Freeze the agent's container, export its state and audit log, grade elsewhere."""
+    def export(self, task: gym.Task, sandbox: gym.Sandbox) -> SupportExport:
+        """Freeze the agent's container, then export the service's state and audit log."""
         sandbox.kill_processes()
-        try:
-            export = dump_state(sandbox)
-        except (gym.SandboxError, gym.GradingError) as exc:
-            return gym.Verdict.infra(
-                f"could not export the final state: {exc}",
-                grader=GRADER,
-                grader_version=GRADER_VERSION,
-            )
-        self.last_export = export
-        calls = [r.call for r in self.trace if r.call is not None]
-        return self.grade_export(task, export, calls)
+        return dump_state(sandbox)
 
-    def regrade(
-        self, task_id: str, export: dict[str, Any], calls: list[gym.ToolCall]
+    def grade(
+        self,
+        task: gym.Task,
+        final_state: SupportExport,
+        trajectory: Sequence[gym.StepRecord],
     ) -> gym.Verdict:
-        """Grade a stored final state again with the current graders (no agent run)."""
-        task = self.task_by_id(task_id)
-        self.task = task
-        return self.with_lineage(
-            self.grade_export(task, SupportExport.model_validate(export), calls)
-        )
+        """Grade elsewhere: gold state replayed in a fresh container, reply facts, audit."""
+        return self.grade_export(task, final_state, gym.tool_calls(trajectory))
 
     def grade_export(
         self, task: gym.Task, export: SupportExport, calls: list[gym.ToolCall]
@@ -383,7 +374,7 @@ class SupportEnv(gym.ContainerEnv):
             replay(sandbox, actions, timeout=60.0)
             return dump_state(sandbox)
         finally:
-            gym.discard(sandbox)
+            self.sandboxes.release(sandbox)
 
     def grading_config(self) -> gym.SandboxConfig:
         """Settings of the grading container: the episode's, disposable after one use."""
@@ -391,4 +382,4 @@ class SupportEnv(gym.ContainerEnv):
 
     def acquire_grader(self) -> gym.Sandbox:
         """A fresh grading sandbox (from a warm pool of booted ones)."""
-        return gym.pool_for(self.grading_config()).acquire()
+        return self.sandboxes.acquire(self.grading_config(), run="grading", role="grader")

@@ -21,7 +21,7 @@ from gym._errors import GradingError
 from gym._grading._ast import parse_python
 from gym._grading._export import Export
 from gym._models import Component
-from gym._sandbox import SandboxConfig, pack, run_once
+from gym._sandbox import SandboxConfig, SandboxProvider, pack, run_once
 
 __all__ = [
     "RUNNER_PATH",
@@ -187,14 +187,22 @@ One Python process does it all: no shell, no tar, no exec into the container.
 """
 
 
-def run_checks(image: str, base: dict[str, bytes], export: Export, spec: CheckSpec) -> RunnerReport:
+def run_checks(
+    image: str,
+    base: dict[str, bytes],
+    export: Export,
+    spec: CheckSpec,
+    *,
+    sandboxes: SandboxProvider | None = None,
+) -> RunnerReport:
     """Run the trusted runner in a fresh grading container, as its main process.
 
     The container (root with only SETUID/SETGID, no network, never used by the agent)
     unpacks the state and the checks streamed to it, creates the root-only report
     directory, runs the runner, then prints the report file. Only root processes write
     to that output: the code under test runs as another uid with its output sent to a
-    file, and is killed before the report is read.
+    file, and is killed before the report is read. ``sandboxes`` is the provider that
+    runs the container (a one-shot hardened Docker container by default).
 
     Raises:
         GradingError: the runner left no readable report, or reported its own crash.
@@ -202,7 +210,8 @@ def run_checks(image: str, base: dict[str, bytes], export: Export, spec: CheckSp
     """
     # calls checks are read by the root runner only: the code under test never sees them
     private = "private" if spec.kind == "calls" else "shared"
-    result = run_once(
+    once = sandboxes.run_once if sandboxes is not None else run_once
+    result = once(
         grader_config(image),
         ["/usr/bin/python3", "-I", "-S", "-c", _BOOT, private],
         stdin=_bundle(base, export, spec),

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from gym._models import Task
 from gym._tools import ToolCall
+
+if TYPE_CHECKING:
+    from gym._env import ContainerEnv
 
 __all__ = ["Policy", "Turn"]
 
@@ -47,8 +50,14 @@ class Policy:
         """The settings that identify this policy in run lineage (model, temperature...)."""
         return {}
 
-    def start(self, task: Task, env: Any) -> None:
-        """Called at the start of each episode with its task and (unwrapped) environment."""
+    def start(self, task: Task, env: ContainerEnv[Any]) -> None:
+        """Called at the start of each episode with its task and (unwrapped) environment.
+
+        Args:
+            task: the episode's task.
+            env: the environment, through its contract (for example the scripted
+                policies read its `oracle_calls`).
+        """
 
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
         """The next assistant turn for a conversation."""

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gym._errors import ConfigError
 from gym._models import Task
 from gym._policy._base import Policy, Turn
 from gym._tools import ToolCall
+
+if TYPE_CHECKING:
+    from gym._env import ContainerEnv
 
 __all__ = ["NoopPolicy", "OraclePolicy", "PerturbedOraclePolicy", "ScriptPolicy", "turn_for"]
 
@@ -33,11 +35,11 @@ class ScriptPolicy(Policy):
         self.calls = list(calls or [])
         self._queue: list[ToolCall] = []
 
-    def script(self, task: Task, env: Any) -> list[ToolCall]:
+    def script(self, task: Task, env: ContainerEnv[Any]) -> list[ToolCall]:
         """The calls for an episode (the fixed list by default)."""
         return list(self.calls)
 
-    def start(self, task: Task, env: Any) -> None:
+    def start(self, task: Task, env: ContainerEnv[Any]) -> None:
         """Load this episode's script."""
         self._queue = self.script(task, env)
 
@@ -47,21 +49,14 @@ class ScriptPolicy(Policy):
         return turn_for(call)
 
 
-def _family_calls(env: Any, method: str, task: Task) -> list[ToolCall]:
-    fn: Callable[[Task], list[ToolCall]] | None = getattr(env, method, None)
-    if fn is None:
-        raise ConfigError(f"{type(env).__name__} defines no {method}(); it cannot be scripted")
-    return list(fn(task))
-
-
 class OraclePolicy(ScriptPolicy):
     """Replays the task's reference solution (the environment's ``oracle_calls``)."""
 
     name = "oracle"
 
-    def script(self, task: Task, env: Any) -> list[ToolCall]:
+    def script(self, task: Task, env: ContainerEnv[Any]) -> list[ToolCall]:
         """The reference solution's calls."""
-        return _family_calls(env, "oracle_calls", task)
+        return list(env.oracle_calls(task))
 
 
 class NoopPolicy(ScriptPolicy):
@@ -75,6 +70,13 @@ class PerturbedOraclePolicy(ScriptPolicy):
 
     name = "perturbed-oracle"
 
-    def script(self, task: Task, env: Any) -> list[ToolCall]:
-        """The oracle's calls with the environment's forbidden extra call inserted."""
-        return _family_calls(env, "perturbed_calls", task)
+    def script(self, task: Task, env: ContainerEnv[Any]) -> list[ToolCall]:
+        """The oracle's calls with the environment's forbidden extra call inserted.
+
+        Raises:
+            ConfigError: the family plants no forbidden side effect.
+        """
+        calls = env.perturbed_calls(task)
+        if calls is None:
+            raise ConfigError(f"{type(env).__name__} has no perturbed oracle; it cannot be run")
+        return list(calls)

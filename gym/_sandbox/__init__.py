@@ -1,24 +1,39 @@
-"""Hardened Docker sandboxes: containers, a persistent shell, files, warm pools, reaping."""
+"""Sandboxes: where episodes run, behind one interface.
 
+`Sandbox` is the interface (exec, a persistent shell, files, diffs, close);
+`DockerSandbox` the hardened container every real episode uses, with warm pools and
+reaping; `LocalSandbox` a temporary folder for unit tests (not a security boundary).
+Environments get theirs from a `SandboxProvider` (`DockerSandboxes`, `LocalSandboxes`).
+"""
+
+from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
+from gym._sandbox._docker import DockerSandbox
 from gym._sandbox._engine import client, list_boxgym, owner_alive, owner_label, reap
+from gym._sandbox._local import LocalSandbox
 from gym._sandbox._manifest import Change, Manifest, Node
 from gym._sandbox._once import run_once
 from gym._sandbox._pool import SandboxPool, discard, pool_for, set_pool_size, shutdown_pools
-from gym._sandbox._sandbox import Sandbox
+from gym._sandbox._provider import DockerSandboxes, LocalSandboxes, Role, SandboxProvider
 from gym._sandbox._shell import quote
 from gym._sandbox._stream import ExecResult, decode
 from gym._sandbox._tar import Entry, pack, unpack
 
 __all__ = [
     "Change",
+    "DockerSandbox",
+    "DockerSandboxes",
     "Entry",
     "ExecResult",
+    "LocalSandbox",
+    "LocalSandboxes",
     "Manifest",
     "Node",
+    "Role",
     "Sandbox",
     "SandboxConfig",
     "SandboxPool",
+    "SandboxProvider",
     "client",
     "decode",
     "discard",

@@ -12,9 +12,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from gym._errors import GymError
+from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
+from gym._sandbox._docker import DockerSandbox
 from gym._sandbox._engine import client, connected, disconnect, reap
-from gym._sandbox._sandbox import Sandbox
 
 __all__ = [
     "SandboxPool",
@@ -46,14 +47,14 @@ class SandboxPool:
         self.config = config
         self.size = size
         self.run = run
-        self._ready: collections.deque[Sandbox] = collections.deque()
+        self._ready: collections.deque[DockerSandbox] = collections.deque()
         self._cond = threading.Condition()
         self._stopped = False
         self._failures = 0
         self._thread = threading.Thread(target=self._fill, name="gym-pool", daemon=True)
         self._thread.start()
 
-    def acquire(self) -> Sandbox:
+    def acquire(self) -> DockerSandbox:
         """Take a ready sandbox, or create one now if none is ready."""
         with self._cond:
             while self._ready:
@@ -63,7 +64,7 @@ class SandboxPool:
                     return sandbox
                 discard(sandbox)
             self._cond.notify_all()
-        return _prepare(Sandbox.create(self.config, run=self.run, role="agent"))
+        return _prepare(DockerSandbox.create(self.config, run=self.run, role="agent"))
 
     def resize(self, size: int) -> None:
         """Change the number of sandboxes kept ready."""
@@ -90,7 +91,7 @@ class SandboxPool:
                 if self._stopped:
                     return
             try:
-                sandbox = _prepare(Sandbox.create(self.config, run=self.run, role="agent"))
+                sandbox = _prepare(DockerSandbox.create(self.config, run=self.run, role="agent"))
                 self._failures = 0
             except GymError as exc:
                 self._failures += 1
@@ -110,7 +111,7 @@ class SandboxPool:
                     return
 
 
-def _prepare(sandbox: Sandbox) -> Sandbox:
+def _prepare(sandbox: DockerSandbox) -> DockerSandbox:
     try:
         sandbox.shell.start()
         sandbox.run("true", timeout=30)

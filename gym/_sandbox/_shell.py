@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from gym._sandbox._stream import STDERR, STDOUT, Capture, ExecResult, FrameReader
 
 if TYPE_CHECKING:
-    from gym._sandbox._sandbox import Sandbox
+    from gym._sandbox._docker import DockerSandbox
 
 __all__ = ["Shell", "quote"]
 
@@ -71,7 +71,7 @@ class _Stream:
 class Shell:
     """A persistent bash session in a sandbox, started lazily and restarted when broken."""
 
-    def __init__(self, sandbox: Sandbox) -> None:
+    def __init__(self, sandbox: DockerSandbox) -> None:
         self.sandbox = sandbox
         self.cwd = sandbox.config.workdir
         self._exec_id: str | None = None

@@ -1,9 +1,8 @@
-"""A hardened container and the operations boxgym performs in it."""
+"""`DockerSandbox`: a hardened container, the sandbox every real episode runs in."""
 
 from __future__ import annotations
 
 import contextlib
-import posixpath
 import shlex
 import threading
 import time
@@ -13,15 +12,16 @@ from typing import Any
 
 import docker.errors
 
-from gym._errors import ExecTimeout, ExportTooLarge, SandboxError, SandboxUnavailable
+from gym._errors import SandboxError, SandboxUnavailable
+from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._engine import client, docker_errors, labels
-from gym._sandbox._manifest import Change, Manifest, manifest_script, parse_manifest
+from gym._sandbox._manifest import Change, Manifest
 from gym._sandbox._shell import Shell
-from gym._sandbox._stream import ExecResult, ExecSocket, decode, pump
-from gym._sandbox._tar import Entry, pack, unpack
+from gym._sandbox._stream import ExecResult, ExecSocket, pump
+from gym._sandbox._tar import pack
 
-__all__ = ["Sandbox"]
+__all__ = ["DockerSandbox"]
 
 _OOM_PROBE = (
     "cat /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events 2>/dev/null"
@@ -29,12 +29,13 @@ _OOM_PROBE = (
 )
 
 
-class Sandbox:
+class DockerSandbox(Sandbox):
     """One hardened container: exec, a persistent shell, files, diffs, close.
 
-    Create with `Sandbox.create`, or take a ready one from a `SandboxPool`. Every
-    method raises `SandboxUnavailable` when the container has vanished or died, which
-    is distinct from a command that failed (a non-zero ``exit_code``).
+    Create with `DockerSandbox.create`, or take a ready one from a `SandboxPool` (through
+    `DockerSandboxes`). Every method raises `SandboxUnavailable` when the container has
+    vanished or died, which is distinct from a command that failed (a non-zero
+    ``exit_code``).
     """
 
     def __init__(self, container: Any, config: SandboxConfig, sandbox_id: str) -> None:
@@ -50,7 +51,7 @@ class Sandbox:
     @classmethod
     def create(
         cls, config: SandboxConfig, *, run: str = "adhoc", episode: str = "", role: str = "agent"
-    ) -> Sandbox:
+    ) -> DockerSandbox:
         """Create and start a hardened container.
 
         Args:
@@ -106,12 +107,6 @@ class Sandbox:
         with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
             self.container.remove(force=True)
 
-    def __enter__(self) -> Sandbox:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def ensure_running(self) -> None:
         """Raise `SandboxUnavailable` unless the container is running."""
         if self._closed:
@@ -159,30 +154,6 @@ class Sandbox:
                 environment=self._env(env),
             )["Id"]
             return exec_id, ExecSocket(api.exec_start(exec_id, socket=True))
-
-    def exec(
-        self,
-        cmd: str | Sequence[str],
-        *,
-        timeout: float = 60.0,
-        cwd: str | None = None,
-        env: dict[str, str] | None = None,
-        stdin: bytes | None = None,
-        user: str | None = None,
-        max_output: int = 1 << 20,
-    ) -> ExecResult:
-        """Run a command in a fresh exec (isolated from the persistent shell's state).
-
-        Args:
-            cmd: an argv list, or a string run by ``bash -c``.
-            timeout: seconds before every process of the exec user is killed.
-            cwd: working directory (the sandbox workdir by default).
-            env: extra environment variables.
-            stdin: bytes fed to the command's standard input, then closed.
-            user: uid:gid to run as (the config's exec user by default).
-            max_output: bytes kept per stream (head and tail), the rest counted.
-        """
-        return self._exec(cmd, timeout, cwd, env, stdin, user, max_output)[0]
 
     def _exec(
         self,
@@ -309,49 +280,6 @@ class Sandbox:
 
     # -- files -----------------------------------------------------------------------
 
-    def _abs(self, path: str) -> str:
-        return posixpath.normpath(posixpath.join(self.config.workdir, path))
-
-    def read_file(
-        self,
-        path: str,
-        *,
-        max_bytes: int = 1 << 20,
-        timeout: float = 30.0,
-        user: str | None = None,
-    ) -> bytes:
-        """Read one file (at most ``max_bytes``; longer files raise `SandboxError`).
-
-        Args:
-            path: absolute, or relative to the workdir.
-            max_bytes: the largest file accepted.
-            timeout: seconds allowed.
-            user: uid:gid to read as (the exec user by default).
-        """
-        target = self._abs(path)
-        script = (
-            'test -f "$1" || { echo "not a file: $1" >&2; exit 2; }; '
-            f'head -c {max_bytes + 1} "$1"'
-        )
-        result, data = self._exec(
-            ["sh", "-c", script, "sh", target], timeout, user=user, max_output=max_bytes + 2
-        )
-        self._check(result, f"read {target}")
-        if len(data) > max_bytes:
-            raise SandboxError(f"{target} is larger than {max_bytes} bytes")
-        return data
-
-    def write_file(
-        self, path: str, data: bytes, *, mode: int = 0o644, timeout: float = 30.0
-    ) -> None:
-        """Write one file, creating parent directories."""
-        self.put_files(
-            posixpath.dirname(self._abs(path)),
-            {posixpath.basename(path): data},
-            mode=mode,
-            timeout=timeout,
-        )
-
     def put_files(
         self,
         root: str,
@@ -362,92 +290,24 @@ class Sandbox:
         via_shell: bool = False,
         user: str | None = None,
     ) -> None:
-        """Write files (relative path -> bytes) under ``root`` through a tar stream.
+        """Write files under ``root``; ``via_shell`` streams them through the shell (fast).
 
-        Args:
-            root: absolute directory in the container; created if missing.
-            files: relative paths and their contents.
-            mode: permission bits of every file.
-            timeout: seconds allowed.
-            via_shell: send through the persistent shell (fast; only while the shell is
-                still the harness's own, for example when seeding a fresh sandbox).
-            user: uid:gid that writes the files (the exec user by default; not with
-                ``via_shell``, which writes as the shell's user).
+        See `Sandbox.put_files`. ``via_shell`` writes as the shell's user, and only while
+        the shell is still the harness's own (seeding a fresh sandbox).
         """
+        if not via_shell:
+            super().put_files(root, files, mode=mode, timeout=timeout, user=user)
+            return
         archive = pack(files, mode=mode)
         folder = shlex.quote(root)
-        script = f"mkdir -p {folder} && tar -x --no-same-owner -m -C {folder}"
-        if via_shell:
-            mkdir = "" if root in self.config.tmpfs else f"mkdir -p {folder} && "
-            script = f"{mkdir}head -c {len(archive)} | tar -x --no-same-owner -m -C {folder}"
-            result = self.shell.run_script(script, data=archive, timeout=timeout)
-        else:
-            result = self.exec(["sh", "-c", script], stdin=archive, timeout=timeout, user=user)
+        mkdir = "" if root in self.config.tmpfs else f"mkdir -p {folder} && "
+        script = f"{mkdir}head -c {len(archive)} | tar -x --no-same-owner -m -C {folder}"
+        result = self.shell.run_script(script, data=archive, timeout=timeout)
         self._check(result, f"write {len(files)} files under {root}")
-
-    def get_files(
-        self,
-        root: str,
-        paths: Sequence[str] = (".",),
-        *,
-        max_bytes: int = 64 << 20,
-        timeout: float = 60.0,
-        listing: bool = False,
-    ) -> list[Entry]:
-        """Read files under ``root`` as checked archive entries (links never followed).
-
-        Args:
-            root: the folder the paths are relative to.
-            paths: what to read.
-            max_bytes: the most content accepted.
-            timeout: seconds allowed.
-            listing: list links, fifos and devices as entries instead of refusing them.
-
-        Raises:
-            UnsafeArchive: an entry would escape ``root`` (absolute, ``..``; links and
-                special files too unless ``listing``).
-            ExportTooLarge: the files hold more than ``max_bytes``.
-        """
-        quoted = " ".join(shlex.quote(p) for p in paths)
-        script = f"cd {shlex.quote(root)} && tar -c --ignore-failed-read -- {quoted}"
-        result, raw = self._exec(["sh", "-c", script], timeout, max_output=max_bytes + 1)
-        self._check(result, f"archive {root}")
-        if result.stdout_truncated:
-            raise ExportTooLarge(f"files under {root} exceed {max_bytes} bytes")
-        return unpack(raw, max_bytes=max_bytes, listing=listing)
-
-    def list_files(self, path: str = ".", *, max_depth: int = 1) -> list[str]:
-        """List paths under a directory (relative to it), directories ending in ``/``."""
-        target = self._abs(path)
-        argv = [
-            "find",
-            target,
-            "-mindepth",
-            "1",
-            "-maxdepth",
-            str(max_depth),
-            "-printf",
-            "%y %P\\0",
-        ]
-        result, raw = self._exec(argv, 30)
-        self._check(result, f"list {target}")
-        items = []
-        for rec in raw.split(b"\0"):
-            if rec:
-                kind, _, name = decode(rec).partition(" ")
-                items.append(name + ("/" if kind == "d" else ""))
-        return sorted(items)
-
-    def snapshot(self, roots: Sequence[str] | None = None) -> Manifest:
-        """A manifest (type, mode, size, sha256) of everything under the writable mounts."""
-        roots = list(roots or self.config.tmpfs)
-        result, raw = self._exec(["sh", "-c", manifest_script(roots)], 120, max_output=64 << 20)
-        self._check(result, "snapshot")
-        return parse_manifest(raw)
 
     def diff(self) -> list[Change]:
         """Changes since the baseline: the writable mounts, plus the container layer."""
-        changes = self.baseline.diff(self.snapshot())
+        changes = super().diff()
         if not self.config.read_only:
             with docker_errors(self.container.id):
                 layer = self.container.diff() or []
@@ -459,14 +319,5 @@ class Sandbox:
             ]
         return sorted(changes, key=lambda c: c.path)
 
-    def _check(self, result: ExecResult, what: str) -> None:
-        if result.timed_out:
-            raise ExecTimeout(
-                f"{what} in sandbox {self.id} timed out after {result.duration_s:.0f}s"
-            )
-        if result.exit_code != 0:
-            self.ensure_running()
-            raise SandboxError(f"could not {what}: {result.stderr.strip()[:500]}")
-
     def __repr__(self) -> str:
-        return f"Sandbox(id={self.id!r}, image={self.config.image!r})"
+        return f"DockerSandbox(id={self.id!r}, image={self.config.image!r})"
