@@ -1,19 +1,26 @@
-"""ContainerEnv through Gymnasium, on real containers."""
+"""ContainerEnv through Gymnasium.
+
+The contract's logic (tools, malformed actions, budgets, truncation, the terminal
+step's verdict and final state, regrading) is tested on the toy family over local
+sandboxes, in milliseconds. What is about containment, container lifecycle and real
+grading runs on real containers (docker-marked).
+"""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import gymnasium
 import pytest
+import toy_env
 from gymnasium.utils.env_checker import check_env
+from toy_env import ENV_ID, SUBMIT, bash, write
 
 import gym
 from gym import ConfigError, InfraError, TaskNotFound
 from gym._sandbox import client
-
-pytestmark = pytest.mark.docker
 
 TASK = "sum-of-digits"
 ORACLE = (
@@ -22,19 +29,27 @@ ORACLE = (
 
 
 @pytest.fixture
-def env(engine):
+def pyfunc(engine):
     env = gymnasium.make("boxgym/PyFunc-v0", exec_timeout=5)
     env.reset(options={"task": TASK})
     yield env
     env.close()
 
 
-def bash(command: str) -> dict:
-    return {"name": "bash", "arguments": {"command": command}}
+@pytest.fixture
+def env():
+    env = gymnasium.make(ENV_ID, exec_timeout=1)
+    env.reset(options={"task": "add"})
+    yield env
+    env.close()
 
 
-def test_make_after_import_gym_runs_a_full_episode(env):
-    obs, info = env.reset(options={"task": TASK})
+# -- real containers: the bundled families, containment, lifecycle ------------------------
+
+
+@pytest.mark.docker
+def test_make_after_import_gym_runs_a_full_episode(pyfunc):
+    obs, info = pyfunc.reset(options={"task": TASK})
     assert "digit_sum" in obs and info["task_id"] == TASK
     assert {t["function"]["name"] for t in info["tools"]} == {
         "bash",
@@ -42,19 +57,21 @@ def test_make_after_import_gym_runs_a_full_episode(env):
         "write_file",
         "submit",
     }
-    obs, reward, terminated, truncated, _ = env.step(
+    obs, reward, terminated, truncated, _ = pyfunc.step(
         {"name": "write_file", "arguments": {"path": "solution.py", "content": ORACLE}}
     )
     assert (reward, terminated, truncated) == (0.0, False, False) and "Wrote" in obs
-    obs, reward, terminated, truncated, info = env.step({"name": "submit", "arguments": {}})
+    obs, reward, terminated, truncated, info = pyfunc.step({"name": "submit", "arguments": {}})
     assert terminated and not truncated and reward == 1.0
     verdict = info["verdict"]
     assert verdict["outcome"] == "pass" and verdict["verified"]
     assert verdict["env_id"] == "boxgym/PyFunc-v0" and verdict["image_digest"].startswith("sha256:")
+    assert info["final_state"]["files"] and json.dumps(info)
 
 
-def test_the_episode_container_is_hardened_while_running(env):
-    info = env.unwrapped.sandbox.inspect()
+@pytest.mark.docker
+def test_the_episode_container_is_hardened_while_running(pyfunc):
+    info = pyfunc.unwrapped.sandbox.inspect()
     host = info["HostConfig"]
     assert host["NetworkMode"] == "none" and host["CapDrop"] == ["ALL"]
     assert "no-new-privileges" in host["SecurityOpt"]
@@ -63,13 +80,61 @@ def test_the_episode_container_is_hardened_while_running(env):
     assert info["Config"]["Labels"]["boxgym.run"] and info["Config"]["Labels"]["boxgym.owner"]
 
 
-@pytest.mark.parametrize("env_id", gym.env_ids())
+@pytest.mark.docker
+@pytest.mark.parametrize("env_id", [e for e in gym.env_ids() if e.startswith("boxgym/")])
 def test_check_env_passes_on_every_registered_env(engine, env_id):
     env = gymnasium.make(env_id)
     try:
         check_env(env.unwrapped, skip_render_check=False)
     finally:
         env.close()
+
+
+@pytest.mark.docker
+def test_fork_bomb_and_memory_bomb_become_observations(pyfunc):
+    obs, *_ = pyfunc.step(bash(":(){ :|:& };:; sleep 100"))
+    assert "timed out" in obs
+    obs, *_ = pyfunc.step(bash("python3 -c 'x = bytearray(3 * 2**30)'"))
+    assert "out of memory" in obs or "MemoryError" in obs
+    obs, *_ = pyfunc.step(bash("echo alive"))
+    assert "alive" in obs
+
+
+@pytest.mark.docker
+def test_a_container_dying_mid_episode_is_an_infra_error(pyfunc):
+    client().containers.get(pyfunc.unwrapped.sandbox.container.id).kill()
+    with pytest.raises(InfraError) as raised:
+        pyfunc.step(bash("true"))
+    assert raised.value.verdict["outcome"] == "infra_error"
+    assert raised.value.verdict["reward"] is None
+
+
+@pytest.mark.docker
+def test_ten_megabytes_of_output_is_capped_by_the_container_shell(pyfunc):
+    obs, *_ = pyfunc.step(bash("head -c 10000000 /dev/zero | tr '\\0' x"))
+    assert "bytes truncated by boxgym" in obs and len(obs) < 40_000
+
+
+# -- the contract, on the toy family (local sandboxes, no Docker) -------------------------
+
+
+def test_check_env_passes_on_the_toy_family():
+    env = gymnasium.make(ENV_ID)
+    try:
+        check_env(env.unwrapped, skip_render_check=False)
+    finally:
+        env.close()
+
+
+def test_the_terminal_step_carries_the_verdict_and_the_final_state(env):
+    obs, reward, terminated, truncated, info = env.step(write("5\n"))
+    assert (reward, terminated, truncated) == (0.0, False, False) and "Wrote" in obs
+    obs, reward, terminated, truncated, info = env.step(SUBMIT)
+    assert terminated and not truncated and reward == 1.0 and info["end_reason"] == "submit"
+    assert info["verdict"]["outcome"] == "pass" and info["verdict"]["verified"]
+    assert info["verdict"]["env_id"] == ENV_ID and info["verdict"]["image_digest"] == "local:toy"
+    assert info["final_state"]["files"] == {"answer.txt": "NQo="}  # base64 of "5\n"
+    json.dumps(info)
 
 
 @pytest.mark.parametrize(
@@ -114,41 +179,57 @@ def test_a_command_that_never_ends_times_out(env):
     assert "next" in obs
 
 
-def test_fork_bomb_and_memory_bomb_become_observations(env):
-    obs, *_ = env.step(bash(":(){ :|:& };:; sleep 100"))
-    assert "timed out" in obs
-    obs, *_ = env.step(bash("python3 -c 'x = bytearray(3 * 2**30)'"))
-    assert "out of memory" in obs or "MemoryError" in obs
-    obs, *_ = env.step(bash("echo alive"))
-    assert "alive" in obs
-
-
-def test_step_limit_truncates_and_still_grades(engine):
-    env = gymnasium.make("boxgym/PyFunc-v0", exec_timeout=5)
-    env.reset(options={"task": TASK})
-    env.unwrapped.spec  # noqa: B018 - made through the registry
-    limits = env
-    while not isinstance(limits, gym.EpisodeLimits):
-        limits = limits.env
-    limits.max_steps = 2
-    env.step({"name": "write_file", "arguments": {"path": "solution.py", "content": ORACLE}})
+def test_step_limit_truncates_and_still_grades():
+    env = gymnasium.make(ENV_ID)
+    env.reset(options={"task": "add"})
+    env.unwrapped.max_steps = 2  # the environment owns its budgets
+    env.step(write("5\n"))
     obs, reward, terminated, truncated, info = env.step(bash("true"))
-    assert truncated and not terminated
+    assert truncated and not terminated and reward == 1.0 and "[exit code: 0]" in obs
     assert info["verdict"]["outcome"] == "pass" and "step limit" in info["end_reason"]
+    assert info["tool"] == "bash" and info["final_state"] is not None
     env.close()
 
 
-def test_render_ansi_shows_the_transcript(engine):
-    env = gymnasium.make("boxgym/PyFunc-v0", render_mode="ansi")
-    env.reset(options={"task": TASK})
+def test_rejected_actions_count_against_the_step_budget():
+    env = gymnasium.make(ENV_ID, max_steps=2)
+    env.reset(options={"task": "add"})
+    env.step("not a call")
+    *_, truncated, info = env.step("still not a call")
+    assert truncated and info["verdict"]["outcome"] == "fail" and "error" in info
+    env.close()
+
+
+def test_the_time_budget_truncates_and_caps_commands():
+    env = gymnasium.make(ENV_ID, max_seconds=1.5, exec_timeout=30)
+    env.reset(options={"task": "add"})
+    assert env.unwrapped.command_timeout() <= 1.5
+    start = time.monotonic()
+    obs, reward, terminated, truncated, info = env.step(bash("sleep 20"))
+    assert time.monotonic() - start < 10 and "timed out" in obs
+    assert truncated and not terminated and "time limit" in info["end_reason"]
+    assert info["verdict"]["outcome"] == "fail"
+    env.close()
+
+
+def test_the_registered_budgets_reach_the_environment():
+    env = gymnasium.make(ENV_ID)
+    assert (env.unwrapped.max_steps, env.unwrapped.max_seconds) == (8, 120)
+    assert gym.env_of(gymnasium.make(ENV_ID, max_steps=3)).max_steps == 3
+    env.close()
+
+
+def test_render_ansi_shows_the_transcript():
+    env = gymnasium.make(ENV_ID, render_mode="ansi")
+    env.reset(options={"task": "add"})
     env.step(bash("echo rendered"))
     text = env.render()
-    assert f"# task {TASK}" in text and "rendered" in text and '> bash{"command"' in text
+    assert "# task add" in text and "rendered" in text and '> bash{"command"' in text
     env.close()
 
 
 def test_close_is_idempotent_and_step_after_the_end_is_an_error(env):
-    env.step({"name": "submit", "arguments": {}})
+    env.step(SUBMIT)
     with pytest.raises(ConfigError, match="call reset"):
         env.step(bash("true"))
     env.close()
@@ -162,48 +243,100 @@ def test_seed_picks_the_task_deterministically_and_unknown_tasks_fail(env):
         env.reset(options={"task": "nope"})
 
 
-def test_a_new_episode_never_carries_the_previous_export(env):
-    env.step({"name": "submit", "arguments": {}})
-    assert env.unwrapped.last_export is not None
-    with pytest.raises(TaskNotFound):  # a start that fails still drops the old export
+def test_a_new_episode_never_carries_the_previous_final_state(env):
+    env.step(SUBMIT)
+    assert env.unwrapped.final_state is not None
+    with pytest.raises(TaskNotFound):  # a start that fails still drops the old state
         env.reset(options={"task": "nope"})
-    assert env.unwrapped.last_export is None
-
-
-def test_a_container_dying_mid_episode_is_an_infra_error(env):
-    client().containers.get(env.unwrapped.sandbox.container.id).kill()
-    with pytest.raises(InfraError) as raised:
-        env.step(bash("true"))
-    assert raised.value.verdict["outcome"] == "infra_error"
-    assert raised.value.verdict["reward"] is None
+    assert env.unwrapped.final_state is None and env.unwrapped.last_export is None
 
 
 def test_info_and_observations_are_json_serialisable(env):
-    obs, info = env.reset(options={"task": TASK})
+    obs, info = env.reset(options={"task": "add"})
     json.dumps(info)
-    _, _, _, _, info = env.step({"name": "submit", "arguments": {}})
+    _, _, _, _, info = env.step(SUBMIT)
     json.dumps(info)
 
 
-def test_budgets_can_be_set_through_gymnasium_make(engine):
-    env = gymnasium.make("boxgym/PyFunc-v0", max_steps=1, max_seconds=120)
-    env.reset(options={"task": TASK})
+def test_budgets_can_be_set_through_gymnasium_make():
+    env = gymnasium.make(ENV_ID, max_steps=1, max_seconds=120)
+    env.reset(options={"task": "add"})
     *_, truncated, info = env.step(bash("true"))
     assert truncated and "verdict" in info and "step limit (1)" in info["end_reason"]
     env.close()
 
 
-def test_a_gymnasium_time_limit_truncation_is_graded_too(engine):
-    env = gymnasium.make("boxgym/PyFunc-v0", max_episode_steps=1)
-    env.reset(options={"task": TASK})
+def test_a_gymnasium_time_limit_truncation_is_graded_too():
+    env = gymnasium.make(ENV_ID, max_episode_steps=1)
+    env.reset(options={"task": "add"})
     *_, truncated, info = env.step(bash("true"))
     assert truncated and info["verdict"]["outcome"] == "fail"
     env.close()
 
 
-def test_the_spec_of_a_made_env_makes_it_again(engine):
-    env = gymnasium.make("boxgym/PyFunc-v0")
+def test_the_spec_of_a_made_env_makes_it_again():
+    env = gymnasium.make(ENV_ID)
     again = gymnasium.make(env.spec)
-    assert again.spec.id == "boxgym/PyFunc-v0"
+    assert again.spec.id == ENV_ID
     env.close()
     again.close()
+
+
+def test_the_claimed_success_flag_is_in_the_verdict_the_env_returns(env):
+    claim = {**SUBMIT, "content": "I fixed it, all tests pass now."}
+    *_, info = env.step(claim)
+    verdict = info["verdict"]
+    assert verdict["outcome"] == "fail" and not verdict["verified"]
+    assert [f["name"] for f in verdict["flags"]] == ["claimed_success"]
+
+
+def test_regrading_the_stored_final_state_gives_the_same_verdict(env):
+    env.step(bash("echo stray > notes.txt"))  # outside the allowed paths: flagged
+    *_, info = env.step({**SUBMIT, "content": "Done, the task is complete."})
+    inner = gym.env_of(env)
+    again = gym.env_of(gymnasium.make(ENV_ID)).regrade("add", info["final_state"], inner.trace)
+    assert again.model_dump(mode="json") == info["verdict"]
+    assert {f.name for f in again.flags} == {"outside_allowed_paths", "claimed_success"}
+
+
+def test_a_grader_that_raises_is_an_infra_error_with_the_final_state(env, monkeypatch):
+    def broken(*args):
+        raise RuntimeError("grader bug")
+
+    monkeypatch.setattr(toy_env.ToyEnv, "grade", broken)
+    with pytest.raises(InfraError) as raised:
+        env.step(SUBMIT)
+    assert (
+        raised.value.verdict["outcome"] == "infra_error" and raised.value.verdict["reward"] is None
+    )
+    assert "grader raised RuntimeError" in raised.value.verdict["reason"]
+    assert raised.value.final_state is not None
+
+
+def test_an_export_that_fails_is_an_infra_error(env, monkeypatch):
+    def broken(*args):
+        raise gym.SandboxError("disk gone")
+
+    monkeypatch.setattr(toy_env.ToyEnv, "export", broken)
+    with pytest.raises(InfraError, match="could not export the final state: disk gone"):
+        env.step(SUBMIT)
+
+
+def test_a_family_must_provide_the_whole_contract():
+    class Partial(gym.ContainerEnv):
+        family = "toy"
+
+        def setup(self, task, sandbox): ...
+
+    with pytest.raises(TypeError, match="abstract"):
+        Partial(tasks=toy_env.ToyEnv.load_tasks())
+
+
+def test_the_deprecated_limits_wrapper_still_limits():
+    env = gymnasium.make(ENV_ID, max_steps=None)
+    with pytest.warns(DeprecationWarning, match="owns its budgets"):
+        limited = gym.EpisodeLimits(env, max_steps=1)
+    limited.reset(options={"task": "add"})
+    *_, truncated, info = limited.step(bash("true"))
+    assert truncated and "step limit (1)" in info["end_reason"]
+    limited.close()
