@@ -15,6 +15,7 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -32,7 +33,12 @@ class QuickGradedPyFunc(PyFuncEnv):
 
     family: ClassVar[str] = "pyfunc"
 
-    def grade(self, task: gym.Task, sandbox: gym.Sandbox, reason: str) -> gym.Verdict:
+    def export(self, task: gym.Task, sandbox: gym.Sandbox) -> gym.Export:
+        return gym.Export()  # nothing read back: the episode costs its one container
+
+    def grade(
+        self, task: gym.Task, final_state: gym.Export, trajectory: Sequence[gym.StepRecord]
+    ) -> gym.Verdict:
         ok = gym.Component(score=0.0, passed=False, explanation="bench: not graded")
         return gym.compose({"bench": ok}, [], grader="bench", version="0")
 

@@ -14,7 +14,8 @@ def test_builtin_ids_are_registered_with_gymnasium():
     for env_id in gym.env_ids():
         spec = gymnasium.spec(env_id)
         assert isinstance(spec.entry_point, str) and ":" in spec.entry_point
-        assert spec.additional_wrappers[0].entry_point == "gym._wrappers:EpisodeLimits"
+        assert spec.additional_wrappers[0].entry_point == "gym._wrappers:GradeOnTruncation"
+        assert {"max_steps", "max_seconds"} <= set(spec.kwargs)  # budgets the env owns
 
 
 def test_unknown_id_suggests_the_closest():
