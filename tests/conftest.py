@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+import toy_env  # noqa: F401 - registers the toy family (toy/Answer-v0) for every test
 
 import gym
 from gym._errors import EngineUnavailable
