@@ -66,7 +66,6 @@ from gym._registry import (
 from gym._rollout import SYSTEM_PROMPT, EpisodeResult, run_episode
 from gym._sandbox import (
     Change,
-    DockerSandbox,
     DockerSandboxes,
     ExecResult,
     LocalSandboxes,
@@ -85,7 +84,7 @@ from gym._spaces import TextSpace, ToolCallSpace
 from gym._tools import ToolCall, ToolSpec, tool
 from gym._validate import TaskCheck, validate_env
 from gym._version import DISTRIBUTION, __version__
-from gym._wrappers import EpisodeLimits, GradeOnTruncation
+from gym._wrappers import EpisodeLimits
 
 __all__ = [
     "Change",
@@ -95,7 +94,6 @@ __all__ = [
     "ConfigError",
     "ContainerEnv",
     "DISTRIBUTION",
-    "DockerSandbox",
     "DockerSandboxes",
     "EngineUnavailable",
     "EnvInfo",
@@ -106,7 +104,6 @@ __all__ = [
     "ExecTimeout",
     "Export",
     "Flag",
-    "GradeOnTruncation",
     "GradingError",
     "GymError",
     "ImageError",

@@ -110,7 +110,10 @@ class DockerSandboxes(SandboxProvider):
     def acquire(
         self, config: SandboxConfig, *, run: str = "adhoc", role: Role = "agent"
     ) -> Sandbox:
-        """A started container (and shell) from the process-wide warm pool of its config."""
+        """A started container (and shell) from the process-wide warm pool of its config.
+
+        Pooled containers carry the pool's labels (``boxgym.run=pool``), as before.
+        """
         return pool_for(config).acquire()
 
     def release(self, sandbox: Sandbox) -> None:
