@@ -9,7 +9,7 @@ import toy_env  # noqa: F401 - registers the toy family (toy/Answer-v0) for ever
 
 import gym
 from gym._errors import EngineUnavailable
-from gym._sandbox import Sandbox, SandboxConfig, client
+from gym._sandbox import DockerSandbox, SandboxConfig, client
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -46,8 +46,8 @@ def small_config(python_image: str) -> SandboxConfig:
 
 
 @pytest.fixture
-def sandbox(small_config: SandboxConfig) -> Iterator[Sandbox]:
-    box = Sandbox.create(small_config, run="pytest")
+def sandbox(small_config: SandboxConfig) -> Iterator[DockerSandbox]:
+    box = DockerSandbox.create(small_config, run="pytest")
     try:
         yield box
     finally:

@@ -39,12 +39,15 @@ LAYERS: dict[int, tuple[str, ...]] = {
     ),
     2: (  # sandbox (Docker) and the images it runs
         "gym._sandbox",
+        "gym._sandbox._base",
         "gym._sandbox._config",
+        "gym._sandbox._docker",
         "gym._sandbox._engine",
+        "gym._sandbox._local",
         "gym._sandbox._manifest",
         "gym._sandbox._once",
         "gym._sandbox._pool",
-        "gym._sandbox._sandbox",
+        "gym._sandbox._provider",
         "gym._sandbox._shell",
         "gym._sandbox._stream",
         "gym._sandbox._tar",
@@ -299,7 +302,7 @@ def test_the_checks_see_what_they_must():
     found = {(e.importer, e.imported): e for e in edges()}
     assert found[("gym._cli", "gym._cli._judge")].lazy is False
     assert found[("gym._cli._judge", "gym._calibrate")].lazy is True
-    assert found[("gym._sandbox._shell", "gym._sandbox._sandbox")].typing_only is True
+    assert found[("gym._sandbox._shell", "gym._sandbox._docker")].typing_only is True
     tree = ast.parse(
         "from . import _cache\nfrom .. import _errors\nimport gym\nfrom gym import _policy, make\n"
     )

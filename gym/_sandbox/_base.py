@@ -18,16 +18,12 @@ import abc
 import posixpath
 import shlex
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from gym._errors import ExecTimeout, ExportTooLarge, SandboxError
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._manifest import Change, Manifest, manifest_script, parse_manifest
 from gym._sandbox._stream import ExecResult, decode
 from gym._sandbox._tar import Entry, pack, unpack
-
-if TYPE_CHECKING:
-    from gym._sandbox._docker import DockerSandbox
 
 __all__ = ["Sandbox"]
 
@@ -50,19 +46,6 @@ class Sandbox(abc.ABC):
     config: SandboxConfig
     id: str
     baseline: Manifest
-
-    @classmethod
-    def create(
-        cls, config: SandboxConfig, *, run: str = "adhoc", episode: str = "", role: str = "agent"
-    ) -> Sandbox:
-        """Create a hardened Docker sandbox (`DockerSandbox.create`; kept for older callers).
-
-        Environments get their sandboxes from a `SandboxProvider` instead.
-        """
-        from gym._sandbox._docker import DockerSandbox
-
-        created: DockerSandbox = DockerSandbox.create(config, run=run, episode=episode, role=role)
-        return created
 
     # -- primitives each implementation provides -----------------------------------------
 
