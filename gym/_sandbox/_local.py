@@ -27,6 +27,7 @@ import tempfile
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Sequence
 from typing import IO
 
@@ -54,6 +55,8 @@ class LocalSandbox(Sandbox):
     def __init__(self, config: SandboxConfig) -> None:
         self.id = uuid.uuid4().hex[:16]
         self.root = tempfile.mkdtemp(prefix=f"boxgym-local-{self.id}-")
+        # the folder goes when the sandbox is collected or Python exits, even unclosed
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.root, ignore_errors=True)
         self._mounts = {m: self.root + m for m in sorted({config.workdir, *config.tmpfs})}
         for folder in self._mounts.values():
             os.makedirs(folder, exist_ok=True)
@@ -81,7 +84,7 @@ class LocalSandbox(Sandbox):
             return
         self._closed = True
         self.kill_processes()
-        shutil.rmtree(self.root, ignore_errors=True)
+        self._cleanup()
 
     def ensure_running(self) -> None:
         """Raise `SandboxUnavailable` once closed (or if its folder was removed)."""

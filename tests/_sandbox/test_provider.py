@@ -53,7 +53,8 @@ def box(provider, config):
 def test_the_local_provider_is_refused_unless_chosen_explicitly():
     with pytest.raises(UnsafeConfig, match="no isolation"):
         LocalSandboxes()
-    assert isinstance(LocalSandboxes(allow_unsafe=True).acquire(SandboxConfig(image="x")), Sandbox)
+    with LocalSandboxes(allow_unsafe=True).acquire(SandboxConfig(image="x")) as box:
+        assert isinstance(box, Sandbox)
 
 
 def test_exec_reports_exit_code_streams_env_and_stdin(box):
