@@ -64,6 +64,8 @@ class Group(BaseModel):
     """Mean wall-clock seconds per episode."""
     tokens_per_success: float | None = None
     """Total tokens divided by passed episodes (cost per success)."""
+    valid_call_rate: float | None = None
+    """Steps that were a valid call of an offered tool over all steps (None: no steps)."""
 
 
 class Report(BaseModel):
@@ -91,9 +93,13 @@ def _metric(values: list[float], seed: int) -> Metric:
 
 
 def group_stats(
-    name: str, episodes: list[EpisodeRow], flags: dict[str, list[str]], seed: int = 0
+    name: str,
+    episodes: list[EpisodeRow],
+    flags: dict[str, list[str]],
+    seed: int = 0,
+    calls: dict[str, tuple[int, int]] | None = None,
 ) -> Group:
-    """Statistics of one group of episodes."""
+    """Statistics of one group of episodes (``calls``: `Store.call_counts`)."""
     graded = [e for e in episodes if e.outcome != "infra_error"]
     tasks = _per_task(graded)
     counts = [(len(v), sum(e.outcome == "pass" for e in v)) for v in tasks.values()]
@@ -118,6 +124,7 @@ def group_stats(
         completion_tokens=sum(e.completion_tokens for e in episodes),
         mean_duration_s=sum(e.duration_s for e in episodes) / max(len(episodes), 1),
         tokens_per_success=tokens / passed if passed and tokens else None,
+        valid_call_rate=_valid_call_rate(episodes, calls or {}),
     )
     for k in range(1, min_n + 1):
         if k > 1:
@@ -126,12 +133,19 @@ def group_stats(
     return group
 
 
+def _valid_call_rate(episodes: list[EpisodeRow], calls: dict[str, tuple[int, int]]) -> float | None:
+    counts = [calls[e.id] for e in episodes if e.id in calls]
+    steps = sum(n for _, n in counts)
+    return sum(ok for ok, _ in counts) / steps if steps else None
+
+
 def build_report(store: Store, run_id: str, *, seed: int = 0) -> Report:
     """The report of a stored run (by id or unique prefix)."""
     run = store.run(run_id)
     episodes = store.episodes(run.id)
     verdicts = store.verdicts(run.id)
     flags = {eid: [f["name"] for f in v.flags] for eid, v in verdicts.items()}
+    calls = store.call_counts(run.id)
     by_env: dict[str, list[EpisodeRow]] = defaultdict(list)
     by_slice: dict[str, list[EpisodeRow]] = defaultdict(list)
     for e in episodes:
@@ -141,9 +155,9 @@ def build_report(store: Store, run_id: str, *, seed: int = 0) -> Report:
     return Report(
         run_id=run.id,
         config=run.config,
-        overall=group_stats("all", episodes, flags, seed),
-        envs=[group_stats(k, v, flags, seed) for k, v in sorted(by_env.items())],
-        slices=[group_stats(k, v, flags, seed) for k, v in sorted(by_slice.items())],
+        overall=group_stats("all", episodes, flags, seed, calls),
+        envs=[group_stats(k, v, flags, seed, calls) for k, v in sorted(by_env.items())],
+        slices=[group_stats(k, v, flags, seed, calls) for k, v in sorted(by_slice.items())],
     )
 
 

@@ -35,8 +35,14 @@ def _policy_params(
     temperature: float | None,
     replay: str | None,
     db: str | None,
+    constrained: bool | None = None,
 ) -> dict[str, Any]:
-    params: dict[str, Any] = {"model": model, "base_url": base_url, "temperature": temperature}
+    params: dict[str, Any] = {
+        "model": model,
+        "base_url": base_url,
+        "temperature": temperature,
+        "constrained": constrained,
+    }
     if policy == "replay":
         if not replay:
             raise ConfigError("--policy replay needs --replay RUN[/EPISODE]")
@@ -53,6 +59,7 @@ def _summary(report: Any) -> dict[str, Any]:
             "fail": g.failed,
             "infra_error": g.infra_error,
             "pass@1": {"value": g.pass_at_1.value, "lo": g.pass_at_1.lo, "hi": g.pass_at_1.hi},
+            "valid_call_rate": g.valid_call_rate,
         }
     return {"run_id": report.run_id, "envs": envs}
 
@@ -61,13 +68,20 @@ def _summary(report: Any) -> dict[str, Any]:
 def run(
     envs: Annotated[list[str], typer.Argument(help="Environment ids or suites (e.g. bundled).")],
     policy: Annotated[
-        str, typer.Option("--policy", "-p", help="oracle, noop, openai, local, replay.")
+        str, typer.Option("--policy", "-p", help="oracle, noop, openai, local, tiny, replay.")
     ] = "local",
     model: Annotated[str | None, typer.Option("--model", help="Model name (openai/local).")] = None,
     base_url: Annotated[
         str | None, typer.Option("--base-url", help="OpenAI-compatible URL.")
     ] = None,
     temperature: Annotated[float | None, typer.Option("--temperature")] = None,
+    constrained: Annotated[
+        bool | None,
+        typer.Option(
+            "--constrained/--unconstrained",
+            help="Constrain decoding to a valid tool call (local, tiny, openai; on by default).",
+        ),
+    ] = None,
     replay: Annotated[
         str | None, typer.Option("--replay", help="RUN or RUN/EPISODE to replay.")
     ] = None,
@@ -95,7 +109,7 @@ def run(
 
     if split not in (None, "train", "eval"):
         raise ConfigError("--split must be train or eval")
-    params = _policy_params(policy, model, base_url, temperature, replay, db)
+    params = _policy_params(policy, model, base_url, temperature, replay, db, constrained)
     config = RunConfig(
         envs=expand_envs(envs),
         policy=policy,
@@ -147,6 +161,10 @@ def _ci(m: Any) -> str:
     return f"{m.value:.2f} [{m.lo:.2f}-{m.hi:.2f}]"
 
 
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
 def render_report(report: Any, *, slices: bool = True) -> None:
     """Print a report as tables (pass/fail/infra counts; rates exclude infra errors)."""
     table = Table(
@@ -156,6 +174,7 @@ def render_report(report: Any, *, slices: bool = True) -> None:
         "pass@1 [95% CI]",
         "pass@k, pass^k",
         "flags",
+        "valid calls",
         "tokens",
         title=f"run {report.run_id}",
     )
@@ -170,6 +189,7 @@ def render_report(report: Any, *, slices: bool = True) -> None:
             _ci(g.pass_at_1),
             " ".join(ks) or "-",
             flags,
+            _rate(g.valid_call_rate),
             str(g.prompt_tokens + g.completion_tokens),
         )
     console.print(table)

@@ -1,4 +1,9 @@
-"""Policies: scripted (oracle, noop, replay), OpenAI-compatible endpoints, local models."""
+"""Policies: scripted (oracle, noop, replay), OpenAI-compatible endpoints, local models.
+
+The local and tiny policies constrain decoding to a valid call of an offered tool by
+default (`gym._policy._grammar`); the openai policy asks the server for the same
+(``tool_choice="required"``).
+"""
 
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ from gym._policy._scripted import (
     ScriptPolicy,
     turn_for,
 )
+from gym._policy._tiny import TinyPolicy, build_tiny, save_tiny
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -28,10 +34,13 @@ __all__ = [
     "PerturbedOraclePolicy",
     "Policy",
     "ScriptPolicy",
+    "TinyPolicy",
     "Turn",
+    "build_tiny",
     "ensure_local_model",
     "parse_tool_call",
     "policy_from_name",
+    "save_tiny",
     "turn_for",
 ]
 
@@ -41,6 +50,7 @@ POLICIES: dict[str, type[Policy]] = {
     "perturbed-oracle": PerturbedOraclePolicy,
     "openai": OpenAIPolicy,
     "local": LocalPolicy,
+    "tiny": TinyPolicy,
 }
 """The policies the CLI can name, by name."""
 
@@ -49,7 +59,7 @@ def policy_from_name(name: str, **kwargs: Any) -> Policy:
     """A policy made from its CLI name and options.
 
     Args:
-        name: one of `POLICIES` (oracle, noop, perturbed-oracle, openai, local).
+        name: one of `POLICIES` (oracle, noop, perturbed-oracle, openai, local, tiny).
         **kwargs: the policy's constructor arguments (e.g. ``model=...`` for openai).
 
     Raises:

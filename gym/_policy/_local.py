@@ -15,7 +15,9 @@ loaded model stays cached for the life of the process. Any Hugging Face folder o
 
 Tool calls are read from the model's text (see `gym._policy._parse`): the tools and
 the ``<tool_call>`` format are written into the prompt, by the tokenizer's chat
-template when it supports tools, else as a section of the system message.
+template when it supports tools, else as a section of the system message. By default
+decoding is constrained to that format and the tools' schemas (`gym._policy._grammar`),
+so every turn is a valid call of an offered tool.
 
 torch and transformers are imported only inside these functions, so ``import gym``
 never imports them.
@@ -42,6 +44,7 @@ from gym._errors import ConfigError, PolicyError
 from gym._models import Task
 from gym._paths import data_dir
 from gym._policy._base import Policy, Turn
+from gym._policy._grammar import CallMask, grammar_tokenizer
 from gym._policy._parse import format_call, parse_tool_call, tools_prompt
 from gym._tools import ToolCall, decode_arguments
 
@@ -80,6 +83,18 @@ class LocalModel:
     """Seconds the load took (conversion included)."""
     lock: threading.Lock
     """Held while generating: one generation at a time per model."""
+    grammar_tok: Any = None
+    """The tokenizer as the grammar engine sees it (built on first constrained use)."""
+
+    def grammar(self) -> Any:
+        """The grammar engine's tokenizer, built once (about a second)."""
+        if self.grammar_tok is None:
+            self.grammar_tok = grammar_tokenizer(self.tokenizer, _logits_width(self.model))
+        return self.grammar_tok
+
+
+def _logits_width(model: Any) -> int:
+    return int(model.get_output_embeddings().weight.shape[0])
 
 
 _loaded: dict[Path, LocalModel] = {}
@@ -300,17 +315,26 @@ def _plain_messages(
 class LocalPolicy(Policy):
     """A transformers model generating on the CPU, with tool calls read from its text.
 
+    Constrained by default: decoding follows the grammar of one ``<tool_call>`` block
+    calling an offered tool with arguments valid against its schema, then the
+    end-of-turn token (`gym._policy._grammar`), so every turn is a valid call. With
+    ``constrained=False`` the model writes freely, generation stops at
+    ``</tool_call>``, and a text without a call is a plain answer, a ``<tool_call>``
+    block that cannot be read a ``parse_error``.
+
     Greedy by default (temperature 0); with a temperature, sampling is seeded per
-    (seed, task, turn), so a run repeats. Token ids of the prompt and of the completion
-    (its end-of-turn token included) are recorded with the completion tokens'
-    log-probabilities under the model's raw distribution (before temperature and
-    top-p, as vLLM reports them by default).
+    (seed, task, turn), so a run repeats. Recorded per turn: the prompt's token ids,
+    the sampled token ids exactly as sampled (the end-of-turn token included when it
+    was sampled) and their log-probabilities under the distribution the sampler drew
+    from, which is the log-softmax of the processed scores: the grammar's mask
+    applied, then the temperature and top-p when sampling (with temperature 0, the
+    masked scores at temperature 1). With temperature 1 and top-p 1 that is the
+    model's own distribution renormalised over the tokens the grammar allows; a
+    trainer's importance ratio against these logprobs corrects for the mask.
 
     The assistant message keeps the model's whole text as ``content`` (what it really
     said, so the next prompt renders it unchanged) and, when a call was read from it,
-    that call in ``tool_calls``. Generation stops at ``</tool_call>``; a text without a
-    call is a plain answer, and a ``<tool_call>`` block that cannot be read gives a
-    ``parse_error``.
+    that call in ``tool_calls``.
 
     Args:
         model: a bundled name (``smollm2-135m``), a Hugging Face folder or a .gguf file.
@@ -322,10 +346,12 @@ class LocalPolicy(Policy):
             by default: on a small machine shared with containers, more threads contend
             (measured on a loaded 2-core machine: 3.8 tokens/s with one thread, 0.7 with
             two).
-        prime: start every assistant turn with ``<tool_call>{"name": "`` (part of the
-            prompt, never of the sampled tokens), so that a small model that would
-            otherwise answer in prose completes a tool call. On by default: the bundled
-            135M model almost never opens a call by itself.
+        constrained: constrain decoding to a valid call of an offered tool (needs the
+            ``llguidance`` package); False lets the model write freely.
+        prime: without constrained decoding, start every assistant turn with
+            ``<tool_call>{"name": "`` (part of the prompt, never of the sampled tokens),
+            so that a small model that would otherwise answer in prose completes a tool
+            call. The grammar opens the call itself, so constrained turns are not primed.
     """
 
     name = "local"
@@ -339,6 +365,7 @@ class LocalPolicy(Policy):
         top_p: float = 1.0,
         seed: int = 0,
         threads: int | None = 1,
+        constrained: bool = True,
         prime: bool = True,
     ) -> None:
         if max_new_tokens < 1 or temperature < 0 or not 0 < top_p <= 1:
@@ -349,10 +376,23 @@ class LocalPolicy(Policy):
         self.top_p = top_p
         self.seed = seed
         self.threads = threads
+        self.constrained = constrained
         self.prime = prime
         self._episode = ""
         self._turn = 0
         self._loaded: LocalModel | None = None
+
+    @classmethod
+    def of(cls, loaded: LocalModel, **settings: Any) -> LocalPolicy:
+        """A policy over a model already in memory (a trainer's, updated in place).
+
+        Args:
+            loaded: the model, its tokenizer and its lock.
+            **settings: the constructor's keyword arguments (temperature, seed...).
+        """
+        policy = cls(str(loaded.path), **settings)
+        policy._loaded = loaded
+        return policy
 
     def params(self) -> dict[str, Any]:
         """Model and sampling settings."""
@@ -362,6 +402,7 @@ class LocalPolicy(Policy):
             "temperature": self.temperature,
             "top_p": self.top_p,
             "seed": self.seed,
+            "constrained": self.constrained,
             "prime": self.prime,
         }
 
@@ -380,13 +421,15 @@ class LocalPolicy(Policy):
         start = time.monotonic()
         loaded = self.load()
         tokenizer = loaded.tokenizer
-        primer = PRIMER if self.prime else ""
+        constrained = self.constrained and bool(tools)
+        primer = PRIMER if self.prime and not constrained else ""
         prompt_ids: list[int] = tokenizer(
             render_prompt(tokenizer, messages, tools) + primer, add_special_tokens=False
         )["input_ids"]
         seed = zlib.crc32(f"{self.seed}:{self._episode}:{self._turn}".encode())
         self._turn += 1
-        ids, logprobs = self._generate(loaded, prompt_ids, seed)
+        mask = CallMask(loaded.grammar(), tools, len(prompt_ids)) if constrained else None
+        ids, logprobs = self._generate(loaded, prompt_ids, seed, mask)
         text = primer + tokenizer.decode(ids, skip_special_tokens=True)
         names = [str(t.get("function", t).get("name", "")) for t in tools]
         found = parse_tool_call(text, names)
@@ -407,29 +450,34 @@ class LocalPolicy(Policy):
             latency_s=time.monotonic() - start,
         )
 
-    def _generate(
-        self, loaded: LocalModel, prompt_ids: list[int], seed: int
-    ) -> tuple[list[int], list[float]]:
-        """Completion token ids and their log-probabilities."""
-        torch, _ = _backend()
+    def _budget(self, loaded: LocalModel, prompt_len: int) -> int:
         context = int(getattr(loaded.model.config, "max_position_embeddings", 0) or 1 << 30)
-        budget = min(self.max_new_tokens, context - len(prompt_ids))
+        budget = min(self.max_new_tokens, context - prompt_len)
         if budget < 1:
             raise PolicyError(
-                f"the conversation is {len(prompt_ids)} tokens, the whole context of "
+                f"the conversation is {prompt_len} tokens, the whole context of "
                 f"{loaded.path.name} ({context}); lower the episode's step budget"
             )
+        return budget
+
+    def _generate(
+        self, loaded: LocalModel, prompt_ids: list[int], seed: int, mask: CallMask | None
+    ) -> tuple[list[int], list[float]]:
+        """Completion token ids and their log-probabilities under the sampler's distribution."""
+        torch, _ = _backend()
         tokenizer = loaded.tokenizer
         pad = tokenizer.pad_token_id
         kwargs: dict[str, Any] = {
-            "max_new_tokens": budget,
+            "max_new_tokens": self._budget(loaded, len(prompt_ids)),
             "do_sample": self.temperature > 0,
-            "output_logits": True,
+            "output_scores": True,
             "return_dict_in_generate": True,
-            "stop_strings": _STOP,
-            "tokenizer": tokenizer,
             "pad_token_id": pad if pad is not None else tokenizer.eos_token_id,
         }
+        if mask is None:
+            kwargs.update(stop_strings=_STOP, tokenizer=tokenizer)
+        else:
+            kwargs.update(logits_processor=[mask], eos_token_id=tokenizer.eos_token_id)
         if self.temperature > 0:
             kwargs.update(temperature=self.temperature, top_p=self.top_p)
         inputs = torch.tensor([prompt_ids])
@@ -442,6 +490,6 @@ class LocalPolicy(Policy):
             except (RuntimeError, ValueError) as exc:
                 raise PolicyError(f"generation with {loaded.path.name} failed: {exc}") from exc
             ids = out.sequences[0, len(prompt_ids) :]
-            logits = torch.stack(out.logits)[:, 0, :].float()
-            logprobs = torch.log_softmax(logits, dim=-1).gather(1, ids[:, None])[:, 0]
+            scores = torch.stack(out.scores)[:, 0, :].float()
+            logprobs = torch.log_softmax(scores, dim=-1).gather(1, ids[:, None])[:, 0]
         return [int(i) for i in ids.tolist()], [float(v) for v in logprobs.tolist()]

@@ -1,6 +1,13 @@
 """A policy served by any OpenAI-compatible ``/v1/chat/completions`` endpoint (vLLM first).
 
-One request per turn, with native tool calls (``tools``, ``tool_choice="auto"``).
+One request per turn, with native tool calls (``tools``). Structured decoding by
+default: ``tool_choice="required"``, which vLLM (0.8.3 and later) and OpenAI serve by
+constraining generation to a call of one of the tools with arguments valid against its
+schema (vLLM builds the JSON schema of a list of ``{"name", "parameters"}`` objects and
+decodes under it with its structured-output backend, with no tool parser needed). A
+server that refuses ``"required"`` (a 400/422 naming ``tool_choice``) gets the request
+again with ``tool_choice="auto"``, and the policy keeps sending ``"auto"``;
+``constrained=False`` sends ``"auto"`` from the start.
 Token-in/token-out for training: the request asks for ``logprobs`` and, the vLLM
 way, ``return_token_ids``; vLLM (0.10.2 and later) then answers with the prompt's token
 ids (``prompt_token_ids``, top level), the sampled ids (``choices[0].token_ids``) and
@@ -39,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["OpenAIPolicy"]
 
 _OPTIONAL_FIELDS = ("return_token_ids", "logprobs", "top_logprobs", "seed")
+_REQUIRED = "tool_choice=required"  # in _dropped once a server refused it
 _TOKEN_ID = re.compile(r"^token_id:(\d+)$")
 _ids = itertools.count(1)
 
@@ -77,6 +85,8 @@ class OpenAIPolicy(Policy):
         return_token_ids: ask for prompt and completion token ids (vLLM).
         text_tool_calls: read a ``<tool_call>`` block from the text when the server
             returned no native call.
+        constrained: ask for structured decoding of a tool call
+            (``tool_choice="required"``) when tools are offered; False sends ``"auto"``.
         extra_body: more request fields, merged last (e.g. ``{"top_k": 20}``).
         headers: more HTTP headers.
         transport: an httpx transport (tests use `httpx.MockTransport`).
@@ -102,6 +112,7 @@ class OpenAIPolicy(Policy):
         logprobs: bool = True,
         return_token_ids: bool = True,
         text_tool_calls: bool = True,
+        constrained: bool = True,
         extra_body: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
@@ -122,6 +133,7 @@ class OpenAIPolicy(Policy):
         self.logprobs = logprobs
         self.return_token_ids = return_token_ids
         self.text_tool_calls = text_tool_calls
+        self.constrained = constrained
         self.extra_body = dict(extra_body or {})
         self._dropped: set[str] = set()
         self._random = random.Random()
@@ -145,6 +157,7 @@ class OpenAIPolicy(Policy):
             "top_p": self.top_p,
             "max_tokens": self.max_tokens,
             "seed": self.seed,
+            "constrained": self.constrained,
             "extra_body": self.extra_body,
         }
 
@@ -189,7 +202,8 @@ class OpenAIPolicy(Policy):
         }
         if tools:
             body["tools"] = tools
-            body["tool_choice"] = "auto"
+            required = self.constrained and _REQUIRED not in self._dropped
+            body["tool_choice"] = "required" if required else "auto"
         if self.logprobs:
             body["logprobs"] = True
         if self.return_token_ids:
@@ -230,6 +244,8 @@ class OpenAIPolicy(Policy):
         text = server_message(response)
         if response.status_code in (400, 422):
             refused = [f for f in _OPTIONAL_FIELDS if f in body and f in text]
+            if body.get("tool_choice") == "required" and "tool_choice" in text:
+                refused.append(_REQUIRED)  # no structured decoding there: ask for "auto"
             if refused:
                 self._dropped.update(refused)
                 reason = f"HTTP {response.status_code}: server refused {refused}"

@@ -3,8 +3,12 @@
     python -m gym._policy._serve --model smollm2-135m --port 8000
 
 ``POST /v1/chat/completions`` reads tool calls from the model's text and returns them
-as native ``tool_calls``; with ``logprobs`` it returns ``logprobs.content[]``, and with
-``return_token_ids`` the prompt's ids (``prompt_token_ids``) and the sampled ids
+as native ``tool_calls``. ``tool_choice`` is honoured as vLLM does: ``"required"``
+constrains decoding to a valid call of one of the tools, a named tool
+(``{"type": "function", "function": {"name": ...}}``) to a call of that tool, and
+``"auto"`` (or none) lets the model write freely; ``"none"`` offers no tools. With
+``logprobs`` it returns ``logprobs.content[]``, and with ``return_token_ids`` the
+prompt's ids (``prompt_token_ids``) and the sampled ids
 (``choices[0].token_ids``), as vLLM 0.10.2 and later do. ``GET /v1/models`` lists the
 served name; ``GET /health`` answers 200 once the model is loaded. Non-streaming only,
 one generation at a time, stdlib ``http.server``: for CPU machines, tests and demos,
@@ -50,9 +54,7 @@ def chat_completion(body: dict[str, Any], model: str, served_name: str) -> dict[
         raise _BadRequest(f"The model `{body.get('model')}` does not exist.", 404)
     if body.get("stream"):
         raise _BadRequest("streaming is not supported by this server")
-    tools = body.get("tools") or []
-    if body.get("tool_choice") == "none":
-        tools = []
+    tools, constrained = _tool_choice(body)
     max_tokens = body.get("max_completion_tokens") or body.get("max_tokens") or 256
     temperature = body.get("temperature")
     try:
@@ -63,11 +65,29 @@ def chat_completion(body: dict[str, Any], model: str, served_name: str) -> dict[
             top_p=float(body.get("top_p") or 1.0),
             seed=int(body.get("seed") or 0),
             threads=None,  # as make_server set them
+            constrained=constrained,
         )
     except (ConfigError, TypeError, ValueError) as exc:
         raise _BadRequest(str(exc)) from None
     turn = policy.act(messages, tools)
     return _response(turn, body, served_name, policy.load(), int(max_tokens))
+
+
+def _tool_choice(body: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
+    """The tools to offer and whether decoding is constrained to a call of one of them."""
+    tools: list[dict[str, Any]] = body.get("tools") or []
+    choice = body.get("tool_choice")
+    if choice == "none":
+        return [], False
+    if isinstance(choice, dict):
+        name = (choice.get("function") or {}).get("name")
+        named = [t for t in tools if (t.get("function") or {}).get("name") == name]
+        if not named:
+            raise _BadRequest(f"tool_choice names {name!r}, which is not among the tools")
+        return named, True
+    if choice not in (None, "auto", "required"):
+        raise _BadRequest(f"tool_choice must be none, auto, required or a named tool: {choice!r}")
+    return tools, choice == "required" and bool(tools)
 
 
 def _response(

@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import event, text
+from sqlalchemy import and_, case, event, func, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, col, create_engine, delete, select
@@ -217,6 +217,22 @@ class Store:
             for step in s.exec(query):
                 out.setdefault(step.episode_id, []).append(step)
             return out
+
+    def call_counts(self, run_id: str) -> dict[str, tuple[int, int]]:
+        """Episode id -> (valid calls, steps) for every episode of a run with steps.
+
+        A step is a valid call when it names an offered tool with arguments its schema
+        accepts: the environment recorded its tool and no error.
+        """
+        valid = case((and_(col(StepRow.tool) != "", col(StepRow.error) == ""), 1), else_=0)
+        with self.session() as s:
+            query = (
+                select(StepRow.episode_id, func.sum(valid), func.count())
+                .join(EpisodeRow, col(EpisodeRow.id) == col(StepRow.episode_id))
+                .where(EpisodeRow.run_id == run_id)
+                .group_by(col(StepRow.episode_id))
+            )
+            return {eid: (int(ok or 0), int(n)) for eid, ok, n in s.exec(query)}
 
     def calls(self, episode_id: str) -> list[ToolCall]:
         """The tool calls of an episode, in order (steps without a call left out)."""

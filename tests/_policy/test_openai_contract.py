@@ -75,7 +75,7 @@ def test_vllm_tool_call_with_token_ids_and_logprobs(monkeypatch):
     body = handler.body()
     assert body["model"] == "served-model"
     assert body["messages"] == MESSAGES
-    assert body["tools"] == TOOLS and body["tool_choice"] == "auto"
+    assert body["tools"] == TOOLS and body["tool_choice"] == "required"  # structured decoding
     assert body["temperature"] == 0.0 and body["top_p"] == 1.0  # always explicit
     assert body["logprobs"] is True and body["return_token_ids"] is True
     assert body["seed"] == 7 and body["max_tokens"] == 1024
@@ -251,3 +251,44 @@ def test_reasoning_is_kept_apart_and_the_models_argument_text_is_kept():
     assert turn.reasoning == "I should list the files."
     assert "reasoning" not in turn.message  # some servers refuse it in later requests
     assert turn.message["tool_calls"][0]["function"]["arguments"] == '{"command":"ls"}'
+
+
+def test_unconstrained_asks_for_auto():
+    handler = Recorder(vllm_response(content="ok"))
+    pol = policy(handler, constrained=False)
+    pol.act(MESSAGES, TOOLS)
+    assert handler.body()["tool_choice"] == "auto"
+    assert pol.params()["constrained"] is False
+
+
+def test_server_refusing_required_gets_auto_from_then_on():
+    # vLLM before 0.8.3 answered: tool_choice = "required" is not supported!
+    refusal = httpx.Response(
+        400,
+        json={
+            "object": "error",
+            "message": 'tool_choice = "required" is not supported!',
+            "type": "BadRequestError",
+            "code": 400,
+        },
+    )
+    call = vllm_call("bash", {"command": "ls"})
+    handler = Recorder(refusal, vllm_response(tool_calls=[call]), vllm_response(content="b"))
+    pol = policy(handler, max_retries=0)
+    turn = pol.act(MESSAGES, TOOLS)
+    assert turn.call is not None and turn.retries == 1
+    assert [handler.body(i)["tool_choice"] for i in (0, 1)] == ["required", "auto"]
+    assert pol.act(MESSAGES, TOOLS).retries == 0
+    assert handler.body(2)["tool_choice"] == "auto"
+
+
+def test_other_refusals_naming_tool_choice_still_fail():
+    # "auto" refused (vLLM without --enable-auto-tool-choice): no loop, a PolicyError
+    refusal = httpx.Response(
+        400,
+        json={"message": '"auto" tool choice requires --enable-auto-tool-choice', "code": 400},
+    )
+    handler = Recorder(refusal)
+    with pytest.raises(gym.PolicyError, match="enable-auto-tool-choice"):
+        policy(handler, constrained=False, max_retries=3).act(MESSAGES, TOOLS)
+    assert len(handler.requests) == 1

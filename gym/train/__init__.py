@@ -1,0 +1,72 @@
+"""Training on environment rewards: token batches from episodes and the GRPO loss.
+
+For people who write a training loop over boxgym episodes (``gym train`` builds on it).
+The pieces, each small and typed:
+
+1. Episodes: `TrainEpisode.from_result` (an `EpisodeResult` in memory) or
+   `TrainEpisode.from_store` (a stored episode): outcome, reward, flags and the exact
+   token ids and logprobs the policy recorded.
+2. Rewards and advantages: `training_reward` (infra_error -> None, left out; flagged ->
+   0), `advantages` over groups (``grpo``, ``dr_grpo``, ``rloo``), zero-variance groups
+   dropped and counted.
+3. Samples, token-in/token-out: `episode_samples` joins a turn's prompt, the sampled
+   ids and the environment's tokens without re-tokenizing, splitting where the prefix
+   property breaks; `grpo_samples` does 2 and 3 for a batch of episodes.
+4. Tensors: `collate` (attention mask from lengths, loss mask 1 only on sampled
+   tokens), `token_logprobs` (the trainer's logprobs).
+5. Losses: `policy_loss` (clip-higher, truncated importance sampling against the
+   rollout logprobs, optional k3 KL), `sft_loss` (rejection-sampling fine-tuning),
+   `aggregate` (``token_mean``, ``seq_mean_token_mean``, ``seq_sum_const``), and
+   `batch_loss` / `batch_sft_loss` over a model; metrics as `LossMetrics`.
+
+torch is imported only inside the functions that use it, so ``import gym.train`` is
+light; install it with ``pip install -e '.[train]'``.
+"""
+
+from gym.train._batch import Batch, batch_loss, batch_sft_loss, collate, token_logprobs
+from gym.train._episodes import GroupSamples, TrainEpisode, grpo_samples
+from gym.train._loss import (
+    Aggregation,
+    LossConfig,
+    LossMetrics,
+    aggregate,
+    policy_loss,
+    sft_loss,
+)
+from gym.train._rewards import (
+    AdvantageKind,
+    Advantages,
+    advantages,
+    group_advantages,
+    training_reward,
+    verified,
+)
+from gym.train._samples import EpisodeSamples, Sample, TurnTokens, episode_samples, turn_tokens
+
+__all__ = [
+    "AdvantageKind",
+    "Advantages",
+    "Aggregation",
+    "Batch",
+    "EpisodeSamples",
+    "GroupSamples",
+    "LossConfig",
+    "LossMetrics",
+    "Sample",
+    "TrainEpisode",
+    "TurnTokens",
+    "advantages",
+    "aggregate",
+    "batch_loss",
+    "batch_sft_loss",
+    "collate",
+    "episode_samples",
+    "group_advantages",
+    "grpo_samples",
+    "policy_loss",
+    "sft_loss",
+    "token_logprobs",
+    "training_reward",
+    "turn_tokens",
+    "verified",
+]
