@@ -31,7 +31,7 @@ from typing import Any
 
 from gym._errors import ConfigError, PolicyError
 
-__all__ = ["CallMask", "call_grammar", "call_schema", "grammar_tokenizer"]
+__all__ = ["CallMask", "allowed_tokens", "call_grammar", "call_schema", "grammar_tokenizer"]
 
 JSON_STYLE = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
 """How the call's JSON is laid out: as ``json.dumps`` writes it (see `format_call`)."""
@@ -154,3 +154,30 @@ class CallMask:
 def _pad(allowed: Any, width: int) -> Any:
     torch = importlib.import_module("torch")
     return torch.cat([allowed, torch.zeros(width - allowed.numel(), dtype=torch.bool)])
+
+
+def allowed_tokens(grammar_tok: Any, tools: list[dict[str, Any]], completion: list[int]) -> Any:
+    """The tokens the grammar allowed at each step of a completion, [len(completion), V].
+
+    Replays the grammar over sampled ids: a trainer that computes its log-probabilities
+    under the same mask (`gym.train.token_logprobs` with ``allowed=``) optimises the
+    policy that actually acted, whose logprobs the constrained policies record.
+
+    Args:
+        grammar_tok: from `grammar_tokenizer`.
+        tools: the tools offered at that turn.
+        completion: the sampled ids (the end-of-turn token included).
+
+    Raises:
+        PolicyError: the ids do not follow the grammar.
+    """
+    torch = importlib.import_module("torch")
+    mask = CallMask(grammar_tok, tools, 0)
+    rows = []
+    for i, token in enumerate(completion):
+        rows.append(mask.allowed())
+        if not mask.matcher.consume_token(int(token)):
+            raise PolicyError(f"token {i} ({token}) breaks the grammar: {mask._error()}")
+    if not rows:
+        return torch.zeros(0, mask.vocab_size, dtype=torch.bool)
+    return torch.stack(rows)

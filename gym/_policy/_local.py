@@ -479,7 +479,7 @@ class LocalPolicy(Policy):
         else:
             kwargs.update(logits_processor=[mask], eos_token_id=tokenizer.eos_token_id)
         if self.temperature > 0:
-            kwargs.update(temperature=self.temperature, top_p=self.top_p)
+            kwargs.update(temperature=self.temperature, top_p=self.top_p, top_k=0)
         inputs = torch.tensor([prompt_ids])
         with loaded.lock, torch.inference_mode():
             torch.manual_seed(seed)

@@ -190,7 +190,7 @@ class TinyPolicy(LocalPolicy):
         self,
         model: str = TINY,
         *,
-        max_new_tokens: int = 128,
+        max_new_tokens: int = 512,
         temperature: float = 0.0,
         top_p: float = 1.0,
         seed: int = 0,

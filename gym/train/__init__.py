@@ -23,7 +23,14 @@ torch is imported only inside the functions that use it, so ``import gym.train``
 light; install it with ``pip install -e '.[train]'``.
 """
 
-from gym.train._batch import Batch, batch_loss, batch_sft_loss, collate, token_logprobs
+from gym.train._batch import (
+    Batch,
+    batch_loss,
+    batch_sft_loss,
+    collate,
+    sample_allowed,
+    token_logprobs,
+)
 from gym.train._episodes import GroupSamples, TrainEpisode, grpo_samples
 from gym.train._loss import (
     Aggregation,
@@ -64,6 +71,7 @@ __all__ = [
     "group_advantages",
     "grpo_samples",
     "policy_loss",
+    "sample_allowed",
     "sft_loss",
     "token_logprobs",
     "training_reward",

@@ -19,7 +19,14 @@ from gym.train._samples import Sample
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["Batch", "batch_loss", "batch_sft_loss", "collate", "token_logprobs"]
+__all__ = [
+    "Batch",
+    "batch_loss",
+    "batch_sft_loss",
+    "collate",
+    "sample_allowed",
+    "token_logprobs",
+]
 
 
 @dataclass
@@ -36,6 +43,9 @@ class Batch:
     """The sampler's log-probabilities at sampled tokens, 0 elsewhere."""
     advantages: torch.Tensor
     """One per sample."""
+    allowed: torch.Tensor | None = None
+    """[B, T, V] booleans: the tokens a constrained sampler could choose at each position
+    (None: unconstrained; see `sample_allowed`)."""
 
     @property
     def tokens(self) -> int:
@@ -43,12 +53,18 @@ class Batch:
         return int(self.loss_mask.sum())
 
 
-def collate(samples: Sequence[Sample], pad_token_id: int) -> Batch:
+def collate(
+    samples: Sequence[Sample],
+    pad_token_id: int,
+    *,
+    allowed: Sequence[torch.Tensor] | None = None,
+) -> Batch:
     """Right-pad samples into one batch.
 
     Args:
         samples: the samples (each with its advantage set).
         pad_token_id: the id written past each sample's end (masked out everywhere).
+        allowed: per sample, its `sample_allowed` tensor (for constrained rollouts).
     """
     if not samples:
         raise ConfigError("cannot collate an empty list of samples")
@@ -66,11 +82,49 @@ def collate(samples: Sequence[Sample], pad_token_id: int) -> Batch:
             [pad(s.rollout_logprobs, 0.0) for s in samples], dtype=torch.float32
         ),
         advantages=torch.tensor([s.advantage for s in samples], dtype=torch.float32),
+        allowed=_pad_allowed(allowed, width) if allowed is not None else None,
     )
 
 
+def _pad_allowed(allowed: Sequence[torch.Tensor], width: int) -> torch.Tensor:
+    th = importlib.import_module("torch")
+    vocab = allowed[0].shape[-1]
+    out: torch.Tensor = th.ones(len(allowed), width, vocab, dtype=th.bool)
+    for i, rows in enumerate(allowed):
+        out[i, : rows.shape[0]] = rows
+    return out
+
+
+def sample_allowed(sample: Sample, per_turn: Sequence[torch.Tensor], vocab: int) -> torch.Tensor:
+    """A sample's [len(input_ids), V] allowed-token rows from its turns' grammar masks.
+
+    Args:
+        sample: the sample.
+        per_turn: for each of its turns in order, the rows `allowed_tokens` gave for that
+            turn's completion ([len(completion), V]).
+        vocab: the logits' width.
+
+    Raises:
+        ConfigError: the rows do not cover the sample's sampled tokens one to one.
+    """
+    th = importlib.import_module("torch")
+    rows = th.cat([r[:, :vocab] for r in per_turn]) if per_turn else None
+    sampled = th.tensor(sample.loss_mask, dtype=th.bool)
+    if rows is None or rows.shape[0] != int(sampled.sum()):
+        got = 0 if rows is None else rows.shape[0]
+        raise ConfigError(f"{got} mask rows for {int(sampled.sum())} sampled tokens")
+    out: torch.Tensor = th.ones(len(sample.input_ids), vocab, dtype=th.bool)
+    out[sampled] = rows
+    return out
+
+
 def token_logprobs(
-    model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, *, temperature: float = 1.0
+    model: Any,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    *,
+    temperature: float = 1.0,
+    allowed: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Each token's log-probability given the tokens before it, [B, T] (column 0 is 0).
 
@@ -80,11 +134,18 @@ def token_logprobs(
         attention_mask: 1 on real tokens [B, T].
         temperature: divide the logits by this first: the sampling temperature, so
             that the ratio to the rollout logprobs compares like with like.
+        allowed: [B, T, V] booleans, the tokens a constrained sampler could choose at
+            each position (all True where it was not constrained; see
+            `gym._policy._grammar.allowed_tokens`): the log-probabilities are then those
+            of the masked distribution the rollout logprobs were recorded under.
     """
     th = importlib.import_module("torch")
     logits = model(input_ids=input_ids, attention_mask=attention_mask).logits[:, :-1].float()
     if temperature != 1.0:
         logits = logits / temperature
+    if allowed is not None:
+        width = logits.shape[-1]
+        logits = logits.masked_fill(~allowed[:, 1:, :width], float("-inf"))
     picked = th.log_softmax(logits, -1).gather(-1, input_ids[:, 1:, None])[..., 0]
     aligned: torch.Tensor = th.cat([th.zeros_like(picked[:, :1]), picked], dim=1)
     return aligned
@@ -113,7 +174,13 @@ def batch_loss(
         normalizer: see `aggregate`.
     """
     config = config or LossConfig()
-    logprobs = token_logprobs(model, batch.input_ids, batch.attention_mask, temperature=temperature)
+    logprobs = token_logprobs(
+        model,
+        batch.input_ids,
+        batch.attention_mask,
+        temperature=temperature,
+        allowed=batch.allowed,
+    )
     ref = None
     if config.beta > 0:
         if reference is None:
@@ -121,7 +188,11 @@ def batch_loss(
         torch = importlib.import_module("torch")
         with torch.no_grad():
             ref = token_logprobs(
-                reference(), batch.input_ids, batch.attention_mask, temperature=temperature
+                reference(),
+                batch.input_ids,
+                batch.attention_mask,
+                temperature=temperature,
+                allowed=batch.allowed,
             )
     return policy_loss(
         logprobs,
@@ -147,7 +218,7 @@ def batch_sft_loss(
         normalizer: see `aggregate`.
     """
     config = config or LossConfig()
-    logprobs = token_logprobs(model, batch.input_ids, batch.attention_mask)
+    logprobs = token_logprobs(model, batch.input_ids, batch.attention_mask, allowed=batch.allowed)
     return sft_loss(
         logprobs,
         batch.loss_mask,

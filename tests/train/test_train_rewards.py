@@ -1,0 +1,82 @@
+"""Rewards and group-relative advantages: golden values from an independent numpy version."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gym
+from gym.train import advantages, group_advantages, training_reward, verified
+
+
+def numpy_advantages(rewards: list[float], kind: str, eps: float = 1e-6) -> np.ndarray:
+    r = np.asarray(rewards, dtype=np.float64)
+    if kind == "grpo":
+        return (r - r.mean()) / (r.std(ddof=1) + eps)
+    if kind == "dr_grpo":
+        return r - r.mean()
+    # rloo: each reward minus the mean of the others, written as an explicit loop
+    return np.array([r[i] - np.delete(r, i).mean() for i in range(len(r))])
+
+
+REWARDS = [1.0, 0.0, 0.5, 0.25, 1.0]
+
+
+@pytest.mark.parametrize("kind", ["grpo", "dr_grpo", "rloo"])
+def test_group_advantages_match_numpy(kind):
+    got = group_advantages(REWARDS, kind)
+    assert got == pytest.approx(numpy_advantages(REWARDS, kind).tolist(), abs=1e-12)
+
+
+def test_hand_computed_values():
+    # two rewards 1 and 0: mean 0.5, sample std sqrt(0.5)
+    assert group_advantages([1.0, 0.0], "dr_grpo") == [0.5, -0.5]
+    assert group_advantages([1.0, 0.0], "rloo") == [1.0, -1.0]
+    s = 0.5**0.5
+    assert group_advantages([1.0, 0.0], "grpo", eps=0.0) == pytest.approx([0.5 / s, -0.5 / s])
+    # rloo is (G / (G - 1)) times the mean-centred advantage
+    assert group_advantages([3.0, 0.0, 0.0], "rloo") == pytest.approx([3.0, -1.5, -1.5])
+
+
+def test_group_needs_two_and_a_known_kind():
+    with pytest.raises(gym.ConfigError, match="at least two"):
+        group_advantages([1.0], "grpo")
+    with pytest.raises(gym.ConfigError, match="unknown advantage"):
+        group_advantages([1.0, 0.0], "ppo")  # type: ignore[arg-type]
+
+
+def test_training_reward_masks_infra_and_zeroes_flags():
+    assert training_reward("pass", 1.0) == 1.0
+    assert training_reward("fail", 0.25) == 0.25
+    assert training_reward("infra_error", None) is None
+    assert training_reward("infra_error", 1.0) is None  # never a reward, whatever was stored
+    assert training_reward("pass", 1.0, ["tests_touched"]) == 0.0
+    assert verified("pass") and not verified("pass", ["tests_touched"]) and not verified("fail")
+
+
+def test_batch_advantages_drop_zero_variance_groups_and_infra():
+    rewards = [1.0, 0.0, 1.0, None, 0.5, 0.5, None, 1.0, 0.0]
+    groups = ["a", "a", "a", "a", "b", "b", "c", "d", "d"]
+    adv = advantages(rewards, groups, "grpo")
+    # a: three rewards (one infra left out); b: zero variance; c: nothing left; d: two
+    expect_a = numpy_advantages([1.0, 0.0, 1.0], "grpo")
+    expect_d = numpy_advantages([1.0, 0.0], "grpo")
+    assert adv.keep == [True, True, True, False, False, False, False, True, True]
+    assert adv.values[:3] == pytest.approx(expect_a.tolist())
+    assert adv.values[7:] == pytest.approx(expect_d.tolist())
+    assert adv.values[3:7] == [0.0] * 4
+    assert (adv.groups, adv.zero_variance_groups, adv.infra_excluded) == (4, 2, 2)
+    assert adv.zero_variance_fraction == 0.5
+    assert adv.group_std["a"] == pytest.approx(np.std([1.0, 0.0, 1.0], ddof=1))
+
+
+def test_a_flagged_pass_is_a_zero_in_its_group():
+    outcomes = [("pass", 1.0, ["tests_touched"]), ("pass", 1.0, []), ("fail", 0.0, [])]
+    rewards = [training_reward(o, r, f) for o, r, f in outcomes]
+    adv = advantages(rewards, ["t"] * 3, "dr_grpo")
+    assert adv.values == pytest.approx([-1 / 3, 2 / 3, -1 / 3])
+
+
+def test_lengths_must_agree():
+    with pytest.raises(gym.ConfigError, match="2 rewards for 1 group"):
+        advantages([1.0, 0.0], ["a"])
