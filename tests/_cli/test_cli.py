@@ -47,3 +47,20 @@ def test_doctor_is_green_on_a_set_up_machine(engine, python_image):
     checks = {c["name"]: c for c in json.loads(out.stdout)}
     assert out.returncode == 0, checks
     assert checks["docker engine"]["ok"] and checks["base image"]["ok"]
+
+
+@pytest.mark.docker
+def test_run_json_reports_the_valid_call_rate_per_env(engine, tmp_path):
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    args = ["run", "boxgym/PyFunc-v0", "--policy", "oracle", "--limit", "1", "--db", db]
+    out = gym_cli(*args, "--split", "eval", "--json")
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["envs"]["boxgym/PyFunc-v0"]["valid_call_rate"] == 1.0
+
+
+def test_a_policy_without_constrained_decoding_refuses_the_flag(tmp_path):
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    out = gym_cli("run", "boxgym/PyFunc-v0", "--policy", "oracle", "--unconstrained", "--db", db)
+    assert out.returncode != 0
+    assert "constrained" in out.stderr and "Traceback" not in out.stderr

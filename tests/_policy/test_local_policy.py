@@ -173,7 +173,7 @@ def test_bundled_model_is_converted_once_and_reloads_fast():
 @needs_local
 @pytest.mark.slow
 def test_turn_records_tokens_and_logprobs_faithfully():
-    policy = gym.LocalPolicy(max_new_tokens=8)
+    policy = gym.LocalPolicy(max_new_tokens=8, constrained=False)  # free decoding, primed
     turn = policy.act(CONVERSATION, TOOLS)
     assert isinstance(turn.message["content"], str) and turn.message["role"] == "assistant"
     assert turn.prompt_token_ids and turn.completion_token_ids and turn.logprobs
@@ -203,6 +203,35 @@ def test_turn_records_tokens_and_logprobs_faithfully():
     assert expected[:, 0].tolist() == pytest.approx(turn.logprobs, abs=1e-3)
     greedy = logits.argmax(-1).tolist()
     assert greedy == turn.completion_token_ids  # temperature 0 is greedy
+
+
+@needs_local
+@pytest.mark.slow
+def test_constrained_turn_is_a_valid_call_with_the_samplers_logprobs():
+    import torch
+
+    from gym._policy._grammar import allowed_tokens
+
+    policy = gym.LocalPolicy(max_new_tokens=64)  # constrained by default
+    turn = policy.act(CONVERSATION, TOOLS)
+    loaded = load_model()
+    tokenizer = loaded.tokenizer
+    assert turn.call is not None and turn.call.name in ("bash", "submit"), turn.message
+    assert turn.parse_error == ""
+    assert turn.completion_token_ids and turn.completion_token_ids[-1] == tokenizer.eos_token_id
+    assert turn.message["content"].startswith('<tool_call>\n{"name": ')  # not primed
+    prompt = render_prompt(tokenizer, CONVERSATION, TOOLS)
+    assert tokenizer(prompt, add_special_tokens=False)["input_ids"] == turn.prompt_token_ids
+    # greedy under the mask, and the logprobs are the masked distribution's
+    ids = turn.completion_token_ids
+    allowed = allowed_tokens(loaded.grammar(), TOOLS, ids)
+    with torch.inference_mode():
+        full = torch.tensor([turn.prompt_token_ids + ids])
+        logits = loaded.model(full).logits[0, len(turn.prompt_token_ids) - 1 : -1].float()
+    masked = logits.masked_fill(~allowed, float("-inf"))
+    assert masked.argmax(-1).tolist() == ids
+    expected = torch.log_softmax(masked, -1).gather(1, torch.tensor(ids)[:, None])[:, 0]
+    assert expected.tolist() == pytest.approx(turn.logprobs, abs=1e-3)
 
 
 @needs_local

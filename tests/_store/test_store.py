@@ -140,3 +140,43 @@ def test_messages_show_the_url_without_its_password(tmp_path):
         Store(f"postgresql://bob:s3cret@/nodb?host={tmp_path}")
     message = str(info.value)
     assert "s3cret" not in message and "postgresql://bob:***@/nodb" in message
+
+
+def test_call_counts_count_valid_calls_per_episode(store):
+    store.ensure_run(run_row())
+    store.commit_episode(episode("v1"), steps("v1", 3), verdict("v1"))
+    rejected = [
+        StepRow(episode_id="v2", index=0, tool="", error="unknown tool 'python'"),
+        StepRow(episode_id="v2", index=1, tool="bash", arguments={"command": "ls"}),
+    ]
+    store.commit_episode(episode("v2", "fail"), rejected, None)
+    store.commit_episode(episode("v3", "infra_error"), [], None)  # no steps: not listed
+    store.ensure_run(run_row("run2"))
+    store.commit_episode(episode("w1", run_id="run2"), steps("w1", 1), None)
+    assert store.call_counts("run1") == {"v1": (3, 3), "v2": (1, 2)}
+
+
+def test_report_and_cli_show_the_valid_call_rate(tmp_path):
+    from typer.testing import CliRunner
+
+    from gym._cli import app
+    from gym._report import build_report
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    s = Store(url)
+    s.ensure_run(run_row())
+    s.commit_episode(episode("v1"), steps("v1", 3), verdict("v1"))
+    bad = [StepRow(episode_id="v2", index=0, tool="", error="action is not JSON")]
+    s.commit_episode(episode("v2", "fail"), bad, None)
+    report = build_report(s, "run1")
+    assert report.overall.valid_call_rate == pytest.approx(3 / 4)
+    assert report.envs[0].valid_call_rate == pytest.approx(3 / 4)
+    s.close()
+    empty = Store(f"sqlite:///{tmp_path / 'empty.db'}")
+    empty.ensure_run(run_row())
+    empty.commit_episode(episode("x"), [], None)
+    assert build_report(empty, "run1").overall.valid_call_rate is None  # no steps: no rate
+    empty.close()
+    out = CliRunner().invoke(app, ["report", "run1", "--db", url], env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    assert "valid calls" in out.output and "0.75" in out.output
