@@ -49,7 +49,8 @@ class Sample(BaseModel):
     turns: list[int]
     """Indices of the episode's turns this sample holds."""
     truncated: bool = False
-    """Its last completion did not end with the end-of-turn token (cut by a budget)."""
+    """Its last completion did not end with the end-of-turn token (cut by the token budget,
+    or stopped at a stop string)."""
     advantage: float = 0.0
     """The advantage every sampled token of the sample gets (set by the caller)."""
     episode_id: str = ""

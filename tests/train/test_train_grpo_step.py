@@ -100,6 +100,7 @@ def test_one_grpo_step_moves_logprobs_the_way_the_advantages_say(loaded):
     assert float((adv * after * mask).sum()) > float((adv * before * mask).sum())
 
 
+@pytest.mark.slow
 def test_rollout_logprobs_equal_the_trainers_masked_logprobs(loaded):
     """Through TITO samples, collate and the grammar replay, the importance ratio is 1."""
     task = gym.Task(id="add", family="arith", prompt="p")
