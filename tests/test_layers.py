@@ -80,11 +80,13 @@ LAYERS: dict[int, tuple[str, ...]] = {
     5: (  # policies
         "gym._policy",
         "gym._policy._base",
+        "gym._policy._grammar",
         "gym._policy._local",
         "gym._policy._openai",
         "gym._policy._parse",
         "gym._policy._scripted",
         "gym._policy._serve",
+        "gym._policy._tiny",
     ),
     6: (  # store
         "gym._store",
@@ -113,7 +115,14 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._plot",
         "gym._calibrate",
     ),
-    8: (),  # train: gym.train and its modules go here
+    8: (  # train
+        "gym.train",
+        "gym.train._batch",
+        "gym.train._episodes",
+        "gym.train._loss",
+        "gym.train._rewards",
+        "gym.train._samples",
+    ),
     9: (  # CLI
         "gym._cli",
         "gym._cli._app",
