@@ -17,7 +17,8 @@ Tool calls are read from the model's text (see `gym._policy._parse`): the tools 
 the ``<tool_call>`` format are written into the prompt, by the tokenizer's chat
 template when it supports tools, else as a section of the system message. By default
 decoding is constrained to that format and the tools' schemas (`gym._policy._grammar`),
-so every turn is a valid call of an offered tool.
+so every turn is a valid call of an offered tool (when it fits in ``max_new_tokens``:
+a call cut by the budget, say inside a string the model never closes, is not).
 
 torch and transformers are imported only inside these functions, so ``import gym``
 never imports them.
@@ -317,8 +318,9 @@ class LocalPolicy(Policy):
 
     Constrained by default: decoding follows the grammar of one ``<tool_call>`` block
     calling an offered tool with arguments valid against its schema, then the
-    end-of-turn token (`gym._policy._grammar`), so every turn is a valid call. With
-    ``constrained=False`` the model writes freely, generation stops at
+    end-of-turn token (`gym._policy._grammar`), so every turn that ends within
+    ``max_new_tokens`` is a valid call. With ``constrained=False`` the model writes
+    freely, generation stops at
     ``</tool_call>``, and a text without a call is a plain answer, a ``<tool_call>``
     block that cannot be read a ``parse_error``.
 
