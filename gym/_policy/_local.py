@@ -320,9 +320,8 @@ class LocalPolicy(Policy):
     calling an offered tool with arguments valid against its schema, then the
     end-of-turn token (`gym._policy._grammar`), so every turn that ends within
     ``max_new_tokens`` is a valid call. With ``constrained=False`` the model writes
-    freely, generation stops at
-    ``</tool_call>``, and a text without a call is a plain answer, a ``<tool_call>``
-    block that cannot be read a ``parse_error``.
+    freely, generation stops at ``</tool_call>``, and a text without a call is a plain
+    answer, a ``<tool_call>`` block that cannot be read a ``parse_error``.
 
     Greedy by default (temperature 0); with a temperature, sampling is seeded per
     (seed, task, turn), so a run repeats. Recorded per turn: the prompt's token ids,
