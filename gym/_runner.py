@@ -8,22 +8,21 @@ nothing but the episodes in flight, and never duplicates one.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from gym._errors import ConfigError
-from gym._models import Split, Task
+from gym._executor import EpisodeWork, Executor, Job, LocalExecutor
+from gym._models import Split
 from gym._policy import Policy
-from gym._registry import env_ids, make, spec_of, tasks_of
-from gym._rollout import EpisodeResult, run_episode
-from gym._sandbox import set_pool_size
+from gym._registry import env_ids, spec_of, tasks_of
+from gym._rollout import EpisodeResult
 from gym._store import EpisodeRow, RunRow, StepRow, Store, VerdictRow
 from gym._version import __version__
 
@@ -64,16 +63,6 @@ class RunConfig(BaseModel):
         """A short content hash of the configuration."""
         blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
-
-
-class Job(BaseModel):
-    """One planned episode."""
-
-    env_id: str
-    task: Task
-    sample_index: int
-    seed: int
-    episode_id: str
 
 
 class RunProgress(BaseModel):
@@ -207,19 +196,26 @@ def run(
     store: Store,
     policy_factory: Callable[[], Policy],
     concurrency: int = 2,
+    executor: Executor | None = None,
     max_attempts: int = 3,
     retry_infra: bool = False,
     progress: Callable[[RunProgress], None] | None = None,
 ) -> RunProgress:
     """Run (or resume) a benchmark and commit every episode to the store.
 
+    The episodes run on ``executor``; this process alone commits each finished one,
+    once, in its own transaction.
+
     Args:
         config: what to run.
         store: where episodes are committed.
-        policy_factory: builds a policy (called once per worker thread).
-        concurrency: episodes in flight at once.
-        max_attempts: runs of an episode that ends in infra_error before it is recorded
-            as such.
+        policy_factory: builds a policy (called once per worker); it must pickle for
+            an executor that runs episodes in other processes.
+        concurrency: episodes in flight at once (for the default local executor).
+        executor: where episodes run; by default threads of this process
+            (`LocalExecutor` with ``concurrency``).
+        max_attempts: runs of an episode that ends in infra_error before it is
+            recorded as such.
         retry_infra: also rerun episodes committed earlier as infra_error.
         progress: called after each committed episode.
     """
@@ -243,38 +239,14 @@ def run(
         or (retry_infra and committed[j.episode_id] == "infra_error")
     ]
     state = RunProgress(total=len(jobs), skipped=len(jobs) - len(todo))
-    set_pool_size(max(1, concurrency))
-    local = threading.local()
-
-    def work(job: Job) -> tuple[Job, EpisodeResult, int]:
-        if not hasattr(local, "policy"):
-            local.policy = policy_factory()
-        for attempt in range(1, max_attempts + 1):
-            # The job holds its task: no reloading and re-hashing the whole task set.
-            env = make(job.env_id, run=config.run_id, tasks=[job.task], **_env_overrides(config))
-            result = run_episode(env, local.policy, task_id=job.task.id, seed=job.seed)
-            if result.outcome != "infra_error" or attempt == max_attempts:
-                return job, result, attempt
-        raise AssertionError("unreachable")
-
-    with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="gym-ep") as pool:
-        pending: set[Future[tuple[Job, EpisodeResult, int]]] = set()
-        queue = iter(todo)
-        for job in queue:
-            pending.add(pool.submit(work, job))
-            if len(pending) >= 2 * concurrency:
-                break
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                job, result, attempts = future.result()
-                store.commit_episode(*_rows(config, job, result, attempts, __version__))
-                _count(state, result)
-                if progress:
-                    progress(state)
-                next_job = next(queue, None)
-                if next_job is not None:
-                    pending.add(pool.submit(work, next_job))
+    work = EpisodeWork(config.run_id, policy_factory, _env_overrides(config), max_attempts)
+    executor = executor or LocalExecutor(concurrency)
+    with contextlib.closing(executor.run(todo, work)) as finished:
+        for job, result, attempts in finished:
+            store.commit_episode(*_rows(config, job, result, attempts, __version__))
+            _count(state, result)
+            if progress:
+                progress(state)
     return state
 
 

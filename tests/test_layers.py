@@ -95,6 +95,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
     ),
     7: (  # runner and statistics: rollout, runs, reports, regrade, validate, exports, view
         "gym._rollout",
+        "gym._executor",
         "gym._runner",
         "gym._regrade",
         "gym._validate",

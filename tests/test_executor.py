@@ -1,0 +1,74 @@
+"""The executor seam: the runner commits what any executor yields; the work pickles."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Generator, Iterable
+
+import pytest
+from toy_env import ENV_ID
+
+from gym import OraclePolicy
+from gym._executor import EpisodeWork, Executor, Finished, Job, LocalExecutor
+from gym._runner import RunConfig, plan, run
+from gym._store import Store
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(f"sqlite:///{tmp_path / 'runs.db'}")
+    yield s
+    s.close()
+
+
+class Backwards(Executor):
+    """Runs the jobs one by one, last first, in a pickled copy of the work (as a remote worker would)."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def run(self, jobs: Iterable[Job], work: EpisodeWork) -> Generator[Finished, None, None]:
+        remote = pickle.loads(pickle.dumps(work))
+        policy = remote.new_policy()
+        for job in reversed(list(jobs)):
+            self.seen.append(job.episode_id)
+            yield remote(pickle.loads(pickle.dumps(job)), policy)
+
+
+def test_the_runner_commits_what_its_executor_yields_in_any_order(store):
+    config = RunConfig(envs=[ENV_ID], policy="oracle", k=2)
+    executor = Backwards()
+    state = run(config, store=store, policy_factory=OraclePolicy, executor=executor)
+    planned = [j.episode_id for j in plan(config)]
+    assert executor.seen == planned[::-1]
+    assert (state.done, state.passed) == (4, 4)
+    assert sorted(e.id for e in store.episodes(config.run_id)) == sorted(planned)
+
+
+def test_episode_work_runs_a_job_from_data_alone():
+    config = RunConfig(envs=[ENV_ID], policy="oracle", limit=1, max_steps=5)
+    (job,) = plan(config)
+    work = EpisodeWork(config.run_id, OraclePolicy, {"max_steps": 5}, max_attempts=2)
+    copy = pickle.loads(pickle.dumps(work))
+    assert copy == work
+    finished = copy(job, copy.new_policy())
+    assert finished.job == job and finished.attempts == 1
+    assert finished.result.outcome == "pass" and finished.result.task_id == job.task.id
+
+
+def test_closing_the_local_executor_early_starts_nothing_more(store):
+    config = RunConfig(envs=[ENV_ID], policy="oracle", k=3)
+    jobs = plan(config)
+    started: list[str] = []
+
+    class Counting(OraclePolicy):
+        def start(self, task, env):
+            started.append(task.id)
+            super().start(task, env)
+
+    work = EpisodeWork(config.run_id, Counting)
+    finished = LocalExecutor(concurrency=1).run(jobs, work)
+    first = next(finished)
+    finished.close()
+    assert first.job in jobs
+    assert len(started) <= 2, "at most twice the concurrency was ever submitted"
