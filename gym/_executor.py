@@ -19,12 +19,12 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel
 
 from gym._models import Task
-from gym._policy import Policy
+from gym._policy import Policy, policy_from_name
 from gym._registry import make
 from gym._rollout import EpisodeResult, run_episode
 from gym._sandbox import set_pool_size
 
-__all__ = ["EpisodeWork", "Executor", "Finished", "Job", "LocalExecutor"]
+__all__ = ["EpisodeWork", "Executor", "Finished", "Job", "LocalExecutor", "NamedPolicy"]
 
 
 class Job(BaseModel):
@@ -43,6 +43,32 @@ class Finished(NamedTuple):
     job: Job
     result: EpisodeResult
     attempts: int
+
+
+@dataclass(frozen=True)
+class NamedPolicy:
+    """A policy factory from a policy's name and parameters: plain data, so it pickles.
+
+    Attributes:
+        name: a name of `gym.policies.POLICIES` (oracle, noop, openai, local...) or
+            ``replay``.
+        params: the policy's constructor arguments (for replay: ``source`` and ``db``).
+    """
+
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def __call__(self) -> Policy:
+        """A new policy.
+
+        Raises:
+            ConfigError: unknown name, or options the policy does not take.
+        """
+        if self.name == "replay":
+            from gym._replay import ReplayPolicy
+
+            return ReplayPolicy(self.params["source"], db=self.params.get("db"))
+        return policy_from_name(self.name, **self.params)
 
 
 @dataclass(frozen=True)

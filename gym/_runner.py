@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from gym._errors import ConfigError
-from gym._executor import EpisodeWork, Executor, Job, LocalExecutor
+from gym._executor import EpisodeWork, Executor, Job, LocalExecutor, NamedPolicy
 from gym._models import Split
 from gym._policy import Policy
 from gym._registry import env_ids, spec_of, tasks_of
@@ -194,7 +194,7 @@ def run(
     config: RunConfig,
     *,
     store: Store,
-    policy_factory: Callable[[], Policy],
+    policy_factory: Callable[[], Policy] | None = None,
     concurrency: int = 2,
     executor: Executor | None = None,
     max_attempts: int = 3,
@@ -210,7 +210,8 @@ def run(
         config: what to run.
         store: where episodes are committed.
         policy_factory: builds a policy (called once per worker); it must pickle for
-            an executor that runs episodes in other processes.
+            an executor that runs episodes in other processes. By default the
+            configuration's policy by name (`NamedPolicy`).
         concurrency: episodes in flight at once (for the default local executor).
         executor: where episodes run; by default threads of this process
             (`LocalExecutor` with ``concurrency``).
@@ -239,7 +240,8 @@ def run(
         or (retry_infra and committed[j.episode_id] == "infra_error")
     ]
     state = RunProgress(total=len(jobs), skipped=len(jobs) - len(todo))
-    work = EpisodeWork(config.run_id, policy_factory, _env_overrides(config), max_attempts)
+    factory = policy_factory or NamedPolicy(config.policy, config.policy_params)
+    work = EpisodeWork(config.run_id, factory, _env_overrides(config), max_attempts)
     executor = executor or LocalExecutor(concurrency)
     with contextlib.closing(executor.run(todo, work)) as finished:
         for job, result, attempts in finished:

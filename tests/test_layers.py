@@ -96,6 +96,8 @@ LAYERS: dict[int, tuple[str, ...]] = {
     7: (  # runner and statistics: rollout, runs, reports, regrade, validate, exports, view
         "gym._rollout",
         "gym._executor",
+        "gym._ray",  # the Ray executor (imports ray, an optional extra, lazily)
+        "gym._ray_cluster",
         "gym._runner",
         "gym._regrade",
         "gym._validate",

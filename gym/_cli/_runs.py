@@ -17,15 +17,17 @@ from gym._errors import ConfigError
 __all__: list[str] = []
 
 
-def make_policy(name: str, params: dict[str, Any]) -> Any:
-    """A policy instance from its CLI name and parameters."""
-    from gym import _policy
+def make_executor(name: str, address: str | None, concurrency: int | None) -> Any:
+    """The executor `gym run --executor` names: local threads or a Ray cluster."""
+    if name == "local":
+        from gym._executor import LocalExecutor
 
-    if name.startswith("replay"):
-        from gym._replay import ReplayPolicy
+        return LocalExecutor(2 if concurrency is None else concurrency)
+    if name == "ray":
+        from gym._ray import RayExecutor
 
-        return ReplayPolicy(params["source"], db=params.get("db"))
-    return _policy.policy_from_name(name, **params)
+        return RayExecutor(address, workers=concurrency)
+    raise ConfigError(f"--executor must be local or ray, not {name!r}")
 
 
 def _policy_params(
@@ -86,7 +88,21 @@ def run(
         str | None, typer.Option("--replay", help="RUN or RUN/EPISODE to replay.")
     ] = None,
     k: Annotated[int, typer.Option("-k", help="Samples per task.")] = 1,
-    concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Episodes at once.")] = 2,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            "--concurrency", "-c", help="Episodes at once (local: 2; ray: the cluster's CPUs)."
+        ),
+    ] = None,
+    executor: Annotated[
+        str, typer.Option("--executor", help="Where episodes run: local or ray.")
+    ] = "local",
+    address: Annotated[
+        str | None,
+        typer.Option(
+            "--address", help="Ray cluster address (ray's default: RAY_ADDRESS or local)."
+        ),
+    ] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="At most N tasks per env.")] = None,
     tasks: Annotated[list[str] | None, typer.Option("--tasks", help="Only these task ids.")] = None,
     split: Annotated[str | None, typer.Option("--split", help="train or eval.")] = None,
@@ -102,9 +118,9 @@ def run(
     as_json: JsonFlag = False,
 ) -> None:
     """Run a benchmark (resumable: the same command skips committed episodes)."""
+    from gym._executor import NamedPolicy
     from gym._report import build_report
     from gym._runner import RunConfig, expand_envs
-    from gym._runner import run as run_benchmark
     from gym._store import Store
 
     if split not in (None, "train", "eval"):
@@ -123,8 +139,27 @@ def run(
         label=label,
     )
     store = Store(db)
-    make_policy(policy, params).close()  # fail fast on a bad policy before any container starts
+    factory = NamedPolicy(policy, params)
+    factory().close()  # fail fast on a bad policy before any container starts
+    runner = make_executor(executor, address, concurrency)
     err.print(f"run [bold]{config.run_id}[/] -> {store._safe_url()}")
+    with runner:
+        state = _run_with_progress(config, store, factory, runner, retry_infra)
+    if state.skipped:
+        err.print(f"resumed: {state.skipped} episodes were already committed")
+    report = build_report(store, config.run_id)
+    if as_json:
+        print_json(_summary(report))
+    else:
+        render_report(report)
+
+
+def _run_with_progress(
+    config: Any, store: Any, policy: Any, executor: Any, retry_infra: bool
+) -> Any:
+    """Run a benchmark under a progress bar; its final progress."""
+    from gym._runner import run as run_benchmark
+
     columns = [
         TextColumn("{task.description}"),
         BarColumn(),
@@ -140,21 +175,14 @@ def run(
             stats = f"pass {state.pass_rate:.0%}  infra {state.infra_error}  {rate:.1f} tok/s"
             bar.update(job, total=state.total - state.skipped, completed=state.done, stats=stats)
 
-        state = run_benchmark(
+        return run_benchmark(
             config,
             store=store,
-            policy_factory=lambda: make_policy(policy, params),
-            concurrency=concurrency,
+            policy_factory=policy,
+            executor=executor,
             retry_infra=retry_infra,
             progress=on_progress,
         )
-    if state.skipped:
-        err.print(f"resumed: {state.skipped} episodes were already committed")
-    report = build_report(store, config.run_id)
-    if as_json:
-        print_json(_summary(report))
-    else:
-        render_report(report)
 
 
 def _ci(m: Any) -> str:

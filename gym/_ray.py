@@ -1,0 +1,377 @@
+"""The Ray executor: a run's episodes on the workers of a Ray cluster.
+
+A worker is a Ray actor: one process on one node, running one episode at a time. It
+builds the environment and the policy itself from the run's `EpisodeWork` and runs the
+containers on its node's own Docker engine (images are built there on first use, from
+the same content-addressed tags). Results come back to the driver (the process that
+called `gym._runner.run`), which alone commits them, so an episode is stored once.
+
+A worker that dies (its process killed, its node lost) takes its episode with it: the
+job goes back to the queue for another worker, and an episode lost ``max_losses`` times
+is returned as infra_error (never as a reward). The containers of a dead worker are
+removed by the reaper of its node: a new worker reaps its node when it first connects
+to the engine, and after a run that lost a worker (and when the executor closes) every
+node a worker ran on reaps once more.
+
+Ray is an optional extra (``pip install 'boxgym[ray]'``), imported only here.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+from collections.abc import Generator, Iterable
+from typing import Any
+
+from pydantic import BaseModel
+
+from gym._errors import ConfigError, GymError
+from gym._executor import EpisodeWork, Executor, Finished, Job
+from gym._policy import Policy
+from gym._rollout import EpisodeResult
+from gym._sandbox import owner_label, reap, set_pool_size, shutdown_pools
+
+__all__ = ["EpisodeWorker", "RayExecutor", "WorkerInfo", "import_ray"]
+
+log = logging.getLogger("gym.ray")
+
+INSTALL_HINT = "pip install 'boxgym[ray]'"
+
+
+def import_ray() -> Any:
+    """The ``ray`` module.
+
+    Raises:
+        ConfigError: Ray is not installed; the message says how to install it.
+    """
+    try:
+        import ray
+    except ImportError as exc:
+        raise ConfigError(
+            f"the Ray executor needs Ray, which is not installed: {INSTALL_HINT}"
+        ) from exc
+    return ray
+
+
+class WorkerInfo(BaseModel):
+    """One episode worker: a Ray actor process on a node."""
+
+    node_id: str
+    """The Ray node it runs on."""
+    owner: str
+    """The owner label of its containers (``host:pid:start-time``)."""
+
+    @property
+    def pid(self) -> int:
+        """Its process id on its node."""
+        return int(self.owner.rsplit(":", 2)[1])
+
+
+class EpisodeWorker:
+    """The body of a worker actor: one episode at a time, in its own process.
+
+    Its policy is built on first use and kept while runs bring the same policy
+    factory; its warm pool keeps one ready container per sandbox configuration.
+    """
+
+    def __init__(self) -> None:
+        set_pool_size(1)
+        self._policy: Policy | None = None
+        self._factory: Any = None
+
+    def info(self) -> WorkerInfo:
+        """Where this worker runs (answered once it has started)."""
+        node = import_ray().get_runtime_context().get_node_id()
+        return WorkerInfo(node_id=node, owner=owner_label())
+
+    def run(self, work: EpisodeWork, job: Job) -> Finished:
+        """Run one job to its end."""
+        if self._policy is None or self._factory != work.policy_factory:
+            self._close_policy()
+            self._policy, self._factory = work.new_policy(), work.policy_factory
+        return work(job, self._policy)
+
+    def close(self) -> None:
+        """Close the policy and remove this worker's containers (its warm pool)."""
+        self._close_policy()
+        shutdown_pools()
+
+    def _close_policy(self) -> None:
+        if self._policy is not None:
+            self._policy.close()
+            self._policy = None
+
+
+def reap_node() -> list[str]:
+    """Remove the containers of dead boxgym processes from this node's engine."""
+    return reap()
+
+
+def _lost_result(job: Job, times: int, exc: BaseException) -> EpisodeResult:
+    return EpisodeResult(
+        env_id=job.env_id,
+        task_id=job.task.id,
+        split=job.task.split,
+        seed=job.seed,
+        outcome="infra_error",
+        end_reason=f"infra: lost with its Ray worker {times} times (last: {type(exc).__name__})",
+    )
+
+
+class _Fleet:
+    """The executor's worker actors: starting, idle or busy with one job."""
+
+    def __init__(self, ray: Any, options: dict[str, Any]) -> None:
+        self._ray = ray
+        self._actor = ray.remote(EpisodeWorker).options(**options)
+        self.starting: dict[Any, Any] = {}
+        """The ``info`` call of each starting actor -> the actor."""
+        self.idle: list[Any] = []
+        self.busy: dict[Any, tuple[Any, Job]] = {}
+        """The ``run`` call of each busy actor -> the actor and its job."""
+
+    @property
+    def size(self) -> int:
+        """Actors started and not lost."""
+        return len(self.starting) + len(self.idle) + len(self.busy)
+
+    def grow(self, size: int) -> None:
+        """Start actors until there are ``size``."""
+        while self.size < size:
+            self.start()
+
+    def start(self) -> None:
+        """Start one actor (it becomes idle when its ``info`` answers)."""
+        actor = self._actor.remote()
+        self.starting[actor.info.remote()] = actor
+
+    def dispatch(self, queue: collections.deque[Job], work: Any) -> None:
+        """Give each idle actor the next job."""
+        while self.idle and queue:
+            actor, job = self.idle.pop(), queue.popleft()
+            self.busy[actor.run.remote(work, job)] = (actor, job)
+
+    def wait(self, timeout: float) -> list[Any]:
+        """The calls that answered next (none after ``timeout`` seconds)."""
+        ready, _ = self._ray.wait([*self.starting, *self.busy], num_returns=1, timeout=timeout)
+        return list(ready)
+
+    def abandon_busy(self) -> None:
+        """Kill the actors still running jobs (the run stopped) and wait for their end."""
+        calls = list(self.busy)
+        for actor, _ in self.busy.values():
+            self._ray.kill(actor, no_restart=True)
+        self.busy.clear()
+        if calls:
+            self._ray.wait(calls, num_returns=len(calls), timeout=30)
+
+    def close(self) -> None:
+        """Close the idle actors (their containers go), then end every actor."""
+        calls = [actor.close.remote() for actor in self.idle]
+        if calls:
+            self._ray.wait(calls, num_returns=len(calls), timeout=60)
+        self.abandon_busy()
+        for actor in [*self.idle, *self.starting.values()]:
+            self._ray.kill(actor, no_restart=True)
+        self.idle.clear()
+        self.starting.clear()
+
+
+class RayExecutor(Executor):
+    """Episodes on the workers of a Ray cluster: one worker process per episode at once.
+
+    Workers stay up between runs (warm pools, loaded policies) until `close`; use the
+    executor as a context manager.
+
+    Args:
+        address: the cluster, as `ray.init` takes it (``HOST:PORT``, ``auto``; None:
+            ``RAY_ADDRESS``, else a new single-machine instance). Unused when Ray is
+            already initialized in this process.
+        workers: episodes at once; by default the cluster's CPUs divided by
+            ``cpus_per_worker``.
+        cpus_per_worker: the Ray CPU resource each worker holds.
+        max_losses: times an episode may be lost with its worker before it is
+            returned as infra_error.
+        start_timeout: seconds to wait for a first worker before giving up.
+
+    Raises:
+        ConfigError: Ray is not installed.
+    """
+
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        workers: int | None = None,
+        cpus_per_worker: float = 1.0,
+        max_losses: int = 3,
+        start_timeout: float = 300.0,
+    ) -> None:
+        self._ray = import_ray()
+        self.address = address
+        self.wanted = workers
+        self.cpus_per_worker = cpus_per_worker
+        self.max_losses = max(1, max_losses)
+        self.start_timeout = start_timeout
+        self.workers: list[WorkerInfo] = []
+        """Every worker this executor started, alive or lost."""
+        self.lost = 0
+        """Episodes lost with their worker (and run again, or given up)."""
+        self._fleet: _Fleet | None = None
+        self._owns_ray = False
+        self._failed_starts = 0
+
+    def run(self, jobs: Iterable[Job], work: EpisodeWork) -> Generator[Finished, None, None]:
+        """Run the jobs on the cluster's workers; yield each as it finishes."""
+        queue = collections.deque(jobs)
+        if not queue:
+            return
+        fleet = self._ensure_fleet()
+        fleet.grow(min(self._size(), len(queue)))
+        work_ref = self._ray.put(work)
+        losses: collections.Counter[str] = collections.Counter()
+        lost_before = self.lost
+        try:
+            while queue or fleet.busy:
+                fleet.dispatch(queue, work_ref)
+                for call in self._wait(fleet):
+                    finished = self._settle(fleet, call, queue, losses)
+                    if finished is not None:
+                        fleet.dispatch(queue, work_ref)
+                        yield finished
+        finally:
+            stopped = bool(fleet.busy)
+            fleet.abandon_busy()
+            if stopped or self.lost > lost_before:
+                self.reap()
+
+    def close(self) -> None:
+        """End every worker (their containers go), reap their nodes, leave the cluster."""
+        fleet, self._fleet = self._fleet, None
+        if fleet is not None:
+            fleet.close()
+            self.reap()
+        if self._owns_ray:
+            self._ray.shutdown()
+            self._owns_ray = False
+
+    def reap(self) -> list[str]:
+        """On every live node a worker ran on, remove containers of dead processes.
+
+        Returns:
+            The ids of the removed containers.
+        """
+        alive = {n["NodeID"] for n in self._ray.nodes() if n["Alive"]}
+        nodes = sorted({w.node_id for w in self.workers} & alive)
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy as OnNode
+
+        task = self._ray.remote(reap_node)
+        calls = [
+            task.options(num_cpus=0, scheduling_strategy=OnNode(node, soft=False)).remote()
+            for node in nodes
+        ]
+        removed: list[str] = []
+        for call in calls:
+            try:
+                removed += self._ray.get(call, timeout=120)
+            except Exception as exc:  # a node that cannot reap now reaps when next used
+                log.warning("could not reap a Ray node: %s", exc)
+        return removed
+
+    def _ensure_fleet(self) -> _Fleet:
+        if self._fleet is None:
+            if not self._ray.is_initialized():
+                self._ray.init(
+                    address=self.address, logging_level=logging.WARNING, log_to_driver=False
+                )
+                self._owns_ray = True
+            options = {
+                "num_cpus": self.cpus_per_worker,
+                "max_restarts": 0,
+                "max_task_retries": 0,
+                "scheduling_strategy": "SPREAD",
+            }
+            self._fleet = _Fleet(self._ray, options)
+        return self._fleet
+
+    def _size(self) -> int:
+        if self.wanted:
+            return self.wanted
+        cpus = float(self._ray.cluster_resources().get("CPU", 0))
+        size = int(cpus // self.cpus_per_worker)
+        if size < 1:
+            raise ConfigError(
+                f"the Ray cluster offers {cpus:g} CPUs, less than one worker's "
+                f"{self.cpus_per_worker:g}: add nodes, or pass workers= (gym run -c N)"
+            )
+        return size
+
+    def _wait(self, fleet: _Fleet) -> list[Any]:
+        calls = fleet.wait(self.start_timeout)
+        if not calls and not fleet.busy:
+            raise GymError(
+                f"no Ray worker started within {self.start_timeout:g} s: does the cluster "
+                f"have {self.cpus_per_worker:g} free CPU per worker? (`ray status`)"
+            )
+        return calls
+
+    def _settle(
+        self,
+        fleet: _Fleet,
+        call: Any,
+        queue: collections.deque[Job],
+        losses: collections.Counter[str],
+    ) -> Finished | None:
+        """Take an answered call: a worker started, or a job finished or was lost."""
+        if call in fleet.starting:
+            self._started(fleet, call)
+            return None
+        actor, job = fleet.busy.pop(call)
+        try:
+            finished: Finished = self._ray.get(call)
+        except self._lost_errors() as exc:
+            return self._lost(fleet, actor, job, exc, queue, losses)
+        fleet.idle.append(actor)
+        return finished
+
+    def _started(self, fleet: _Fleet, call: Any) -> None:
+        actor = fleet.starting.pop(call)
+        try:
+            info: WorkerInfo = self._ray.get(call)
+        except self._lost_errors() as exc:
+            self._failed_starts += 1
+            if not self.workers or self._failed_starts > 3 * fleet.size + 3:
+                raise GymError(
+                    f"a Ray worker could not start ({exc}); every node needs boxgym, its "
+                    "environments and a Docker engine"
+                ) from exc
+            log.warning("a Ray worker could not start; starting another: %s", exc)
+            fleet.start()
+            return
+        self.workers.append(info)
+        fleet.idle.append(actor)
+
+    def _lost(
+        self,
+        fleet: _Fleet,
+        actor: Any,
+        job: Job,
+        exc: BaseException,
+        queue: collections.deque[Job],
+        losses: collections.Counter[str],
+    ) -> Finished | None:
+        """A worker died with a job: run it again elsewhere, or give it up as infra_error."""
+        self._ray.kill(actor, no_restart=True)
+        fleet.start()
+        self.lost += 1
+        losses[job.episode_id] += 1
+        times = losses[job.episode_id]
+        log.warning("episode %s lost with its Ray worker (%d): %s", job.episode_id, times, exc)
+        if times < self.max_losses:
+            queue.appendleft(job)
+            return None
+        return Finished(job, _lost_result(job, times, exc), times)
+
+    def _lost_errors(self) -> tuple[type[BaseException], ...]:
+        errors = self._ray.exceptions
+        return (errors.RayActorError, errors.WorkerCrashedError, errors.NodeDiedError)

@@ -1,0 +1,188 @@
+"""The Ray executor on a real Ray cluster: a head and a worker node, separate processes.
+
+Episodes run on real containers through the Ray workers; the driver (this process)
+commits them. The cluster is started once for the module (two `ray start --block`
+process groups, one CPU each) and stopped by its process ids at the end.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from gym._errors import ConfigError
+from gym._executor import LocalExecutor
+from gym._runner import RunConfig, plan, run
+from gym._sandbox import list_boxgym
+from gym._store import Store
+
+ENV = "boxgym/PyFunc-v0"
+GYM = os.path.join(os.path.dirname(sys.executable), "gym")
+HAVE_RAY = importlib.util.find_spec("ray") is not None
+
+
+def on_cluster(test):
+    """Marks of a test on the module's Ray cluster and the real engine."""
+    skip = pytest.mark.skipif(
+        not HAVE_RAY, reason="the ray extra is not installed: pip install -e '.[ray]'"
+    )
+    for mark in (skip, pytest.mark.ray, pytest.mark.docker, pytest.mark.slow):
+        test = mark(test)
+    return test
+
+
+def test_without_ray_the_executor_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    from gym._ray import RayExecutor
+
+    with pytest.raises(ConfigError, match=r"pip install 'boxgym\[ray\]'"):
+        RayExecutor()
+
+
+@pytest.fixture(scope="module")
+def cluster(engine):
+    import ray
+
+    from gym._ray_cluster import LocalRayCluster
+
+    with LocalRayCluster((1, 1)) as c:
+        ray.init(address=c.address, log_to_driver=False)
+        try:
+            yield c
+        finally:
+            ray.shutdown()
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(f"sqlite:///{tmp_path / 'runs.db'}")
+    yield s
+    s.close()
+
+
+def head_node() -> str:
+    import ray
+
+    (head,) = [n["NodeID"] for n in ray.nodes() if "node:__internal_head__" in n["Resources"]]
+    return head
+
+
+def left_behind(owners: set[str]) -> list[str]:
+    return [c.id for c in list_boxgym() if c.labels.get("boxgym.owner") in owners]
+
+
+def summary(store: Store, run_id: str) -> dict[str, tuple]:
+    verdicts = store.verdicts(run_id)
+    return {
+        e.id: (
+            e.task_id,
+            e.outcome,
+            e.reward,
+            [c.name for c in store.calls(e.id)],
+            sorted((k, v["passed"]) for k, v in verdicts[e.id].components.items()),
+        )
+        for e in store.episodes(run_id)
+    }
+
+
+@on_cluster
+@pytest.mark.parametrize("policy", ["oracle", "noop"])
+def test_ray_runs_the_same_episodes_as_local_threads(cluster, tmp_path, policy):
+    from gym._ray import RayExecutor
+
+    config = RunConfig(envs=[ENV], policy=policy, limit=3)
+    local, remote = Store(f"sqlite:///{tmp_path}/l.db"), Store(f"sqlite:///{tmp_path}/r.db")
+    run(config, store=local, executor=LocalExecutor(2))
+    with RayExecutor(workers=2) as executor:
+        state = run(config, store=remote, executor=executor)
+        assert {w.node_id for w in executor.workers} == {n["NodeID"] for n in _nodes()}
+        owners = {w.owner for w in executor.workers}
+    assert state.done == 3 and state.infra_error == 0
+    assert summary(remote, config.run_id) == summary(local, config.run_id)
+    assert {e.outcome for e in remote.episodes(config.run_id)} == {
+        "pass" if policy == "oracle" else "fail"
+    }
+    assert not left_behind(owners)
+
+
+def _nodes() -> list[dict]:
+    import ray
+
+    return [n for n in ray.nodes() if n["Alive"]]
+
+
+@on_cluster
+def test_a_worker_killed_mid_episode_loses_and_duplicates_nothing(cluster, store):
+    from gym._ray import RayExecutor
+
+    config = RunConfig(envs=[ENV], policy="oracle", limit=6)
+    killed: list[str] = []
+
+    with RayExecutor(workers=2) as executor:
+
+        def kill_the_other_node_s_worker(state):
+            if killed:
+                return
+            (victim,) = [w for w in executor.workers if w.node_id != head_node()]
+            os.kill(victim.pid, signal.SIGKILL)  # it is busy: jobs were queued when it started
+            killed.append(victim.owner)
+
+        state = run(config, store=store, executor=executor, progress=kill_the_other_node_s_worker)
+        assert executor.lost >= 1, "the worker was running an episode when it was killed"
+        assert not left_behind(set(killed)), "the dead worker's containers were reaped"
+        owners = {w.owner for w in executor.workers}
+    ids = [e.id for e in store.episodes(config.run_id)]
+    assert sorted(ids) == sorted(j.episode_id for j in plan(config))
+    assert len(ids) == len(set(ids)) == 6
+    assert state.done == state.passed == 6
+    assert not left_behind(owners)
+
+
+@on_cluster
+def test_a_stopped_ray_run_is_finished_by_the_next_without_duplicates(cluster, store):
+    from gym._ray import RayExecutor
+
+    config = RunConfig(envs=[ENV], policy="noop", limit=5)
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_two(state):
+        if state.done == 2:
+            raise Stop
+
+    with RayExecutor(workers=2) as executor:
+        with pytest.raises(Stop):
+            run(config, store=store, executor=executor, progress=stop_after_two)
+        before = {e.id for e in store.episodes(config.run_id)}
+        assert len(before) == 2
+        # Both workers were busy (three jobs were queued): both ended, their containers reaped.
+        assert not left_behind({w.owner for w in executor.workers})
+        state = run(config, store=store, executor=executor)
+        owners = {w.owner for w in executor.workers}
+    after = [e.id for e in store.episodes(config.run_id)]
+    assert (state.done, state.skipped) == (3, 2)
+    assert len(after) == len(set(after)) == 5 and before <= set(after)
+    assert not left_behind(owners)
+
+
+@on_cluster
+def test_gym_run_executor_ray_on_a_cluster_address(cluster, tmp_path):
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    cmd = [GYM, "run", ENV, "--policy", "oracle", "--limit", "2", "--db", db, "--json"]
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+    done = subprocess.run(
+        [*cmd, "--executor", "ray", "--address", cluster.address, "-c", "2"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["envs"][ENV]["pass"] == 2
