@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import collections
 import logging
+import socket
 from collections.abc import Generator, Iterable
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -85,7 +87,16 @@ class EpisodeWorker:
         return WorkerInfo(node_id=node, owner=owner_label())
 
     def run(self, work: EpisodeWork, job: Job) -> Finished:
-        """Run one job to its end."""
+        """Run one job to its end.
+
+        Raises:
+            ConfigError: the task's folder (seeds, hidden checks) is not on this node.
+        """
+        if job.task.path and not Path(job.task.path).is_dir():
+            raise ConfigError(
+                f"task folder {job.task.path} is missing on Ray node {socket.gethostname()}: "
+                "install boxgym (and its environments) at the same path on every node"
+            )
         if self._policy is None or self._factory != work.policy_factory:
             self._close_policy()
             self._policy, self._factory = work.new_policy(), work.policy_factory

@@ -2,7 +2,8 @@
 
 Episodes run on real containers through the Ray workers; the driver (this process)
 commits them. The cluster is started once for the module (two `ray start --block`
-process groups, one CPU each) and stopped by its process ids at the end.
+process groups, one CPU each) and stopped by its process ids at the end; the last test
+kills the worker node, so it stays last in the file.
 """
 
 from __future__ import annotations
@@ -45,13 +46,29 @@ def test_without_ray_the_executor_says_how_to_install_it(monkeypatch):
         RayExecutor()
 
 
+def test_a_worker_refuses_a_task_whose_folder_is_not_on_its_node(tmp_path):
+    from gym._executor import EpisodeWork, NamedPolicy
+    from gym._ray import EpisodeWorker
+
+    config = RunConfig(envs=[ENV], policy="noop", limit=1)
+    (job,) = plan(config)
+    moved = job.model_copy(
+        update={"task": job.task.model_copy(update={"path": str(tmp_path / "x")})}
+    )
+    work = EpisodeWork(config.run_id, NamedPolicy("noop"))
+    with pytest.raises(ConfigError, match="same path on every node"):
+        EpisodeWorker().run(work, moved)
+
+
 @pytest.fixture(scope="module")
 def cluster(engine):
     import ray
 
     from gym._ray_cluster import LocalRayCluster
 
-    with LocalRayCluster((1, 1)) as c:
+    # A dead node is noticed after about five missed one-second health checks (default 15 s).
+    fast = {"RAY_health_check_period_ms": "1000", "RAY_health_check_failure_threshold": "5"}
+    with LocalRayCluster((1, 1), env=fast) as c:
         ray.init(address=c.address, log_to_driver=False)
         try:
             yield c
@@ -96,14 +113,14 @@ def summary(store: Store, run_id: str) -> dict[str, tuple]:
 def test_ray_runs_the_same_episodes_as_local_threads(cluster, tmp_path, policy):
     from gym._ray import RayExecutor
 
-    config = RunConfig(envs=[ENV], policy=policy, limit=3)
+    config = RunConfig(envs=[ENV], policy=policy, limit=2)
     local, remote = Store(f"sqlite:///{tmp_path}/l.db"), Store(f"sqlite:///{tmp_path}/r.db")
     run(config, store=local, executor=LocalExecutor(2))
     with RayExecutor(workers=2) as executor:
         state = run(config, store=remote, executor=executor)
         assert {w.node_id for w in executor.workers} == {n["NodeID"] for n in _nodes()}
         owners = {w.owner for w in executor.workers}
-    assert state.done == 3 and state.infra_error == 0
+    assert state.done == 2 and state.infra_error == 0
     assert summary(remote, config.run_id) == summary(local, config.run_id)
     assert {e.outcome for e in remote.episodes(config.run_id)} == {
         "pass" if policy == "oracle" else "fail"
@@ -121,7 +138,7 @@ def _nodes() -> list[dict]:
 def test_a_worker_killed_mid_episode_loses_and_duplicates_nothing(cluster, store):
     from gym._ray import RayExecutor
 
-    config = RunConfig(envs=[ENV], policy="oracle", limit=6)
+    config = RunConfig(envs=[ENV], policy="oracle", limit=4)
     killed: list[str] = []
 
     with RayExecutor(workers=2) as executor:
@@ -130,7 +147,7 @@ def test_a_worker_killed_mid_episode_loses_and_duplicates_nothing(cluster, store
             if killed:
                 return
             (victim,) = [w for w in executor.workers if w.node_id != head_node()]
-            os.kill(victim.pid, signal.SIGKILL)  # it is busy: jobs were queued when it started
+            os.kill(victim.pid, signal.SIGKILL)  # busy: a job was still queued at the first commit
             killed.append(victim.owner)
 
         state = run(config, store=store, executor=executor, progress=kill_the_other_node_s_worker)
@@ -139,8 +156,8 @@ def test_a_worker_killed_mid_episode_loses_and_duplicates_nothing(cluster, store
         owners = {w.owner for w in executor.workers}
     ids = [e.id for e in store.episodes(config.run_id)]
     assert sorted(ids) == sorted(j.episode_id for j in plan(config))
-    assert len(ids) == len(set(ids)) == 6
-    assert state.done == state.passed == 6
+    assert len(ids) == len(set(ids)) == 4
+    assert state.done == state.passed == 4
     assert not left_behind(owners)
 
 
@@ -148,7 +165,7 @@ def test_a_worker_killed_mid_episode_loses_and_duplicates_nothing(cluster, store
 def test_a_stopped_ray_run_is_finished_by_the_next_without_duplicates(cluster, store):
     from gym._ray import RayExecutor
 
-    config = RunConfig(envs=[ENV], policy="noop", limit=5)
+    config = RunConfig(envs=[ENV], policy="noop", limit=4)
 
     class Stop(Exception):
         pass
@@ -162,13 +179,13 @@ def test_a_stopped_ray_run_is_finished_by_the_next_without_duplicates(cluster, s
             run(config, store=store, executor=executor, progress=stop_after_two)
         before = {e.id for e in store.episodes(config.run_id)}
         assert len(before) == 2
-        # Both workers were busy (three jobs were queued): both ended, their containers reaped.
+        # Both workers were busy (a job was queued at each commit): both ended, containers reaped.
         assert not left_behind({w.owner for w in executor.workers})
         state = run(config, store=store, executor=executor)
         owners = {w.owner for w in executor.workers}
     after = [e.id for e in store.episodes(config.run_id)]
-    assert (state.done, state.skipped) == (3, 2)
-    assert len(after) == len(set(after)) == 5 and before <= set(after)
+    assert (state.done, state.skipped) == (2, 2)
+    assert len(after) == len(set(after)) == 4 and before <= set(after)
     assert not left_behind(owners)
 
 
@@ -186,3 +203,29 @@ def test_gym_run_executor_ray_on_a_cluster_address(cluster, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["envs"][ENV]["pass"] == 2
+
+
+@on_cluster
+def test_a_node_killed_mid_episode_loses_and_duplicates_nothing(cluster, store):
+    """Last in the module: the worker node stays dead."""
+    from gym._ray import RayExecutor
+
+    config = RunConfig(envs=[ENV], policy="oracle", limit=4)
+    killed: list[str] = []
+
+    with RayExecutor(workers=2) as executor:
+
+        def kill_the_worker_node(state):
+            if not killed:
+                (victim,) = [w for w in executor.workers if w.node_id != head_node()]
+                cluster.kill_node(1)  # its raylet, its workers: every process of the node
+                killed.append(victim.owner)
+
+        state = run(config, store=store, executor=executor, progress=kill_the_worker_node)
+        assert executor.lost >= 1, "the node's worker was running an episode when it died"
+        assert len(_nodes()) == 1
+        owners = {w.owner for w in executor.workers}
+    ids = [e.id for e in store.episodes(config.run_id)]
+    assert sorted(ids) == sorted(j.episode_id for j in plan(config))
+    assert state.done == state.passed == len(set(ids)) == 4
+    assert killed[0] in owners and not left_behind(owners)

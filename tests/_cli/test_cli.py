@@ -64,3 +64,10 @@ def test_a_policy_without_constrained_decoding_refuses_the_flag(tmp_path):
     out = gym_cli("run", "boxgym/PyFunc-v0", "--policy", "oracle", "--unconstrained", "--db", db)
     assert out.returncode != 0
     assert "constrained" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_run_names_the_executors_it_knows(tmp_path):
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    out = gym_cli("run", "boxgym/PyFunc-v0", "--policy", "noop", "--executor", "k8s", "--db", db)
+    assert out.returncode != 0
+    assert "--executor must be local or ray" in out.stderr and "Traceback" not in out.stderr
