@@ -77,9 +77,30 @@ def round_trip_ms(payload: bytes, n: int = 50) -> list[float]:
     return out
 
 
+def overhead(ratio: float) -> str:
+    if ratio >= 1:
+        return f"no overhead measured (Ray {(ratio - 1) * 100:.1f}% faster)"
+    return f"an overhead of {(1 - ratio) * 100:.1f}%"
+
+
 def load() -> str:
     one, five, _ = os.getloadavg()
     return f"{one:.1f} (1 min), {five:.1f} (5 min)"
+
+
+def caution(rates: dict[str, list[float]], *loads: str) -> str:
+    """A warning when other work on the machine made single runs vary more than 10%."""
+    cores = len(os.sched_getaffinity(0))
+    spread = max(max(v) / min(v) for v in rates.values())
+    busy = max(float(text.split()[0]) for text in loads)
+    if busy <= cores and spread <= 1.1:
+        return ""
+    return (
+        f"\n\n**Not conclusive:** the machine was busy (load average up to {busy:.0f} on "
+        f"{cores} cores) and single runs of one executor differed by up to "
+        f"{(spread - 1) * 100:.0f}%, more than the 10% this measures. Re-run the command "
+        "on a quiet machine."
+    )
 
 
 def main() -> None:
@@ -141,8 +162,8 @@ Interleaved local, ray, ...; medians of {opts.repeats}; a new run id and store e
 | local threads | {med["local"]:.2f} | {shown["local"]} |
 | Ray workers | {med["ray"]:.2f} | {shown["ray"]} |
 
-Ray's throughput is **{ratio:.3f}x** local's: an overhead of {(1 - ratio) * 100:.1f}%
-(target at most 10%): {"met" if ratio >= 0.9 else "NOT met"}.
+Ray's throughput is **{ratio:.3f}x** local's: {overhead(ratio)} (target: an overhead of
+at most 10%, 0.9x): {"met" if ratio >= 0.9 else "NOT met"}.{caution(rates, load_before, load_after)}
 
 - Per episode, Ray adds one call to a worker process and back: with a pickled result of
   {extra["bytes"] / 1024:.1f} KiB (a noop episode), {extra["p50"]:.2f} ms p50,

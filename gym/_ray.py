@@ -195,9 +195,10 @@ class RayExecutor(Executor):
     executor as a context manager.
 
     Args:
-        address: the cluster, as `ray.init` takes it (``HOST:PORT``, ``auto``; None:
-            ``RAY_ADDRESS``, else a new single-machine instance). Unused when Ray is
-            already initialized in this process.
+        address: the cluster, as `ray.init` takes it: ``HOST:PORT``; ``auto`` (an
+            existing cluster or an error); None (``RAY_ADDRESS``, else the cluster
+            last started on this machine, else a new one on this machine alone).
+            Unused when Ray is already initialized in this process.
         workers: episodes at once; by default the cluster's CPUs divided by
             ``cpus_per_worker``.
         cpus_per_worker: the Ray CPU resource each worker holds.

@@ -100,7 +100,7 @@ def run(
     address: Annotated[
         str | None,
         typer.Option(
-            "--address", help="Ray cluster address (ray's default: RAY_ADDRESS or local)."
+            "--address", help="Ray cluster HOST:PORT (default: RAY_ADDRESS, else this machine's)."
         ),
     ] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="At most N tasks per env.")] = None,
