@@ -137,7 +137,23 @@ class LocalRayCluster:
         env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
         return env
 
-    def _start_node(self, index: int, args: list[str]) -> None:
+    def _start_node(self, index: int, args: list[str], attempts: int = 2) -> None:
+        """Start one node, again once if it fails (Ray gives a raylet 30 s to register)."""
+        for attempt in range(1, attempts + 1):
+            proc, log = self._spawn(index, args)
+            try:
+                self._wait_started(proc, log)
+            except GymError:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                if attempt == attempts:
+                    raise
+                continue
+            self.nodes.append(proc)
+            return
+
+    def _spawn(self, index: int, args: list[str]) -> tuple[subprocess.Popen[bytes], Path]:
         log = self.root / f"node{index}.log"
         ports = [
             f"--{name}={_free_port()}"
@@ -159,8 +175,7 @@ class LocalRayCluster:
                 start_new_session=True,
                 cwd=self.root,
             )
-        self.nodes.append(proc)
-        self._wait_started(proc, log)
+        return proc, log
 
     def _wait_started(self, proc: subprocess.Popen[bytes], log: Path) -> None:
         deadline = time.monotonic() + self.timeout
