@@ -32,7 +32,7 @@ from gym._grading import (
 )
 from gym._models import Component, Flag, Task, Verdict
 from gym._sandbox import Manifest, Sandbox, quote
-from gym._tools import ToolCall, tool
+from gym._tools import NulFree, ToolCall, tool
 
 __all__ = ["CodeEnv", "grade_code", "read_tree", "task_files"]
 
@@ -115,7 +115,7 @@ class CodeEnv(ContainerEnv):
     # -- tools ---------------------------------------------------------------------------
 
     @tool(kind="write")
-    def bash(self, command: str) -> str:
+    def bash(self, command: NulFree) -> str:
         """Run a bash command in the workspace; the shell keeps its directory and variables.
 
         Args:
@@ -139,7 +139,7 @@ class CodeEnv(ContainerEnv):
         return "\n".join(parts)
 
     @tool(kind="read")
-    def read_file(self, path: str) -> str:
+    def read_file(self, path: NulFree) -> str:
         """Read a text file of the workspace.
 
         Args:
@@ -156,13 +156,13 @@ class CodeEnv(ContainerEnv):
         return text
 
     @tool(kind="write")
-    def write_file(self, path: str, content: str) -> str:
+    def write_file(self, path: NulFree, content: str) -> str:
         """Create or overwrite a text file of the workspace (parent folders are created).
 
         Args:
             path: path relative to the workspace (or absolute inside it).
             content: the whole new content of the file.
-        """
+        """  # written byte for byte as UTF-8: NUL and control characters included
         target = self._workspace_path(path)
         data = content.encode()
         if len(data) > self.max_file_bytes:
