@@ -301,6 +301,8 @@ def test_the_projects_exceptions_are_mirrors_with_builtin_bases(session):
     assert isinstance(info.value, ValueError)
     assert info.value.line == 3 and str(info.value) == "line 3: empty"
     assert type(info.value) is proj.ParseError
+    made = proj.ParseError("made here", 7)  # constructed by the test, in the worker
+    assert type(made) is proj.ParseError and str(made) == "line 7: made here" and made.line == 7
 
 
 def test_a_trusted_exception_crosses_and_comes_back_as_itself(session):
@@ -417,3 +419,36 @@ def test_only_public_attributes_of_the_judges_objects_are_readable(session):
         proj.peek(gen, "gi_frame")  # a frame is never handed over
     with pytest.raises(wire.NotPrimitive):
         proj.peek(sys, "modules")  # nor a module
+
+
+# -- the channel ----------------------------------------------------------------------------
+
+
+def _channel(timeout: float):
+    mine, theirs = socket.socketpair()
+    return wire.Connection(mine, None, {}, timeout=timeout), theirs
+
+
+def test_a_peer_that_stops_reading_times_out_a_send_instead_of_hanging():
+    conn, theirs = _channel(0.5)
+    with pytest.raises(wire.Lost) as lost:
+        conn.send({"blob": "x" * (16 << 20)})  # far more than a socket buffer holds
+    assert lost.value.why == "timeout"
+    conn.sock.close()
+    theirs.close()
+
+
+@pytest.mark.parametrize(
+    ("written", "why"),
+    [(b"", "ended"), (b"not json\n", "protocol"), (b"[1, 2]\n", "protocol")],
+)
+def test_a_peer_that_ends_or_writes_garbage_is_lost(written, why):
+    conn, theirs = _channel(2.0)
+    theirs.sendall(written)
+    if not written:
+        theirs.close()
+    with pytest.raises(wire.Lost) as lost:
+        conn.recv()
+    assert lost.value.why == why
+    conn.sock.close()
+    theirs.close()

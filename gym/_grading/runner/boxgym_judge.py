@@ -277,6 +277,9 @@ def _exception_getattr(self, name):
 
 def _exception_str(self):
     text = self.__dict__.get("_bx_str")
+    handle = self.__dict__.get("_bx_handle")
+    if text is None and handle is not None:  # made, not raised, by the code: ask it
+        text = self.__dict__["_bx_str"] = _text(SESSION.op("str", handle))
     return text if text is not None else BaseException.__str__(self)
 
 

@@ -267,7 +267,7 @@ class Supervisor:
     def __init__(self, spec, uids, staging):
         self.spec, self.uids, self.staging = spec, uids, staging
         self.gen, self.worker = 0, None
-        self.workers = {}
+        self.workers, self.cleared = {}, set()
         self.events, self.forged = [], 0
         self.buf, self.out = b"", b""
         self.judge = self.judge_status = None
@@ -313,8 +313,9 @@ class Supervisor:
     def start_worker(self):
         """A new worker generation, its end of a fresh socket handed back for the judge."""
         self.marks.setdefault("first_worker_s", round(time.monotonic() - self.t0, 3))
-        for gen in list(self.workers):
+        for gen in [g for g in self.workers if g not in self.cleared]:
             kill_uid(self.uids.worker(gen))
+            self.cleared.add(gen)  # a uid is never reused: once empty, it stays empty
         self.gen += 1
         uid = self.uids.worker(self.gen)
         home = private_dir(f"/tmp/boxgym-home-{self.staging['tag']}-{self.gen}", uid)
@@ -348,6 +349,7 @@ class Supervisor:
                 mine.close()
             elif request.get("op") == "kill":
                 kill_uid(self.uids.worker(self.gen))
+                self.cleared.add(self.gen)
         return True
 
     def read_events(self, fd):
@@ -394,7 +396,7 @@ class Supervisor:
                 if not self.read_output(out_r):
                     break
             kill_uid(self.uids.judge)
-        for gen in list(self.workers):
+        for gen in [g for g in self.workers if g not in self.cleared]:
             kill_uid(self.uids.worker(gen))
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and (
