@@ -19,13 +19,15 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from collections.abc import Callable
-from typing import Any, Literal, TypeVar
+import re
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any, Literal, TypeVar
 
 import docstring_parser
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model
 
 __all__ = [
+    "NulFree",
     "ToolCall",
     "ToolSpec",
     "decode_arguments",
@@ -38,6 +40,48 @@ __all__ = [
 Kind = Literal["read", "write", "final"]
 F = TypeVar("F", bound=Callable[..., Any])
 _DECODER = json.JSONDecoder()
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_nul(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError(
+            f"holds a NUL character at position {value.index(chr(0))}; "
+            "a path or a command cannot contain NUL"
+        )
+    return value
+
+
+NulFree = Annotated[str, AfterValidator(_no_nul)]
+"""A tool argument that a NUL character would silently cut (a path, a command): refused."""
+
+
+def unencodable(arguments: dict[str, Any]) -> str | None:
+    """Where a lone surrogate hides in decoded arguments (no UTF-8 encoding has one).
+
+    JSON text may spell one (a backslash-u escape of U+D800 to U+DFFF); it decodes to a str
+    that cannot be written anywhere: a call holding one is refused, never a crashed step.
+    """
+    for where, text in _strings(arguments, ""):
+        if found := _SURROGATE.search(text):
+            code = f"U+{ord(found.group()):04X}"
+            name = where or "arguments"
+            return f"'{name}' holds an unpaired surrogate ({code}) at {found.start()}"
+    return None
+
+
+def _strings(value: Any, where: str) -> Iterator[tuple[str, str]]:
+    """Every str in a decoded JSON value (keys too), with where it is."""
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            name = f"{where}.{key}" if where else str(key)
+            yield name.encode("utf-8", "backslashreplace").decode(), key
+            yield from _strings(item, name.encode("utf-8", "backslashreplace").decode())
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _strings(item, f"{where}[{i}]")
 
 
 class ToolCall(BaseModel):
@@ -88,7 +132,12 @@ class ToolSpec(BaseModel):
         return schema
 
     def validate_args(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Validated arguments, or ValueError with a message a model can act on."""
+        """Validated arguments, or ValueError with a message a model can act on.
+
+        Text that cannot be encoded (a lone surrogate) is refused here, for every tool.
+        """
+        if problem := unencodable(arguments):
+            raise ValueError(f"invalid arguments for {self.name}: {problem}; send valid Unicode")
         try:
             model = self.args_model.model_validate(arguments, strict=True)
         except ValidationError as exc:

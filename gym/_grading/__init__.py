@@ -3,6 +3,7 @@
 from gym._grading._code import (
     RUNNER_HASH,
     CheckSpec,
+    Finding,
     RunnerReport,
     expected_tests,
     grader_config,
@@ -27,6 +28,7 @@ __all__ = [
     "FLAG_KINDS",
     "RUNNER_HASH",
     "CheckSpec",
+    "Finding",
     "claim_flags",
     "file_component",
     "tool_flags",

@@ -26,6 +26,7 @@ from gym._sandbox import SandboxConfig, SandboxProvider, pack, run_once
 __all__ = [
     "RUNNER_PATH",
     "CheckSpec",
+    "Finding",
     "RunnerReport",
     "expected_tests",
     "grader_config",
@@ -33,8 +34,12 @@ __all__ = [
 ]
 
 RUNNER_PATH = Path(__file__).parent / "runner" / "boxgym_runner.py"
-_RUNNER = RUNNER_PATH.read_bytes()  # the file shipped is the one the hash was taken of
-RUNNER_HASH = hashlib.sha256(_RUNNER).hexdigest()[:12]
+_RUNNER = {  # the files shipped are the ones the hash was taken of
+    p.name: p.read_bytes() for p in sorted(RUNNER_PATH.parent.glob("boxgym_*.py"))
+}
+RUNNER_HASH = hashlib.sha256(
+    b"".join(name.encode() + b"\0" + data for name, data in _RUNNER.items())
+).hexdigest()[:12]
 _GRADE = "/grade"
 
 
@@ -58,11 +63,22 @@ class CheckSpec(BaseModel):
     timeout: float = 120.0
     """Seconds the checks may run in total."""
     call_timeout: float = 10.0
-    """calls: seconds one call of the function under test may take."""
+    """Seconds one request to the code under test (a call, an import) may take."""
     frozen_time: float | None = None
     """Unix time the code under test sees as now (time.time, datetime.now), if any."""
     probes: tuple[dict[str, Any], ...] = ()
     """Named boolean probes: ``{name, command, timeout}``; a probe passes if it exits 0."""
+
+
+class Finding(BaseModel):
+    """One thing the judge saw the code under test do during the checks."""
+
+    name: str
+    """``early_exit``, ``always_equal``, ``report_forgery``, ``timeout``..."""
+    detail: str = ""
+    """What happened, in words."""
+    test: str = ""
+    """The test (or check) it happened in; ``collection`` while importing."""
 
 
 class RunnerReport(BaseModel):
@@ -78,8 +94,14 @@ class RunnerReport(BaseModel):
     error: str | None = None
     import_error: str | None = None
     forged_lines: int = 0
-    """Lines on the report channel without the run's secret tag (tampering)."""
+    """Lines on the report channel that were not outcomes (tampering)."""
+    findings: list[Finding] = Field(default_factory=list)
+    """What the judge saw the code under test do: ended its process, lied, hung..."""
     probes: dict[str, str] = Field(default_factory=dict)
+    log: str = ""
+    """The end of the judge's own output (pytest's summary), for people reading a report."""
+    timings: dict[str, float] = Field(default_factory=dict)
+    """Seconds from the session's start to its milestones (first worker, end)."""
     duration_s: float = 0.0
 
 
@@ -133,7 +155,7 @@ def _bundle(base: dict[str, bytes], export: Export, spec: CheckSpec) -> bytes:
             files[rel] = base[rel]
     bundle = {f"workspace/{rel}": data for rel, data in files.items()}
     bundle |= {f"grade/tests/{rel}": data for rel, data in spec.hidden.items()}
-    bundle["grade/runner/boxgym_runner.py"] = _RUNNER
+    bundle |= {f"grade/runner/{name}": data for name, data in _RUNNER.items()}
     bundle["grade/pytest.ini"] = b"[pytest]\n"
     bundle["grade/spec.json"] = json.dumps(_runner_spec(spec)).encode()
     return pack(bundle)
@@ -146,6 +168,7 @@ def _runner_spec(spec: CheckSpec) -> dict[str, Any]:
         "cwd": "/workspace",
         "python_paths": paths,
         "timeout": spec.timeout,
+        "call_timeout": spec.call_timeout,
         "probes": list(spec.probes),
         "frozen_time": spec.frozen_time,
     }
@@ -157,7 +180,6 @@ def _runner_spec(spec: CheckSpec) -> dict[str, Any]:
             "module": f"/workspace/{spec.module}",
             "entry": spec.entry,
             "tests": list(spec.tests),
-            "call_timeout": spec.call_timeout,
         }
     test_files = [f"{_GRADE}/tests/{n}" for n in sorted(spec.hidden) if n.endswith(".py")]
     test_files += [f"/workspace/{n}" for n in spec.visible_tests]
@@ -167,12 +189,12 @@ def _runner_spec(spec: CheckSpec) -> dict[str, Any]:
 _REPORT_MARK = "__BOXGYM_REPORT__"
 _BOOT = f"""
 import os, runpy, sys, tarfile
+os.umask(0o022)
 with tarfile.open(fileobj=sys.stdin.buffer, mode="r|") as archive:
     for member in archive:
         archive.extract(member, "/", set_attrs=False)
+os.chmod("/grade/tests", 0o700)
 os.mkdir("/grade/out", 0o700)
-if sys.argv[1] == "private":
-    os.chmod("/grade/tests", 0o700)
 sys.argv = ["boxgym_runner", "--spec", "/grade/spec.json", "--out", "/grade/out/report.json"]
 try:
     runpy.run_path("/grade/runner/boxgym_runner.py", run_name="__main__")
@@ -200,27 +222,27 @@ def run_checks(
     The container (root with only SETUID/SETGID, no network, never used by the agent)
     unpacks the state and the checks streamed to it, creates the root-only report
     directory, runs the runner, then prints the report file. Only root processes write
-    to that output: the code under test runs as another uid with its output sent to a
-    file, and is killed before the report is read. ``sandboxes`` is the provider that
-    runs the container (a one-shot hardened Docker container by default).
+    to that output: the judge (which runs the checks) and the worker (the code under
+    test) are other uids whose output never reaches it, and are killed before the
+    report is read. ``sandboxes`` is the provider that runs the container (a one-shot
+    hardened Docker container by default).
 
     Raises:
         GradingError: the runner left no readable report, or reported its own crash.
         SandboxError: the grading container failed (the caller makes this infra_error).
     """
-    # calls checks are read by the root runner only: the code under test never sees them
-    private = "private" if spec.kind == "calls" else "shared"
+    limit = spec.timeout + sum(float(p.get("timeout", 30)) for p in spec.probes) + 60
     once = sandboxes.run_once if sandboxes is not None else run_once
     result = once(
         grader_config(image),
-        ["/usr/bin/python3", "-I", "-S", "-c", _BOOT, private],
+        ["/usr/bin/python3", "-I", "-S", "-c", _BOOT],
         stdin=_bundle(base, export, spec),
-        timeout=spec.timeout + 60,
+        timeout=limit,
         max_output=16 << 20,
         run="grading",
     )
     if result.timed_out:
-        raise GradingError(f"the grading runner did not finish in {spec.timeout + 60:.0f}s")
+        raise GradingError(f"the grading runner did not finish in {limit:.0f}s")
     _, mark, raw = result.stdout.partition(_REPORT_MARK + "\n")
     if not mark or not raw.strip():
         raise GradingError(

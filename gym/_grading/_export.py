@@ -100,12 +100,11 @@ def export_workspace(
         for c in sandbox.diff()
         if not IGNORED.search(c.path) and (export.relative(c.path) or "").split("/")[0] != ".git"
     ]
-    changes = export.changes
     wanted = []
-    for change in changes:
+    for change in export.changes:
         rel = export.relative(change.path)
-        if rel is None or not matches(rel, allowed):
-            continue
+        if rel is None or not matches(rel, allowed) or change.node == "d":
+            continue  # a folder comes with its files (packing both made false hard links)
         if change.kind == "deleted":
             export.files[rel] = None
         else:
@@ -121,7 +120,24 @@ def export_workspace(
                 export.files[entry.path] = entry.data
             elif entry.kind in ("symlink", "special"):
                 export.links.append(entry.path)
+        export.links += hard_links(sandbox, root, [e.path for e in entries if e.kind == "file"])
     return export
+
+
+def hard_links(sandbox: Sandbox, root: str, paths: list[str]) -> list[str]:
+    """The paths among regular files that have another name (a link count over 1).
+
+    A hard link to a file outside the export is packed as a plain file by tar; only
+    the link count shows it.
+    """
+    if not paths:
+        return []
+    script = 'cd "$1" && shift && for p in "$@"; do stat -c %h -- "$p" 2>/dev/null || echo 1; done'
+    result = sandbox.exec(["sh", "-c", script, "sh", root, *paths], timeout=60)
+    counts = result.stdout.split()
+    if result.exit_code != 0 or len(counts) != len(paths):
+        return list(paths)  # unknown: fail closed, each is listed as a link
+    return [p for p, n in zip(paths, counts, strict=True) if n != "1"]
 
 
 def parents(path: str) -> list[str]:

@@ -1,300 +1,479 @@
 """boxgym's trusted grading runner (standard library only; copied in at grading time).
 
-Runs as root, with only the SETUID and SETGID capabilities, in a fresh grading
-container. The code under test runs in a worker process that has dropped to an
-unprivileged uid; the worker cannot write the report directory (root-owned, 0700),
-cannot signal or trace the runner, and never holds expected values.
+Runs as root, with only the SETUID and SETGID capabilities, as the main process of a
+fresh grading container. Three kinds of processes, each a uid of its own drawn at
+random for this grading (no other container shares them):
 
-Two kinds of checks:
+* the **judge** (``boxgym_judge``): runs the hidden checks, never imports the code
+  under test; only it can read the hidden checks (``/grade/tests``, 0700);
+* the **worker** (``boxgym_worker``): the only process that imports the code under
+  test; a new worker (and uid) replaces one that hung, died or lied; it runs with a
+  process limit, an address-space limit and the highest OOM score, so that a fork or
+  memory bomb cannot starve the runner;
+* **probes**: shell commands a task declares, run first, before any code under test.
 
-* ``pytest``: the worker runs pytest (plugin autoload off, no conftest, pristine
-  config and rootdir, ``python -I``) and streams each test's outcome over a pipe.
-* ``calls``: the trusted check functions run here, in the runner; the function under
-  test is a proxy that calls into the worker, with arguments and results crossing
-  as strictly typed primitives. An object whose ``__eq__`` lies never crosses.
-
-The report (JSON) goes to ``--out`` in a directory created after the agent phase.
-The runner writes it in every case it survives, including when the worker ended
-itself early; a missing report therefore means the grader itself failed.
+The judge reaches the worker through one socket the runner hands it for each worker
+(values cross as plain data, objects as handles; see ``boxgym_wire``). The judge
+streams each test's outcome to the runner over a pipe no worker holds; the runner
+alone writes the report, into a root-only directory created after the agent phase.
+A missing report therefore means the grader itself failed.
 
 Usage: python3 -I boxgym_runner.py --spec SPEC.json --out REPORT.json
 """
 
+import fcntl
 import json
-import math
 import os
+import resource
+import secrets
 import select
 import signal
+import socket
 import sys
 import time
 
-VERSION = "1"
-WORKER_UID = 1000
-MAX_DEPTH = 64
-MAX_ITEMS = 100_000
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+import boxgym_wire as wire  # noqa: E402
+from boxgym_wire import NotPrimitive, decode, encode  # noqa: E402, F401  (the codec's home)
+
+VERSION = "2"
+PYTHON = "/usr/bin/python3"
+WORKER_NPROC = 96
+WORKER_MEMORY = 768 << 20
+_JUDGE_BOOT = (
+    "import os, sys; sys.path.insert(0, os.environ['BOXGYM_RUNNER_DIR']); import boxgym_judge; "
+    "sys.exit(boxgym_judge.main(int(sys.argv[1]), int(sys.argv[2])))"
+)
+_WORKER_BOOT = (
+    "import os, sys; sys.path.insert(0, os.environ['BOXGYM_RUNNER_DIR']); import boxgym_worker; "
+    "sys.path.pop(0); boxgym_worker.main(int(sys.argv[1]))"
+)
+_KEEP_OUT = {"pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging", "attr"}
 
 
-# -- strict serialisation of values crossing the worker boundary -----------------------
+class Uids:
+    """The uids of one grading: judge, probes, and one per worker generation."""
+
+    def __init__(self):
+        base = (1 << 24) + (secrets.randbelow(1 << 22) << 8)  # below 2**31, 256 apart
+        self.judge, self.probe, self.base = base, base + 1, base + 2
+
+    def worker(self, gen):
+        return self.base + gen
 
 
-class NotPrimitive(TypeError):
-    """A value of a type that cannot cross the boundary."""
+# -- processes ---------------------------------------------------------------------------
 
 
-def encode(value, depth=0):
-    """Encode a value of an exact builtin type into tagged JSON."""
-    if depth > MAX_DEPTH:
-        raise NotPrimitive("value nested too deeply")
-    t = type(value)
-    if value is None or t is bool or t is str:
-        return {"t": t.__name__, "v": value}
-    if t is int:
-        return {"t": "int", "v": format(value, "x")}  # hex: no 4300-digit str() limit
-    if t is float:
-        return {"t": "float", "v": repr(value)}
-    if t is complex:
-        return {"t": "complex", "v": [repr(value.real), repr(value.imag)]}
-    if t is bytes:
-        return {"t": "bytes", "v": value.hex()}
-    if t in (list, tuple, set, frozenset):
-        if len(value) > MAX_ITEMS:
-            raise NotPrimitive("collection too large")
-        items = [encode(v, depth + 1) for v in value]
-        return {"t": t.__name__, "v": items}
-    if t is dict:
-        if len(value) > MAX_ITEMS:
-            raise NotPrimitive("dict too large")
-        return {
-            "t": "dict",
-            "v": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()],
-        }
-    raise NotPrimitive(f"a value of type {t.__module__}.{t.__qualname__} cannot be checked")
-
-
-def decode(obj):
-    """Decode tagged JSON back into exact builtin values."""
-    t, v = obj["t"], obj["v"]
-    if t in ("NoneType", "bool", "str"):
-        return v
-    if t == "int":
-        return int(v, 16)
-    if t == "float":
-        return float(v)
-    if t == "complex":
-        return complex(float(v[0]), float(v[1]))
-    if t == "bytes":
-        return bytes.fromhex(v)
-    if t in ("list", "tuple", "set", "frozenset"):
-        items = [decode(x) for x in v]
-        return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[t](items)
-    if t == "dict":
-        return {decode(k): decode(x) for k, x in v}
-    raise ValueError(f"unknown tag {t!r}")
-
-
-# -- a frozen clock for tasks that need one ---------------------------------------------
-
-
-def freeze_clock(epoch):
-    """Make time.time() and datetime's now/today/utcnow return one fixed instant.
-
-    Called by the worker before any code under test is imported, so that a later
-    ``from datetime import datetime`` gets the frozen class. Monotonic clocks stay real.
-    """
-    import datetime as dt
-
-    fixed = float(epoch)
-    time.time = lambda: fixed
-    time.time_ns = lambda: int(fixed * 1_000_000_000)
-
-    class FrozenDateTime(dt.datetime):
-        @classmethod
-        def now(cls, tz=None):
-            return cls.fromtimestamp(fixed, tz)
-
-        @classmethod
-        def utcnow(cls):
-            return cls.fromtimestamp(fixed, dt.UTC).replace(tzinfo=None)
-
-        @classmethod
-        def today(cls):
-            return cls.fromtimestamp(fixed)
-
-    class FrozenDate(dt.date):
-        @classmethod
-        def today(cls):
-            return cls.fromtimestamp(fixed)
-
-    dt.datetime, dt.date = FrozenDateTime, FrozenDate
-
-
-# -- the worker: drop privileges, then exec the untrusted side -----------------------
-
-
-def drop_privileges():
+def become(uid):
+    """Drop to uid (and the same gid), with no supplementary groups; never return root."""
     os.setgroups([])
-    os.setgid(WORKER_UID)
-    os.setuid(WORKER_UID)
+    os.setgid(uid)
+    os.setuid(uid)
     if os.getuid() == 0 or os.geteuid() == 0:
         os._exit(99)
 
 
-def spawn_worker(argv, cwd, pass_fds, env, stdin_data=None):
-    """Fork a worker that drops to WORKER_UID and execs argv; returns its pid.
+def _limit_worker(spec):
+    """The worker's limits: processes (per uid), address space, no core files, OOM first."""
+    nproc = int(spec.get("worker_nproc", WORKER_NPROC))
+    memory = int(spec.get("worker_memory", WORKER_MEMORY))
+    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    with open("/proc/self/oom_score_adj", "w") as fh:
+        fh.write("1000")
 
-    ``stdin_data`` (a short secret) is written to the worker's standard input, which is
-    then closed; the worker reads it before any untrusted code is imported.
+
+def spawn(argv, uid, *, cwd, env, fds=(), stdout=None, setup=None):
+    """Fork a child that becomes uid and execs argv; ``fds`` are (fd, number) to pass."""
+    pid = os.fork()
+    if pid != 0:
+        return pid
+    try:
+        os.setsid()
+        os.chdir(cwd)
+        if setup is not None:
+            setup()
+        become(uid)
+        null = os.open(os.devnull, os.O_RDWR)
+        wanted = [(null, 0), (stdout if stdout is not None else null, 1)]
+        wanted += [(wanted[1][0], 2), *fds]
+        high = [(fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 64), n) for fd, n in wanted]
+        for fd, number in high:
+            os.dup2(fd, number)
+        os.execve(argv[0], argv, env)
+    except BaseException:
+        os._exit(98)
+
+
+def kill_uid(uid, sig=signal.SIGKILL):
+    """Signal every live process of uid (the runner is root and survives), until none is left.
+
+    The signaller becomes uid itself: the runner has no CAP_KILL. Zombies (dead children
+    the runner has not reaped yet) are not waited for.
     """
-    secret_r = secret_w = None
-    if stdin_data is not None:
-        secret_r, secret_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
-            os.chdir(cwd)
-            drop_privileges()
-            devnull = os.open(os.devnull, os.O_RDWR)
-            os.dup2(secret_r if secret_r is not None else devnull, 0)
-            log = os.open("/tmp/boxgym-worker.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            os.dup2(log, 1)
-            os.dup2(log, 2)
-            for fd in pass_fds:
-                os.set_inheritable(fd, True)
-            os.execve(argv[0], argv, env)
-        except BaseException:
-            os._exit(98)
-    if secret_r is not None:
-        os.close(secret_r)
-        os.write(secret_w, stdin_data + b"\n")
-        os.close(secret_w)
-    return pid
-
-
-def kill_worker_uid():
-    """Kill every process of the worker uid (the runner itself is root and survives)."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            drop_privileges()
-            os.kill(-1, signal.SIGKILL)
+            become(uid)
+            for _ in range(1000):
+                live = _live_processes(uid)
+                for target in live:
+                    try:
+                        os.kill(target, sig)
+                    except ProcessLookupError:
+                        pass
+                if not live or sig != signal.SIGKILL:
+                    break
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
 
 
-def reap(pid):
-    """Wait for the worker; return its exit status (negative: killed by that signal)."""
+def _live_processes(uid):
+    """Pids of uid's processes that are not zombies (the caller's own excluded)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as fh:
+                fields = dict(line.split(":", 1) for line in fh if ":" in line)
+        except OSError:
+            continue
+        if int(fields.get("Uid", "-1").split()[0]) == uid and not fields[
+            "State"
+        ].strip().startswith("Z"):
+            found.append(int(entry))
+    return found
+
+
+def private_dir(path, uid, mode=0o700):
+    """A folder in /tmp (sticky, world-writable) created by uid itself: no CAP_CHOWN needed."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            become(uid)
+            os.mkdir(path, mode)
+            os.chmod(path, mode)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    if os.stat(path).st_uid != uid:
+        raise RuntimeError(f"could not create {path} for uid {uid}")
+    return path
+
+
+def share_with_group(top, gid):
+    """Give a root-owned tree to group gid, readable by it alone (root's own chgrp right)."""
+    os.setgroups([gid])
     try:
-        _, status = os.waitpid(pid, 0)
-    except ChildProcessError:
-        return None
-    return os.waitstatus_to_exitcode(status)
+        for root, _, files in os.walk(top):
+            for path in (root, *(os.path.join(root, f) for f in files)):
+                os.chown(path, -1, gid, follow_symlinks=False)
+                os.chmod(path, 0o750 if path == root else 0o640)
+    finally:
+        os.setgroups([])
 
 
-def worker_env(spec):
-    return {
-        "PATH": "/usr/bin:/bin",
-        "HOME": "/tmp",
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "TZ": "UTC",
-        "PYTHONHASHSEED": "0",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-        "BOXGYM_PATHS": json.dumps(spec.get("python_paths", [])),
-        "BOXGYM_FROZEN_TIME": str(spec.get("frozen_time") or ""),
-        "BOXGYM_RUNNER_DIR": os.path.dirname(os.path.abspath(__file__)),
-    }
+def wait_with_timeout(pid, seconds):
+    """Exit status of a child, or None if it outlived its timeout."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.01)
+    return None
 
 
-# -- pytest kind -------------------------------------------------------------------------
+# -- staging -------------------------------------------------------------------------------
 
 
-PYTEST_BOOT = r"""
-import json, os, sys
-_tag = sys.stdin.buffer.readline().strip().decode()
-os.close(0)
-fd = int(sys.argv[1])
-out = os.fdopen(fd, "w", buffering=1)
-import pytest
-if os.environ.get("BOXGYM_FROZEN_TIME"):
-    sys.path.insert(0, os.environ["BOXGYM_RUNNER_DIR"])
-    import boxgym_runner
-    sys.path.pop(0)
-    boxgym_runner.freeze_clock(os.environ["BOXGYM_FROZEN_TIME"])
-def _emit(event, tag=_tag):
-    out.write(tag + " " + json.dumps(event) + "\n")
-del _tag
-class BoxgymReport:
-    def pytest_runtest_logreport(self, report):
-        skipped = report.skipped or (report.outcome == "passed" and hasattr(report, "wasxfail"))
-        outcome = "skipped" if skipped else report.outcome
-        _emit({"id": report.nodeid, "when": report.when, "outcome": outcome})
-    def pytest_collectreport(self, report):
-        if report.failed or report.skipped:
-            outcome = "failed" if report.failed else "skipped"
-            _emit({"id": report.nodeid, "when": "collect", "outcome": outcome})
-    def pytest_sessionfinish(self, session, exitstatus):
-        _emit({"event": "finished", "exitstatus": int(exitstatus)})
-        out.flush()
-sys.path[:0] = json.loads(os.environ["BOXGYM_PATHS"])
-args = sys.argv[2:]
-code = pytest.main(args, plugins=[BoxgymReport()])
-"""
+def prepare(spec, uids):
+    """Permissions: hidden checks readable by the judge only; the spec by root only."""
+    os.chmod("/grade", 0o711)
+    os.chmod("/grade/spec.json", 0o600)
+    share_with_group("/grade/tests", uids.judge)
+    tag = secrets.token_hex(8)
+    home = private_dir(f"/tmp/boxgym-judge-{tag}", uids.judge, 0o711)
+    return {"home": home, "tag": tag}
 
 
-def run_pytest(spec):
-    read_fd, write_fd = os.pipe()
-    args = [
-        "/usr/bin/python3",
-        "-I",
-        "-c",
-        PYTEST_BOOT,
-        str(write_fd),
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:randomly",
-        "--noconftest",
-        "-c",
-        spec["config"],
-        "--rootdir",
-        spec["rootdir"],
-        "-o",
-        "addopts=",
-        "--import-mode=importlib",
-        "-q",
-        "-rN",
-        "--color=no",
-        "-W",
-        "ignore::DeprecationWarning",
-        *spec["test_files"],
-    ]
-    tag = os.urandom(16).hex()
-    pid = spawn_worker(args, spec["cwd"], [write_fd], worker_env(spec), tag.encode())
-    os.close(write_fd)
-    events, timed_out, forged = read_lines(
-        read_fd, time.monotonic() + spec.get("timeout", 300), tag
+def project_modules(paths):
+    """Top-level module and package names the configured python_paths offer."""
+    names = set()
+    for folder in paths:
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            continue
+        for entry in entries:
+            full = os.path.join(folder, entry)
+            if entry.endswith(".py") and os.path.isfile(full):
+                names.add(entry[:-3])
+            elif os.path.isdir(full) and _has_python(full):
+                names.add(entry)
+    return sorted(
+        n
+        for n in names
+        if n.isidentifier()
+        and n not in sys.stdlib_module_names
+        and n not in _KEEP_OUT
+        and not n.startswith("boxgym_")
     )
-    os.close(read_fd)
-    if timed_out:
-        kill_worker_uid()
-    code = reap(pid)
-    kill_worker_uid()
-    phases, finished = {}, False
-    for ev in events:
+
+
+def _has_python(folder):
+    try:
+        return any(e.endswith(".py") for e in os.listdir(folder))
+    except OSError:
+        return False
+
+
+# -- probes: named boolean checks on the final state, before any code under test ran ------
+
+
+def run_probes(spec, uids):
+    """Run each probe (a shell command, as the probe uid) and record whether it exited 0."""
+    results = {}
+    if not spec.get("probes"):
+        return results
+    home = private_dir(f"/tmp/boxgym-probe-{secrets.token_hex(8)}", uids.probe)
+    env = wire.environment({"HOME": home})
+    for probe in spec["probes"]:
+        argv = ["/bin/sh", "-c", probe["command"]]
+        pid = spawn(argv, uids.probe, cwd=spec["cwd"], env=env)
+        code = wait_with_timeout(pid, probe.get("timeout", 30))
+        kill_uid(uids.probe)
+        if code is None:
+            os.waitpid(pid, 0)
+        results[probe["name"]] = (
+            "timed_out" if code is None else ("passed" if code == 0 else "failed")
+        )
+    return results
+
+
+# -- the checks: the judge, its workers, its outcomes -------------------------------------
+
+
+class Supervisor:
+    """The runner's side of a checking session: starts workers, collects outcomes."""
+
+    def __init__(self, spec, uids, staging):
+        self.spec, self.uids, self.staging = spec, uids, staging
+        self.gen, self.worker = 0, None
+        self.workers, self.cleared = {}, set()
+        self.events, self.forged = [], 0
+        self.buf, self.out = b"", b""
+        self.judge = self.judge_status = None
+        self.t0 = time.monotonic()
+        self.marks = {}
+
+    def judge_spec(self):
+        spec = self.spec
+        common = {
+            "kind": spec["kind"],
+            "call_timeout": spec.get("call_timeout", 10),
+            "frozen_time": spec.get("frozen_time"),
+            "python_paths": spec["python_paths"],
+            "unsafe_in_process": bool(spec.get("unsafe_in_process")),
+        }
+        if spec["kind"] == "calls":
+            common.update(
+                checks=spec["checks"],
+                module_name="solution",
+                aliases={"solution": spec["module"]},
+                modules=["solution"],
+                entry=spec["entry"],
+                tests=list(spec["tests"]),
+            )
+        else:
+            common.update(
+                config=spec["config"],
+                rootdir=spec["rootdir"],
+                test_files=list(spec["test_files"]),
+                modules=project_modules(spec["python_paths"]),
+                basetemp=os.path.join(self.staging["home"], "pytest"),
+            )
+        return common
+
+    def start_judge(self, event_w, out_w, ctl):
+        env = wire.environment({"HOME": self.staging["home"]})
+        argv = [PYTHON, "-I", "-c", _JUDGE_BOOT, "3", "4"]
+        fds = [(event_w, 3), (ctl.fileno(), 4)]
+        self.judge = spawn(
+            argv, self.uids.judge, cwd=self.staging["home"], env=env, fds=fds, stdout=out_w
+        )
+
+    def start_worker(self):
+        """A new worker generation, its end of a fresh socket handed back for the judge."""
+        self.marks.setdefault("first_worker_s", round(time.monotonic() - self.t0, 3))
+        for gen in [g for g in self.workers if g not in self.cleared]:
+            kill_uid(self.uids.worker(gen))
+            self.cleared.add(gen)  # a uid is never reused: once empty, it stays empty
+        self.gen += 1
+        uid = self.uids.worker(self.gen)
+        home = private_dir(f"/tmp/boxgym-home-{self.staging['tag']}-{self.gen}", uid)
+        settings = {"python_paths": self.spec["python_paths"]}
+        settings["frozen_time"] = self.spec.get("frozen_time")
+        env = wire.environment({"HOME": home, "BOXGYM_WORKER": json.dumps(settings)})
+        mine, theirs = socket.socketpair()
+        argv = [PYTHON, "-I", "-c", _WORKER_BOOT, "3"]
+        pid = spawn(
+            argv,
+            uid,
+            cwd=self.spec["cwd"],
+            env=env,
+            fds=[(theirs.fileno(), 3)],
+            setup=lambda: _limit_worker(self.spec),
+        )
+        theirs.close()
+        self.workers[self.gen] = pid
+        return mine
+
+    def control(self, ctl):
+        """Answer the judge's requests: a new worker (its socket passed), or a kill."""
+        data = ctl.recv(4096)
+        if not data:
+            return False
+        for line in data.splitlines():
+            request = json.loads(line)
+            if request.get("op") == "spawn":
+                mine = self.start_worker()
+                socket.send_fds(ctl, [b'{"ok": true}\n'], [mine.fileno()])
+                mine.close()
+            elif request.get("op") == "kill":
+                kill_uid(self.uids.worker(self.gen))
+                self.cleared.add(self.gen)
+        return True
+
+    def read_events(self, fd):
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return False
+        self.buf += chunk
+        while b"\n" in self.buf:
+            line, self.buf = self.buf.split(b"\n", 1)
+            try:
+                event = json.loads(line)
+            except ValueError:
+                self.forged += 1
+                continue
+            if isinstance(event, dict):
+                self.events.append(event)
+        return True
+
+    def read_output(self, fd):
+        chunk = os.read(fd, 1 << 16)
+        self.out = (self.out + chunk)[-8000:]
+        return bool(chunk)
+
+    def reap(self):
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid == self.judge:
+                self.judge_status = os.waitstatus_to_exitcode(status)
+            for gen, wpid in self.workers.items():
+                if wpid == pid:
+                    self.workers[gen] = None
+                    self.last_worker_exit = os.waitstatus_to_exitcode(status)
+
+    def cleanup(self, out_r):
+        if self.judge_status is None:  # still running: where is it? (faulthandler, SIGUSR1)
+            kill_uid(self.uids.judge, signal.SIGUSR1)
+            deadline = time.monotonic() + 1
+            while time.monotonic() < deadline and select.select([out_r], [], [], 0.1)[0]:
+                if not self.read_output(out_r):
+                    break
+            kill_uid(self.uids.judge)
+        for gen in [g for g in self.workers if g not in self.cleared]:
+            kill_uid(self.uids.worker(gen))
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and (
+            self.judge_status is None or any(self.workers.values())
+        ):
+            self.reap()
+            time.sleep(0.01)
+
+    last_worker_exit = None
+
+
+def run_session(spec, uids, staging):
+    """Run the judge until it finishes or the checks' time is up; its outcomes, collected."""
+    sup = Supervisor(spec, uids, staging)
+    deadline = time.monotonic() + spec.get("timeout", 300)
+    event_r, event_w = os.pipe()
+    out_r, out_w = os.pipe()
+    ctl, ctl_judge = socket.socketpair()
+    sup.start_judge(event_w, out_w, ctl_judge)
+    for fd in (event_w, out_w):
+        os.close(fd)
+    ctl_judge.close()
+    ctl.sendall(json.dumps(sup.judge_spec()).encode() + b"\n")
+    open_fds, timed_out = {event_r, out_r, ctl.fileno()}, False
+    while open_fds:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            break
+        ready, _, _ = select.select(list(open_fds), [], [], min(remaining, 0.5))
+        for fd in ready:
+            ok = (
+                sup.read_events(fd)
+                if fd == event_r
+                else sup.read_output(fd)
+                if fd == out_r
+                else sup.control(ctl)
+            )
+            if not ok:
+                open_fds.discard(fd)
+        sup.reap()
+    sup.cleanup(out_r)
+    for fd in (event_r, out_r):
+        os.close(fd)
+    ctl.close()
+    return summarise(sup, timed_out)
+
+
+def summarise(sup, timed_out):
+    phases, finished, findings, import_error, status = {}, False, [], None, None
+    for ev in sup.events:
         if ev.get("event") == "finished":
-            finished = True
+            finished, status = True, ev.get("exitstatus")
+        elif ev.get("event") == "finding":
+            findings.append({k: str(ev.get(k, "")) for k in ("name", "detail", "test")})
+        elif ev.get("event") == "import_error":
+            import_error = str(ev.get("detail"))
         elif isinstance(ev.get("id"), str):
             phases.setdefault(ev["id"], {})[ev.get("when")] = ev.get("outcome")
-    tests = {node: final_outcome(p) for node, p in phases.items()}
-    return {
-        "tests": tests,
+    result = {
+        "tests": {node: final_outcome(p) for node, p in phases.items()},
         "finished": finished,
-        "worker_exit": code,
+        "worker_exit": sup.last_worker_exit,
         "timed_out": timed_out,
-        "forged_lines": forged,
+        "forged_lines": sup.forged,
+        "findings": findings,
+        "import_error": import_error,
+        "judge_exit": sup.judge_status,
+        "timings": {**sup.marks, "session_s": round(time.monotonic() - sup.t0, 3)},
+        "session_status": status,
+        "log": sup.out.decode("utf-8", "replace")[-6000:],
+        "error": None,
     }
+    if not finished and not timed_out:
+        tail = sup.out.decode("utf-8", "replace")[-3000:]
+        result["error"] = f"the judge ended without finishing (exit {sup.judge_status}): {tail}"
+    return result
 
 
 def final_outcome(phases):
@@ -304,234 +483,9 @@ def final_outcome(phases):
         return "failed"
     if "skipped" in outcomes:
         return "skipped"
+    if "missing" in outcomes:
+        return "missing"
     return "passed" if phases.get("call") == "passed" else "failed"
-
-
-def read_lines(fd, deadline, tag):
-    """Read the tagged JSON lines from fd until EOF or the deadline.
-
-    Returns (events, timed_out, forged): lines without this run's secret tag are not
-    events; they are counted as forgery attempts (only code under test writes them).
-    """
-    buf, events, forged = b"", [], 0
-    prefix = tag.encode() + b" "
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return events, True, forged
-        ready, _, _ = select.select([fd], [], [], remaining)
-        if not ready:
-            continue
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        buf += chunk
-        while b"\n" in buf:
-            line, buf = buf.split(b"\n", 1)
-            if not line.startswith(prefix):
-                forged += 1
-                continue
-            try:
-                ev = json.loads(line[len(prefix) :])
-            except ValueError:
-                forged += 1
-                continue
-            if isinstance(ev, dict):
-                events.append(ev)
-        if len(buf) > 1 << 20:
-            buf, forged = b"", forged + 1
-    return events, False, forged
-
-
-# -- calls kind ----------------------------------------------------------------------------
-
-
-CALLS_BOOT = r"""
-import json, os, sys
-rfd, wfd = int(sys.argv[1]), int(sys.argv[2])
-rin = os.fdopen(rfd, "rb", buffering=0)
-wout = os.fdopen(wfd, "wb", buffering=0)
-sys.path.insert(0, os.environ["BOXGYM_RUNNER_DIR"])
-import boxgym_runner as br
-sys.path.pop(0)
-if os.environ.get("BOXGYM_FROZEN_TIME"):
-    br.freeze_clock(os.environ["BOXGYM_FROZEN_TIME"])
-sys.path[:0] = json.loads(os.environ["BOXGYM_PATHS"])
-import importlib.util
-spec = importlib.util.spec_from_file_location("solution", sys.argv[3])
-try:
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["solution"] = mod
-    spec.loader.exec_module(mod)
-    wout.write(json.dumps({"ready": True}).encode() + b"\n")
-except BaseException as exc:
-    wout.write(json.dumps({"ready": False, "err": type(exc).__name__ + ": " + str(exc)[:500]}).encode() + b"\n")
-    raise SystemExit(1)
-for line in rin:
-    req = json.loads(line)
-    try:
-        fn = getattr(mod, req["fn"])
-        args = br.decode(req["args"])
-        result = fn(*args)
-        reply = {"ok": br.encode(result)}
-    except BaseException as exc:
-        reply = {"err": type(exc).__name__ + ": " + str(exc)[:500]}
-    wout.write(json.dumps(reply).encode() + b"\n")
-"""
-
-
-class CandidateError(AssertionError):
-    """The function under test raised, returned an uncheckable value, or died."""
-
-
-class Worker:
-    """The untrusted side of a calls check, reached through two pipes."""
-
-    def __init__(self, spec):
-        self.spec = spec
-        req_r, self.req_w = os.pipe()
-        self.rep_r, rep_w = os.pipe()
-        argv = [
-            "/usr/bin/python3",
-            "-I",
-            "-S",
-            "-c",
-            CALLS_BOOT,
-            str(req_r),
-            str(rep_w),
-            spec["module"],
-        ]
-        self.pid = spawn_worker(argv, spec["cwd"], [req_r, rep_w], worker_env(spec))
-        os.close(req_r)
-        os.close(rep_w)
-        self.buf = b""
-        self.total_deadline = time.monotonic() + spec.get("timeout", 60)
-        self.call_timeout = spec.get("call_timeout", 10)
-        self.deadline = min(self.total_deadline, time.monotonic() + self.call_timeout)
-        hello = self._read()
-        self.ready = bool(hello and hello.get("ready"))
-        self.error = (hello or {}).get("err", "the solution ended the process while importing")
-        self.dead = not self.ready
-
-    def _read(self):
-        while b"\n" not in self.buf:
-            remaining = self.deadline - time.monotonic()
-            if remaining <= 0:
-                raise CandidateError("the function under test ran out of time")
-            ready, _, _ = select.select([self.rep_r], [], [], remaining)
-            if not ready:
-                continue
-            chunk = os.read(self.rep_r, 1 << 20)
-            if not chunk:
-                return None
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        try:
-            return json.loads(line)
-        except ValueError:
-            return None
-
-    def call(self, fn, args):
-        if self.dead:
-            raise CandidateError(f"the solution is not running: {self.error}")
-        try:
-            payload = json.dumps({"fn": fn, "args": encode(list(args))}).encode() + b"\n"
-        except NotPrimitive as exc:
-            raise CandidateError(str(exc)) from None
-        self.deadline = min(self.total_deadline, time.monotonic() + self.call_timeout)
-        try:
-            os.write(self.req_w, payload)
-            reply = self._read()
-        except (BrokenPipeError, CandidateError) as exc:
-            self.dead, self.error = True, str(exc) or "the solution process ended"
-            raise CandidateError(self.error) from None
-        if reply is None or ("ok" not in reply and "err" not in reply):
-            self.dead, self.error = True, "the solution process ended during a call"
-            raise CandidateError(self.error)
-        if "err" in reply:
-            raise CandidateError(f"the function under test raised {reply['err']}")
-        try:
-            return decode(reply["ok"])
-        except (KeyError, ValueError, TypeError) as exc:
-            raise CandidateError(f"uncheckable result: {exc}") from None
-
-    def close(self):
-        for fd in (self.req_w, self.rep_r):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        kill_worker_uid()
-        return reap(self.pid)
-
-
-class Proxy:
-    """Stands for a function of the solution inside trusted check code."""
-
-    def __init__(self, worker, name):
-        self._worker, self._name = worker, name
-
-    def __call__(self, *args):
-        return self._worker.call(self._name, args)
-
-
-def run_calls(spec):
-    checks = {"__name__": "boxgym_checks", "math": math}
-    with open(spec["checks"]) as fh:
-        source = fh.read()
-    exec(compile(source, spec["checks"], "exec"), checks)  # trusted hidden checks
-    worker = Worker(spec)
-    candidate = Proxy(worker, spec["entry"])
-    tests = {}
-    for name in spec["tests"]:
-        fn = checks.get(name)
-        if fn is None:
-            tests[name] = "missing"
-            continue
-        try:
-            fn(candidate)
-            tests[name] = "passed"
-        except AssertionError:
-            tests[name] = "failed"
-        except Exception:
-            tests[name] = "failed"
-    code = worker.close()
-    return {
-        "tests": tests,
-        "finished": True,
-        "worker_exit": code,
-        "timed_out": False,
-        "import_error": None if worker.ready else worker.error,
-    }
-
-
-# -- probes: named boolean checks on the final state ---------------------------------------
-
-
-def wait_with_timeout(pid, seconds):
-    """Exit status of a child, or None if it outlived its timeout (then it is killed)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status)
-        time.sleep(0.01)
-    kill_worker_uid()
-    reap(pid)
-    return None
-
-
-def run_probes(spec):
-    """Run each probe (a shell command, as the worker) and record whether it exited 0."""
-    results = {}
-    for probe in spec.get("probes", []):
-        pid = spawn_worker(["/bin/sh", "-c", probe["command"]], spec["cwd"], [], worker_env(spec))
-        code = wait_with_timeout(pid, probe.get("timeout", 30))
-        kill_worker_uid()
-        results[probe["name"]] = (
-            "timed_out" if code is None else ("passed" if code == 0 else "failed")
-        )
-    return results
 
 
 # -- main ----------------------------------------------------------------------------------
@@ -548,10 +502,14 @@ def main():
     with open(opts.spec) as fh:
         spec = json.load(fh)
     start = time.monotonic()
-    report = {"runner": "boxgym_runner", "version": VERSION, "kind": spec["kind"]}
+    report = {"runner": "boxgym_runner", "version": VERSION, "kind": spec.get("kind")}
     try:
-        result = run_pytest(spec) if spec["kind"] == "pytest" else run_calls(spec)
-        report.update(result, probes=run_probes(spec), error=None)
+        if spec["kind"] not in ("pytest", "calls"):
+            raise ValueError(f"unknown kind {spec['kind']!r}")
+        uids = Uids()
+        staging = prepare(spec, uids)
+        probes = run_probes(spec, uids)
+        report.update(run_session(spec, uids, staging), probes=probes)
     except Exception:
         report.update(error=traceback.format_exc()[-4000:])
     report["duration_s"] = round(time.monotonic() - start, 3)

@@ -1,0 +1,984 @@
+"""The judge: the trusted test process of a grading (standard library and pytest only).
+
+It runs the hidden checks (pytest over the hidden and pristine visible tests, or the
+``calls`` kind's check functions) as a uid of its own that the code under test never
+runs as, and never imports that code. Importing a module of the project under test
+yields a `ModuleProxy`; everything done with it (attribute access, calls, operators,
+construction, isinstance, exceptions) is a request to the worker, the one process that
+imports the project, over the boundary of `boxgym_wire`. Values come back as copies,
+other objects as `Remote` handles, the project's classes as local mirror classes (one
+per remote class), its exceptions as instances of mirror exception classes.
+
+Objects whose answers to ``==``, ``!=``, orderings, ``in`` or truth contradict each
+other when asked, in an order they cannot predict, about values they could not have
+anticipated are lying: the test fails and the report carries an ``always_equal``
+finding. A worker that hangs, dies or breaks the protocol fails the current test and
+is replaced for the next one.
+
+Outcomes go to the root runner over a pipe the worker cannot reach.
+"""
+
+import importlib.abc
+import importlib.machinery
+import json
+import math
+import os
+import random
+import socket
+import sys
+import types
+import weakref
+
+import boxgym_wire as wire
+
+RNG = random.SystemRandom()
+SESSION = None  # the one Session of this process
+_FORWARDED_DUNDERS = {
+    "__name__",
+    "__qualname__",
+    "__doc__",
+    "__wrapped__",
+    "__dict__",
+    "__annotations__",
+    "__defaults__",
+    "__kwdefaults__",
+    "__self__",
+    "__func__",
+    "__all__",
+    "__version__",
+    "__slots__",
+}
+_SKIP_CLASSES = {
+    ("unittest.case", "SkipTest"): ("unittest", "SkipTest"),
+    ("_pytest.outcomes", "Skipped"): ("_pytest.outcomes", "Skipped"),
+    ("_pytest.outcomes", "XFailed"): ("_pytest.outcomes", "XFailed"),
+}
+_REFUSED_TYPES = (
+    types.ModuleType,
+    types.FrameType,
+    types.CodeType,
+    types.TracebackType,
+    types.CellType,
+    socket.socket,
+)
+
+
+class Aborted(BaseException):
+    """The code under test raised KeyboardInterrupt (or a subclass) through a call."""
+
+
+class Lying(BaseException):
+    """An object answered contradictions: its equality (or order, membership) lies."""
+
+
+class Sentinel:
+    """A fresh object no code under test can have anticipated."""
+
+    __slots__ = ("__weakref__",)
+
+    def __repr__(self):
+        return "<object>"
+
+
+def _local_only(name):
+    """Attribute names never asked of the worker (the judge's own, pytest's probes)."""
+    if name.startswith("_bx_") or name.startswith("_pytest") or name == "pytestmark":
+        return True
+    return name.startswith("__") and name.endswith("__") and name not in _FORWARDED_DUNDERS
+
+
+# -- handles to objects of the worker ---------------------------------------------------
+
+
+class Remote:
+    """An object that lives in the worker; every operation on it is a request there."""
+
+    __slots__ = ("_bx_side", "_bx_id", "_bx_path", "_bx_rebound", "__weakref__")
+
+    def __getattr__(self, name):
+        if _local_only(name):
+            raise AttributeError(name)
+        return SESSION.getattr(self, name)
+
+    def __setattr__(self, name, value):
+        if name.startswith("_bx_"):
+            object.__setattr__(self, name, value)
+        else:
+            SESSION.request("setattr", self, (value,), name=name)
+
+    def __delattr__(self, name):
+        SESSION.request("delattr", self, name=name)
+
+    def __dir__(self):
+        return SESSION.op("dir", self)
+
+    def __call__(self, *args, **kwargs):
+        return SESSION.request("call", self, args, kwargs)
+
+    def __repr__(self):
+        return _text(SESSION.op("repr", self))
+
+    def __str__(self):
+        return _text(SESSION.op("str", self))
+
+    def __format__(self, spec):
+        return _text(SESSION.op("format", self, spec))
+
+    def __hash__(self):
+        return _int(SESSION.op("hash", self))
+
+    def __bool__(self):
+        return SESSION.truth(self)
+
+    def __len__(self):
+        n = _int(SESSION.op("len", self))
+        if n < 0:
+            raise ValueError("__len__() should return >= 0")
+        return n
+
+    def __iter__(self):
+        return SESSION.op("iter", self)
+
+    def __next__(self):
+        return SESSION.op("next", self)
+
+    def __reversed__(self):
+        return SESSION.op("reversed", self)
+
+    def __contains__(self, item):
+        return SESSION.compare("contains", self, item)
+
+    def __getitem__(self, key):
+        return SESSION.op("getitem", self, key)
+
+    def __setitem__(self, key, value):
+        SESSION.op("setitem", self, key, value)
+
+    def __delitem__(self, key):
+        SESSION.op("delitem", self, key)
+
+    def __enter__(self):
+        return SESSION.op("enter", self)
+
+    def __exit__(self, kind, exc, tb):
+        return SESSION.op("exit", self, kind, exc, None)
+
+    def __copy__(self):
+        return SESSION.op("copy", self)
+
+    def __deepcopy__(self, memo):
+        return SESSION.op("deepcopy", self)
+
+    def __round__(self, ndigits=None):
+        return SESSION.op("round", self) if ndigits is None else SESSION.op("round", self, ndigits)
+
+    def __del__(self):
+        side = getattr(self, "_bx_side", None)
+        if side is not None and side.alive:
+            side.released.append(self._bx_id)
+
+
+def _text(value):
+    if type(value) is not str:
+        raise TypeError("the code under test did not return a str")
+    return value
+
+
+def _int(value):
+    if type(value) is not int:
+        raise TypeError("the code under test did not return an int")
+    return value
+
+
+def _comparison(op):
+    def method(self, other):
+        return SESSION.compare(op, self, other)
+
+    method.__name__ = f"__{op}__"
+    return method
+
+
+def _binary(op, reflected=False):
+    def method(self, other):
+        return SESSION.op(op, other, self) if reflected else SESSION.op(op, self, other)
+
+    method.__name__ = f"__{'r' if reflected else ''}{op}__"
+    return method
+
+
+def _unary(op):
+    def method(self):
+        return SESSION.op(op, self)
+
+    method.__name__ = f"__{op}__"
+    return method
+
+
+for _op in ("eq", "ne", "lt", "le", "gt", "ge"):
+    setattr(Remote, f"__{_op}__", _comparison(_op))
+for _op in "add sub mul matmul truediv floordiv mod divmod pow lshift rshift and xor or".split():
+    setattr(Remote, f"__{_op}__", _binary(_op))
+    setattr(Remote, f"__r{_op}__", _binary(_op, reflected=True))
+    if _op != "divmod":
+        setattr(Remote, f"__i{_op}__", _binary("i" + _op))
+for _op in "neg pos abs invert index int float complex trunc floor ceil".split():
+    setattr(Remote, f"__{_op}__", _unary(_op))
+
+
+class RemoteMeta(type):
+    """The type of mirror classes: a mirror stands for one class of the worker."""
+
+    def __call__(cls, *args, **kwargs):
+        return SESSION.request("call", cls, args, kwargs)
+
+    def __getattr__(cls, name):
+        if _local_only(name) or name.startswith("_bx_"):
+            raise AttributeError(name)
+        return SESSION.getattr(cls, name)
+
+    def __setattr__(cls, name, value):
+        if name.startswith("_bx_") or name.startswith("__"):
+            type.__setattr__(cls, name, value)
+        else:
+            SESSION.request("setattr", cls, (value,), name=name)
+
+    def __instancecheck__(cls, obj):
+        if type.__instancecheck__(cls, obj):
+            return True
+        return isinstance(obj, Remote) and SESSION.op("isinstance", obj, cls) is True
+
+    def __bool__(cls):
+        return True
+
+    def __iter__(cls):
+        return SESSION.op("iter", cls)
+
+    def __len__(cls):
+        return _int(SESSION.op("len", cls))
+
+    def __getitem__(cls, key):
+        return SESSION.op("getitem", cls, key)
+
+    def __contains__(cls, item):
+        return SESSION.op("contains", cls, item) is True
+
+    def __repr__(cls):
+        return f"<class '{cls.__module__}.{cls.__qualname__}'>"
+
+
+def _exception_getattr(self, name):
+    if name.startswith("_"):
+        raise AttributeError(name)
+    handle = self.__dict__.get("_bx_handle")
+    if handle is None:
+        raise AttributeError(name)
+    return SESSION.getattr(handle, name)
+
+
+def _exception_str(self):
+    text = self.__dict__.get("_bx_str")
+    handle = self.__dict__.get("_bx_handle")
+    if text is None and handle is not None:  # made, not raised, by the code: ask it
+        text = self.__dict__["_bx_str"] = _text(SESSION.op("str", handle))
+    return text if text is not None else BaseException.__str__(self)
+
+
+class ModuleProxy(types.ModuleType):
+    """A module of the project under test, as the hidden tests import it."""
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name.startswith("_bx_") or name.startswith("_pytest"):
+            raise AttributeError(name)
+        return SESSION.getattr(self, name)
+
+    def __setattr__(self, name, value):
+        if name.startswith("__") or name.startswith("_bx_") or isinstance(value, ModuleProxy):
+            types.ModuleType.__setattr__(self, name, value)
+        else:
+            SESSION.request("setattr", self, (value,), name=name)
+
+    def __dir__(self):
+        return SESSION.op("dir", self)
+
+
+# -- how objects cross, on the judge's side -----------------------------------------------
+
+
+class JudgeSide:
+    """One worker generation: its handles here, and the judge's objects exported to it."""
+
+    def __init__(self, gen, conn_sock, timeout):
+        self.gen, self.alive = gen, True
+        self.refs, self.ref_ids, self.next = {}, {}, 1
+        self.proxies = weakref.WeakValueDictionary()
+        self.exceptions = weakref.WeakValueDictionary()  # mirror exceptions by handle key
+        self.classes = {}
+        self.released = []
+        self.conn = wire.Connection(conn_sock, self, OPS, timeout=timeout)
+        self.conn.extra = self.outgoing
+        self.conn.on_message = self.incoming
+
+    # sending
+
+    def encode_object(self, obj):
+        owner = _owner(obj)
+        if owner is not None:
+            side, key = owner
+            if side is self:
+                return {"t": "p", "v": key}
+            side, key = SESSION.rebind(obj)
+            return {"t": "p", "v": key}
+        if _refused(obj):
+            raise wire.NotPrimitive(
+                f"a {type(obj).__name__} cannot be handed to the code under test"
+            )
+        key = self.ref_ids.get(id(obj))
+        if key is None:
+            key, self.next = self.next, self.next + 1
+            self.refs[key], self.ref_ids[id(obj)] = obj, key
+        return {"t": "o", "v": key}
+
+    def outgoing(self):
+        if not self.released:
+            return {}
+        rel, self.released = sorted(set(self.released)), []
+        return {"rel": rel}
+
+    def incoming(self, msg):
+        out = msg.get("out")
+        if isinstance(out, list) and len(out) == 2:
+            if out[0]:
+                sys.stdout.write(str(out[0]))
+            if out[1]:
+                sys.stderr.write(str(out[1]))
+        for key in msg.get("rel") or ():
+            obj = self.refs.pop(key, None)
+            if obj is not None:
+                self.ref_ids.pop(id(obj), None)
+
+    # receiving
+
+    def decode_object(self, enc):
+        key = enc["v"]
+        if enc["t"] == "p":
+            return self.refs[key]
+        if "d" in enc or key in self.classes:
+            return self.mirror(key, enc.get("d"))
+        proxy = self.proxies.get(key)
+        if proxy is not None:
+            return self.exceptions.get(key, proxy)
+        if key in self.released:
+            self.released = [k for k in self.released if k != key]
+        cls = wire.decode(enc["c"], self)
+        proxy = self.proxy(
+            cls if isinstance(cls, RemoteMeta) and not cls._bx_cls_exc else Remote, key
+        )
+        if isinstance(cls, RemoteMeta) and cls._bx_cls_exc:
+            return self.exception(cls, key, (), None)
+        return proxy
+
+    def proxy(self, cls, key, path=None):
+        proxy = object.__new__(cls)
+        object.__setattr__(proxy, "_bx_side", self)
+        object.__setattr__(proxy, "_bx_id", key)
+        object.__setattr__(proxy, "_bx_path", path)
+        self.proxies[key] = proxy
+        return proxy
+
+    def exception(self, cls, key, args, text):
+        exc = self.exceptions.get(key)
+        if exc is not None:
+            return exc
+        exc = cls.__new__(cls, *args)
+        BaseException.__init__(exc, *args)
+        handle = self.proxies.get(key) or self.proxy(Remote, key)
+        exc.__dict__["_bx_handle"], exc.__dict__["_bx_str"] = handle, text
+        self.exceptions[key] = exc
+        return exc
+
+    def mirror(self, key, desc):
+        cls = self.classes.get(key)
+        if cls is not None:
+            return cls
+        if desc is None:
+            raise ValueError("a class handle without its description")
+        cls = SESSION.mirror_for(self, key, desc)
+        self.classes[key] = cls
+        return cls
+
+    def decode_exception(self, enc):
+        obj = enc.get("obj") or {}
+        if obj.get("t") == "p":
+            mine = self.refs.get(obj["v"])
+            if isinstance(mine, BaseException):
+                return mine
+        cls = wire.decode(enc["cls"], self)
+        args = tuple(wire.decode(enc["args"], self))
+        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+            return RuntimeError(f"the code under test raised a non-exception {cls!r}")
+        if issubclass(cls, KeyboardInterrupt) or (
+            isinstance(cls, RemoteMeta) and issubclass(cls, Aborted)
+        ):
+            SESSION.finding("early_exit", "KeyboardInterrupt raised by the code under test")
+            return Aborted("the code under test raised KeyboardInterrupt")
+        if obj.get("t") == "o" and isinstance(cls, RemoteMeta):
+            return self.exception(cls, obj["v"], args, enc.get("str"))
+        return self.builtin_exception(cls, args, enc, obj)
+
+    def builtin_exception(self, cls, args, enc, obj):
+        if cls is SystemExit:
+            code = wire.decode(enc["code"]) if "code" in enc else (args[0] if args else None)
+            exc = SystemExit(code)
+        else:
+            try:
+                exc = cls(*args)
+            except Exception:
+                exc = cls.__new__(cls)
+                exc.args = args
+        if obj.get("t") == "o":
+            exc.__dict__["_bx_handle"] = self.proxies.get(obj["v"]) or self.proxy(Remote, obj["v"])
+        exc.__dict__["_bx_str"] = enc.get("str")
+        return exc
+
+
+def _refused(obj):
+    """Objects never handed to the worker: modules, frames, code, the grader's machinery."""
+    if isinstance(obj, _REFUSED_TYPES):
+        return True
+    if isinstance(obj, (Sentinel, BaseException)):
+        return False
+    package = type(obj).__module__.split(".")[0]
+    if package in ("_pytest", "pytest"):
+        return not type(obj).__name__.startswith("Approx")
+    return package in ("pluggy", "boxgym_judge", "boxgym_wire", "boxgym_runner")
+
+
+def _owner(obj):
+    """(side, key) of a handle, mirror class or mirror exception; None for the judge's own."""
+    if isinstance(obj, Remote):
+        return obj._bx_side, obj._bx_id
+    if isinstance(obj, RemoteMeta):
+        return obj._bx_cls_side, obj._bx_cls_id
+    if isinstance(obj, ModuleProxy):
+        handle = obj.__dict__.get("_bx_handle")
+        return (handle._bx_side, handle._bx_id) if handle is not None else None
+    if isinstance(obj, BaseException):
+        handle = getattr(obj, "__dict__", {}).get("_bx_handle")
+        if isinstance(handle, Remote):
+            return handle._bx_side, handle._bx_id
+    return None
+
+
+# -- requests of the worker to the judge (on the judge's objects) --------------------------
+
+
+def _ref_op(fn):
+    def op(conn, msg, memo):
+        target = conn.side.refs[msg["obj"]["v"]]
+        args, kwargs = wire.arguments(msg, conn.side, memo)
+        return fn(target, *args, **kwargs)
+
+    return op
+
+
+def _public_getattr(target, name):
+    name = str(name)
+    if name.startswith("_"):
+        raise AttributeError(f"{name!r} is not readable by the code under test")
+    return getattr(target, name)
+
+
+OPS = {
+    "call": _ref_op(lambda f, *a, **k: f(*a, **k)),
+    "getattr": _ref_op(_public_getattr),
+    "iter": _ref_op(iter),
+    "next": _ref_op(next),
+    "len": _ref_op(len),
+    "getitem": _ref_op(lambda o, k: o[k]),
+    "contains": _ref_op(lambda o, x: x in o),
+    "bool": _ref_op(bool),
+    "repr": _ref_op(repr),
+    "str": _ref_op(str),
+    "hash": _ref_op(hash),
+    # one side's answer only (NotImplemented included): the worker does the reflection
+    "eq": _ref_op(lambda a, b: type(a).__eq__(a, b)),
+    "ne": _ref_op(lambda a, b: type(a).__ne__(a, b)),
+}
+
+
+# -- the session: one worker at a time, findings, lie detection ---------------------------
+
+
+class Session:
+    """The judge's state: the current worker, the current test, what was found."""
+
+    def __init__(self, ctl, emit, call_timeout, aliases):
+        self._ctl, self._emit, self.call_timeout = ctl, emit, call_timeout
+        self.aliases = aliases
+        self.side = None
+        self.gen = 0
+        self.test = None
+        self.tainted = {}
+        self.mirrors = {}
+        self.import_error = None
+
+    # workers
+
+    def current(self):
+        """The live worker's side, starting a worker if there is none."""
+        if self.side is None or not self.side.alive:
+            self.gen += 1
+            self._ctl.sendall(json.dumps({"op": "spawn", "gen": self.gen}).encode() + b"\n")
+            msg, fds, _, _ = socket.recv_fds(self._ctl, 4096, 1)
+            if not fds:
+                raise RuntimeError(f"the runner could not start a worker: {msg[:200]!r}")
+            self.side = JudgeSide(self.gen, socket.socket(fileno=fds[0]), self.call_timeout)
+        return self.side
+
+    def lost(self, lost):
+        """The worker failed a request: fail the current test, replace the worker."""
+        side = self.side
+        if side is not None and side.alive:
+            side.alive = False
+            why = {"ended": "early_exit", "protocol": "report_forgery"}.get(lost.why, lost.why)
+            self.finding(why, lost.detail)
+            self._ctl.sendall(json.dumps({"op": "kill"}).encode() + b"\n")
+            try:
+                side.conn.sock.close()
+            except OSError:
+                pass
+        return lost
+
+    def check_alive(self):
+        """At the end: a worker that ended on its own since its last answer is found too."""
+        if self.side is not None and self.side.alive:
+            self.test = "session end"
+            try:
+                self.request("ping", None)
+            except wire.Lost:
+                pass
+            self.test = None
+
+    def finding(self, name, detail):
+        test = self.test or "collection"
+        self.tainted.setdefault(test, []).append(name)
+        self._emit({"event": "finding", "name": name, "detail": str(detail)[:300], "test": test})
+
+    def rebind(self, obj):
+        """(side, key) of a handle of an ended worker, found again by its path, if any."""
+        side = self.current()
+        if isinstance(obj, ModuleProxy):
+            obj.__dict__["_bx_handle"] = self.import_module(obj.__name__)[0]
+            return _owner(obj)
+        path = _path_of(obj)
+        if path is None:
+            raise wire.Lost("stale", "an object of a worker that ended")
+        if isinstance(obj, RemoteMeta):
+            self.resolve(path)  # describing the class again rebinds its mirror
+            if obj._bx_cls_side is not side:
+                raise wire.Lost("stale", "a class the new worker does not have")
+            return _owner(obj)
+        found = getattr(obj, "_bx_rebound", None)
+        if found is None or found._bx_side is not side:
+            found = self.resolve(path)
+            if not isinstance(found, Remote):
+                raise wire.Lost("stale", "an object the new worker does not have")
+            object.__setattr__(obj, "_bx_rebound", found)
+        return _owner(found)
+
+    def resolve(self, path):
+        module, attrs = path[0], path[1:]
+        target = self.import_module(module)[0]
+        for name in attrs:
+            target = self.request("getattr", target, name=name)
+        return target
+
+    # requests
+
+    def request(self, op, target, args=(), kwargs=None, **fields):
+        side = self.current()
+        memo = wire.Memo()
+        try:
+            if target is not None:
+                fields["obj"] = wire.encode(target, side, memo)
+            fields["args"] = [wire.encode(a, side, memo) for a in args]
+            if kwargs:
+                fields["kwargs"] = {str(k): wire.encode(v, side, memo) for k, v in kwargs.items()}
+            return side.conn.request(op, fields, memo)
+        except wire.Lost as lost:
+            if lost.why == "stale":
+                raise
+            raise self.lost(lost) from None
+
+    def op(self, name, *args):
+        return self.request("op", None, args, name=name)
+
+    def getattr(self, target, name):
+        value = self.request("getattr", target, name=name)
+        path = _path_of(target)
+        if path is not None and isinstance(value, (Remote, RemoteMeta)):
+            if isinstance(value, Remote) and value._bx_path is None:
+                object.__setattr__(value, "_bx_path", (*path, name))
+        return value
+
+    def import_module(self, name):
+        path = self.aliases.get(name)
+        fields = {"name": name, **({"path": path} if path else {})}
+        return self.request("import", None, **fields)
+
+    # lie detection
+
+    def compare(self, op, a, b):
+        """``a <op> b`` asked twice among probes, in random order; contradictions fail."""
+        questions = [("real", op, b), ("real", op, b)] + [
+            ("sentinel" if isinstance(value, Sentinel) else "probe", qop, value)
+            for qop, value in self.probes(op, a, b)
+        ]
+        RNG.shuffle(questions)
+        answers = [
+            (kind, qop, value, *self.ask(kind, qop, a, value)) for kind, qop, value in questions
+        ]
+        reals = [t for kind, _, _, _, t in answers if kind == "real"]
+        if reals[0] != reals[1]:
+            self.lie(op, a, "gave two answers to the same question")
+        if any(t for kind, _, _, _, t in answers if kind == "sentinel"):
+            self.lie(op, a, "said yes about an object it cannot know")
+        probes = [t for kind, _, _, _, t in answers if kind == "probe"]
+        if reals[0] and self.contradicts(op, probes):
+            self.lie(op, a, "also said yes to values it cannot hold")
+        for kind, qop, value, _, truth in answers:  # an odd yes, asked again, must stay yes
+            if kind == "probe" and truth and not reals[0] and not self.ask(kind, qop, a, value)[1]:
+                self.lie(op, a, "gave two answers to the same question")
+        return next(result for kind, _, _, result, _ in answers if kind == "real")
+
+    def ask(self, kind, op, a, value):
+        """(result, truth) of one question; a probe that raises counts as no."""
+        try:
+            result = self.op(op, a, value)
+            return result, self.plain_truth(result)
+        except wire.Lost:
+            raise
+        except BaseException:
+            if kind == "real":
+                raise
+            return None, False
+
+    def contradicts(self, op, probes):
+        """Whether the answers to probes (not sentinels) contradict a real yes."""
+        if op == "contains":  # a container may hold one differing value, not all of them
+            return len(probes) > 1 and all(probes)
+        return any(probes)
+
+    def probes(self, op, a, b):
+        """(operator, value) questions whose answer must be no when ``a <op> b`` is yes."""
+        if op == "eq":
+            return [("eq", Sentinel()), *(("eq", v) for v in self.differing(b))]
+        if op == "ne":
+            return [("ne", a), ("eq", b)]
+        if op == "contains":
+            return [("contains", Sentinel()), *(("contains", v) for v in wire.variants(b, RNG))]
+        complement = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt"}[op]
+        return [(complement, b), (op, Sentinel())]
+
+    def differing(self, b):
+        if isinstance(b, Remote):
+            copy = self.request("variant", b, seed=RNG.getrandbits(32))
+            return [copy] if copy is not None else []
+        return wire.variants(b, RNG)
+
+    def plain_truth(self, value):
+        if type(value) is bool:
+            return value
+        if isinstance(value, Remote):
+            return self.op("bool", value) is True
+        return bool(value)
+
+    def truth(self, obj):
+        """``bool(obj)`` asked twice, with its length, in random order."""
+        questions = ["bool", "bool", "len"]
+        RNG.shuffle(questions)
+        answers = {}
+        for q in questions:
+            try:
+                answers.setdefault(q, []).append(self.op(q, obj))
+            except wire.Lost:
+                raise
+            except BaseException:
+                if q == "bool":
+                    raise
+        first, second = answers["bool"]
+        if first is not second or type(first) is not bool:
+            self.lie("bool", obj, "gave two answers to the same question")
+        if first and answers.get("len") == [0]:
+            self.lie("bool", obj, "is true while its length is 0")
+        return first
+
+    def lie(self, op, obj, why):
+        name = type(obj).__qualname__
+        self.finding("always_equal", f"a {name} {why} ({op})")
+        raise Lying(f"a {name} object lies about {op}: it {why}")
+
+    # mirrors
+
+    def mirror_for(self, side, key, desc):
+        name, qual, mod = str(desc["name"]), str(desc["qual"]), str(desc["mod"])
+        known = self.mirrors.get((mod, qual)) if "<locals>" not in qual else None
+        if known is not None:
+            type.__setattr__(known, "_bx_cls_side", side)
+            type.__setattr__(known, "_bx_cls_id", key)
+            return known
+        bases = [wire.decode(b, side) for b in desc["bases"]]
+        cls = self.new_mirror(name, qual, mod, bases, bool(desc["exc"]))
+        type.__setattr__(cls, "_bx_cls_side", side)
+        type.__setattr__(cls, "_bx_cls_id", key)
+        if "<locals>" not in qual:
+            self.mirrors[(mod, qual)] = cls
+        return cls
+
+    def new_mirror(self, name, qual, mod, bases, exc):
+        ns = {"__module__": mod, "__qualname__": qual, "__doc__": None}
+        path = None if "<locals>" in qual else (mod, *qual.split("."))
+        ns.update(_bx_cls_exc=exc, _bx_cls_path=path)
+        if not exc:
+            mine = tuple(b for b in bases if isinstance(b, RemoteMeta)) or (Remote,)
+            return RemoteMeta(name, mine, {**ns, "__slots__": ()})
+        real = _SKIP_CLASSES.get((mod, qual))
+        if real is not None:
+            mine = (getattr(importlib.import_module(real[0]), real[1]),)
+        else:
+            mine = tuple(_exception_base(b) for b in bases if issubclass(b, BaseException))
+        ns.update(__getattr__=_exception_getattr, __str__=_exception_str)
+        try:
+            return RemoteMeta(name, mine or (Exception,), ns)
+        except TypeError:  # bases whose layouts cannot be combined here
+            return RemoteMeta(name, (Exception,), ns)
+
+
+def _exception_base(base):
+    if issubclass(base, KeyboardInterrupt):
+        return Aborted
+    return base
+
+
+def _path_of(obj):
+    if isinstance(obj, Remote):
+        return obj._bx_path
+    if isinstance(obj, RemoteMeta):
+        return obj._bx_cls_path
+    if isinstance(obj, ModuleProxy):
+        return (obj.__name__,)
+    return None
+
+
+# -- importing the project under test -----------------------------------------------------
+
+
+class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports of the project's top-level names become proxies of the worker's modules."""
+
+    def __init__(self, names):
+        self.names = set(names)
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname.partition(".")[0] not in self.names:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self)
+
+    def create_module(self, spec):
+        try:
+            handle, package = SESSION.import_module(spec.name)
+        except wire.Lost as lost:
+            SESSION.import_error = SESSION.import_error or _ended_while_importing(lost)
+            raise ImportError(f"{spec.name}: {SESSION.import_error}") from None
+        except BaseException as exc:
+            said = getattr(exc, "__dict__", {}).get("_bx_str")
+            text = f"{type(exc).__name__}: {(said if said is not None else str(exc))[:500]}"
+            SESSION.import_error = SESSION.import_error or text
+            if isinstance(exc, (SystemExit, Aborted)):
+                SESSION.finding("early_exit", f"{type(exc).__name__} while importing {spec.name}")
+            raise ImportError(f"importing {spec.name} failed: {text}") from None
+        module = ModuleProxy(spec.name)
+        module.__dict__["_bx_handle"] = handle
+        if package is True:
+            spec.submodule_search_locations = []
+        return module
+
+    def exec_module(self, module):
+        pass
+
+
+def _ended_while_importing(lost):
+    if lost.why == "timeout":
+        return f"the solution did not finish loading ({lost.detail})"
+    return f"the solution ended the process while importing ({lost.detail})"
+
+
+# -- pytest -------------------------------------------------------------------------------
+
+
+class Plugin:
+    """Reports each test's outcome to the root runner; fails tests the worker failed."""
+
+    def __init__(self, session, emit):
+        self._session, self._emit = session, emit
+
+    def pytest_runtest_protocol(self, item, nextitem):
+        self._session.test = item.nodeid
+
+    def pytest_runtest_logreport(self, report):
+        skipped = report.skipped or (report.outcome == "passed" and hasattr(report, "wasxfail"))
+        outcome = "skipped" if skipped else report.outcome
+        if self._session.tainted.get(report.nodeid):
+            outcome = "failed"
+        self._emit({"id": report.nodeid, "when": report.when, "outcome": outcome})
+        if report.when == "teardown":
+            self._session.test = None
+
+    def pytest_runtest_makereport(self, item, call):
+        if call.excinfo is not None and call.excinfo.errisinstance(SystemExit):
+            self._session.finding("early_exit", f"SystemExit out of {call.when}")
+
+    def pytest_collectreport(self, report):
+        if report.failed or report.skipped:
+            outcome = "failed" if report.failed else "skipped"
+            self._emit({"id": report.nodeid, "when": "collect", "outcome": outcome})
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        self._session.check_alive()
+        self._emit({"event": "finished", "exitstatus": int(exitstatus)})
+
+
+def _tmp_path_fixture():
+    import re
+
+    import pytest
+
+    @pytest.fixture
+    def tmp_path(request, tmp_path_factory):
+        """The ``tmp_path`` fixture, made usable by the worker (another uid)."""
+        name = re.sub(r"[\W]", "_", request.node.name)[:30]
+        path = tmp_path_factory.mktemp(name, numbered=True)
+        os.chmod(tmp_path_factory.getbasetemp(), 0o711)
+        os.chmod(path, 0o777)
+        return path
+
+    return tmp_path
+
+
+def run_pytest(spec, session, emit):
+    import pytest
+
+    fixtures = types.ModuleType("boxgym_fixtures")
+    fixtures.tmp_path = _tmp_path_fixture()
+    args = [
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        "--noconftest",
+        "-c",
+        spec["config"],
+        "--rootdir",
+        spec["rootdir"],
+        "-o",
+        "addopts=",
+        "--import-mode=importlib",
+        f"--basetemp={spec['basetemp']}",
+        "-q",
+        "-rN",
+        "--color=no",
+        "-W",
+        "ignore::DeprecationWarning",
+        *spec["test_files"],
+    ]
+    return pytest.main(args, plugins=[Plugin(session, emit), fixtures])
+
+
+def run_calls(spec, session, emit):
+    checks = {"__name__": "boxgym_checks", "math": math}
+    with open(spec["checks"]) as fh:
+        source = fh.read()
+    exec(compile(source, spec["checks"], "exec"), checks)  # trusted hidden checks
+    candidate = None
+    try:
+        module = importlib.import_module(spec["module_name"])
+        candidate = getattr(module, spec["entry"])
+    except ImportError:
+        pass
+    except (Exception, wire.Lost) as exc:
+        session.import_error = session.import_error or f"{type(exc).__name__}: {exc}"[:500]
+    for name in spec["tests"]:
+        session.test = name
+        emit({"id": name, "when": "call", "outcome": _run_check(checks.get(name), candidate, name)})
+        session.test = None
+    session.check_alive()
+    emit({"event": "finished", "exitstatus": 0})
+
+
+def _run_check(fn, candidate, name):
+    if fn is None:
+        return "missing"
+    if candidate is None:
+        return "failed"
+    try:
+        fn(candidate)
+    except BaseException:  # an assertion, an error, the worker lost, a lie: all fail
+        return "failed"
+    return "failed" if SESSION.tainted.get(name) else "passed"
+
+
+# -- main ---------------------------------------------------------------------------------
+
+
+def _no_dumping():
+    """Make this process non-dumpable: its /proc entries stay root's (defence in depth)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except Exception:
+        pass
+
+
+def _read_line(sock):
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            raise RuntimeError("the runner closed the control channel")
+        data += chunk
+    return json.loads(data)
+
+
+def main(event_fd, ctl_fd):
+    """Run the checks the root runner sends on ``ctl_fd``; outcomes go to ``event_fd``."""
+    global SESSION
+    import faulthandler
+    import signal
+
+    faulthandler.register(signal.SIGUSR1, all_threads=False)
+    _no_dumping()
+    ctl = socket.socket(fileno=ctl_fd)
+    spec = _read_line(ctl)
+    events = os.fdopen(event_fd, "w", buffering=1)
+
+    def emit(event):
+        events.write(json.dumps(event) + "\n")
+
+    if spec["kind"] == "pytest":
+        import pytest  # noqa: F401  (before the clock is frozen: pytest keeps the real one)
+    if spec.get("frozen_time"):
+        wire.freeze_clock(spec["frozen_time"])
+    SESSION = Session(ctl, emit, spec["call_timeout"], spec.get("aliases", {}))
+    if spec.get("unsafe_in_process"):  # tests of the red-team suite only: the old design
+        sys.path[:0] = spec["python_paths"]
+    else:
+        sys.meta_path.insert(0, Finder(spec["modules"]))
+    if spec["kind"] == "pytest":
+        run_pytest(spec, SESSION, emit)
+    else:
+        run_calls(spec, SESSION, emit)
+    if SESSION.import_error:
+        emit({"event": "import_error", "detail": SESSION.import_error})
+    events.flush()
+    return 0

@@ -1,0 +1,719 @@
+"""The boundary between the judge and the judged: one value codec, one message loop.
+
+Standard library only; imported by both sides of a grading: the trusted test process
+(the judge, which runs the hidden checks) and the worker (the only process that imports
+the code under test). Nothing crosses between them but JSON lines over one socket:
+
+* values of exact types (see ``VALUE_TYPES``) cross as tagged copies;
+* any other object stays where it lives and crosses as a numbered handle (``o``: an
+  object of the sender, ``p``: an object of the receiver, sent back);
+* exceptions cross as their class (a builtin by name, another class as a handle),
+  their arguments and their text.
+
+Mutable containers passed to a call are copied in and, when the call changed them,
+copied back into the caller's objects when the call returns (``back``).
+"""
+
+import collections
+import datetime
+import decimal
+import fractions
+import json
+import math
+import os
+import pathlib
+import select
+import socket
+import sys
+import time
+
+MAX_DEPTH = 64
+MAX_ITEMS = 100_000
+MAX_MESSAGE = 64 << 20
+MAX_OUTPUT = 1 << 20
+
+VALUE_TYPES = (
+    "None, bool, int, float, complex, str, bytes, bytearray, list, tuple, set, frozenset, "
+    "dict, range, slice, Ellipsis, NotImplemented, fractions.Fraction, decimal.Decimal, "
+    "datetime.date/datetime/time/timedelta/timezone, pathlib.PurePosixPath/PosixPath, "
+    "collections.Counter/OrderedDict/defaultdict/deque, and type objects of builtins and "
+    "of these types (by name)"
+)
+"""What crosses as a value (exact types only; subclasses cross as handles)."""
+
+
+class NotPrimitive(TypeError):
+    """A value of a type that cannot cross the boundary as a value."""
+
+
+class Lost(BaseException):
+    """The peer ended, closed its end, broke the protocol or ran out of time.
+
+    A BaseException so that ``except Exception`` in checked code cannot swallow it.
+    """
+
+    def __init__(self, why, detail):
+        super().__init__(f"{why}: {detail}")
+        self.why, self.detail = why, detail
+
+
+# -- values ------------------------------------------------------------------------------
+
+
+class Memo:
+    """Mutable containers of one message, numbered, so aliasing and changes survive."""
+
+    def __init__(self, start=0):
+        self.ids, self.objs, self.next = {}, {}, start
+        self.keep = []  # encoded objects stay alive while their id() is a key
+
+    def add(self, obj, key=None):
+        key = self.next if key is None else key
+        self.next = max(self.next, key + 1)
+        self.ids[id(obj)], self.objs[key] = key, obj
+        self.keep.append(obj)
+        return key
+
+
+_MUTABLE = ("list", "dict", "set", "bytearray", "Counter", "OrderedDict", "defaultdict", "deque")
+_TYPE_NAMES = (
+    "fractions:Fraction",
+    "decimal:Decimal",
+    "datetime:date",
+    "datetime:datetime",
+    "datetime:time",
+    "datetime:timedelta",
+    "datetime:timezone",
+    "pathlib:PurePosixPath",
+    "pathlib:PosixPath",
+    "pathlib:Path",
+    "collections:Counter",
+    "collections:OrderedDict",
+    "collections:defaultdict",
+    "collections:deque",
+)
+_ORIGINAL = {"date": datetime.date, "datetime": datetime.datetime}
+
+
+def _is(t, name):
+    """Whether t is datetime's class ``name`` (the original or a frozen stand-in)."""
+    return t is _ORIGINAL.get(name) or t is getattr(datetime, name)
+
+
+def type_name(t):
+    """``module:qualname`` of a type that crosses by name, else None."""
+    import builtins
+
+    if isinstance(t, type) and getattr(builtins, t.__name__, None) is t:
+        return "builtins:" + t.__name__
+    for name in _TYPE_NAMES:
+        mod, _, qual = name.partition(":")
+        if _is(t, qual) if mod == "datetime" else t is getattr(sys.modules.get(mod), qual, None):
+            return name
+    return None
+
+
+def named_type(name):
+    """The type a ``module:qualname`` stands for on this side."""
+    import builtins
+
+    mod, _, qual = name.partition(":")
+    if mod == "builtins":
+        t = getattr(builtins, qual, None)
+    elif name in _TYPE_NAMES:
+        t = getattr(__import__(mod), qual)
+    else:
+        t = None
+    if not isinstance(t, type):
+        raise ValueError(f"unknown type {name!r}")
+    return t
+
+
+def _tz(tz):
+    if tz is None:
+        return None
+    if type(tz) is not datetime.timezone:
+        raise NotPrimitive("only fixed-offset time zones cross as values")
+    off = tz.utcoffset(None)
+    name = tz.tzname(None)
+    default = datetime.timezone(off).tzname(None)
+    return [off.days, off.seconds, off.microseconds, None if name == default else name]
+
+
+def _untz(v):
+    if v is None:
+        return None
+    off = datetime.timedelta(v[0], v[1], v[2])
+    return datetime.timezone(off) if v[3] is None else datetime.timezone(off, v[3])
+
+
+def _encode_scalar(value, t):
+    """Tagged JSON of a scalar value, or None when t is not a scalar type."""
+    if value is None or t is bool or t is str:
+        return {"t": t.__name__, "v": value}
+    if t is int:
+        return {"t": "int", "v": format(value, "x")}  # hex: no 4300-digit str() limit
+    if t is float:
+        return {"t": "float", "v": repr(value)}
+    if t is complex:
+        return {"t": "complex", "v": [repr(value.real), repr(value.imag)]}
+    if t is bytes:
+        return {"t": "bytes", "v": value.hex()}
+    if t is fractions.Fraction:
+        return {
+            "t": "Fraction",
+            "v": [format(value.numerator, "x"), format(value.denominator, "x")],
+        }
+    if t is decimal.Decimal:
+        return {"t": "Decimal", "v": str(value)}
+    if t in (pathlib.PurePosixPath, pathlib.PosixPath):
+        return {"t": "path", "k": t.__name__, "v": str(value)}
+    if t is range:
+        return {"t": "range", "v": [format(x, "x") for x in (value.start, value.stop, value.step)]}
+    if value is Ellipsis or value is NotImplemented:
+        return {"t": "singleton", "v": "Ellipsis" if value is Ellipsis else "NotImplemented"}
+    return _encode_time(value, t)
+
+
+def _encode_time(value, t):
+    if _is(t, "datetime"):
+        parts = [value.year, value.month, value.day, value.hour, value.minute, value.second]
+        return {
+            "t": "datetime",
+            "v": [*parts, value.microsecond, value.fold],
+            "z": _tz(value.tzinfo),
+        }
+    if _is(t, "date"):
+        return {"t": "date", "v": [value.year, value.month, value.day]}
+    if t is datetime.time:
+        parts = [value.hour, value.minute, value.second, value.microsecond, value.fold]
+        return {"t": "time", "v": parts, "z": _tz(value.tzinfo)}
+    if t is datetime.timedelta:
+        return {"t": "timedelta", "v": [value.days, value.seconds, value.microseconds]}
+    if t is datetime.timezone:
+        return {"t": "timezone", "v": _tz(value)}
+    return None
+
+
+def _items(value, t):
+    if t in (dict, collections.Counter, collections.OrderedDict, collections.defaultdict):
+        return list(dict.items(value))
+    if t is bytearray:
+        return None
+    return list(value)
+
+
+def encode(value, side=None, memo=None, depth=0):
+    """Encode a value into tagged JSON.
+
+    Without ``side`` only values cross (anything else raises NotPrimitive); with it,
+    other objects cross as handles. With ``memo``, mutable containers are numbered.
+    """
+    if depth > MAX_DEPTH:
+        raise NotPrimitive("value nested too deeply")
+    t = type(value)
+    if memo is not None and t.__name__ in _MUTABLE and id(value) in memo.ids:
+        if _container_tag(t) is not None:
+            return {"t": "m", "v": memo.ids[id(value)]}
+    out = _encode_scalar(value, t)
+    if out is not None:
+        return out
+    tag = _container_tag(t)
+    if tag is not None:
+        key = memo.add(value) if memo is not None and tag in _MUTABLE else None
+        out = encode_contents(value, side, memo, depth)
+        if key is not None:
+            out["m"] = key
+        return out
+    if t is slice:
+        parts = (value.start, value.stop, value.step)
+        return {"t": "slice", "v": [encode(x, side, memo, depth + 1) for x in parts]}
+    if isinstance(value, type) and type_name(value) is not None:
+        return {"t": "type", "v": type_name(value)}
+    if side is None:
+        raise NotPrimitive(f"a value of type {t.__module__}.{t.__qualname__} cannot be checked")
+    return side.encode_object(value)
+
+
+def _container_tag(t):
+    if t in (list, tuple, set, frozenset, dict, bytearray):
+        return t.__name__
+    if t in (collections.Counter, collections.OrderedDict, collections.defaultdict):
+        return t.__name__
+    if t is collections.deque:
+        return "deque"
+    return None
+
+
+def encode_contents(value, side=None, memo=None, depth=0):
+    """Tagged JSON of a container, its children encoded with the memo's references."""
+    t = type(value)
+    tag = _container_tag(t)
+    if t is bytearray:
+        return {"t": tag, "v": bytes(value).hex()}
+    items = _items(value, t)
+    if len(items) > MAX_ITEMS:
+        raise NotPrimitive("collection too large")
+    if tag in ("list", "tuple", "set", "frozenset", "deque"):
+        out = {"t": tag, "v": [encode(v, side, memo, depth + 1) for v in items]}
+        if tag == "deque" and value.maxlen is not None:
+            out["n"] = value.maxlen
+        return out
+    pairs = [[encode(k, side, memo, depth + 1), encode(v, side, memo, depth + 1)] for k, v in items]
+    out = {"t": tag, "v": pairs}
+    if tag == "defaultdict":
+        out["f"] = encode(value.default_factory, side, memo, depth + 1)
+    return out
+
+
+_SCALAR_DECODERS = {
+    "NoneType": lambda o: None,
+    "bool": lambda o: bool(o["v"]),
+    "str": lambda o: str(o["v"]),
+    "int": lambda o: int(o["v"], 16),
+    "float": lambda o: float(o["v"]),
+    "complex": lambda o: complex(float(o["v"][0]), float(o["v"][1])),
+    "bytes": lambda o: bytes.fromhex(o["v"]),
+    "Fraction": lambda o: fractions.Fraction(int(o["v"][0], 16), int(o["v"][1], 16)),
+    "Decimal": lambda o: decimal.Decimal(o["v"]),
+    "path": lambda o: getattr(pathlib, {"PosixPath": "PosixPath"}.get(o["k"], "PurePosixPath"))(
+        o["v"]
+    ),
+    "range": lambda o: range(*(int(x, 16) for x in o["v"])),
+    "singleton": lambda o: {"Ellipsis": Ellipsis, "NotImplemented": NotImplemented}[o["v"]],
+    "date": lambda o: datetime.date(*o["v"]),
+    "datetime": lambda o: datetime.datetime(*o["v"][:7], tzinfo=_untz(o["z"]), fold=o["v"][7]),
+    "time": lambda o: datetime.time(*o["v"][:4], tzinfo=_untz(o["z"]), fold=o["v"][4]),
+    "timedelta": lambda o: datetime.timedelta(*o["v"]),
+    "timezone": lambda o: _untz(o["v"]),
+    "type": lambda o: named_type(o["v"]),
+}
+
+
+def decode(obj, side=None, memo=None, depth=0):
+    """Decode tagged JSON back into values (and, with a side, handles)."""
+    if depth > MAX_DEPTH or not isinstance(obj, dict):
+        raise ValueError("malformed value")
+    t = obj.get("t")
+    if t in _SCALAR_DECODERS:
+        return _SCALAR_DECODERS[t](obj)
+    if t == "m" and memo is not None:
+        return memo.objs[obj["v"]]
+    if t == "slice":
+        return slice(*(decode(x, side, memo, depth + 1) for x in obj["v"]))
+    if t in ("o", "p") and side is not None:
+        return side.decode_object(obj)
+    if t in _CONTAINERS:
+        return _CONTAINERS[t](obj, side, memo, depth)
+    raise ValueError(f"unknown tag {t!r}")
+
+
+def _new_container(obj, side, memo, depth):
+    """An empty container of the tagged type (registered before its children: cycles)."""
+    t = obj["t"]
+    if t == "defaultdict":
+        return collections.defaultdict(decode(obj["f"], side, memo, depth + 1))
+    if t == "deque":
+        return collections.deque(maxlen=obj.get("n"))
+    return {"list": list, "dict": dict, "set": set, "Counter": collections.Counter}.get(
+        t, collections.OrderedDict
+    )()
+
+
+def fill(container, obj, side=None, memo=None, depth=0):
+    """Replace a container's contents, in place, with the tagged contents ``obj``."""
+    t = type(container)
+    if t is bytearray:
+        container[:] = bytes.fromhex(obj["v"])
+        return container
+    if obj["t"] in ("list", "set", "deque"):
+        items = [decode(x, side, memo, depth + 1) for x in obj["v"]]
+        if t is list:
+            list.__setitem__(container, slice(None), items)
+        else:
+            container.clear()
+            (container.update if t is set else container.extend)(items)
+        return container
+    pairs = [
+        (decode(k, side, memo, depth + 1), decode(v, side, memo, depth + 1)) for k, v in obj["v"]
+    ]
+    container.clear()
+    for k, v in pairs:
+        container[k] = v
+    return container
+
+
+def _decode_mutable(obj, side, memo, depth):
+    if obj["t"] == "bytearray":
+        value = bytearray()
+    else:
+        value = _new_container(obj, side, memo, depth)
+    if memo is not None and "m" in obj:
+        memo.add(value, obj["m"])
+    return fill(value, obj, side, memo, depth)
+
+
+def _decode_immutable(obj, side, memo, depth):
+    items = [decode(x, side, memo, depth + 1) for x in obj["v"]]
+    return tuple(items) if obj["t"] == "tuple" else frozenset(items)
+
+
+_CONTAINERS = {name: _decode_mutable for name in _MUTABLE}
+_CONTAINERS.update(tuple=_decode_immutable, frozenset=_decode_immutable)
+
+
+# -- values that differ from a given one (for lie detection) ------------------------------
+
+
+def variants(value, rng):
+    """Values of the same exact type as ``value`` that differ from it (possibly none).
+
+    Used to ask an object, which claims to equal ``value``, about values it could not
+    have anticipated: an object that equals two mutually unequal values is lying.
+    """
+    try:
+        out = [v for v in _variants(value, type(value), rng) if type(v) is type(value)]
+        return [v for v in out if not _same(v, value)]
+    except (ArithmeticError, ValueError, TypeError, OverflowError):
+        return []
+
+
+def _same(a, b):
+    try:
+        return bool(a == b)
+    except Exception:
+        return True
+
+
+def _letters(rng, n):
+    return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(n))
+
+
+def _variants(v, t, rng):
+    d = rng.randint(1, 9)
+    if t is bool:
+        return [not v]
+    if t is int:
+        return [v + d, v - rng.randint(1, 9)]
+    if t is float:
+        if math.isnan(v) or math.isinf(v):
+            return [0.0, 1.0]
+        scale = 1.0 + abs(v)
+        return [v + scale * rng.uniform(0.25, 2.0), v - scale * rng.uniform(0.25, 2.0)]
+    if t is complex:
+        return [v + d, v - 1j * d]
+    if t in (str, bytes):
+        return _text_variants(v, t, rng)
+    if t in (fractions.Fraction, decimal.Decimal):
+        if t is decimal.Decimal and not v.is_finite():
+            return [decimal.Decimal(d)]
+        return [v + d, v - t(1) / (d + 1)]
+    if t in (list, tuple):
+        extra = t([v[-1] if v else 0])
+        return [v + extra, v[:-1] if v else t([1])]
+    if t in (set, frozenset):
+        token = _letters(rng, 6)
+        return [t(v) | {token}, t(list(v)[1:]) if v else t({d})]
+    if t in (dict, collections.OrderedDict, collections.Counter):
+        return _dict_variants(v, t, rng)
+    return _time_variants(v, t, rng, d)
+
+
+def _text_variants(v, t, rng):
+    extra = _letters(rng, rng.randint(2, 5))
+    if t is bytes:
+        extra = extra.encode()
+    out = [v + extra]
+    letters = [i for i, c in enumerate(v) if (chr(c) if t is bytes else c).isalpha()]
+    if letters:
+        i = rng.choice(letters)
+        old = chr(v[i]) if t is bytes else v[i]
+        new = rng.choice([c for c in "abcdefghijklmnopqrstuvwxyz" if c != old.lower()])
+        out.append(v[:i] + (new.encode() if t is bytes else new) + v[i + 1 :])
+    else:
+        out.append(extra[:1] + v)
+    return out
+
+
+def _dict_variants(v, t, rng):
+    more = t(v)
+    more[_letters(rng, 7)] = rng.randint(1, 9)
+    less = t(v)
+    if less:
+        del less[next(iter(less))]
+    else:
+        less[_letters(rng, 5)] = 0
+    return [more, less]
+
+
+def _time_variants(v, t, rng, d):
+    if _is(t, "datetime") or _is(t, "date"):
+        return [v + datetime.timedelta(days=d), v - datetime.timedelta(days=rng.randint(1, 9))]
+    if t is datetime.timedelta:
+        return [v + datetime.timedelta(seconds=d), -v - datetime.timedelta(seconds=d)]
+    if t is datetime.time:
+        return [v.replace(hour=(v.hour + d) % 24)]
+    if t in (pathlib.PurePosixPath, pathlib.PosixPath):
+        return [v / _letters(rng, 5), v.with_name(v.name + _letters(rng, 3)) if v.name else v / "x"]
+    return []
+
+
+# -- exceptions ----------------------------------------------------------------------------
+
+
+def safe_text(fn, obj, limit=2000):
+    try:
+        text = fn(obj)
+        return text[:limit] if type(text) is str else "<not a str>"
+    except BaseException:  # a __str__ or __repr__ that raises or exits
+        return "<unprintable>"
+
+
+def _exception_args(exc):
+    args = list(BaseException.__getattribute__(exc, "args"))
+    if isinstance(exc, OSError) and type(exc).__module__ == "builtins" and exc.filename is not None:
+        args = [exc.errno, exc.strerror, exc.filename]  # the file name is not in args
+        if exc.filename2 is not None:
+            args += [None, exc.filename2]
+    return args
+
+
+def encode_exception(exc, side):
+    """An exception as its class, arguments, text and (where it lives) its object."""
+    try:
+        args = encode(_exception_args(exc), side)
+    except (NotPrimitive, ValueError, RecursionError):
+        args = encode([safe_text(str, exc)])
+    out = {"cls": encode(type(exc), side), "args": args, "str": safe_text(str, exc)}
+    out["base"] = next(
+        type_name(c) for c in type(exc).__mro__ if (type_name(c) or "").startswith("builtins:")
+    )
+    try:
+        out["obj"] = encode(exc, side) if side is not None else None
+    except NotPrimitive:
+        out["obj"] = None
+    if isinstance(exc, SystemExit):
+        try:
+            out["code"] = encode(exc.code)
+        except NotPrimitive:
+            out["code"] = encode(1)
+    return out
+
+
+# -- the message loop --------------------------------------------------------------------
+
+
+class Connection:
+    """One end of the judge-worker socket: JSON lines, requests nest both ways.
+
+    ``ops`` maps a request's ``op`` to a function of (connection, message, memo) that
+    returns the result value; ``side`` encodes and decodes objects. ``timeout`` bounds
+    each wait for the peer (None: wait forever).
+    """
+
+    def __init__(self, sock, side, ops, timeout=None):
+        sock.setblocking(False)
+        self.sock, self.side, self.ops, self.timeout = sock, side, ops, timeout
+        self.buf = bytearray()
+        self.seq = 0
+        self.depth = 0
+        self.extra = None  # a function returning fields added to every message sent
+        self.on_message = None  # a function called with every message received
+
+    # framing
+
+    def send(self, msg):
+        if self.extra is not None:
+            msg.update(self.extra())
+        data = json.dumps(msg, separators=(",", ":")).encode() + b"\n"
+        view = memoryview(data)
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        while view:
+            try:
+                view = view[self.sock.send(view[: 1 << 20]) :]
+                continue
+            except BlockingIOError:
+                pass
+            except OSError as exc:
+                raise Lost("ended", f"the channel closed ({exc.strerror})") from None
+            self._wait([], [self.sock], deadline, "the peer stopped reading")
+
+    def _wait(self, rlist, wlist, deadline, why):
+        wait = None if deadline is None else deadline - time.monotonic()
+        if wait is not None and wait <= 0:
+            raise Lost("timeout", f"{why} ({self.timeout:g}s)")
+        select.select(rlist, wlist, [], wait)
+
+    def recv(self):
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        while b"\n" not in self.buf:
+            if len(self.buf) > MAX_MESSAGE:
+                raise Lost("protocol", "a message over the size limit")
+            try:
+                chunk = self.sock.recv(1 << 20)
+            except BlockingIOError:
+                self._wait([self.sock], [], deadline, "no answer in time")
+                continue
+            except OSError as exc:
+                raise Lost("ended", f"the channel closed ({exc.strerror})") from None
+            if not chunk:
+                raise Lost("ended", "the peer closed the channel")
+            self.buf += chunk
+        line, _, rest = bytes(self.buf).partition(b"\n")
+        self.buf = bytearray(rest)
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            raise Lost("protocol", f"a malformed message: {line[:80]!r}") from None
+        if not isinstance(msg, dict):
+            raise Lost("protocol", f"a message that is not an object: {line[:80]!r}")
+        if self.on_message is not None:
+            self.on_message(msg)
+        return msg
+
+    # requests
+
+    def request(self, op, fields=None, memo=None):
+        """Send a request and wait for its answer, serving the peer's nested requests."""
+        self.seq += 1
+        seq = self.seq
+        self.send({"q": seq, "op": op, **(fields or {})})
+        while True:
+            msg = self.recv()
+            if "q" in msg:
+                self.serve(msg)
+            elif msg.get("a") == seq:
+                return self._answer(msg, memo)
+            else:
+                raise Lost("protocol", f"an answer to no question: {str(msg)[:80]}")
+
+    def _answer(self, msg, memo):
+        try:
+            for key, state in msg.get("back") or ():
+                if memo is not None and key in memo.objs:
+                    fill(memo.objs[key], state, self.side, memo)
+            if "err" in msg:
+                exc = self.side.decode_exception(msg["err"])
+            else:
+                return decode(msg["ok"], self.side, memo)
+        except (KeyError, ValueError, TypeError, IndexError, RecursionError) as exc:
+            raise Lost("protocol", f"a malformed answer ({exc})") from None
+        raise exc
+
+    def serve(self, msg):
+        """Answer one request of the peer (any exception becomes an error answer)."""
+        seq = msg.get("q")
+        fn = self.ops.get(msg.get("op"))
+        memo = Memo()
+        reply = {"a": seq}
+        self.depth += 1
+        try:
+            if fn is None or self.depth > 200:
+                raise RuntimeError(f"request {msg.get('op')!r} refused")
+            result = fn(self, msg, memo)
+            reply["back"] = changed(memo, self.side)  # before the result: it may refer to them
+            reply["ok"] = encode(result, self.side, memo)
+        except Lost:
+            raise
+        except BaseException as exc:  # the answer to this request is this exception
+            reply.pop("ok", None)
+            reply["back"] = changed(memo, self.side)
+            reply["err"] = encode_exception(exc, self.side)
+        finally:
+            self.depth -= 1
+        if not reply["back"]:
+            del reply["back"]
+        self.send(reply)
+
+    def serve_forever(self):
+        while True:
+            msg = self.recv()
+            if "q" not in msg:
+                raise Lost("protocol", "an answer while idle")
+            self.serve(msg)
+
+
+def arguments(msg, side, memo):
+    """Decode a request's ``args`` and ``kwargs``, remembering the containers' states."""
+    args = [decode(x, side, memo) for x in msg.get("args", ())]
+    kwargs = {str(k): decode(v, side, memo) for k, v in (msg.get("kwargs") or {}).items()}
+    memo.before = {key: _state(obj, side, memo) for key, obj in memo.objs.items()}
+    return args, kwargs
+
+
+def _state(obj, side, memo):
+    try:
+        return json.dumps(encode_contents(obj, side, memo), sort_keys=True)
+    except (NotPrimitive, RecursionError):
+        return None
+
+
+def changed(memo, side):
+    """[key, new contents] for each container of a request that the call changed."""
+    before = getattr(memo, "before", None)
+    out = []
+    for key, old in (before or {}).items():
+        try:
+            now = _state(memo.objs[key], side, memo)
+        except Exception:  # an object that cannot be described: its changes stay there
+            continue
+        if now is not None and now != old:
+            out.append([key, json.loads(now)])
+    return out
+
+
+def socket_from_fd(fd):
+    return socket.socket(fileno=fd)
+
+
+# -- a frozen clock for tasks that need one ---------------------------------------------
+
+
+def freeze_clock(epoch):
+    """Make time.time() and datetime's now/today/utcnow return one fixed instant.
+
+    Called before any checked code is imported, so that a later ``from datetime import
+    datetime`` gets the frozen class. Monotonic clocks stay real.
+    """
+    fixed = float(epoch)
+    time.time = lambda: fixed
+    time.time_ns = lambda: int(fixed * 1_000_000_000)
+
+    class FrozenDateTime(datetime.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return cls.fromtimestamp(fixed, tz)
+
+        @classmethod
+        def utcnow(cls):
+            return cls.fromtimestamp(fixed, datetime.UTC).replace(tzinfo=None)
+
+        @classmethod
+        def today(cls):
+            return cls.fromtimestamp(fixed)
+
+    class FrozenDate(datetime.date):
+        @classmethod
+        def today(cls):
+            return cls.fromtimestamp(fixed)
+
+    FrozenDateTime.__name__ = FrozenDateTime.__qualname__ = "datetime"
+    FrozenDate.__name__ = FrozenDate.__qualname__ = "date"
+    FrozenDateTime.__module__ = FrozenDate.__module__ = "datetime"
+    datetime.datetime, datetime.date = FrozenDateTime, FrozenDate
+
+
+def environment(extra=None):
+    """The scrubbed environment every process of the grading gets."""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TZ": "UTC",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "BOXGYM_RUNNER_DIR": os.path.dirname(os.path.abspath(__file__)),
+    }
+    env.update(extra or {})
+    return env

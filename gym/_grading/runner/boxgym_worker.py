@@ -1,0 +1,365 @@
+"""The worker: the only process that imports the code under test (standard library only).
+
+It runs as an unprivileged uid of its own, started by the root runner with one socket
+to the judge on file descriptor ``argv[1]``. It answers the judge's requests (import a
+module, get an attribute, call, apply an operator) on the objects it holds, and sends
+back values, or handles to objects that stay here. Objects of the judge that reach it
+(callbacks, sentinels) are `Trusted` stand-ins: calling one, or reading one of its
+public attributes, asks the judge.
+
+Everything in this process, this module included, is under the control of the code
+under test: nothing it sends is trusted beyond being the code's own answer.
+"""
+
+import copy
+import importlib
+import importlib.util
+import io
+import json
+import math
+import operator
+import os
+import random
+import sys
+import weakref
+
+import boxgym_wire as wire
+
+_BINARY = (
+    "add sub mul matmul truediv floordiv mod pow lshift rshift and_ xor or_ "
+    "iadd isub imul imatmul itruediv ifloordiv imod ipow ilshift irshift iand ixor ior "
+    "eq ne lt le gt ge getitem delitem concat"
+).split()
+OPERATORS = {name.rstrip("_"): getattr(operator, name) for name in _BINARY}
+OPERATORS.update(
+    {
+        "divmod": divmod,
+        "contains": lambda a, b: b in a,
+        "setitem": operator.setitem,
+        "neg": operator.neg,
+        "pos": operator.pos,
+        "abs": abs,
+        "invert": operator.invert,
+        "index": operator.index,
+        "int": int,
+        "float": float,
+        "complex": complex,
+        "bool": bool,
+        "len": len,
+        "hash": hash,
+        "str": lambda o: str.__str__(str(o)),
+        "repr": lambda o: str.__str__(repr(o)),
+        "format": lambda o, spec="": str.__str__(format(o, spec)),
+        "iter": iter,
+        "next": next,
+        "reversed": reversed,
+        "round": round,
+        "trunc": math.trunc,
+        "floor": math.floor,
+        "ceil": math.ceil,
+        "enter": lambda o: type(o).__enter__(o),
+        "exit": lambda o, *a: type(o).__exit__(o, *a),
+        "isinstance": isinstance,
+        "issubclass": issubclass,
+        "dir": lambda o: [str(n) for n in dir(o)],
+        "copy": copy.copy,
+        "deepcopy": copy.deepcopy,
+        "call": lambda f, *a: f(*a),
+    }
+)
+
+
+class Trusted:
+    """A stand-in for an object of the judge (a callback, a sentinel, a test's object)."""
+
+    __slots__ = ("_bx_ref", "__weakref__")
+
+    def __init__(self, ref):
+        object.__setattr__(self, "_bx_ref", ref)
+
+    def _bx_ask(self, op, *args, **kwargs):
+        return SIDE.ask(op, self, args, kwargs)
+
+    def __call__(self, *args, **kwargs):
+        return self._bx_ask("call", *args, **kwargs)
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return SIDE.ask("getattr", self, (name,), {})
+
+    def __iter__(self):
+        return self._bx_ask("iter")
+
+    def __next__(self):
+        return self._bx_ask("next")
+
+    def __len__(self):
+        return self._bx_ask("len")
+
+    def __getitem__(self, key):
+        return self._bx_ask("getitem", key)
+
+    def __contains__(self, item):
+        return self._bx_ask("contains", item)
+
+    def __bool__(self):
+        return self._bx_ask("bool")
+
+    def __repr__(self):
+        return self._bx_ask("repr")
+
+    def __str__(self):
+        return self._bx_ask("str")
+
+    def __hash__(self):
+        return self._bx_ask("hash")
+
+    def __eq__(self, other):
+        return self._bx_ask("eq", other)
+
+    def __ne__(self, other):
+        return self._bx_ask("ne", other)
+
+
+class WorkerSide:
+    """How objects cross from the worker: its own as handles, the judge's as `Trusted`."""
+
+    def __init__(self):
+        self.objs, self.ids, self.next = {}, {}, 1
+        self.described = set()
+        self.trusted = weakref.WeakValueDictionary()
+        self.released = []
+        self.conn = None
+
+    # handles
+
+    def encode_object(self, obj):
+        if type(obj) is Trusted:
+            return {"t": "p", "v": object.__getattribute__(obj, "_bx_ref")}
+        ref = (
+            getattr(obj, "__dict__", {}).get("_bx_ref") if isinstance(obj, BaseException) else None
+        )
+        if type(ref) is Trusted:
+            return {"t": "p", "v": object.__getattribute__(ref, "_bx_ref")}
+        key = self.ids.get(id(obj))
+        if key is None:
+            key, self.next = self.next, self.next + 1
+            self.objs[key], self.ids[id(obj)] = obj, key
+        out = {"t": "o", "v": key}
+        if isinstance(obj, type):
+            if key not in self.described:
+                self.described.add(key)
+                out["d"] = self.describe(obj)
+        else:
+            out["c"] = wire.encode(type(obj), self)
+        return out
+
+    def describe(self, cls):
+        bases = [wire.encode(b, self) for b in cls.__bases__]
+        return {
+            "name": wire.safe_text(lambda c: str(type.__getattribute__(c, "__name__")), cls),
+            "qual": wire.safe_text(lambda c: str(type.__getattribute__(c, "__qualname__")), cls),
+            "mod": wire.safe_text(lambda c: str(type.__getattribute__(c, "__module__")), cls),
+            "bases": bases,
+            "exc": issubclass(cls, BaseException),
+        }
+
+    def decode_object(self, enc):
+        if enc["t"] == "p":
+            return self.objs[enc["v"]]
+        ref = enc["v"]
+        proxy = self.trusted.get(ref)
+        if proxy is None:
+            if ref in self.released:
+                self.released.remove(ref)
+            proxy = Trusted(ref)
+            self.trusted[ref] = proxy
+            weakref.finalize(proxy, self.released.append, ref)
+        return proxy
+
+    def decode_exception(self, enc):
+        obj = wire.decode(enc["obj"], self) if enc.get("obj") else None
+        if isinstance(obj, BaseException):
+            return obj  # one of ours, raised again by the judge
+        try:
+            cls = wire.decode(enc["cls"], self)
+        except (ValueError, KeyError):
+            cls = None
+        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+            cls = wire.named_type(enc.get("base") or "builtins:Exception")
+        try:
+            exc = cls(*wire.decode(enc["args"], self))
+        except Exception:
+            exc = cls(enc.get("str", ""))
+        if isinstance(obj, Trusted):
+            exc.__dict__["_bx_ref"] = obj  # raised back to the judge, it is the same object
+        return exc
+
+    # requests to the judge
+
+    def ask(self, op, target, args, kwargs):
+        memo = wire.Memo()
+        fields = {
+            "obj": wire.encode(target, self, memo),
+            "args": [wire.encode(a, self, memo) for a in args],
+            "kwargs": {k: wire.encode(v, self, memo) for k, v in kwargs.items()},
+        }
+        return self.conn.request(op, fields, memo)
+
+    def incoming(self, msg):
+        for key in msg.get("rel") or ():
+            obj = self.objs.pop(key, None)
+            if obj is not None:
+                self.ids.pop(id(obj), None)
+                self.described.discard(key)
+
+    def outgoing(self):
+        extra = {}
+        out, err = OUT.take(), ERR.take()
+        if out or err:
+            extra["out"] = [out, err]
+        if self.released:
+            extra["rel"], self.released = self.released, []
+        return extra
+
+
+class Capture(io.TextIOBase):
+    """Standard output or error of the code under test, sent with the next message."""
+
+    def __init__(self, name):
+        self.name, self.parts, self.size = name, [], 0
+        self.buffer = _Bytes(self)
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if self.size < wire.MAX_OUTPUT:
+            self.parts.append(text[: wire.MAX_OUTPUT - self.size])
+            self.size += len(self.parts[-1])
+            if self.size >= wire.MAX_OUTPUT:
+                self.parts.append("\n[boxgym: output truncated]\n")
+        return len(text)
+
+    def take(self):
+        text, self.parts, self.size = "".join(self.parts), [], 0
+        return text
+
+
+class _Bytes(io.RawIOBase):
+    def __init__(self, text):
+        self.text = text
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        self.text.write(bytes(data).decode("utf-8", "replace"))
+        return len(data)
+
+
+# -- the judge's requests -----------------------------------------------------------------
+
+
+def _target(msg):
+    return SIDE.objs[msg["obj"]["v"]]
+
+
+def op_import(conn, msg, memo):
+    """Import a module by name (or load a file as that module); returns (module, package)."""
+    name, path = str(msg["name"]), msg.get("path")
+    if path:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(name, None)
+            raise
+    else:
+        module = importlib.import_module(name)
+    return (module, hasattr(module, "__path__"))
+
+
+def op_getattr(conn, msg, memo):
+    return getattr(_target(msg), str(msg["name"]))
+
+
+def op_setattr(conn, msg, memo):
+    args, _ = wire.arguments(msg, SIDE, memo)
+    setattr(_target(msg), str(msg["name"]), args[0])
+
+
+def op_delattr(conn, msg, memo):
+    delattr(_target(msg), str(msg["name"]))
+
+
+def op_call(conn, msg, memo):
+    args, kwargs = wire.arguments(msg, SIDE, memo)
+    return _target(msg)(*args, **kwargs)
+
+
+def op_op(conn, msg, memo):
+    args, kwargs = wire.arguments(msg, SIDE, memo)
+    return OPERATORS[str(msg["name"])](*args, **kwargs)
+
+
+def op_variant(conn, msg, memo):
+    """A copy of an object with every field changed (or None): a probe for lying equality."""
+    obj = _target(msg)
+    rng = random.Random(msg.get("seed"))
+    if isinstance(obj, tuple) and hasattr(type(obj), "_fields"):
+        return type(obj)._make(_vary(v, rng) for v in obj)
+    fields = dict(getattr(obj, "__dict__", {}))
+    for name in getattr(type(obj), "__slots__", ()):
+        if hasattr(obj, name):
+            fields[name] = getattr(obj, name)
+    if not fields:
+        return None
+    new = copy.copy(obj)
+    for name, value in fields.items():
+        object.__setattr__(new, name, _vary(value, rng))
+    return new
+
+
+def _vary(value, rng):
+    options = wire.variants(value, rng)
+    return options[0] if options else object()
+
+
+OPS = {
+    "import": op_import,
+    "getattr": op_getattr,
+    "setattr": op_setattr,
+    "delattr": op_delattr,
+    "call": op_call,
+    "op": op_op,
+    "variant": op_variant,
+    "ping": lambda conn, msg, memo: None,
+}
+
+SIDE = WorkerSide()
+OUT, ERR = Capture("<stdout>"), Capture("<stderr>")
+
+
+def main(fd):
+    """Serve the judge on socket ``fd`` until it closes (then exit)."""
+    settings = json.loads(os.environ.get("BOXGYM_WORKER") or "{}")
+    sock = wire.socket_from_fd(fd)
+    if settings.get("frozen_time"):
+        wire.freeze_clock(settings["frozen_time"])
+    sys.stdout, sys.stderr = OUT, ERR
+    sys.stdin = io.StringIO("")
+    sys.path[:0] = settings.get("python_paths", [])
+    conn = wire.Connection(sock, SIDE, OPS)
+    SIDE.conn = conn
+    conn.extra, conn.on_message = SIDE.outgoing, SIDE.incoming
+    try:
+        conn.serve_forever()
+    except wire.Lost:
+        pass
+    os._exit(0)

@@ -1,0 +1,455 @@
+"""The judge-worker boundary, run locally: a real worker process, no container.
+
+The worker is started the way the runner starts it (``python -I`` with one socket on
+a file descriptor), as the same uid here; uids, limits and file permissions are the
+container's business and are tested on the real engine (test_attacks, test_infra).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import socket
+import subprocess
+import sys
+import textwrap
+from collections import Counter, OrderedDict, defaultdict
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from gym._grading._code import RUNNER_PATH
+
+RUNNER_DIR = RUNNER_PATH.parent
+
+
+def _load(name: str):
+    if name in sys.modules:
+        return sys.modules[name]
+    sys.path.insert(0, str(RUNNER_DIR))
+    try:
+        spec = importlib.util.spec_from_file_location(name, RUNNER_DIR / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(RUNNER_DIR))
+    return module
+
+
+wire = _load("boxgym_wire")
+judge = _load("boxgym_judge")
+
+PROJECT = """
+import os, sys, time
+from dataclasses import dataclass
+
+
+class ParseError(ValueError):
+    def __init__(self, message, line):
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+
+
+@dataclass(frozen=True)
+class Point:
+    x: int
+    y: int
+
+    def norm1(self):
+        return abs(self.x) + abs(self.y)
+
+
+class Base:
+    pass
+
+
+class Derived(Base):
+    pass
+
+
+class Liar:
+    __eq__ = lambda self, other: True
+    __hash__ = object.__hash__
+
+
+class FirstCallLiar:
+    def __eq__(self, other):
+        self.asked = getattr(self, "asked", 0) + 1
+        return self.asked == 1
+    __hash__ = object.__hash__
+
+
+class Contains:
+    def __contains__(self, item):
+        return True
+
+
+def parse(text):
+    if not text:
+        raise ParseError("empty", 3)
+    return text.split()
+
+
+def call_back(fn, *args):
+    return fn(*args)
+
+
+def fill(env, key, value):
+    env[key] = value
+
+
+def shout(text):
+    print(text.upper())
+    print("to stderr", file=sys.stderr)
+    return len(text)
+
+
+def nap(seconds):
+    time.sleep(seconds)
+
+
+def die():
+    os._exit(3)
+
+
+def values():
+    from collections import Counter, OrderedDict, defaultdict
+    from decimal import Decimal
+    from fractions import Fraction
+    import datetime
+    return {
+        "counter": Counter("abca"),
+        "ordered": OrderedDict(b=1, a=2),
+        "default": defaultdict(list, {"k": [1]}),
+        "fraction": Fraction(1, 3),
+        "decimal": Decimal("2.50"),
+        "date": datetime.date(2026, 1, 2),
+        "type": int,
+        "types": (list, Fraction),
+    }
+
+
+def peek(obj, name):
+    return getattr(obj, name)
+
+
+def retry(fn, errors):
+    try:
+        return fn()
+    except errors as exc:
+        raise exc
+"""
+
+
+class LocalSession(judge.Session):
+    """A Session whose workers are local subprocesses of this uid (no runner, no container)."""
+
+    def __init__(self, root: Path, timeout: float = 60.0):
+        self.events: list[dict] = []
+        super().__init__(None, self.events.append, timeout, {})
+        self.root = root
+        self.procs: list[subprocess.Popen] = []
+
+    def current(self):
+        if self.side is None or not self.side.alive:
+            self.gen += 1
+            mine, theirs = socket.socketpair()
+            env = wire.environment(
+                {"BOXGYM_WORKER": json.dumps({"python_paths": [str(self.root)]})}
+            )
+            env["BOXGYM_RUNNER_DIR"] = str(RUNNER_DIR)
+            boot = (
+                "import os, sys; sys.path.insert(0, os.environ['BOXGYM_RUNNER_DIR']); "
+                "import boxgym_worker; sys.path.pop(0); boxgym_worker.main(int(sys.argv[1]))"
+            )
+            argv = [sys.executable, "-I", "-c", boot, str(theirs.fileno())]
+            self.procs.append(subprocess.Popen(argv, pass_fds=[theirs.fileno()], env=env))
+            theirs.close()
+            self.side = judge.JudgeSide(self.gen, mine, self.call_timeout)
+        return self.side
+
+    def lost(self, lost):
+        if self.side is not None and self.side.alive:
+            self.side.alive = False
+            why = {"ended": "early_exit", "protocol": "report_forgery"}.get(lost.why, lost.why)
+            self.finding(why, lost.detail)
+            self.side.conn.sock.close()
+            self.side = None
+        return lost
+
+    def close(self):
+        if self.side is not None:
+            self.side.conn.sock.close()
+        for proc in self.procs:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture
+def session(tmp_path, monkeypatch):
+    (tmp_path / "proj.py").write_text(textwrap.dedent(PROJECT))
+    sess = LocalSession(tmp_path)
+    monkeypatch.setattr(judge, "SESSION", sess)
+    finder = judge.Finder(["proj"])
+    monkeypatch.setattr(sys, "meta_path", [finder, *sys.meta_path])
+    sys.modules.pop("proj", None)
+    yield sess
+    sys.modules.pop("proj", None)
+    sess.close()
+
+
+def findings(sess) -> list[str]:
+    return [e["name"] for e in sess.events if e.get("event") == "finding"]
+
+
+# -- the codec ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        Fraction(-7, 3),
+        Decimal("-0.00"),
+        Decimal("NaN"),
+        Counter("hello"),
+        OrderedDict([("b", 1), ("a", 2)]),
+        range(1, 10, 3),
+        slice(1, None, 2),
+        Path("/tmp/x y"),
+        int,
+        KeyError,
+        Fraction,
+        (Ellipsis, NotImplemented),
+        bytearray(b"\x00\xff"),
+    ],
+)
+def test_value_types_round_trip_exactly(value):
+    back = wire.decode(wire.encode(value))
+    assert type(back) is type(value)
+    assert back == value or (isinstance(value, Decimal) and value.is_nan() and back.is_nan())
+
+
+def test_datetimes_keep_their_zone_and_fold():
+    import datetime as dt
+
+    value = dt.datetime(2026, 3, 29, 1, 30, fold=1, tzinfo=dt.timezone(dt.timedelta(hours=2), "X"))
+    back = wire.decode(wire.encode(value))
+    assert back == value and back.tzinfo.tzname(None) == "X" and back.fold == 1
+    assert type(wire.decode(wire.encode(dt.date(2026, 1, 1)))) is dt.date
+
+
+def test_a_defaultdict_keeps_its_factory():
+    back = wire.decode(wire.encode(defaultdict(list, {"a": [1]})))
+    assert type(back) is defaultdict and back.default_factory is list and back["b"] == []
+
+
+def test_aliasing_and_cycles_survive_with_a_memo():
+    inner = [1]
+    outer = [inner, inner]
+    outer.append(outer)
+    back = wire.decode(wire.encode(outer, memo=wire.Memo()), memo=wire.Memo())
+    assert back[0] is back[1] and back[2] is back
+
+
+def test_variants_differ_from_the_value_and_keep_its_type():
+    import random
+
+    rng = random.Random(7)
+    for value in (
+        0,
+        -3,
+        2.5,
+        float("nan"),
+        "",
+        "abc",
+        b"x",
+        (1,),
+        [],
+        {"a": 1},
+        {1},
+        Fraction(1, 2),
+    ):
+        for other in wire.variants(value, rng):
+            assert type(other) is type(value)
+            assert other != value
+
+
+# -- the boundary ---------------------------------------------------------------------------
+
+
+def test_calls_classes_and_isinstance_go_through_the_worker(session):
+    import proj
+
+    point = proj.Point(3, -4)
+    assert type(point) is proj.Point and isinstance(point, proj.Point)
+    assert point.norm1() == 7 and point.x == 3
+    assert isinstance(proj.Derived(), proj.Base) and not isinstance(proj.Base(), proj.Derived)
+    assert point == proj.Point(3, -4) and point != proj.Point(3, 4)
+    assert proj.parse("a b") == ["a", "b"] and type(proj.parse("a")) is list
+    assert "proj" not in {m.split(".")[0] for m in sys.modules if m != "proj"} or True
+    assert findings(session) == []
+
+
+def test_the_projects_exceptions_are_mirrors_with_builtin_bases(session):
+    import proj
+
+    with pytest.raises(proj.ParseError) as info:
+        proj.parse("")
+    assert isinstance(info.value, ValueError)
+    assert info.value.line == 3 and str(info.value) == "line 3: empty"
+    assert type(info.value) is proj.ParseError
+    made = proj.ParseError("made here", 7)  # constructed by the test, in the worker
+    assert type(made) is proj.ParseError and str(made) == "line 7: made here" and made.line == 7
+
+
+def test_a_trusted_exception_crosses_and_comes_back_as_itself(session):
+    import proj
+
+    errors = []
+
+    def fail():
+        errors.append(TimeoutError("slow"))
+        raise errors[-1]
+
+    with pytest.raises(TimeoutError) as info:
+        proj.retry(fail, (ConnectionError, TimeoutError))
+    assert info.value is errors[-1]
+
+
+def test_callbacks_run_here_and_see_the_workers_objects(session):
+    import proj
+
+    seen = []
+    assert proj.call_back(lambda p: seen.append(p.x) or p.y, proj.Point(1, 2)) == 2
+    assert seen == [1]
+
+
+def test_mutations_of_argument_containers_come_back(session):
+    import proj
+
+    env = {"HOME": "/h"}
+    proj.fill(env, "BIN", "/h/bin")
+    assert env == {"HOME": "/h", "BIN": "/h/bin"}
+
+
+def test_printed_output_reaches_this_process(session, capsys):
+    import proj
+
+    assert proj.shout("hi") == 2
+    captured = capsys.readouterr()
+    assert captured.out == "HI\n" and captured.err == "to stderr\n"
+
+
+def test_stdlib_values_and_types_cross_as_values(session):
+    import proj
+
+    got = proj.values()
+    assert type(got["counter"]) is Counter and got["counter"]["a"] == 2
+    assert list(got["ordered"]) == ["b", "a"]
+    assert got["default"]["new"] == [] and got["fraction"] == Fraction(1, 3)
+    assert got["type"] is int and got["types"] == (list, Fraction)
+
+
+@pytest.mark.parametrize("liar", ["Liar", "FirstCallLiar"])
+def test_a_lying_eq_fails_and_is_found(session, liar):
+    import proj
+
+    for _ in range(10):  # whatever order the questions come in
+        obj = getattr(proj, liar)()
+        with pytest.raises(judge.Lying):
+            assert obj == 5
+    assert findings(session) == ["always_equal"] * 10
+
+
+def test_a_container_that_holds_everything_is_found(session):
+    import proj
+
+    with pytest.raises(judge.Lying):
+        assert "x" in proj.Contains()
+
+
+def test_an_honest_object_is_asked_in_random_order_and_passes(session):
+    import proj
+
+    for _ in range(5):
+        assert proj.Point(1, 2) == proj.Point(1, 2)
+        assert not proj.Point(1, 2) == proj.Point(2, 1)
+    assert findings(session) == []
+
+
+def test_a_hang_fails_the_call_and_a_new_worker_takes_over(session):
+    import proj
+
+    session.call_timeout = 1.0
+    session.side.conn.timeout = 1.0
+    with pytest.raises(wire.Lost):
+        proj.nap(30)
+    assert findings(session) == ["timeout"]
+    session.call_timeout = 60.0  # the next worker starts under whatever load there is
+    assert proj.parse("a") == ["a"]  # re-imported by name in a fresh worker
+    assert session.gen == 2
+
+
+def test_a_worker_that_dies_is_an_early_exit(session):
+    import proj
+
+    with pytest.raises(wire.Lost):
+        proj.die()
+    assert findings(session) == ["early_exit"]
+
+
+def test_only_public_attributes_of_the_judges_objects_are_readable(session):
+    import proj
+
+    class Holder:
+        public = 1
+        _private = 2
+
+    def fn():
+        return 0
+
+    assert proj.peek(Holder(), "public") == 1
+    for obj, name in ((Holder(), "_private"), (fn, "__globals__"), (fn, "__code__")):
+        with pytest.raises(AttributeError):
+            proj.peek(obj, name)
+    gen = (x for x in [1])
+    with pytest.raises(Exception, match="cannot be handed"):
+        proj.peek(gen, "gi_frame")  # a frame is never handed over
+    with pytest.raises(wire.NotPrimitive):
+        proj.peek(sys, "modules")  # nor a module
+
+
+# -- the channel ----------------------------------------------------------------------------
+
+
+def _channel(timeout: float):
+    mine, theirs = socket.socketpair()
+    return wire.Connection(mine, None, {}, timeout=timeout), theirs
+
+
+def test_a_peer_that_stops_reading_times_out_a_send_instead_of_hanging():
+    conn, theirs = _channel(0.5)
+    with pytest.raises(wire.Lost) as lost:
+        conn.send({"blob": "x" * (16 << 20)})  # far more than a socket buffer holds
+    assert lost.value.why == "timeout"
+    conn.sock.close()
+    theirs.close()
+
+
+@pytest.mark.parametrize(
+    ("written", "why"),
+    [(b"", "ended"), (b"not json\n", "protocol"), (b"[1, 2]\n", "protocol")],
+)
+def test_a_peer_that_ends_or_writes_garbage_is_lost(written, why):
+    conn, theirs = _channel(2.0)
+    theirs.sendall(written)
+    if not written:
+        theirs.close()
+    with pytest.raises(wire.Lost) as lost:
+        conn.recv()
+    assert lost.value.why == why
+    conn.sock.close()
+    theirs.close()
