@@ -78,18 +78,33 @@ def images_list(as_json: JsonFlag = False) -> None:
 
 
 @env_app.command("list")
-def env_list(as_json: JsonFlag = False) -> None:
-    """List registered environments with their task counts per split."""
+def env_list(
+    as_json: JsonFlag = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit non-zero if any environment is broken.")
+    ] = False,
+) -> None:
+    """List registered environments with their task counts per split (broken ones too)."""
     from gym._registry import envs
 
     infos = envs()
     if as_json:
         print_json([i.model_dump() for i in infos])
-        return
-    table = Table("id", "family", "train", "eval", "max steps")
-    for i in infos:
-        table.add_row(i.id, i.family, str(i.tasks["train"]), str(i.tasks["eval"]), str(i.max_steps))
-    console.print(table)
+    else:
+        table = Table("id", "family", "tasks per split", "max steps", "status")
+        for i in infos:
+            counts = ", ".join(
+                f"{name} {n}" + (" (held-out)" if i.splits.get(name) == "held-out" else "")
+                for name, n in i.tasks.items()
+            )
+            status = "[red]broken[/]" if i.broken else "[green]ok[/]"
+            table.add_row(i.id, i.family, counts or "-", str(i.max_steps), status)
+        console.print(table)
+        for i in infos:
+            for problem in i.problems:
+                err.print(f"[red]broken[/] {i.id}: {problem}", markup=True, highlight=False)
+    if strict and any(i.broken for i in infos):
+        raise typer.Exit(1)
 
 
 def _terminate(signum: int, _frame: Any) -> None:
