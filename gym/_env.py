@@ -243,12 +243,18 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
     # -- optional hooks --------------------------------------------------------------------
 
     @classmethod
+    def seeds_dir(cls) -> Path:
+        """The seeds/ folder that holds the family's ``<family>/`` folder.
+
+        The one of the checkout that defines the class, else the project's.
+        """
+        here = Path(inspect.getfile(cls)).resolve().parents[2] / "seeds"
+        return here if (here / cls.family).is_dir() else project_root() / "seeds"
+
+    @classmethod
     def load_tasks(cls) -> list[Task]:
         """The family's tasks, from seeds/<family>/ by default."""
-        here = Path(inspect.getfile(cls)).resolve().parents[2] / "seeds"
-        if (here / cls.family).is_dir():
-            return load_tasks(here, cls.family, splits=cls.splits)
-        return load_tasks(project_root() / "seeds", cls.family, splits=cls.splits)
+        return load_tasks(cls.seeds_dir(), cls.family, splits=cls.splits)
 
     def sample_calls(self) -> list[dict[str, Any]]:
         """Calls without side effects, used by ``action_space.sample()``."""
