@@ -17,6 +17,7 @@ import io
 import json
 import re
 import tokenize
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -67,7 +68,7 @@ class SplitRule(BaseModel):
         """
         if not self.field:
             return self.value or "train"
-        value = _field(record, self.field)
+        value = _field(record, self.field, "split.field")
         if not self.ranges:
             return str(value)
         number = int(value)
@@ -179,8 +180,8 @@ class DatasetMapping(TaskFormat):
             ConfigError: a field is missing or a template names an absent field.
         """
         record = self._decoded(record)
-        checks = _field(record, self.checks)
-        solution = str(_field(record, self.solution)).replace("\r\n", "\n")
+        checks = _field(record, self.checks, "checks")
+        solution = str(_field(record, self.solution, "solution")).replace("\r\n", "\n")
         listed = [str(c) for c in checks] if isinstance(checks, list) else [str(checks)]
         return ImportedTask(
             id=_fill("id", self.id, record),
@@ -189,8 +190,8 @@ class DatasetMapping(TaskFormat):
             tags={k: _fill(f"tags.{k}", v, record) for k, v in self.tags.items()},
             solution=solution,
             checks=listed,
-            setup=str(_field(record, self.setup)) if self.setup else "",
-            entry=str(_field(record, self.entry)) if self.entry else "",
+            setup=str(_field(record, self.setup, "setup")) if self.setup else "",
+            entry=str(_field(record, self.entry, "entry")) if self.entry else "",
         )
 
     def _decoded(self, record: Mapping[str, Any]) -> dict[str, Any]:
@@ -228,12 +229,17 @@ Mapper = Callable[[Mapping[str, Any]], ImportedTask | None]
 """A callable turning a record into a task (None skips the record)."""
 
 
-def _field(record: Mapping[str, Any], name: str) -> Any:
+def _field(record: Mapping[str, Any], name: str, key: str) -> Any:
+    """A record's field (dotted names reach into nested objects).
+
+    Raises:
+        ConfigError: absent; the message names the mapping key and the record's fields.
+    """
     value: Any = record
     for part in name.split("."):
         if not isinstance(value, Mapping) or part not in value:
             fields = ", ".join(sorted(map(str, record)))
-            raise ConfigError(f"the record has no field {name!r} (its fields: {fields})")
+            raise ConfigError(f"{key} = {name!r}: the record has no such field (fields: {fields})")
         value = value[part]
     return value
 
@@ -318,8 +324,14 @@ def _hf_records(name: str) -> list[dict[str, Any]]:
 
 @functools.lru_cache(maxsize=256)
 def parse_python(source: str) -> ast.Module:
-    """Parse once per source (a task's solution is read by several checks); never mutate."""
-    return _parse_python(source)
+    """Parse once per source (a task's solution is read several times); never mutate.
+
+    Warnings about the dataset's own code (an invalid escape sequence in a regex
+    string, say) are not problems of the task: they are silenced here.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _parse_python(source)
 
 
 def folder_name(task_id: str) -> str:
