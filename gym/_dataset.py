@@ -128,7 +128,8 @@ class DatasetMapping(TaskFormat):
     """Field holding the checks: a list of statements (each one check), or one string of
     test code (one check)."""
     setup: str = ""
-    """Field holding code run before each check (objects the checks use)."""
+    """Field holding code run before each check (objects the checks use); a record
+    without it (or with it empty) has no setup."""
     entry: str = ""
     """Field holding the name of the function under test; by default the first function
     the first check calls that the reference solution defines."""
@@ -190,7 +191,7 @@ class DatasetMapping(TaskFormat):
             tags={k: _fill(f"tags.{k}", v, record) for k, v in self.tags.items()},
             solution=solution,
             checks=listed,
-            setup=str(_field(record, self.setup, "setup")) if self.setup else "",
+            setup=str(record.get(self.setup) or "") if self.setup else "",
             entry=str(_field(record, self.entry, "entry")) if self.entry else "",
         )
 

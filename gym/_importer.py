@@ -313,10 +313,12 @@ def load_indexed_tasks(
         raw = index_file.read_bytes()
     except OSError as exc:
         raise ConfigError(f"{index_file}: cannot read the index: {exc}") from exc
+    index = _parse_index(index_file, raw)
+    dataset = _check_dataset(folder, index)  # every time: the file may have changed since
     key = (str(index_file.resolve()), _digest(raw), str(data_dir()), id(mapper), str(splits))
     with _memo_lock:
         if key not in _memo:
-            _memo[key] = _load_index(folder, raw, mapper, splits)
+            _memo[key] = _load_index(folder, index, raw, dataset, mapper, splits)
         cached = _memo[key]
     return TaskList(cached, cached.problems)
 
@@ -349,10 +351,13 @@ class _Snapshot(BaseModel):
 
 
 def _load_index(
-    folder: Path, raw: bytes, mapper: Mapper | None, splits: Mapping[str, Role] | None
+    folder: Path,
+    index: _Index,
+    raw: bytes,
+    dataset: Path,
+    mapper: Mapper | None,
+    splits: Mapping[str, Role] | None,
 ) -> TaskList:
-    index = _parse_index(folder / INDEX, raw)
-    dataset = _check_dataset(folder, index)
     mapping = DatasetMapping.model_validate(index.mapping) if index.mapping else None
     fmt_ = mapping or TaskFormat(family=index.family)
     if splits is not None:

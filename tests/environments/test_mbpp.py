@@ -21,6 +21,7 @@ import pytest
 
 import gym
 from environments.mbpp import MBPPEnv
+from gym._validate import ValidationStore, validate_env
 from gym.datasets import DatasetMapping, import_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -251,3 +252,17 @@ def test_twenty_records_imported_with_the_importer_validate(engine: None, tmp_pa
     assert all(c["problems"] == [] and c["oracle"] == ["pass"] for c in checks)
     spec = tomllib.loads((tmp_path / "seeds" / "mbpp20" / "MBPP_11" / "task.toml").read_text())
     assert spec["split"] == "test" and spec["grading"]["entry"] == "remove_Occ"
+
+
+@pytest.mark.docker
+@pytest.mark.benchmark
+@pytest.mark.timeout(8 * 3600)
+def test_every_task_validates_but_the_known_ten(engine: None) -> None:
+    """All 974 tasks (scripts/validate-benchmarks.sh; hours on 2 cores, resumable)."""
+    checks = validate_env(
+        ENV_ID, repeats=1, concurrency=int(os.environ.get("GYM_CONCURRENCY", "3")),
+        store=ValidationStore(),
+    )  # fmt: skip
+    assert len(checks) == 974
+    invalid = {c.task_id: c.problems for c in checks if not c.ok}
+    assert set(invalid) == set(CODEC) | set(PYTHON_VERSION), invalid
