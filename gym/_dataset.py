@@ -386,6 +386,10 @@ def problems(task: ImportedTask, splits: Mapping[str, Role]) -> list[str]:
         out.append("checks: none")
     if out:
         return out
+    for i, code in enumerate(task.checks):
+        nodes = list(ast.walk(parse_python(code.strip())))
+        if not any(isinstance(n, ast.Assert | ast.Call | ast.Raise) for n in nodes):
+            out.append(f"checks[{i}] = {code[:60]!r}: no assert, call or raise, so it cannot fail")
     entry = entry_of(task)
     if not _IDENT.match(entry):
         out.append(f"entry = {entry!r}: no function of the solution that the checks call")

@@ -247,3 +247,11 @@ def test_an_index_refuses_changed_data_and_tasks_whose_files_changed(
     (folder / "toy.jsonl").write_text(source.read_text().replace("Add", "Sum"))
     with pytest.raises(ConfigError, match="the data changed since it was imported"):
         load_indexed_tasks(folder)
+
+
+def test_a_check_that_cannot_fail_is_refused(tmp_path: Path) -> None:
+    """A CSV cell of JSON text read as one check would be a list literal: always true."""
+    record = RECORDS[0] | {"tests": '["assert add(1, 2) == 3"]'}
+    result = import_dataset([record], mapping(setup=""), tmp_path / "seeds")
+    assert result.written == []
+    assert "no assert, call or raise, so it cannot fail" in result.problems[0]
