@@ -54,3 +54,39 @@ def test_a_run_plans_mbpp_in_natural_order_within_the_split() -> None:
     assert [j.task.id for j in plan(config)] == [f"MBPP/{n}" for n in range(511, 531)]
     with pytest.raises(gym.ConfigError, match=r"declares the split 'tset'.*prompt, test"):
         plan(RunConfig(envs=["boxgym/MBPP-v0"], policy="noop", split="tset"))
+
+
+def test_export_refuses_held_out_splits_by_role_and_filters_by_split(tmp_path) -> None:
+    import json
+    import time
+
+    from gym._export_data import export_records
+    from gym._store import EpisodeRow, RunRow, Store
+
+    store = Store(f"sqlite:///{tmp_path / 'runs.db'}")
+    store.ensure_run(RunRow(id="r1", created_at=time.time(), updated_at=time.time(),
+                            config={}, policy="oracle", boxgym_version="0"))  # fmt: skip
+    for n, split in [(601, "train"), (1, "prompt"), (511, "validation")]:
+        store.commit_episode(
+            EpisodeRow(
+                id=f"e{n}",
+                run_id="r1",
+                env_id="boxgym/MBPP-v0",
+                env_version=0,
+                task_id=f"MBPP/{n}",
+                split=split,
+                sample_index=0,
+                seed=0,
+                policy="oracle",
+                outcome="pass",
+                reward=1.0,
+            ),  # fmt: skip
+            [],
+            None,
+        )
+    with pytest.raises(gym.StoreError, match=r"held-out splits \(boxgym/MBPP-v0 validation\)"):
+        export_records(store, "r1", tmp_path / "all.jsonl")
+    n = export_records(store, "r1", tmp_path / "train.jsonl", split="train")
+    lines = (tmp_path / "train.jsonl").read_text().splitlines()
+    assert n == 1 and json.loads(lines[0])["task_id"] == "MBPP/601"
+    assert export_records(store, "r1", tmp_path / "p.jsonl", split="prompt") == 1  # training
