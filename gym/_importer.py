@@ -85,7 +85,7 @@ def write_folder(target: Path, files: Mapping[str, bytes]) -> None:
 
     A folder that already holds exactly these files is left as it is.
     """
-    from gym._code import read_tree
+    from gym._tree import read_tree
 
     if read_tree(target) == dict(files):
         return

@@ -76,6 +76,10 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._code",
         "gym._registry",
         "gym._scaffold",
+        "gym._splits",  # split roles: asks the registry for a family's declared splits
+        "gym._dataset",  # the importer: a record into a task's files
+        "gym._importer",
+        "gym.datasets",  # public: the importer's front door for environment authors
     ),
     5: (  # policies
         "gym._policy",
@@ -117,6 +121,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
     9: (  # CLI
         "gym._cli",
         "gym._cli._app",
+        "gym._cli._datasets",
         "gym._cli._doctor",
         "gym._cli._judge",
         "gym._cli._runs",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import signal
 import sys
@@ -11,15 +12,10 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from gym._cli._app import DbOpt, JsonFlag, app, console, err, print_json
+from gym._cli._app import DbOpt, JsonFlag, app, console, env_app, err, images_app, print_json
 from gym._errors import GymError
 
 __all__ = ["DbOpt", "JsonFlag", "app", "console", "err", "main", "print_json"]
-
-images_app = typer.Typer(help="Build and list environment images.", no_args_is_help=True)
-env_app = typer.Typer(help="List, validate and create environments.", no_args_is_help=True)
-app.add_typer(images_app, name="images")
-app.add_typer(env_app, name="env")
 
 
 @app.command()

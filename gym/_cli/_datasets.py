@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from gym._cli import JsonFlag, console, env_app, err, print_json
+from gym._cli._app import JsonFlag, console, env_app, err, print_json
 from gym._errors import ConfigError
 
 __all__: list[str] = []
@@ -40,11 +40,10 @@ def _mapping(file: Path | None, options: dict[str, Any]) -> Any:
 
 def _envs_of(family: str) -> list[str]:
     """Registered environments whose family is this one."""
-    import gym
-    from gym._registry import env_class
+    from gym._registry import env_class, env_ids
 
     out = []
-    for env_id in gym.env_ids():
+    for env_id in env_ids():
         try:
             if env_class(env_id).family == family:
                 out.append(env_id)
