@@ -6,14 +6,17 @@ again ``repeats`` times, must give the same verdict each time.
 
 At benchmark scale: tasks are chosen in natural id order (``limit``, ``split``, a
 ``shard`` of N), and each task's result is stored (`ValidationStore`, SQLite under the
-data dir) under a fingerprint of the task's files, the grading runner and the repeats,
-so a rerun skips what was already validated and resumes where it stopped. Results
-with an infrastructure error are never stored: they run again.
+data dir) under a fingerprint of the task's files, the code (boxgym's modules, the
+family's folder, the image's build context) and the repeats, so a rerun skips what was
+already validated and resumes where it stopped; any change of those validates the
+task again. Results with an infrastructure error are never stored: they run again.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 import json
 import sqlite3
 import threading
@@ -28,10 +31,11 @@ from pydantic import BaseModel, Field
 from gym._env import ContainerEnv, env_of
 from gym._errors import ConfigError, StoreError
 from gym._grading import RUNNER_HASH
+from gym._images import context_hash
 from gym._models import Task, Verdict, hash_tree, natural_key
 from gym._paths import data_dir
 from gym._policy import NoopPolicy, OraclePolicy, PerturbedOraclePolicy, Policy
-from gym._registry import make, task_problems, tasks_of
+from gym._registry import env_class, make, task_problems, tasks_of
 from gym._rollout import EpisodeResult, run_episode
 from gym._sandbox import set_pool_size
 
@@ -183,11 +187,30 @@ class ValidationStore:
             )
 
 
-def fingerprint(task: Task, repeats: int) -> str:
-    """What a stored result depends on: the task (its files), the runner, the repeats."""
+@functools.lru_cache(maxsize=64)
+def code_hash(env_id: str) -> str:
+    """A hash of the code a validation result depends on beyond the task itself.
+
+    boxgym's own modules, the folders of the family's classes (a subclass of a bundled
+    family includes that family's) and the image's build context.
+    """
+    cls = env_class(env_id)
+    h = hashlib.sha256(RUNNER_HASH.encode())
+    folders = {Path(__file__).parent}  # gym/
+    families = [c for c in cls.__mro__ if isinstance(c, type) and issubclass(c, ContainerEnv)]
+    folders |= {Path(inspect.getfile(c)).parent for c in families}
+    for root in sorted(folders):
+        for file in sorted(root.rglob("*.py")):
+            h.update(file.relative_to(root).as_posix().encode() + b"\0" + file.read_bytes())
+    h.update(context_hash(cls.image).encode() if cls.image else b"")
+    return h.hexdigest()
+
+
+def fingerprint(task: Task, repeats: int, code: str = "") -> str:
+    """What a stored result depends on: the task (its files), the code, the repeats."""
     h = hashlib.sha256(task.model_dump_json().encode())
     h.update(hash_tree(Path(task.path)).encode() if task.path else b"")
-    h.update(f"{RUNNER_HASH}:{repeats}".encode())
+    h.update(f"{RUNNER_HASH}:{code}:{repeats}".encode())
     return h.hexdigest()
 
 
@@ -300,7 +323,7 @@ def _validate_kept(
     env_id: str, task: Task, repeats: int, store: ValidationStore | None, resume: bool
 ) -> TaskCheck:
     """One task's result: the stored one when its fingerprint matches, else run and kept."""
-    key = fingerprint(task, repeats) if store else ""
+    key = fingerprint(task, repeats, code_hash(env_id)) if store else ""
     if store is not None and resume:
         kept = store.get(env_id, task.id, key)
         if kept is not None:
