@@ -102,3 +102,20 @@ def test_json_streams_one_line_per_task_then_a_summary_and_a_rerun_resumes(
     fresh = subprocess.run([*command, "--fresh", "--limit", "1"], env=env, capture_output=True,
                            text=True, timeout=900)  # fmt: skip
     assert json.loads(fresh.stdout.splitlines()[0])["resumed"] is False
+
+
+def test_a_change_to_the_familys_code_invalidates_stored_results(tmp_path: Path) -> None:
+    from gym._validate import code_hash, fingerprint
+
+    folder = tmp_path / "environments" / "hashed"
+    folder.mkdir(parents=True)
+    source = "import gym\n\n\nclass HashedEnv(gym.CodeEnv):\n    family = 'hashed'\n"
+    (folder / "__init__.py").write_text(source)
+    (folder / "boxgym.toml").write_text('[[env]]\nid = "local/Hashed-v0"\nclass = "HashedEnv"\n')
+    assert gym.register_local(tmp_path) == ["local/Hashed-v0"]
+    task = TASKS[0]
+    before = fingerprint(task, 1, code_hash("local/Hashed-v0"))
+    (folder / "__init__.py").write_text(source + "# a fix to the grader\n")
+    code_hash.cache_clear()
+    assert fingerprint(task, 1, code_hash("local/Hashed-v0")) != before
+    assert fingerprint(task, 1, "x") != fingerprint(task, 3, "x")  # the repeats count too
