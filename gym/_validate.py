@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from gym._env import ContainerEnv, env_of
-from gym._errors import ConfigError, StoreError
+from gym._errors import ConfigError, GymError, InfraError, SandboxError, StoreError
 from gym._grading import RUNNER_HASH
 from gym._images import context_hash
 from gym._models import Task, Verdict, hash_tree, natural_key
@@ -329,7 +329,12 @@ def _validate_kept(
         if kept is not None:
             return kept.model_copy(update={"resumed": True})
     start = time.monotonic()
-    check = validate_task(env_id, task.id, repeats)
+    try:
+        check = validate_task(env_id, task.id, repeats)
+    except GymError as exc:  # one task's failure must not end the whole run
+        infra = "infra_error: " if isinstance(exc, SandboxError | InfraError) else ""
+        why = f"{infra}validation stopped: {type(exc).__name__}: {str(exc)[:300]}"
+        check = TaskCheck(task_id=task.id, env_id=env_id, problems=[why])
     check.duration_s = round(time.monotonic() - start, 3)
     if store is not None and not check.infra:
         store.put(check, key)

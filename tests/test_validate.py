@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -119,3 +120,29 @@ def test_a_change_to_the_familys_code_invalidates_stored_results(tmp_path: Path)
     code_hash.cache_clear()
     assert fingerprint(task, 1, code_hash("local/Hashed-v0")) != before
     assert fingerprint(task, 1, "x") != fingerprint(task, 3, "x")  # the repeats count too
+
+
+@pytest.mark.docker
+def test_a_task_that_stops_validation_is_reported_and_the_others_go_on(
+    engine: None, tmp_path: Path
+) -> None:
+    from gym._validate import validate_env
+
+    seeds = Path(__file__).resolve().parents[1] / "seeds" / "pyfunc"
+    root = tmp_path / "seeds" / "twotasks"
+    for name in ("is-prime", "digital-root"):
+        shutil.copytree(seeds / name, root / name)
+    shutil.rmtree(root / "digital-root" / "oracle")  # the oracle policy cannot even start
+    folder = tmp_path / "environments" / "twotasks"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(
+        "from environments.pyfunc import PyFuncEnv\n\n\nclass TwoEnv(PyFuncEnv):\n"
+        "    family = 'twotasks'\n"
+    )
+    (folder / "boxgym.toml").write_text('[[env]]\nid = "local/Two-v0"\nclass = "TwoEnv"\n')
+    gym.register_local(tmp_path)
+    checks = {c.task_id: c for c in validate_env("local/Two-v0", repeats=1, concurrency=2)}
+    assert checks["is-prime"].ok
+    bad = checks["digital-root"]
+    assert bad.problems and "validation stopped: ConfigError" in bad.problems[0]
+    assert "no oracle/ folder" in bad.problems[0] and not bad.infra  # a task problem: kept
