@@ -228,6 +228,7 @@ class Mbpp20Env(PyFuncEnv):
 
 
 @pytest.mark.docker
+@pytest.mark.timeout(900)  # 80 episodes: about 3 minutes on 2 busy cores
 def test_twenty_records_imported_with_the_importer_validate(engine: None, tmp_path: Path) -> None:
     """gym env import, 20 MBPP records of a JSONL file, then --validate in real containers."""
     data = tmp_path / "mbpp20.jsonl"
