@@ -80,6 +80,7 @@ def test_stored_results_are_found_by_fingerprint_only(tmp_path: Path) -> None:
 
 
 @pytest.mark.docker
+@pytest.mark.timeout(600)  # 12 episodes in three commands: 1.5-3 minutes on 2 busy cores
 def test_json_streams_one_line_per_task_then_a_summary_and_a_rerun_resumes(
     engine: None, tmp_path: Path
 ) -> None:
