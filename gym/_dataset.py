@@ -106,6 +106,8 @@ class TaskFormat(BaseModel):
     """Start the workspace with the entry's signature and a body that raises."""
     call_timeout: float = 10.0
     """calls: seconds one call of the function may take."""
+    call_timeouts: dict[str, float] = Field(default_factory=dict)
+    """calls: task id -> its own call timeout, for a task whose reference is slow."""
     timeout: float = 120.0
     """Seconds all checks of a task may take."""
 
@@ -493,7 +495,8 @@ def _task_toml(task: ImportedTask, mapping: TaskFormat, entry: str, origin: str)
         lines.append(f"module = {_toml_string(mapping.module)}\n")
         lines.append(f"entry = {_toml_string(entry)}\n")
         lines.append(f"tests = [{', '.join(_toml_string(t) for t in tests)}]\n")
-        lines.append(f"call_timeout = {mapping.call_timeout}\n")
+        seconds = mapping.call_timeouts.get(task.id, mapping.call_timeout)
+        lines.append(f"call_timeout = {seconds}\n")
     return "".join(lines)
 
 

@@ -70,9 +70,15 @@ class TaskCheck(BaseModel):
 
     @property
     def infra(self) -> bool:
-        """Whether an episode ended in an infrastructure error (the result is not kept)."""
+        """Whether the result is worth running again rather than keeping.
+
+        An episode ended in an infrastructure error, or a regrade disagreed (a grading
+        that timed out on a busy machine looks the same).
+        """
         outcomes = [*self.oracle, self.noop, self.perturbed]
-        return "infra_error" in outcomes or any("infra_error" in p for p in self.problems)
+        if "infra_error" in outcomes or self.regrade_identical is False:
+            return True
+        return any("infra_error" in p for p in self.problems)
 
 
 def _verdict_key(verdict: Verdict | None) -> str:

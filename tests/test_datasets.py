@@ -126,6 +126,13 @@ def _run_checks(folder: Path, which: str) -> bool:
     return True
 
 
+def test_a_slow_task_gets_its_own_call_timeout(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "toy.jsonl", RECORDS)
+    import_dataset(source, mapping(call_timeouts={"Toy/10": 99.0}), tmp_path / "seeds")
+    spec = {t.id: t.data["grading"] for t in gym.load_tasks(tmp_path / "seeds", "toy")}
+    assert spec["Toy/10"]["call_timeout"] == 99.0 and spec["Toy/2"]["call_timeout"] == 10.0
+
+
 def test_generated_checks_pass_on_the_oracle_and_fail_on_the_stub(tmp_path: Path) -> None:
     import_dataset(write_jsonl(tmp_path / "toy.jsonl", RECORDS), mapping(), tmp_path / "seeds")
     for name in ("Toy_2", "Toy_3", "Toy_10"):

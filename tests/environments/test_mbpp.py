@@ -90,6 +90,9 @@ def test_974_tasks_in_mbpps_splits_in_natural_order(fresh_data: Path) -> None:
         assert task.hidden_hash
         assert Path(task.path).is_relative_to(fresh_data)
     assert not getattr(tasks, "problems", [])
+    timeouts = {t.id: t.data["grading"]["call_timeout"] for t in tasks}
+    assert timeouts.pop("MBPP/123") == 240.0  # its reference takes 6.5 s of CPU
+    assert set(timeouts.values()) == {60.0}
 
 
 def test_prompts_give_the_function_name_and_first_assert(fresh_data: Path) -> None:
