@@ -22,6 +22,8 @@ from gym._errors import (
     ExecTimeout,
     GradingError,
     GymError,
+    HeldOutError,
+    IdTaken,
     ImageError,
     InfraError,
     PolicyError,
@@ -81,6 +83,7 @@ from gym._sandbox import (
     set_pool_size,
 )
 from gym._spaces import TextSpace, ToolCallSpace
+from gym._splits import refuse_held_out, split_role, training_tasks
 from gym._tools import ToolCall, ToolSpec, tool
 from gym._validate import TaskCheck, validate_env
 from gym._version import DISTRIBUTION, __version__
@@ -106,6 +109,8 @@ __all__ = [
     "Flag",
     "GradingError",
     "GymError",
+    "HeldOutError",
+    "IdTaken",
     "ImageError",
     "InfraError",
     "Judge",
@@ -162,14 +167,17 @@ __all__ = [
     "quote",
     "read_tree",
     "reap",
+    "refuse_held_out",
     "register",
     "register_image",
     "register_local",
     "run_episode",
     "set_pool_size",
+    "split_role",
     "task_files",
     "tool",
     "tool_calls",
+    "training_tasks",
     "validate_env",
 ]
 

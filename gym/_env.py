@@ -32,7 +32,7 @@ from gym._errors import (
 )
 from gym._grading import claim_flags
 from gym._images import ensure_image
-from gym._models import Split, Task, Verdict, load_tasks
+from gym._models import DEFAULT_SPLITS, Role, Split, Task, Verdict, load_tasks
 from gym._paths import project_root
 from gym._sandbox import DockerSandboxes, Sandbox, SandboxConfig, SandboxProvider
 from gym._spaces import TextSpace, ToolCallSpace
@@ -118,7 +118,7 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
 
     Args:
         render_mode: ``"ansi"`` or None.
-        split: only tasks of this split (``train`` or ``eval``); all by default.
+        split: only tasks of this split (one of the family's `splits`); all by default.
         tasks: an explicit task list (overrides seeds/).
         exec_timeout: seconds a single command may run.
         max_output: bytes of each output stream shown to the agent (head and tail).
@@ -132,6 +132,8 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
     family: ClassVar[str] = ""
     image: ClassVar[str] = ""
+    splits: ClassVar[dict[str, Role]] = DEFAULT_SPLITS
+    """The family's split names and their roles (``training`` or ``held-out``)."""
     sandbox_settings: ClassVar[dict[str, Any]] = {}
     final_state_type: ClassVar[type[BaseModel]]
     """The pydantic model of the family's final state (what `export` returns)."""
@@ -241,12 +243,18 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
     # -- optional hooks --------------------------------------------------------------------
 
     @classmethod
+    def seeds_dir(cls) -> Path:
+        """The seeds/ folder that holds the family's ``<family>/`` folder.
+
+        The one of the checkout that defines the class, else the project's.
+        """
+        here = Path(inspect.getfile(cls)).resolve().parents[2] / "seeds"
+        return here if (here / cls.family).is_dir() else project_root() / "seeds"
+
+    @classmethod
     def load_tasks(cls) -> list[Task]:
         """The family's tasks, from seeds/<family>/ by default."""
-        here = Path(inspect.getfile(cls)).resolve().parents[2] / "seeds"
-        if (here / cls.family).is_dir():
-            return load_tasks(here, cls.family)
-        return load_tasks(project_root() / "seeds", cls.family)
+        return load_tasks(cls.seeds_dir(), cls.family, splits=cls.splits)
 
     def sample_calls(self) -> list[dict[str, Any]]:
         """Calls without side effects, used by ``action_space.sample()``."""

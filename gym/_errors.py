@@ -7,6 +7,8 @@ wrong and what to do about it::
     GymError
      ├── ConfigError            bad input or configuration (fix the call or the file)
      │    ├── EnvNotFound       unknown environment id (closest ids suggested)
+     │    ├── IdTaken           an id another package holds, or the reserved boxgym/ namespace
+     │    ├── HeldOutError      held-out (evaluation-only) tasks asked for as training data
      │    ├── TaskNotFound      unknown task id for an environment
      │    └── UnsafeConfig      a sandbox setting that would weaken isolation
      ├── SandboxError           anything about containers
@@ -35,6 +37,8 @@ __all__ = [
     "ExportTooLarge",
     "GradingError",
     "GymError",
+    "HeldOutError",
+    "IdTaken",
     "ImageError",
     "InfraError",
     "PolicyError",
@@ -57,6 +61,14 @@ class ConfigError(GymError):
 
 class EnvNotFound(ConfigError):
     """No environment is registered under the requested id."""
+
+
+class IdTaken(ConfigError):
+    """An environment id is held by another package, or lies in the reserved namespace."""
+
+
+class HeldOutError(ConfigError):
+    """Tasks of a held-out split were asked for as training data."""
 
 
 class TaskNotFound(ConfigError):

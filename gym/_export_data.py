@@ -1,4 +1,4 @@
-"""Training-ready records from stored episodes (the eval split is refused by default)."""
+"""Training-ready records from stored episodes (held-out splits are refused by default)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from gym._errors import ConfigError, StoreError
+from gym._splits import split_role
 from gym._store import EpisodeRow, StepRow, Store
 
 __all__ = ["episode_record", "export_records"]
@@ -51,15 +52,18 @@ def episode_record(e: EpisodeRow, steps: list[StepRow], verified: bool) -> dict[
 
 
 def _records(
-    store: Store, run_id: str, allow_eval: bool, only_verified: bool
+    store: Store, run_id: str, allow_eval: bool, only_verified: bool, split: str | None = None
 ) -> list[dict[str, Any]]:
     run = store.run(run_id)
-    episodes = store.episodes(run.id)
-    evals = [e for e in episodes if e.split == "eval"]
-    if evals and not allow_eval:
+    episodes = [e for e in store.episodes(run.id) if split is None or e.split == split]
+    roles = {(e.env_id, e.split): split_role(e.env_id, e.split) for e in episodes}
+    held = [e for e in episodes if roles[(e.env_id, e.split)] == "held-out"]
+    if held and not allow_eval:
+        splits = sorted({f"{e.env_id} {e.split}" for e in held})
         raise StoreError(
-            f"run {run.id} holds {len(evals)} eval-split episodes; they are never exported for "
-            "training. Pass --for-eval only if the records are for evaluation."
+            f"run {run.id} holds {len(held)} episodes of held-out splits ({', '.join(splits)}); "
+            "they are never exported for training. Pass --for-eval only if the records are "
+            "for evaluation."
         )
     verdicts = store.verdicts(run.id)
     steps = store.run_steps(run.id)
@@ -82,11 +86,25 @@ def export_records(
     fmt: str = "jsonl",
     allow_eval: bool = False,
     only_verified: bool = False,
+    split: str | None = None,
 ) -> int:
-    """Write a run's records as JSONL, or as a Hugging Face ``json`` dataset folder."""
+    """Write a run's records as JSONL, or as a Hugging Face ``json`` dataset folder.
+
+    Args:
+        store: the run store.
+        run_id: the run (or a unique prefix).
+        out: the JSONL file, or the dataset folder (``hf``).
+        fmt: ``jsonl`` or ``hf``.
+        allow_eval: also write episodes of held-out splits (for evaluation use only).
+        only_verified: only passed episodes without flags.
+        split: only episodes of this split.
+
+    Raises:
+        StoreError: the run holds held-out episodes and ``allow_eval`` is false.
+    """
     if fmt not in ("jsonl", "hf"):
         raise ConfigError("--format must be jsonl or hf")
-    records = _records(store, run_id, allow_eval, only_verified)
+    records = _records(store, run_id, allow_eval, only_verified, split)
     target = out / "data.jsonl" if fmt == "hf" else out
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(".tmp")

@@ -3,18 +3,52 @@
 from __future__ import annotations
 
 import hashlib
+import logging
+import re
 import tomllib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field
 
 from gym._errors import ConfigError
 
-__all__ = ["Component", "Flag", "Outcome", "Split", "Task", "Verdict", "hash_tree", "load_tasks"]
+__all__ = [
+    "DEFAULT_SPLITS",
+    "Component",
+    "Flag",
+    "Outcome",
+    "Role",
+    "Split",
+    "Task",
+    "TaskList",
+    "Verdict",
+    "hash_tree",
+    "load_tasks",
+    "natural_key",
+]
 
-Split = Literal["train", "eval"]
+log = logging.getLogger("gym.tasks")
+
+Split = str
+"""A split name (``train``, ``eval``, ``validation``...); its family declares its role."""
+Role = Literal["training", "held-out"]
+"""What a split may be used for: training data, or evaluation only (never exported)."""
+DEFAULT_SPLITS: dict[str, Role] = {"train": "training", "eval": "held-out"}
+"""The splits of a family that declares none."""
 Outcome = Literal["pass", "fail", "infra_error"]
+_RUNS = re.compile(r"(\d+)")
+
+
+def natural_key(text: str) -> tuple[Any, ...]:
+    """Sort key that orders digit runs by value: ``MBPP/2`` before ``MBPP/10``.
+
+    Text runs compare as they are (case-sensitive), so ids without digits keep their
+    plain string order; the text itself breaks ties (``a01`` and ``a1``).
+    """
+    parts = _RUNS.split(text)
+    return (tuple(int(p) if i % 2 else p for i, p in enumerate(parts)), text)
 
 
 class Task(BaseModel):
@@ -27,7 +61,8 @@ class Task(BaseModel):
     family: str
     """The environment family (the folder name under seeds/)."""
     split: Split = "train"
-    """``train`` or ``eval``; eval tasks are never exported for training."""
+    """Split name; the family declares each split's role, and held-out tasks are never
+    exported for training."""
     prompt: str
     """What the agent is asked to do."""
     tags: dict[str, str] = Field(default_factory=dict)
@@ -121,38 +156,110 @@ def hash_tree(folder: Path) -> str:
     return h.hexdigest()
 
 
-def _load_task(family: str, folder: Path) -> Task:
+class TaskList(list[Task]):
+    """Tasks of a family, plus what was wrong with the ones that could not be loaded.
+
+    A bad task never takes the others down: it is left out and its problem (file,
+    field, value and what is allowed) is kept in `problems`.
+    """
+
+    def __init__(self, tasks: Iterable[Task] = (), problems: Iterable[str] = ()) -> None:
+        super().__init__(tasks)
+        self.problems: list[str] = list(problems)
+        """One message per task left out."""
+
+
+_KNOWN = {"id", "split", "tags", "allowed_paths"}
+
+
+def _field_problem(spec_file: Path, exc: ValidationError) -> ConfigError:
+    err = exc.errors()[0]
+    field = ".".join(str(p) for p in err["loc"])
+    return ConfigError(f"{spec_file}: {field} = {err.get('input')!r}: {err['msg']}")
+
+
+def _load_task(family: str, folder: Path, splits: Mapping[str, Role]) -> Task:
     spec_file = folder / "task.toml"
     try:
         spec = tomllib.loads(spec_file.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{spec_file}: cannot read task spec: {exc}") from exc
     prompt = spec.pop("prompt", None)
     if prompt is None and (folder / "prompt.md").is_file():
         prompt = (folder / "prompt.md").read_text()
     if not prompt:
         raise ConfigError(f"{spec_file}: a task needs a prompt (key 'prompt' or prompt.md)")
-    known = {"id", "split", "tags", "allowed_paths"}
-    return Task(
-        id=spec.get("id", folder.name),
-        family=family,
-        split=spec.get("split", "train"),
-        prompt=prompt,
-        tags={"family": family, **spec.get("tags", {})},
-        allowed_paths=tuple(spec.get("allowed_paths", ())),
-        hidden_hash=hash_tree(folder / "hidden"),
-        path=str(folder),
-        data={k: v for k, v in spec.items() if k not in known},
-    )
+    split = spec.get("split", "train")
+    if split not in splits:
+        raise ConfigError(
+            f"{spec_file}: split = {split!r} is not a split of family {family!r}; "
+            f"allowed: {', '.join(repr(s) for s in splits)} (a family declares its splits "
+            "and their roles in its `splits`; see docs/authoring.md)"
+        )
+    tags = spec.get("tags", {})
+    if not isinstance(tags, dict):
+        raise ConfigError(f'{spec_file}: tags = {tags!r} must be a table ([tags] key = "value")')
+    try:
+        return Task(
+            id=spec.get("id", folder.name),
+            family=family,
+            split=split,
+            prompt=prompt,
+            tags={"family": family, **tags},
+            allowed_paths=tuple(spec.get("allowed_paths", ())),
+            hidden_hash=hash_tree(folder / "hidden"),
+            path=str(folder),
+            data={k: v for k, v in spec.items() if k not in _KNOWN},
+        )
+    except ValidationError as exc:
+        raise _field_problem(spec_file, exc) from exc
 
 
-def load_tasks(seeds: Path, family: str) -> list[Task]:
-    """Every task under seeds/<family>/ (one folder with a task.toml each), sorted by id."""
+_warned: set[str] = set()
+
+
+def _warn(problem: str) -> None:
+    if problem not in _warned:  # once per process: listing and making both load tasks
+        _warned.add(problem)
+        log.warning("%s (task left out)", problem)
+
+
+def load_tasks(seeds: Path, family: str, *, splits: Mapping[str, Role] | None = None) -> TaskList:
+    """Every task under seeds/<family>/ (one folder with a task.toml each), in id order.
+
+    Ids are ordered naturally (`natural_key`: ``t2`` before ``t10``). A task that cannot
+    be loaded (unreadable TOML, a bad field, an undeclared split, a repeated id) is left
+    out with a warning, and its problem is kept in the result's ``problems``.
+
+    Args:
+        seeds: the folder holding ``<family>/``.
+        family: the family's folder name.
+        splits: the family's splits and their roles (``train``/``eval`` by default).
+
+    Raises:
+        ConfigError: there is no ``seeds/<family>/`` folder at all.
+    """
     root = seeds / family
     if not root.is_dir():
         raise ConfigError(f"no seed folder {root}: create it with `gym env new {family}`")
-    tasks = [_load_task(family, d) for d in sorted(root.iterdir()) if (d / "task.toml").is_file()]
-    ids = [t.id for t in tasks]
-    if len(ids) != len(set(ids)):
-        raise ConfigError(f"{root}: task ids repeat")
-    return sorted(tasks, key=lambda t: t.id)
+    allowed = dict(splits) if splits is not None else DEFAULT_SPLITS
+    tasks: dict[str, Task] = {}
+    problems: list[str] = []
+    for folder in sorted(root.iterdir()):
+        if not (folder / "task.toml").is_file():
+            continue
+        try:
+            task = _load_task(family, folder, allowed)
+        except ConfigError as exc:
+            problems.append(str(exc))
+            continue
+        if task.id in tasks:
+            problems.append(
+                f"{folder / 'task.toml'}: id = {task.id!r} is already the id of "
+                f"{tasks[task.id].path}; task ids must be unique within a family"
+            )
+            continue
+        tasks[task.id] = task
+    for problem in problems:
+        _warn(problem)
+    return TaskList(sorted(tasks.values(), key=lambda t: natural_key(t.id)), problems)

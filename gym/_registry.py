@@ -1,7 +1,16 @@
-"""The environment registry: ``boxgym/<Name>-v<N>`` ids on top of Gymnasium's registry."""
+"""The environment registry: ``namespace/Name-vN`` ids on top of Gymnasium's registry.
+
+Every id has one owner: boxgym itself (its bundled environments and the environment
+folders of a boxgym project), or the installed package (plugin) or Python module that
+registered it. Another owner cannot take an id that is held, and only boxgym may
+register into the ``boxgym/`` namespace. A broken plugin, folder or task set is kept
+local: it is listed as broken with its message, and every other environment works.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import difflib
 import importlib.abc
 import importlib.machinery
@@ -12,20 +21,24 @@ import re
 import sys
 import tomllib
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import gymnasium
 from gymnasium.envs.registration import WrapperSpec
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from gym._env import env_of
-from gym._errors import ConfigError, EnvNotFound
-from gym._models import Task
-from gym._paths import roots
+from gym._errors import ConfigError, EnvNotFound, IdTaken
+from gym._models import DEFAULT_SPLITS, Role, Task, TaskList
+from gym._paths import install_root, roots
 
 __all__ = [
+    "BOXGYM",
+    "ID_RULE",
     "EnvInfo",
+    "env_class",
     "env_ids",
     "envs",
     "load_plugins",
@@ -40,22 +53,88 @@ log = logging.getLogger("gym.registry")
 
 ENTRY_POINT_GROUP = "boxgym.environments"
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_.-]*/[A-Z][A-Za-z0-9]*-v\d+$")
+ID_RULE = (
+    "an id must look like 'namespace/Name-vN': the namespace is lowercase letters, "
+    "digits, '_', '.' or '-', starting with a letter (your package's name; 'boxgym' "
+    "is reserved for boxgym's own environments); Name is letters and digits starting "
+    "with an uppercase letter; N is the version, digits (a published version never "
+    "changes behaviour); for example 'mypkg/Sorting-v0'"
+)
+"""The id rule, as every refusal states it."""
+BOXGYM = "boxgym"
+"""The owner of boxgym's own environments, and the one namespace reserved to it."""
+
 _ids: dict[str, str] = {}
+_owners: dict[str, str] = {}
+"""id -> who registered it: ``boxgym``, ``local folder PATH``, ``package NAME``..."""
+_broken: dict[str, str] = {}
+"""A plugin or environment folder that failed to load -> why."""
+_owner: contextvars.ContextVar[str | None] = contextvars.ContextVar("gym_owner", default=None)
+
+
+@contextlib.contextmanager
+def _registering_as(owner: str) -> Iterator[None]:
+    """Attribute every `register` call made inside to ``owner``."""
+    token = _owner.set(owner)
+    try:
+        yield
+    finally:
+        _owner.reset(token)
+
+
+def _caller_owner() -> str:
+    """The owner of a direct `register` call: the caller's top-level package or module."""
+    frame = sys._getframe(2)
+    module = str(frame.f_globals.get("__name__", "?"))
+    return f"module {module.split('.')[0]}"
+
+
+def _reserved(owner: str) -> bool:
+    """Whether an owner may use the ``boxgym/`` namespace (boxgym and its project folders)."""
+    return owner == BOXGYM or owner.startswith("local folder ")
+
+
+def _check_id(env_id: str, owner: str) -> None:
+    if not ID_PATTERN.match(env_id):
+        raise ConfigError(f"{owner} cannot register {env_id!r}: {ID_RULE}")
+    if env_id.startswith(f"{BOXGYM}/") and not _reserved(owner):
+        raise IdTaken(
+            f"{owner} cannot register {env_id!r}: the '{BOXGYM}/' namespace is reserved for "
+            f"boxgym's own environments (this id is held by "
+            f"{_owners.get(env_id, 'nobody yet')}); register it under "
+            "your own namespace instead, e.g. 'mypkg/Name-v0'"
+        )
+    holder = _owners.get(env_id)
+    if holder is not None and holder != owner:
+        raise IdTaken(
+            f"{owner} cannot register {env_id!r}: that id is already registered by "
+            f"{holder}; a published id never changes hands or behaviour, so pick another "
+            f"name or version ({ID_RULE})"
+        )
 
 
 class EnvInfo(BaseModel):
     """A registered environment, as `gym env list` shows it."""
 
     id: str
-    """Registered id, ``namespace/Name-vN``."""
+    """Registered id, ``namespace/Name-vN`` (for a plugin or folder that failed to load
+    at all: what it is, e.g. ``plugin evil (package evil-plugin)``)."""
     family: str
     """Environment family (seeds/ folder)."""
     entry_point: str
     """``module:Class`` that builds it."""
     tasks: dict[str, int]
-    """Number of tasks per split."""
+    """Number of tasks per declared split (tasks left out as broken are not counted)."""
     max_steps: int | None
     """Step budget per episode."""
+    splits: dict[str, Role] = Field(default_factory=dict)
+    """The family's splits and their roles (``training`` or ``held-out``)."""
+    owner: str = BOXGYM
+    """Who registered it: ``boxgym``, ``local folder PATH``, ``package NAME``..."""
+    broken: bool = False
+    """Some or all of it could not be loaded; `problems` says why."""
+    problems: list[str] = Field(default_factory=list)
+    """Each problem: the file, the field, the value and what is allowed."""
 
 
 def register(
@@ -69,16 +148,23 @@ def register(
     """Register an environment with Gymnasium under a ``namespace/Name-vN`` id.
 
     Args:
-        id: the id, for example ``boxgym/PyRepo-v0``; a published version never changes.
+        id: the id, ``namespace/Name-vN`` (`ID_RULE`), for example ``mypkg/Sorting-v0``;
+            a published version never changes behaviour.
         entry_point: ``"module:Class"`` of a `ContainerEnv` subclass (a string, so that
             registering imports nothing).
         max_steps: step budget; reaching it truncates (and grades) the episode. Given to
             the environment as its ``max_steps`` argument (``gym.make`` may override it).
         max_seconds: wall-clock budget per episode (the environment's ``max_seconds``).
-        kwargs: default keyword arguments of the environment.
+        kwargs: default keyword arguments of the environment (``split``,
+            ``exec_timeout``, ``max_output``, or the family's own).
+
+    Raises:
+        ConfigError: the id breaks the rule, or the entry point is not ``module:Class``.
+        IdTaken: another package holds the id, or it is in the reserved ``boxgym/``
+            namespace; the message names both the one registering and the holder.
     """
-    if not ID_PATTERN.match(id):
-        raise ConfigError(f"environment id {id!r} must look like 'boxgym/Name-v0'")
+    owner = _owner.get() or _caller_owner()
+    _check_id(id, owner)
     if not isinstance(entry_point, str) or ":" not in entry_point:
         raise ConfigError(f"entry_point of {id} must be a 'module:Class' string")
     grade_truncated = WrapperSpec(
@@ -93,6 +179,7 @@ def register(
         disable_env_checker=False,
     )
     _ids[id] = entry_point
+    _owners[id] = owner
 
 
 def env_ids() -> list[str]:
@@ -140,40 +227,98 @@ def _env_class(entry_point: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-def envs() -> list[EnvInfo]:
-    """Every registered environment with its task counts per split."""
-    out = []
-    for env_id in env_ids():
-        spec = gymnasium.spec(env_id)
+def env_class(env_id: str) -> Any:
+    """The environment class a registered id builds (its module imported now).
+
+    Raises:
+        EnvNotFound: no such id.
+    """
+    if env_id not in _ids:
+        raise _not_found(env_id)
+    return _env_class(_ids[env_id])
+
+
+def _info(env_id: str) -> EnvInfo:
+    """One environment's listing; whatever fails is reported in it, never raised."""
+    spec = gymnasium.spec(env_id)
+    info = EnvInfo(
+        id=env_id,
+        family="",
+        entry_point=_ids[env_id],
+        tasks={},
+        max_steps=(spec.kwargs or {}).get("max_steps"),
+        owner=_owners.get(env_id, BOXGYM),
+    )
+    try:
         cls = _env_class(_ids[env_id])
+        info.family, info.splits = cls.family, dict(getattr(cls, "splits", DEFAULT_SPLITS))
         tasks = cls.load_tasks()
-        counts = Counter(t.split for t in tasks)
-        out.append(
-            EnvInfo(
-                id=env_id,
-                family=cls.family,
-                entry_point=_ids[env_id],
-                tasks={"train": counts.get("train", 0), "eval": counts.get("eval", 0)},
-                max_steps=spec.kwargs.get("max_steps"),
-            )
+    except Exception as exc:  # a broken environment must not hide the others
+        info.broken = True
+        info.problems = [f"{env_id} ({info.owner}, {_ids[env_id]}): {type(exc).__name__}: {exc}"]
+        return info
+    counts = Counter(t.split for t in tasks)
+    info.tasks = {name: counts.get(name, 0) for name in info.splits}
+    info.tasks |= {name: n for name, n in counts.items() if name not in info.splits}
+    info.problems = list(tasks.problems) if isinstance(tasks, TaskList) else []
+    info.broken = bool(info.problems)
+    return info
+
+
+def envs() -> list[EnvInfo]:
+    """Every registered environment with its task counts per split.
+
+    Environments that fail to load, and plugins or folders that failed to register, are
+    listed too, marked ``broken`` with their problems; they never hide the others.
+    """
+    out = [_info(env_id) for env_id in env_ids()]
+    out += [
+        EnvInfo(
+            id=source,
+            family="",
+            entry_point="",
+            tasks={},
+            max_steps=None,
+            owner=source,
+            broken=True,
+            problems=[problem],
         )
+        for source, problem in sorted(_broken.items())
+    ]
     return out
+
+
+def task_problems(env_id: str) -> list[str]:
+    """Why tasks of an environment were left out as it loaded them (file, field, value)."""
+    tasks = env_class(env_id).load_tasks()
+    return list(tasks.problems) if isinstance(tasks, TaskList) else []
+
+
+def _dist_name(ep: importlib.metadata.EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    return str(dist.name) if dist is not None else ep.value.split(":")[0].split(".")[0]
 
 
 def load_plugins() -> list[str]:
     """Load third-party environment packages from the ``boxgym.environments`` entry points.
 
     Each entry point names a module or a callable; loading it registers its
-    environments (by calling `gym.register`). A broken plugin is logged, not fatal.
+    environments (by calling `gym.register`), attributed to its package. A broken
+    plugin, or one that registers an id it may not take, is logged and listed as broken
+    by `envs`; it never breaks ``import gym`` nor another plugin.
     """
     loaded = []
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        owner = f"package {_dist_name(ep)}"
         try:
-            target = ep.load()
-            if callable(target):
-                target()
+            with _registering_as(owner):
+                target = ep.load()
+                if callable(target):
+                    target()
             loaded.append(ep.name)
         except Exception as exc:  # a broken plugin must not break `import gym`
+            source = f"plugin {ep.name} ({owner})"
+            _broken[source] = f"{source}, entry point {ep.value}: {exc}"
             log.warning("boxgym plugin %s (%s) failed to load: %s", ep.name, ep.value, exc)
     return loaded
 
@@ -211,11 +356,45 @@ def _module_for(folder: Path) -> str:
     return name
 
 
+def _folder_owner(folder: Path) -> str:
+    bundled = (install_root() / "environments").resolve()
+    return BOXGYM if folder.resolve().parent == bundled else f"local folder {folder}"
+
+
+def _register_folder(manifest: Path, seen: list[str]) -> None:
+    """Register the environments one boxgym.toml declares.
+
+    Raises:
+        ConfigError: the file is unreadable or an entry is wrong (the caller keeps it local).
+    """
+    try:
+        entries = tomllib.loads(manifest.read_text()).get("env", [])
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{manifest}: {exc}") from exc
+    module = _module_for(manifest.parent)
+    with _registering_as(_folder_owner(manifest.parent)):
+        for entry in entries:
+            if not isinstance(entry, dict) or not {"id", "class"} <= set(entry):
+                raise ConfigError(f"{manifest}: each [[env]] needs id and class; got {entry!r}")
+            if entry["id"] in seen:
+                continue  # the same folder seen from two roots
+            register(
+                entry["id"],
+                f"{module}:{entry['class']}",
+                max_steps=entry.get("max_steps", 50),
+                max_seconds=entry.get("max_seconds", 1800.0),
+                kwargs=entry.get("kwargs"),
+            )
+            seen.append(entry["id"])
+
+
 def register_local(root: Path | None = None) -> list[str]:
     """Register every environment declared in environments/*/boxgym.toml.
 
     Looks under ``root``, or else under the project root and the checkout boxgym was
-    installed from (which holds the bundled environments).
+    installed from (which holds the bundled environments). A folder that fails (an
+    unreadable boxgym.toml, an id it may not take) is logged and listed as broken by
+    `envs`; the other folders still register.
 
     A folder declares its environments in ``boxgym.toml``::
 
@@ -232,19 +411,8 @@ def register_local(root: Path | None = None) -> list[str]:
     ids: list[str] = []
     for manifest in manifests:
         try:
-            entries = tomllib.loads(manifest.read_text()).get("env", [])
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"{manifest}: {exc}") from exc
-        module = _module_for(manifest.parent)
-        for entry in entries:
-            if entry["id"] in ids:
-                continue  # the same folder seen from two roots
-            register(
-                entry["id"],
-                f"{module}:{entry['class']}",
-                max_steps=entry.get("max_steps", 50),
-                max_seconds=entry.get("max_seconds", 1800.0),
-                kwargs=entry.get("kwargs"),
-            )
-            ids.append(entry["id"])
+            _register_folder(manifest, ids)
+        except ConfigError as exc:
+            _broken[f"folder {manifest.parent}"] = str(exc)
+            log.warning("environment folder %s failed to register: %s", manifest.parent, exc)
     return ids

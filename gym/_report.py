@@ -11,7 +11,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from gym._errors import ConfigError
-from gym._stats import bootstrap_ci, paired_bootstrap, pass_at_k, pass_hat_k, transitions
+from gym._stats import (
+    TaskCounts,
+    bootstrap_ci,
+    paired_bootstrap,
+    pass_at_k,
+    pass_hat_k,
+    pass_rate_ci,
+    transitions,
+)
 from gym._store import EpisodeRow, Store
 
 __all__ = [
@@ -28,11 +36,13 @@ __all__ = [
 
 
 class Metric(BaseModel):
-    """A statistic with its 95% bootstrap interval (over tasks)."""
+    """A statistic with its 95% interval (docs/statistics.md: which interval where)."""
 
     value: float
     lo: float
     hi: float
+    interval: str = "bootstrap"
+    """``clopper-pearson`` (pass@1, pass^1: exact binomial) or ``bootstrap`` (over tasks)."""
 
 
 class Group(BaseModel):
@@ -92,6 +102,12 @@ def _metric(values: list[float], seed: int) -> Metric:
     return Metric(value=sum(values) / len(values), lo=lo, hi=hi)
 
 
+def _rate_metric(counts: list[TaskCounts]) -> Metric:
+    """pass@1 with its exact binomial interval (it does not collapse at 0/n or n/n)."""
+    value, lo, hi = pass_rate_ci(counts)
+    return Metric(value=value, lo=lo, hi=hi, interval="clopper-pearson")
+
+
 def group_stats(
     name: str,
     episodes: list[EpisodeRow],
@@ -114,7 +130,7 @@ def group_stats(
         passed=passed,
         failed=len(graded) - passed,
         infra_error=len(episodes) - len(graded),
-        pass_at_1=_metric([c / n for n, c in counts], seed),
+        pass_at_1=_rate_metric(counts),
         mean_reward=_metric(
             [sum(e.reward or 0.0 for e in v) / len(v) for v in tasks.values()], seed
         ),
@@ -127,8 +143,10 @@ def group_stats(
         valid_call_rate=_valid_call_rate(episodes, calls or {}),
     )
     for k in range(1, min_n + 1):
-        if k > 1:
-            group.pass_at_k[k] = _metric([pass_at_k(n, c, k) for n, c in counts], seed)
+        if k == 1:
+            group.pass_hat_k[k] = group.pass_at_1  # the same rate, the same interval
+            continue
+        group.pass_at_k[k] = _metric([pass_at_k(n, c, k) for n, c in counts], seed)
         group.pass_hat_k[k] = _metric([pass_hat_k(n, c, k) for n, c in counts], seed)
     return group
 

@@ -19,14 +19,25 @@ from pydantic import BaseModel, Field
 
 from gym._errors import ConfigError
 from gym._executor import EpisodeWork, Executor, Job, LocalExecutor, NamedPolicy
-from gym._models import Split
+from gym._models import Split, Task, natural_key
 from gym._policy import Policy
 from gym._registry import env_ids, spec_of, tasks_of
 from gym._rollout import EpisodeResult
+from gym._splits import split_roles
 from gym._store import EpisodeRow, RunRow, StepRow, Store, VerdictRow
 from gym._version import __version__
 
-__all__ = ["Job", "RunConfig", "RunProgress", "SUITES", "expand_envs", "plan", "run"]
+__all__ = [
+    "Job",
+    "RunConfig",
+    "RunProgress",
+    "SUITES",
+    "check_split",
+    "expand_envs",
+    "plan",
+    "run",
+    "select_tasks",
+]
 
 SUITES: dict[str, Callable[[], list[str]]] = {
     "bundled": lambda: [e for e in env_ids() if e.startswith("boxgym/")],
@@ -50,7 +61,7 @@ class RunConfig(BaseModel):
     split: Split | None = None
     """Only tasks of this split."""
     limit: int | None = None
-    """At most this many tasks per environment (the first by id)."""
+    """At most this many tasks per environment (the first in natural id order)."""
     tasks: list[str] | None = None
     """Only these task ids."""
     max_steps: int | None = None
@@ -103,16 +114,40 @@ def _seed(base: int, env_id: str, task_id: str, index: int) -> int:
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
+def select_tasks(
+    tasks: list[Task],
+    *,
+    split: str | None = None,
+    ids: list[str] | None = None,
+    limit: int | None = None,
+) -> list[Task]:
+    """Tasks filtered by split and ids, in natural id order, the first ``limit`` of them."""
+    chosen = [t for t in tasks if (split is None or t.split == split) and (not ids or t.id in ids)]
+    return sorted(chosen, key=lambda t: natural_key(t.id))[:limit]
+
+
+def check_split(env_ids: list[str], split: str | None) -> None:
+    """Refuse a split that none of the environments declares (a typo runs nothing).
+
+    Raises:
+        ConfigError: no environment declares it; the message lists what each declares.
+    """
+    if split is None:
+        return
+    declared = {env_id: split_roles(env_id) for env_id in env_ids}
+    if not any(split in roles for roles in declared.values()):
+        known = "; ".join(f"{e}: {', '.join(r)}" for e, r in declared.items())
+        raise ConfigError(f"no environment declares the split {split!r} (declared: {known})")
+
+
 def plan(config: RunConfig) -> list[Job]:
-    """The episodes of a run, in a stable order."""
+    """The episodes of a run, in a stable order (environments, then tasks by natural id)."""
+    check_split(config.envs, config.split)
     jobs: list[Job] = []
     for env_id in config.envs:
-        tasks = tasks_of(env_id)
-        if config.split:
-            tasks = [t for t in tasks if t.split == config.split]
-        if config.tasks:
-            tasks = [t for t in tasks if t.id in set(config.tasks)]
-        tasks = sorted(tasks, key=lambda t: t.id)[: config.limit]
+        tasks = select_tasks(
+            tasks_of(env_id), split=config.split, ids=config.tasks, limit=config.limit
+        )
         for task in tasks:
             for index in range(config.k):
                 seed = _seed(config.seed, env_id, task.id, index)

@@ -3,26 +3,43 @@
 For each task: the oracle must pass every time; the noop policy must fail; a perturbed
 oracle (one forbidden write) must be flagged; and the oracle's final state, graded
 again ``repeats`` times, must give the same verdict each time.
+
+At benchmark scale: tasks are chosen in natural id order (``limit``, ``split``, a
+``shard`` of N), and each task's result is stored (`ValidationStore`, SQLite under the
+data dir) under a fingerprint of the task's files, the code (boxgym's modules, the
+family's folder, the image's build context) and the repeats, so a rerun skips what was
+already validated and resumes where it stopped; any change of those validates the
+task again. Results with an infrastructure error are never stored: they run again.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import inspect
 import json
+import sqlite3
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from gym._env import ContainerEnv, env_of
-from gym._errors import ConfigError
-from gym._models import Verdict
+from gym._errors import ConfigError, GymError, InfraError, SandboxError, StoreError
+from gym._grading import RUNNER_HASH
+from gym._images import context_hash
+from gym._models import Task, Verdict, hash_tree, natural_key
+from gym._paths import data_dir
 from gym._policy import NoopPolicy, OraclePolicy, PerturbedOraclePolicy, Policy
-from gym._registry import make, tasks_of
+from gym._registry import env_class, make, task_problems, tasks_of
 from gym._rollout import EpisodeResult, run_episode
 from gym._sandbox import set_pool_size
 
-__all__ = ["TaskCheck", "validate_env"]
+__all__ = ["TaskCheck", "ValidationStore", "parse_shard", "select_tasks", "validate_env"]
 
 
 class TaskCheck(BaseModel):
@@ -41,11 +58,27 @@ class TaskCheck(BaseModel):
     """Whether re-grading the oracle's final state gave identical verdicts."""
     problems: list[str] = Field(default_factory=list)
     """What is wrong with the task; empty when it is valid."""
+    resumed: bool = False
+    """Taken from the stored result of an earlier run (the task was not run again)."""
+    duration_s: float = 0.0
+    """Wall-clock seconds the checks of this task took."""
 
     @property
     def ok(self) -> bool:
         """Whether the task passed every check."""
         return not self.problems
+
+    @property
+    def infra(self) -> bool:
+        """Whether the result is worth running again rather than keeping.
+
+        An episode ended in an infrastructure error, or a regrade disagreed (a grading
+        that timed out on a busy machine looks the same).
+        """
+        outcomes = [*self.oracle, self.noop, self.perturbed]
+        if "infra_error" in outcomes or self.regrade_identical is False:
+            return True
+        return any("infra_error" in p for p in self.problems)
 
 
 def _verdict_key(verdict: Verdict | None) -> str:
@@ -112,6 +145,129 @@ def validate_task(env_id: str, task_id: str, repeats: int) -> TaskCheck:
     return check
 
 
+class ValidationStore:
+    """Per-task validation results, kept so that a rerun resumes (SQLite, thread-safe).
+
+    Args:
+        path: the database file (``<data dir>/validation.db`` by default).
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or data_dir() / "validation.db"
+        self._lock = threading.Lock()
+        try:
+            with self._connect() as db:
+                db.execute(
+                    "create table if not exists checks (env_id text, task_id text, "
+                    "fingerprint text, ok integer, result text, finished_at real, "
+                    "primary key (env_id, task_id, fingerprint))"
+                )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the validation results {self.path}: {exc}") from exc
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.path, timeout=60)
+
+    def get(self, env_id: str, task_id: str, fingerprint: str) -> TaskCheck | None:
+        """The stored result of this task under this fingerprint, if any."""
+        with self._lock, self._connect() as db:
+            row = db.execute(
+                "select result from checks where env_id=? and task_id=? and fingerprint=?",
+                (env_id, task_id, fingerprint),
+            ).fetchone()
+        return TaskCheck.model_validate_json(row[0]) if row else None
+
+    def put(self, check: TaskCheck, fingerprint: str) -> None:
+        """Keep a result (replacing an older one of the same fingerprint)."""
+        with self._lock, self._connect() as db:
+            db.execute(
+                "insert or replace into checks values (?, ?, ?, ?, ?, ?)",
+                (
+                    check.env_id,
+                    check.task_id,
+                    fingerprint,
+                    int(check.ok),
+                    check.model_dump_json(),
+                    time.time(),
+                ),
+            )
+
+
+@functools.lru_cache(maxsize=64)
+def code_hash(env_id: str) -> str:
+    """A hash of the code a validation result depends on beyond the task itself.
+
+    boxgym's own modules, the folders of the family's classes (a subclass of a bundled
+    family includes that family's) and the image's build context.
+    """
+    cls = env_class(env_id)
+    h = hashlib.sha256(RUNNER_HASH.encode())
+    folders = {Path(__file__).parent}  # gym/
+    families = [c for c in cls.__mro__ if isinstance(c, type) and issubclass(c, ContainerEnv)]
+    folders |= {Path(inspect.getfile(c)).parent for c in families}
+    for root in sorted(folders):
+        for file in sorted(root.rglob("*.py")):
+            h.update(file.relative_to(root).as_posix().encode() + b"\0" + file.read_bytes())
+    h.update(context_hash(cls.image).encode() if cls.image else b"")
+    return h.hexdigest()
+
+
+def fingerprint(task: Task, repeats: int, code: str = "") -> str:
+    """What a stored result depends on: the task (its files), the code, the repeats."""
+    h = hashlib.sha256(task.model_dump_json().encode())
+    h.update(hash_tree(Path(task.path)).encode() if task.path else b"")
+    h.update(f"{RUNNER_HASH}:{code}:{repeats}".encode())
+    return h.hexdigest()
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``I/N`` -> (I, N), 1 <= I <= N.
+
+    Raises:
+        ConfigError: not of that form.
+    """
+    left, _, right = text.partition("/")
+    if not (left.isdigit() and right.isdigit() and 1 <= int(left) <= int(right)):
+        raise ConfigError(f"--shard {text!r} must be I/N with 1 <= I <= N, e.g. 2/4")
+    return int(left), int(right)
+
+
+def select_tasks(
+    tasks: list[Task],
+    *,
+    ids: list[str] | None = None,
+    split: str | None = None,
+    limit: int | None = None,
+    shard: tuple[int, int] | None = None,
+) -> list[Task]:
+    """Tasks to validate, in natural id order.
+
+    By id and split, then the first ``limit``, then every N-th from the I-th
+    (``shard`` = (I, N)), so that shards split any selection evenly.
+
+    Raises:
+        ConfigError: an id asked for does not exist.
+    """
+    if ids:
+        unknown = sorted(set(ids) - {t.id for t in tasks}, key=natural_key)
+        if unknown:
+            raise ConfigError(f"no tasks {unknown} (ids look like {tasks[0].id if tasks else '-'})")
+    chosen = [t for t in tasks if (not ids or t.id in ids) and (split is None or t.split == split)]
+    chosen = sorted(chosen, key=lambda t: natural_key(t.id))[:limit]
+    if shard is not None:
+        i, n = shard
+        chosen = chosen[i - 1 :: n]
+    return chosen
+
+
+def _bad_tasks(env_id: str) -> list[TaskCheck]:
+    """Tasks left out when the environment loaded them, as failed checks."""
+    return [
+        TaskCheck(task_id=p.split(":", 1)[0], env_id=env_id, problems=[p])
+        for p in task_problems(env_id)
+    ]
+
+
 def validate_env(
     env_id: str,
     *,
@@ -119,19 +275,44 @@ def validate_env(
     tasks: list[str] | None = None,
     concurrency: int = 1,
     progress: Callable[[TaskCheck], None] | None = None,
+    split: str | None = None,
+    limit: int | None = None,
+    shard: tuple[int, int] | None = None,
+    store: ValidationStore | None = None,
+    resume: bool = True,
 ) -> list[TaskCheck]:
-    """Validate every task (or the named ones) of an environment, tasks in parallel."""
-    ids = [t.id for t in tasks_of(env_id)]
-    if tasks:
-        unknown = sorted(set(tasks) - set(ids))
-        if unknown:
-            raise ConfigError(f"{env_id} has no tasks {unknown}")
-        ids = [i for i in ids if i in tasks]
+    """Validate the tasks of an environment (all, or a selection), tasks in parallel.
+
+    Args:
+        env_id: the environment.
+        repeats: oracle runs and re-grades per task.
+        tasks: only these task ids.
+        concurrency: tasks validated at once.
+        progress: called with each task's result as it finishes (in finishing order).
+        split: only tasks of this split.
+        limit: only the first N tasks (natural id order), before sharding.
+        shard: (I, N): only the I-th of N even shares of the selection.
+        store: where results are kept (and read back to resume); None keeps nothing.
+        resume: take a task's stored result instead of validating it again (when its
+            task files, the grading runner and ``repeats`` are unchanged).
+
+    Returns:
+        One result per task, in natural id order; with no task selection, tasks that
+        could not even be loaded come first, as invalid.
+    """
+    chosen = select_tasks(tasks_of(env_id), ids=tasks, split=split, limit=limit, shard=shard)
+    whole = not tasks and split is None and limit is None and shard is None
+    bad = _bad_tasks(env_id) if whole else []
+    for check in bad:
+        if progress:
+            progress(check)
     set_pool_size(max(1, concurrency))
     out: dict[str, TaskCheck] = {}
     pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
     try:
-        futures = [pool.submit(validate_task, env_id, task_id, repeats) for task_id in ids]
+        futures = [
+            pool.submit(_validate_kept, env_id, task, repeats, store, resume) for task in chosen
+        ]
         for future in as_completed(futures):
             check = future.result()
             out[check.task_id] = check
@@ -141,4 +322,26 @@ def validate_env(
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown()
-    return [out[i] for i in ids]
+    return [*bad, *(out[t.id] for t in chosen)]
+
+
+def _validate_kept(
+    env_id: str, task: Task, repeats: int, store: ValidationStore | None, resume: bool
+) -> TaskCheck:
+    """One task's result: the stored one when its fingerprint matches, else run and kept."""
+    key = fingerprint(task, repeats, code_hash(env_id)) if store else ""
+    if store is not None and resume:
+        kept = store.get(env_id, task.id, key)
+        if kept is not None:
+            return kept.model_copy(update={"resumed": True})
+    start = time.monotonic()
+    try:
+        check = validate_task(env_id, task.id, repeats)
+    except GymError as exc:  # one task's failure must not end the whole run
+        infra = "infra_error: " if isinstance(exc, SandboxError | InfraError) else ""
+        why = f"{infra}validation stopped: {type(exc).__name__}: {str(exc)[:300]}"
+        check = TaskCheck(task_id=task.id, env_id=env_id, problems=[why])
+    check.duration_s = round(time.monotonic() - start, 3)
+    if store is not None and not check.infra:
+        store.put(check, key)
+    return check

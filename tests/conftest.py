@@ -16,15 +16,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--no-docker", action="store_true", help="skip tests that need a Docker engine"
     )
+    parser.addoption(
+        "--run-benchmark",
+        action="store_true",
+        help="also run benchmark-scale validations (hours; scripts/validate-benchmarks.sh)",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not config.getoption("--no-docker"):
-        return
-    skip = pytest.mark.skip(reason="--no-docker given")
+    skips = []
+    if config.getoption("--no-docker"):
+        skips.append(("docker", pytest.mark.skip(reason="--no-docker given")))
+    if not config.getoption("--run-benchmark"):
+        why = "benchmark-scale: run scripts/validate-benchmarks.sh (--run-benchmark)"
+        skips.append(("benchmark", pytest.mark.skip(reason=why)))
     for item in items:
-        if "docker" in item.keywords:
-            item.add_marker(skip)
+        for keyword, skip in skips:
+            if keyword in item.keywords:
+                item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

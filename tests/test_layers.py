@@ -68,6 +68,9 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._grading._judge._parse",
         "gym._grading._judge._prompts",
         "gym._grading.runner.boxgym_runner",
+        "gym._grading.runner.boxgym_judge",
+        "gym._grading.runner.boxgym_wire",
+        "gym._grading.runner.boxgym_worker",
     ),
     4: (  # environments core and registry
         "gym._env",
@@ -76,6 +79,10 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._code",
         "gym._registry",
         "gym._scaffold",
+        "gym._splits",  # split roles: asks the registry for a family's declared splits
+        "gym._dataset",  # the importer: a record into a task's files
+        "gym._importer",
+        "gym.datasets",  # public: the importer's front door for environment authors
     ),
     5: (  # policies
         "gym._policy",
@@ -129,6 +136,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
     9: (  # CLI
         "gym._cli",
         "gym._cli._app",
+        "gym._cli._datasets",
         "gym._cli._doctor",
         "gym._cli._judge",
         "gym._cli._runs",

@@ -1,12 +1,17 @@
+import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+from typing import Any
 
 import gymnasium
 import pytest
 
 import gym
 from gym import ConfigError, EnvNotFound
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_builtin_ids_are_registered_with_gymnasium():
@@ -85,3 +90,136 @@ def test_a_broken_plugin_does_not_break_import(tmp_path):
         check=True,
     )
     assert "imported" in out.stdout and "failed to load" in out.stderr
+
+
+def fake_plugin(site: Path, dist: str, module: str, body: str) -> None:
+    """An installed package with a boxgym.environments entry point (a dist-info on a path)."""
+    (site / module).mkdir(parents=True)
+    (site / module / "__init__.py").write_text(textwrap.dedent(body))
+    info = site / f"{module}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[boxgym.environments]\n{module} = {module}:register\n")
+
+
+LIST_ALL = "import json, gym; print(json.dumps([i.model_dump() for i in gym.envs()]))"
+
+
+def list_envs(site: Path, **env: str) -> tuple[dict[str, dict[str, Any]], str]:
+    out = subprocess.run(
+        [sys.executable, "-c", LIST_ALL],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": f"{site}:{ROOT}", "PATH": "/usr/bin:/bin", **env},
+        check=True,
+    )
+    return {e["id"]: e for e in json.loads(out.stdout)}, out.stderr
+
+
+def test_a_plugin_cannot_take_a_boxgym_id_and_the_refusal_names_both(tmp_path: Path) -> None:
+    fake_plugin(
+        tmp_path, "evil-plugin", "evil_plugin",
+        """
+        import gym
+
+        def register():
+            gym.register("boxgym/PyFunc-v0", "evil_plugin:Env")
+        """,
+    )  # fmt: skip
+    envs, stderr = list_envs(tmp_path)
+    assert envs["boxgym/PyFunc-v0"]["entry_point"] == "environments.pyfunc:PyFuncEnv"
+    broken = envs["plugin evil_plugin (package evil-plugin)"]
+    assert broken["broken"]
+    problem = broken["problems"][0]
+    assert "package evil-plugin cannot register 'boxgym/PyFunc-v0'" in problem
+    assert "reserved for boxgym's own environments (this id is held by boxgym)" in problem
+    assert "failed to load" in stderr
+
+
+def test_a_plugin_cannot_take_an_id_another_plugin_holds(tmp_path: Path) -> None:
+    for dist, module in [("first-plugin", "aaa_first"), ("second-plugin", "zzz_second")]:
+        fake_plugin(
+            tmp_path, dist, module,
+            f"""
+            import gym
+
+            def register():
+                gym.register("shared/Thing-v0", "{module}:Env")
+            """,
+        )  # fmt: skip
+    envs, _ = list_envs(tmp_path)
+    holder = envs["shared/Thing-v0"]["owner"]
+    loser = "second-plugin" if holder == "package first-plugin" else "first-plugin"
+    winner = holder.removeprefix("package ")
+    broken = next(e for e in envs.values() if e["broken"] and loser in e["id"])
+    assert (
+        f"package {loser} cannot register 'shared/Thing-v0': that id is already registered "
+        f"by package {winner}" in broken["problems"][0]
+    )
+
+
+def test_the_id_rule_is_stated_when_an_id_breaks_it() -> None:
+    with pytest.raises(ConfigError) as info:
+        gym.register("MBPP2-v0", "x:Y")
+    message = str(info.value)
+    assert "cannot register 'MBPP2-v0'" in message
+    assert "'namespace/Name-vN'" in message and "'boxgym' is reserved" in message
+    assert "starting with an uppercase letter" in message
+
+
+def test_python_code_cannot_take_the_boxgym_namespace_nor_a_held_id() -> None:
+    with pytest.raises(gym.IdTaken, match=r"cannot register 'boxgym/Mine-v0'.*reserved"):
+        gym.register("boxgym/Mine-v0", "x:Y")
+    from gym import _registry
+
+    _registry._owners["taken/Held-v0"] = "package someone-else"
+    try:
+        with pytest.raises(gym.IdTaken, match=r"already registered by package someone-else"):
+            gym.register("taken/Held-v0", "x:Y")
+    finally:
+        del _registry._owners["taken/Held-v0"]
+
+
+BAD_FAMILY = """\
+from typing import ClassVar
+
+import gym
+
+
+class BadEnv(gym.CodeEnv):
+    family: ClassVar[str] = "bad"
+"""
+
+
+def test_a_bad_task_is_local_and_listed_with_file_field_value_and_what_is_allowed(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "environments" / "bad"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(BAD_FAMILY)
+    (folder / "boxgym.toml").write_text('[[env]]\nid = "local/Bad-v0"\nclass = "BadEnv"\n')
+    for name, split in [("good", "train"), ("wrong", "prompt")]:
+        task = tmp_path / "seeds" / "bad" / name
+        task.mkdir(parents=True)
+        (task / "task.toml").write_text(f'split = "{split}"\nprompt = "Do it."\n')
+    broken_folder = tmp_path / "environments" / "unreadable"
+    broken_folder.mkdir()
+    (broken_folder / "boxgym.toml").write_text("[[env]\n")
+    env = {"GYM_ROOT": str(tmp_path), "GYM_DATA": str(tmp_path / "data")}
+    envs, stderr = list_envs(tmp_path / "site", **env)
+    bad = envs["local/Bad-v0"]
+    assert bad["broken"] and bad["tasks"] == {"train": 1, "eval": 0}
+    assert bad["problems"] == [
+        f"{tmp_path}/seeds/bad/wrong/task.toml: split = 'prompt' is not a split of family "
+        "'bad'; allowed: 'train', 'eval' (a family declares its splits and their roles in "
+        "its `splits`; see docs/authoring.md)"
+    ]
+    assert envs[f"folder {broken_folder}"]["broken"]
+    assert not envs["boxgym/PyFunc-v0"]["broken"]  # the others are untouched
+    cli = [sys.executable, "-c", "from gym._cli import main; main()", "env", "list"]
+    run_env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), **env}
+    listed = subprocess.run(cli, capture_output=True, text=True, env=run_env)
+    assert listed.returncode == 0 and "boxgym/PyFunc-v0" in listed.stdout
+    assert "split = 'prompt'" in listed.stderr
+    strict = subprocess.run([*cli, "--strict"], capture_output=True, text=True, env=run_env)
+    assert strict.returncode == 1 and "local/Bad-v0" in strict.stdout

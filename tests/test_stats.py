@@ -73,3 +73,69 @@ def test_transitions_table():
         "regressed": 1,
         "persistent_failure": 1,
     }
+
+
+def _episodes(outcomes: list[list[str]]) -> list:
+    """Stored episodes: one inner list per task, one outcome per sample."""
+    from gym._store import EpisodeRow
+
+    return [
+        EpisodeRow(
+            id=f"e{t}-{i}",
+            run_id="r",
+            env_id="x/X-v0",
+            env_version=0,
+            task_id=f"t{t}",
+            split="eval",
+            sample_index=i,
+            seed=i,
+            policy="p",
+            outcome=o,
+            reward=1.0 if o == "pass" else 0.0,
+        )  # fmt: skip
+        for t, samples in enumerate(outcomes)
+        for i, o in enumerate(samples)
+    ]
+
+
+def test_the_reported_pass_at_1_interval_does_not_collapse_at_20_of_20_or_0_of_20():
+    from gym._report import group_stats
+
+    full = group_stats("all", _episodes([["pass"]] * 20), {}).pass_at_1
+    assert full.value == 1.0 and full.hi == 1.0 and full.lo < 0.9
+    assert full.lo == pytest.approx(0.025 ** (1 / 20), abs=1e-6)  # Clopper-Pearson, exactly
+    none = group_stats("all", _episodes([["fail"]] * 20), {}).pass_at_1
+    assert none.value == 0.0 and none.lo == 0.0 and none.hi > 0.1
+    assert full.interval == none.interval == "clopper-pearson"
+
+
+def test_the_pass_at_1_interval_covers_the_true_rate_at_n_20():
+    """Seeded simulation: 2000 runs of 20 tasks at each rate; coverage of the 95% interval."""
+    from gym._stats import pass_rate_ci
+
+    rng = np.random.default_rng(20)
+    for p in (0.05, 0.5, 0.95):
+        passes = rng.binomial(1, p, size=(2000, 20))
+        covered = [
+            lo <= p <= hi
+            for _, lo, hi in (pass_rate_ci([(1, int(x)) for x in row]) for row in passes)
+        ]
+        assert np.mean(covered) >= 0.93, (p, np.mean(covered))
+
+
+def test_repeated_samples_of_deterministic_tasks_are_worth_one_trial_per_task():
+    from gym._stats import effective_trials, pass_rate_ci
+
+    one = pass_rate_ci([(1, 1)] * 15 + [(1, 0)] * 5)
+    four = pass_rate_ci([(4, 4)] * 15 + [(4, 0)] * 5)
+    assert one == four  # 4 identical samples add no information about the task set
+    alike = [(4, 2)] * 10 + [(4, 1), (4, 3)] * 5
+    assert effective_trials(alike) == 80  # tasks alike, samples vary: every episode counts
+    assert 20 <= effective_trials([(4, 1), (4, 3), (4, 4), (4, 0)] * 5) <= 80
+
+
+def test_clopper_pearson_refuses_impossible_counts():
+    from gym._stats import clopper_pearson
+
+    with pytest.raises(ValueError):
+        clopper_pearson(21, 20)

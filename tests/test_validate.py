@@ -1,10 +1,21 @@
-"""Environment validation on the toy family: oracle, noop, perturbed oracle, regrade."""
+"""Environment validation: the toy family's checks, then benchmark scale (selection,
+shards, stored results, streamed JSON)."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 from toy_env import ENV_ID
 
+import gym
 from gym import validate_env
+from gym._validate import TaskCheck, ValidationStore, parse_shard, select_tasks
 
 
 def test_every_toy_task_validates():
@@ -28,3 +39,111 @@ def test_a_task_whose_oracle_fails_is_reported(monkeypatch):
     (check,) = validate_env(ENV_ID, repeats=1, tasks=["add"])
     assert not check.ok and check.oracle == ["fail"]
     assert check.regrade_identical is None and "oracle run 1: fail" in check.problems[0]
+
+
+BIN = Path(sys.executable).parent
+TASKS = [gym.Task(id=f"T/{n}", family="t", prompt="p", split=s) for n, s in
+         [(10, "eval"), (2, "train"), (100, "train"), (1, "train"), (11, "eval"), (3, "eval")]]  # fmt: skip
+
+
+def ids(tasks: list[gym.Task]) -> list[str]:
+    return [t.id for t in tasks]
+
+
+def test_shards_split_a_selection_evenly_and_exactly_once() -> None:
+    chosen = select_tasks(TASKS)
+    assert ids(chosen) == ["T/1", "T/2", "T/3", "T/10", "T/11", "T/100"]
+    shards = [ids(select_tasks(TASKS, shard=(i, 4))) for i in range(1, 5)]
+    assert sorted(sum(shards, [])) == sorted(ids(chosen))
+    assert [len(s) for s in shards] == [2, 2, 1, 1]
+    assert ids(select_tasks(TASKS, split="eval", limit=2)) == ["T/3", "T/10"]
+    assert ids(select_tasks(TASKS, limit=4, shard=(2, 2))) == ["T/2", "T/10"]
+
+
+def test_a_shard_must_be_i_of_n() -> None:
+    assert parse_shard("3/4") == (3, 4)
+    for bad in ("0/4", "5/4", "1", "a/b", "1/0"):
+        with pytest.raises(gym.ConfigError, match="must be I/N"):
+            parse_shard(bad)
+    with pytest.raises(gym.ConfigError, match=r"no tasks \['T/7'\]"):
+        select_tasks(TASKS, ids=["T/7"])
+
+
+def test_stored_results_are_found_by_fingerprint_only(tmp_path: Path) -> None:
+    store = ValidationStore(tmp_path / "v.db")
+    check = TaskCheck(task_id="T/1", env_id="e/E-v0", oracle=["pass"], noop="fail")
+    store.put(check, "fp1")
+    assert store.get("e/E-v0", "T/1", "fp1") == check
+    assert store.get("e/E-v0", "T/1", "fp2") is None
+    assert ValidationStore(tmp_path / "v.db").get("e/E-v0", "T/1", "fp1") == check
+    assert TaskCheck(task_id="x", oracle=["infra_error"]).infra
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(600)  # 12 episodes in three commands: 1.5-3 minutes on 2 busy cores
+def test_json_streams_one_line_per_task_then_a_summary_and_a_rerun_resumes(
+    engine: None, tmp_path: Path
+) -> None:
+    env = {**os.environ, "GYM_DATA": str(tmp_path)}
+    command = [BIN / "gym", "env", "validate", "boxgym/PyFunc-v0", "--limit", "2", "-k", "1",
+               "--split", "eval", "--json"]  # fmt: skip
+    first = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    assert first.returncode == 0, first.stdout + first.stderr
+    lines = [json.loads(line) for line in first.stdout.splitlines()]
+    wanted = ids(select_tasks(gym.make("boxgym/PyFunc-v0").unwrapped.tasks, split="eval", limit=2))
+    assert sorted(line["task_id"] for line in lines[:2]) == sorted(wanted)
+    assert all(line["ok"] and not line["resumed"] for line in lines[:2])
+    assert lines[2]["summary"] | {"wall_s": 0} == {
+        "tasks": 2, "valid": 2, "invalid": 0, "resumed": 0, "wall_s": 0, "invalid_tasks": [],
+        "envs": {"boxgym/PyFunc-v0": {"tasks": 2, "valid": 2}},
+    }  # fmt: skip
+    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    lines = [json.loads(line) for line in again.stdout.splitlines()]
+    assert [line["resumed"] for line in lines[:2]] == [True, True]
+    assert lines[2]["summary"]["resumed"] == 2
+    fresh = subprocess.run([*command, "--fresh", "--limit", "1"], env=env, capture_output=True,
+                           text=True, timeout=900)  # fmt: skip
+    assert json.loads(fresh.stdout.splitlines()[0])["resumed"] is False
+
+
+def test_a_change_to_the_familys_code_invalidates_stored_results(tmp_path: Path) -> None:
+    from gym._validate import code_hash, fingerprint
+
+    folder = tmp_path / "environments" / "hashed"
+    folder.mkdir(parents=True)
+    source = "import gym\n\n\nclass HashedEnv(gym.CodeEnv):\n    family = 'hashed'\n"
+    (folder / "__init__.py").write_text(source)
+    (folder / "boxgym.toml").write_text('[[env]]\nid = "local/Hashed-v0"\nclass = "HashedEnv"\n')
+    assert gym.register_local(tmp_path) == ["local/Hashed-v0"]
+    task = TASKS[0]
+    before = fingerprint(task, 1, code_hash("local/Hashed-v0"))
+    (folder / "__init__.py").write_text(source + "# a fix to the grader\n")
+    code_hash.cache_clear()
+    assert fingerprint(task, 1, code_hash("local/Hashed-v0")) != before
+    assert fingerprint(task, 1, "x") != fingerprint(task, 3, "x")  # the repeats count too
+
+
+@pytest.mark.docker
+def test_a_task_that_stops_validation_is_reported_and_the_others_go_on(
+    engine: None, tmp_path: Path
+) -> None:
+    from gym._validate import validate_env
+
+    seeds = Path(__file__).resolve().parents[1] / "seeds" / "pyfunc"
+    root = tmp_path / "seeds" / "twotasks"
+    for name in ("is-prime", "digital-root"):
+        shutil.copytree(seeds / name, root / name)
+    shutil.rmtree(root / "digital-root" / "oracle")  # the oracle policy cannot even start
+    folder = tmp_path / "environments" / "twotasks"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(
+        "from environments.pyfunc import PyFuncEnv\n\n\nclass TwoEnv(PyFuncEnv):\n"
+        "    family = 'twotasks'\n"
+    )
+    (folder / "boxgym.toml").write_text('[[env]]\nid = "local/Two-v0"\nclass = "TwoEnv"\n')
+    gym.register_local(tmp_path)
+    checks = {c.task_id: c for c in validate_env("local/Two-v0", repeats=1, concurrency=2)}
+    assert checks["is-prime"].ok
+    bad = checks["digital-root"]
+    assert bad.problems and "validation stopped: ConfigError" in bad.problems[0]
+    assert "no oracle/ folder" in bad.problems[0] and not bad.infra  # a task problem: kept

@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import signal
 import sys
+import time
 from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from gym._cli._app import DbOpt, JsonFlag, app, console, err, print_json
+from gym._cli._app import DbOpt, JsonFlag, app, console, env_app, err, images_app, print_json
 from gym._errors import GymError
 
 __all__ = ["DbOpt", "JsonFlag", "app", "console", "err", "main", "print_json"]
-
-images_app = typer.Typer(help="Build and list environment images.", no_args_is_help=True)
-env_app = typer.Typer(help="List, validate and create environments.", no_args_is_help=True)
-app.add_typer(images_app, name="images")
-app.add_typer(env_app, name="env")
 
 
 @app.command()
@@ -78,18 +75,33 @@ def images_list(as_json: JsonFlag = False) -> None:
 
 
 @env_app.command("list")
-def env_list(as_json: JsonFlag = False) -> None:
-    """List registered environments with their task counts per split."""
+def env_list(
+    as_json: JsonFlag = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit non-zero if any environment is broken.")
+    ] = False,
+) -> None:
+    """List registered environments with their task counts per split (broken ones too)."""
     from gym._registry import envs
 
     infos = envs()
     if as_json:
         print_json([i.model_dump() for i in infos])
-        return
-    table = Table("id", "family", "train", "eval", "max steps")
-    for i in infos:
-        table.add_row(i.id, i.family, str(i.tasks["train"]), str(i.tasks["eval"]), str(i.max_steps))
-    console.print(table)
+    else:
+        table = Table("id", "family", "tasks per split", "max steps", "status")
+        for i in infos:
+            counts = ", ".join(
+                f"{name} {n}" + (" (held-out)" if i.splits.get(name) == "held-out" else "")
+                for name, n in i.tasks.items()
+            )
+            status = "[red]broken[/]" if i.broken else "[green]ok[/]"
+            table.add_row(i.id, i.family, counts or "-", str(i.max_steps), status)
+        console.print(table)
+        for i in infos:
+            for problem in i.problems:
+                err.print(f"[red]broken[/] {i.id}: {problem}", markup=True, highlight=False)
+    if strict and any(i.broken for i in infos):
+        raise typer.Exit(1)
 
 
 def _terminate(signum: int, _frame: Any) -> None:
@@ -117,48 +129,112 @@ def env_validate(
         int, typer.Option("--repeats", "-k", help="Oracle runs and re-grades per task.")
     ] = 3,
     tasks: Annotated[list[str] | None, typer.Option("--task", help="Only these task ids.")] = None,
+    split: Annotated[str | None, typer.Option("--split", help="Only this split.")] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="Only the first N tasks (natural id order).")
+    ] = None,
+    shard: Annotated[
+        str | None, typer.Option("--shard", help="I/N: only the I-th of N even shares.")
+    ] = None,
+    fresh: Annotated[
+        bool, typer.Option("--fresh", help="Ignore stored results; validate every task again.")
+    ] = False,
     concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Tasks at once.")] = 2,
-    as_json: JsonFlag = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON line per task as it ends, then a summary.")
+    ] = False,
 ) -> None:
-    """Oracle passes every time, noop fails, perturbed oracle is flagged, grading is stable."""
+    """Oracle passes every time, noop fails, perturbed oracle is flagged, grading is stable.
+
+    Results are stored per task (under the data dir): running the same command again
+    skips the tasks already validated (unless --fresh) and resumes where it stopped.
+    """
     from gym._registry import env_ids as registered
-    from gym._runner import expand_envs
-    from gym._validate import validate_env
+    from gym._registry import tasks_of
+    from gym._runner import check_split, expand_envs
+    from gym._validate import ValidationStore, parse_shard, select_tasks, validate_env
 
     ids = registered() if all_envs else expand_envs(env_ids or [])
+    check_split(ids, split)
+    share = parse_shard(shard) if shard else None
+    store = ValidationStore()
     checks: list[Any] = []
+    started = time.monotonic()
     with _progress() as bar:
         for env_id in ids:
-            job = bar.add_task(env_id, total=None)
+            todo = select_tasks(tasks_of(env_id), ids=tasks, split=split, limit=limit, shard=share)
+            job = bar.add_task(env_id, total=len(todo))
 
             def advance(check: Any, job: Any = job) -> None:
                 bar.advance(job)
-                if check.problems:  # say it now: a long run may not reach its table
+                if as_json:
+                    sys.stdout.write(json.dumps(check.model_dump() | {"ok": check.ok}) + "\n")
+                    sys.stdout.flush()
+                elif check.problems:  # say it now: a long run may not reach its table
                     err.print(
                         f"[red]invalid[/] {check.env_id} {check.task_id}: "
-                        + "; ".join(check.problems)
+                        + "; ".join(check.problems),
+                        highlight=False,
                     )
 
             checks += validate_env(
-                env_id, repeats=repeats, tasks=tasks, concurrency=concurrency, progress=advance
+                env_id,
+                repeats=repeats,
+                tasks=tasks,
+                concurrency=concurrency,
+                progress=advance,
+                split=split,
+                limit=limit,
+                shard=share,
+                store=store,
+                resume=not fresh,
             )
     bad = [c for c in checks if not c.ok]
+    summary = _validation_summary(checks, time.monotonic() - started)
     if as_json:
-        print_json([c.model_dump() | {"ok": c.ok} for c in checks])
+        sys.stdout.write(json.dumps({"summary": summary}) + "\n")
     else:
         _validation_table([c for c in checks if len(checks) <= 40 or not c.ok])
-        console.print(f"{len(checks) - len(bad)}/{len(checks)} tasks valid")
+        resumed = f" ({summary['resumed']} from stored results)" if summary["resumed"] else ""
+        console.print(f"{len(checks) - len(bad)}/{len(checks)} tasks valid{resumed}")
     if bad:
         raise typer.Exit(1)
 
 
+def _validation_summary(checks: list[Any], wall_s: float) -> dict[str, Any]:
+    """Counts for the summary line: tasks, valid, invalid, resumed, per environment."""
+    by_env: dict[str, dict[str, int]] = {}
+    for c in checks:
+        row = by_env.setdefault(c.env_id, {"tasks": 0, "valid": 0})
+        row["tasks"] += 1
+        row["valid"] += int(c.ok)
+    return {
+        "tasks": len(checks),
+        "valid": sum(c.ok for c in checks),
+        "invalid": sum(not c.ok for c in checks),
+        "resumed": sum(c.resumed for c in checks),
+        "envs": by_env,
+        "invalid_tasks": [f"{c.env_id} {c.task_id}" for c in checks if not c.ok],
+        "wall_s": round(wall_s, 1),
+    }
+
+
 def _progress() -> Any:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
         console=err,
         transient=True,
     )
@@ -194,4 +270,4 @@ def env_new(
     console.print(f"next: gym env validate {new_id}   (see docs/authoring.md)")
 
 
-from gym._cli import _judge, _runs  # noqa: E402,F401  (registers judge, run, report, ...)
+from gym._cli import _datasets, _judge, _runs  # noqa: E402,F401  (registers import, judge, run...)

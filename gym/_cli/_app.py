@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-__all__ = ["DbOpt", "JsonFlag", "app", "console", "err", "print_json"]
+__all__ = ["DbOpt", "JsonFlag", "app", "console", "env_app", "err", "images_app", "print_json"]
 
 app = typer.Typer(
     name="gym",
@@ -22,6 +22,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+images_app = typer.Typer(help="Build and list environment images.", no_args_is_help=True)
+env_app = typer.Typer(help="List, validate, import and create environments.", no_args_is_help=True)
+app.add_typer(images_app, name="images")
+app.add_typer(env_app, name="env")
 console = Console()
 if not console.is_terminal:  # logs and pipes: wide enough for the report tables
     console = Console(width=140)

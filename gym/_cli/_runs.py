@@ -105,7 +105,9 @@ def run(
     ] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="At most N tasks per env.")] = None,
     tasks: Annotated[list[str] | None, typer.Option("--tasks", help="Only these task ids.")] = None,
-    split: Annotated[str | None, typer.Option("--split", help="train or eval.")] = None,
+    split: Annotated[
+        str | None, typer.Option("--split", help="Only this split (train, eval, or any declared).")
+    ] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     max_steps: Annotated[
         int | None, typer.Option("--max-steps", help="Step budget override.")
@@ -123,8 +125,6 @@ def run(
     from gym._runner import RunConfig, expand_envs
     from gym._store import Store
 
-    if split not in (None, "train", "eval"):
-        raise ConfigError("--split must be train or eval")
     params = _policy_params(policy, model, base_url, temperature, replay, db, constrained)
     config = RunConfig(
         envs=expand_envs(envs),
@@ -132,7 +132,7 @@ def run(
         policy_params=params,
         k=k,
         seed=seed,
-        split=split,  # type: ignore[arg-type]  # checked above
+        split=split,
         limit=limit,
         tasks=tasks,
         max_steps=max_steps,
@@ -466,8 +466,10 @@ def export_run(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output file (jsonl) or folder (hf).")],
     fmt: Annotated[str, typer.Option("--format", help="jsonl or hf.")] = "jsonl",
     for_eval: Annotated[
-        bool, typer.Option("--for-eval", help="Allow eval-split episodes (evaluation use only).")
+        bool,
+        typer.Option("--for-eval", help="Allow held-out episodes (evaluation use only)."),
     ] = False,
+    split: Annotated[str | None, typer.Option("--split", help="Only this split.")] = None,
     only_verified: Annotated[
         bool, typer.Option("--verified", help="Only verified episodes.")
     ] = False,
@@ -478,7 +480,13 @@ def export_run(
     from gym._store import Store
 
     n = export_records(
-        Store(db), run_id, out, fmt=fmt, allow_eval=for_eval, only_verified=only_verified
+        Store(db),
+        run_id,
+        out,
+        fmt=fmt,
+        allow_eval=for_eval,
+        only_verified=only_verified,
+        split=split,
     )
     err.print(f"wrote {n} episodes to {out}")
 

@@ -24,7 +24,10 @@ def test_env_list_json_has_one_object_per_env():
     envs = json.loads(out.stdout)
     ids = {e["id"] for e in envs}
     assert "boxgym/PyRepo-v0" in ids
-    assert all(set(e["tasks"]) == {"train", "eval"} and e["family"] for e in envs)
+    # every declared split is counted (train/eval unless a family declares others, as MBPP)
+    assert all(set(e["tasks"]) == set(e["splits"]) and e["family"] for e in envs)
+    default = [e for e in envs if e["id"] != "boxgym/MBPP-v0"]
+    assert all(set(e["tasks"]) == {"train", "eval"} for e in default)
 
 
 def test_doctor_with_the_engine_down_says_how_to_start_it(tmp_path):

@@ -1,0 +1,169 @@
+"""`gym env import`: a dataset file becomes an environment's tasks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from gym._cli._app import JsonFlag, console, env_app, err, print_json
+from gym._errors import ConfigError
+
+__all__: list[str] = []
+
+_OPTIONS = ("family", "id", "prompt", "solution", "checks", "setup", "entry", "kind", "module")
+
+
+def _mapping(file: Path | None, options: dict[str, Any]) -> Any:
+    """The mapping file's contents with the command line's options laid over them."""
+    import tomllib
+
+    from gym.datasets import DatasetMapping
+
+    data: dict[str, Any] = {}
+    if file is not None:
+        try:
+            data = tomllib.loads(file.read_text())
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"{file}: cannot read the mapping: {exc}") from exc
+    data |= {k: v for k, v in options.items() if v is not None and k in _OPTIONS}
+    if options.get("split_field"):
+        data["split"] = {"field": options["split_field"]}
+    elif options.get("split_value"):
+        data["split"] = {"value": options["split_value"]}
+    if options.get("split_value") and "splits" not in data:
+        data["splits"] = {"train": "training", "eval": "held-out"}
+    return DatasetMapping.from_dict(data, source=str(file or "the command line"))
+
+
+def _envs_of(family: str) -> list[str]:
+    """Registered environments whose family is this one."""
+    from gym._registry import env_class, env_ids
+
+    out = []
+    for env_id in env_ids():
+        try:
+            if env_class(env_id).family == family:
+                out.append(env_id)
+        except Exception:  # a broken environment is not this family's
+            continue
+    return out
+
+
+@env_app.command("import")
+def env_import(
+    source: Annotated[Path, typer.Argument(help="JSONL, JSON or CSV file (or HF dataset dir).")],
+    mapping: Annotated[
+        Path | None, typer.Option("--mapping", "-m", help="Mapping file (TOML).")
+    ] = None,
+    out: Annotated[
+        Path, typer.Option("--out", help="Seeds folder: tasks go to OUT/FAMILY/.")
+    ] = Path("seeds"),
+    layout: Annotated[
+        str, typer.Option("--layout", help="folders (one per task) or index (data file + index).")
+    ] = "folders",
+    fmt: Annotated[
+        str | None, typer.Option("--format", help="jsonl, json, csv or hf (default: suffix).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N records.")] = None,
+    family: Annotated[str | None, typer.Option("--family", help="Family (seeds folder).")] = None,
+    id_template: Annotated[
+        str | None, typer.Option("--id", help="Id template, e.g. 'MBPP/{task_id}'.")
+    ] = None,
+    prompt: Annotated[str | None, typer.Option("--prompt", help="Prompt template.")] = None,
+    solution: Annotated[str | None, typer.Option("--solution", help="Solution field.")] = None,
+    checks: Annotated[str | None, typer.Option("--checks", help="Checks field.")] = None,
+    setup: Annotated[str | None, typer.Option("--setup", help="Setup code field.")] = None,
+    entry: Annotated[str | None, typer.Option("--entry", help="Entry point field.")] = None,
+    split_field: Annotated[
+        str | None, typer.Option("--split-field", help="Field holding the split.")
+    ] = None,
+    split_value: Annotated[
+        str | None, typer.Option("--split", help="One split for every record.")
+    ] = None,
+    kind: Annotated[str | None, typer.Option("--kind", help="calls or pytest.")] = None,
+    validate: Annotated[
+        bool, typer.Option("--validate", help="Then validate the written tasks in containers.")
+    ] = False,
+    repeats: Annotated[int, typer.Option("--repeats", "-k", help="With --validate.")] = 1,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="With --validate.")] = 2,
+    as_json: JsonFlag = False,
+) -> None:
+    """Turn a dataset into tasks of a family through a field mapping (docs/authoring.md).
+
+    Every task is checked as it is written (its fields, then its task.toml read back);
+    a bad record is reported (number, field, value) and left out, and the command
+    exits non-zero. With --validate, the environments of that family then run the
+    oracle, noop and perturbed checks on the new tasks in real containers.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from gym.datasets import import_dataset
+
+    if layout not in ("folders", "index"):
+        raise ConfigError("--layout must be folders or index")
+    options = dict(
+        family=family, id=id_template, prompt=prompt, solution=solution, checks=checks,
+        setup=setup, entry=entry, kind=kind, split_field=split_field, split_value=split_value,
+    )  # fmt: skip
+    spec = _mapping(mapping, options)
+    columns = (TextColumn("importing"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=err, transient=True) as bar:
+        job = bar.add_task("records", total=None)
+        result = import_dataset(
+            source,
+            spec,
+            out,
+            layout=layout,  # type: ignore[arg-type]  # checked above
+            fmt=fmt,
+            limit=limit,
+            progress=lambda done, total: bar.update(job, completed=done, total=total),
+        )
+    checks_out = _validate_written(result, repeats, concurrency) if validate else []
+    if as_json:
+        print_json(result.model_dump() | {"validation": [c.model_dump() for c in checks_out]})
+    else:
+        _print_result(result, checks_out)
+    if result.problems or any(not c.ok for c in checks_out):
+        raise typer.Exit(1)
+
+
+def _validate_written(result: Any, repeats: int, concurrency: int) -> list[Any]:
+    from gym._validate import ValidationStore, validate_env
+
+    env_ids = _envs_of(result.family)
+    if not env_ids:
+        raise ConfigError(
+            f"no registered environment has family {result.family!r}, so the tasks cannot "
+            "be validated yet: register one (gym env new, or a class with that family), "
+            "then run gym env validate"
+        )
+    checks: list[Any] = []
+    for env_id in env_ids:
+        err.print(f"validating {len(result.written)} tasks of {env_id}")
+        checks += validate_env(
+            env_id,
+            repeats=repeats,
+            tasks=result.written,
+            concurrency=concurrency,
+            store=ValidationStore(),
+        )
+    return checks
+
+
+def _print_result(result: Any, checks: list[Any]) -> None:
+    table = Table("family", "layout", "folder", "tasks per split", "refused")
+    per_split = ", ".join(f"{k} {v}" for k, v in result.splits.items()) or "-"
+    table.add_row(result.family, result.layout, result.folder, per_split, str(len(result.problems)))
+    console.print(table)
+    for problem in result.problems[:20]:
+        err.print(f"[red]refused[/] {problem}", highlight=False)
+    if len(result.problems) > 20:
+        err.print(f"... and {len(result.problems) - 20} more (--json lists them all)")
+    if checks:
+        bad = [c for c in checks if not c.ok]
+        for c in bad:
+            err.print(f"[red]invalid[/] {c.env_id} {c.task_id}: {'; '.join(c.problems)}")
+        console.print(f"{len(checks) - len(bad)}/{len(checks)} tasks valid")

@@ -1,0 +1,39 @@
+"""Importing datasets as tasks, for authors of environments.
+
+Turns a JSONL, JSON, CSV or Hugging Face dataset into an environment's tasks.
+
+    >>> from gym.datasets import DatasetMapping, import_dataset
+    >>> mapping = DatasetMapping.from_toml(Path("seeds/mbpp/mapping.toml"))   # doctest: +SKIP
+    >>> import_dataset("mbpp.jsonl", mapping, "seeds", layout="index")        # doctest: +SKIP
+
+The command line does the same: ``gym env import DATASET --mapping FILE``. A family
+whose tasks live in an index (``layout="index"``) loads them with
+`load_indexed_tasks` in its ``load_tasks``; docs/authoring.md has the whole story,
+with MBPP (``boxgym/MBPP-v0``) as the worked example.
+"""
+
+from gym._dataset import (
+    DatasetMapping,
+    ImportedTask,
+    Mapper,
+    SplitRule,
+    TaskFormat,
+    folder_name,
+    read_records,
+    task_files,
+)
+from gym._importer import ImportResult, import_dataset, load_indexed_tasks
+
+__all__ = [
+    "DatasetMapping",
+    "ImportResult",
+    "ImportedTask",
+    "Mapper",
+    "SplitRule",
+    "TaskFormat",
+    "folder_name",
+    "import_dataset",
+    "load_indexed_tasks",
+    "read_records",
+    "task_files",
+]
