@@ -194,4 +194,4 @@ def env_new(
     console.print(f"next: gym env validate {new_id}   (see docs/authoring.md)")
 
 
-from gym._cli import _judge, _runs  # noqa: E402,F401  (registers judge, run, report, ...)
+from gym._cli import _judge, _redteam, _runs  # noqa: E402,F401  (registers judge, run, redteam, ...)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from typing import Any
 
@@ -56,8 +57,9 @@ class SandboxConfig(BaseModel):
     """Network mode; only ``none`` or a named internal network are accepted."""
     cap_add: tuple[str, ...] = ()
     """Capabilities to add back after dropping all; only SETUID and SETGID are allowed."""
-    runtime: str | None = None
-    """OCI runtime (for example ``runsc`` for gVisor); None uses the engine default."""
+    runtime: str | None = Field(default_factory=lambda: os.environ.get("GYM_RUNTIME") or None)
+    """OCI runtime (for example ``runsc`` for gVisor); None uses the engine default.
+    ``$GYM_RUNTIME`` sets it for every sandbox of a process (``gym run --runtime``)."""
     env: dict[str, str] = Field(default_factory=dict)
     """Environment variables of the container (an allowlist: nothing is inherited)."""
     boot: tuple[tuple[str, str], ...] = ()
@@ -78,6 +80,13 @@ class SandboxConfig(BaseModel):
                 f"network {value!r} would give the sandbox a route out; use 'none' or a "
                 "named internal network"
             )
+        return value
+
+    @field_validator("runtime")
+    @classmethod
+    def _runtime(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[a-z][a-z0-9.-]{0,31}", value):
+            raise UnsafeConfig(f"runtime {value!r} is not a runtime name (runc, runsc...)")
         return value
 
     @field_validator("cap_add")
@@ -146,6 +155,7 @@ class SandboxConfig(BaseModel):
             "stop_signal": "SIGKILL",
             "detach": True,
             "ipc_mode": "private",
+            "cgroupns": "private",
             "privileged": False,
         }
         if self.cap_add:
