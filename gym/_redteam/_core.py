@@ -14,7 +14,7 @@ import random
 import string
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
@@ -85,6 +85,8 @@ class Context:
     label: str
     destructive: bool = False
     env_kwargs: dict[str, object] = field(default_factory=dict)
+    shared: dict[str, Any] = field(default_factory=dict)
+    """What rows of one run share (the faults' run store)."""
 
     def names(self) -> Names:
         """Fresh random names and markers (with the canaries' coordinates in its notes)."""
