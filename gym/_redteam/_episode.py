@@ -37,7 +37,7 @@ __all__ = [
 Script = Callable[[Names, Task, Any], list[ToolCall]]
 """Builds an attack's calls: (random names, the task, the unwrapped environment)."""
 Observer = Callable[[Context, Names, EpisodeResult, Any], Finding | None]
-"""A side observation after the episode: None if fine, else a failed `Finding`."""
+"""A side observation after the episode (the host's view): a `Finding`, or None."""
 
 
 def bash(command: str) -> ToolCall:
@@ -205,13 +205,13 @@ class ScriptAttack(Attack):
             if isinstance(result, Finding):
                 return result
             results.append(result)
-            finding = judge(
-                self.expect, names, result, final=script is (self.then or (self.script,))[-1]
-            )
+            final = script is (self.then or (self.script,))[-1]
+            finding = judge(self.expect, names, result, final=final)
             for observer in self.observers:
                 extra = observer(ctx, names, result, policy)
-                if extra is not None and not extra.held:
-                    return Finding(f"{finding.observed}; {extra.observed}", False)
+                if extra is not None:
+                    held = finding.held and extra.held
+                    finding = Finding(f"{finding.observed}; {extra.observed}", held)
             if not finding.held:
                 return finding
         return finding
