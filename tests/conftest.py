@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -15,15 +16,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--no-docker", action="store_true", help="skip tests that need a Docker engine"
     )
+    parser.addoption(
+        "--redteam",
+        action="store_true",
+        help="also run every red-team row as a test (scripts/redteam.sh runs them as a suite)",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not config.getoption("--no-docker"):
-        return
-    skip = pytest.mark.skip(reason="--no-docker given")
+    full = config.getoption("--redteam") or os.environ.get("GYM_REDTEAM") == "1"
+    skips = {
+        "docker": pytest.mark.skip(reason="--no-docker given")
+        if config.getoption("--no-docker")
+        else None,
+        "redteam": None
+        if full
+        else pytest.mark.skip(reason="a full red-team row: `pytest --redteam` or scripts/redteam.sh"),
+    }
     for item in items:
-        if "docker" in item.keywords:
-            item.add_marker(skip)
+        for keyword, skip in skips.items():
+            if skip is not None and item.get_closest_marker(keyword) is not None:
+                item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ import os
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from gym._cli._app import JsonFlag, app, console, err, print_json
@@ -68,7 +69,7 @@ def redteam(
     if list_only:
         load_builtin()
         for attack, env_id in selected(only or (), family or (), fast=fast, kinds=kinds):
-            console.print(f"{attack.kind:6} {attack.name}  [dim]{env_id}[/]")
+            console.print(f"{attack.kind:6} {escape(attack.name)}  [dim]{env_id}[/]")
         return
     report = run_suite(
         names=only or (),
@@ -110,7 +111,7 @@ def use_runtime(runtime: str | None) -> None:
 
 def _progress(row: Any) -> None:
     mark = "[green]held[/]" if row.held else "[yellow]gap[/]" if row.gap else "[red]NOT HELD[/]"
-    err.print(f"{mark} {row.name} [dim]{row.env} {row.seconds:.0f}s[/]")
+    err.print(f"{mark} {escape(row.name)} [dim]{row.env} {row.seconds:.0f}s[/]")
 
 
 def _table(report: Any) -> None:

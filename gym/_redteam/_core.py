@@ -175,7 +175,7 @@ def selected(
         names: only attacks whose name starts with one of these (all if empty).
         families: only these environment families (``code``, ``sql``, ``support``,
             ``harness``) or env ids.
-        fast: only the quick subset.
+        fast: only the quick subset (each of its attacks in its first environment).
         kinds: ``attack``, ``fault`` or both.
     """
     wanted, fams, kind_set = tuple(names), set(families), set(kinds)
@@ -184,7 +184,7 @@ def selected(
             continue
         if (fast and not attack.fast) or attack.kind not in kind_set:
             continue
-        for env_id in attack.envs:
+        for env_id in attack.envs[:1] if fast else attack.envs:
             if not fams or env_id in fams or family_of(env_id) in fams:
                 yield attack, env_id
 

@@ -583,7 +583,7 @@ def changed_keys(before: dict[tuple[str, int], bytes], after: dict[tuple[str, in
 
 
 register(
-    ContainerKilled("fault.container_killed_mid_episode", ALL, "infra_error, no reward"),
+    ContainerKilled("fault.container_killed_mid_episode", ALL, "infra_error, no reward", fast=True),
     InsideLimits(
         "fault.oom_in_grading_within_limit",
         (CODE,),
@@ -599,7 +599,7 @@ register(
         for how in ("raises", "boot_fails", "killed_mid_grading")
     ],
     *[
-        PolicyServer(f"fault.policy_server[{how}]", (CODE,), expected, how=how)
+        PolicyServer(f"fault.policy_server[{how}]", (CODE,), expected, how=how, fast=how == "429")
         for how, expected in (
             ("5xx", "infra_error, no turn used"),
             ("429", "waits Retry-After, then pass"),

