@@ -31,7 +31,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         else None,
         "redteam": None
         if full
-        else pytest.mark.skip(reason="a full red-team row: `pytest --redteam` or scripts/redteam.sh"),
+        else pytest.mark.skip(
+            reason="a full red-team row: `pytest --redteam` or scripts/redteam.sh"
+        ),
     }
     for item in items:
         for keyword, skip in skips.items():

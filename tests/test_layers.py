@@ -99,6 +99,18 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._export_data",
         "gym._view",
         "gym._calibrate",
+        "gym._redteam",  # the red-team suite: attacks through envs, policies, store, runner
+        "gym._redteam._canary",
+        "gym._redteam._containment",
+        "gym._redteam._core",
+        "gym._redteam._episode",
+        "gym._redteam._faults",
+        "gym._redteam._probes",
+        "gym._redteam._reward",
+        "gym._redteam._sql",
+        "gym._redteam._stub",
+        "gym._redteam._suite",
+        "gym._redteam._support",
     ),
     8: (),  # train: gym.train and its modules go here
     9: (  # CLI
@@ -106,6 +118,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._cli._app",
         "gym._cli._doctor",
         "gym._cli._judge",
+        "gym._cli._redteam",
         "gym._cli._runs",
     ),
     FRONT_DOOR: ("gym",),

@@ -180,7 +180,8 @@ def _outlive(names: Names, task: Any, env: Any) -> list[ToolCall]:
     start = (
         f"setsid sh -c 'trap \"\" TERM HUP INT; exec sleep {tags[0]}' >/dev/null 2>&1 & "
         f"( ( sleep {tags[1]} & ) & ) ; nohup sleep {tags[2]} >/dev/null 2>&1 & disown; "
-        f"setsid python3 -c 'import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep({tags[3]})' & "
+        "setsid python3 -c 'import os, time\nif os.fork() == 0:\n    os.setsid()\n"
+        f"    time.sleep({tags[3]})' & "
         "sleep 600"
     )
     check = (
@@ -271,7 +272,10 @@ def _containment() -> list[ScriptAttack]:
         ScriptAttack(
             name="sandbox.hardening[docker_inspect]",
             envs=("boxgym/SQL-v0", "boxgym/Support-v0"),
-            tasks={"boxgym/SQL-v0": "customers-per-country", "boxgym/Support-v0": "cancel-and-refund"},
+            tasks={
+                "boxgym/SQL-v0": "customers-per-country",
+                "boxgym/Support-v0": "cancel-and-refund",
+            },
             script=_look_around,
             expect=Expect(),
             observers=(hardening,),

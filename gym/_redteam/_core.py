@@ -77,6 +77,7 @@ class Context:
         canaries: host-side canaries (a listening socket, a planted secret).
         label: a run label unique to this suite run.
         destructive: whether faults that disturb the shared engine may run.
+        runtime: the OCI runtime the sandboxes run under (``runc``, ``runsc``).
         env_kwargs: extra keyword arguments for every environment made (tests use it).
     """
 
@@ -84,6 +85,7 @@ class Context:
     canaries: Canaries
     label: str
     destructive: bool = False
+    runtime: str = "runc"
     env_kwargs: dict[str, object] = field(default_factory=dict)
     shared: dict[str, Any] = field(default_factory=dict)
     """What rows of one run share (the faults' run store)."""
@@ -97,6 +99,7 @@ class Context:
             secret=self.canaries.secret,
             canary_folder=str(self.canaries.folder),
             canary_digest=self.canaries.folder_digest(),
+            runtime=self.runtime,
         )
         return names
 

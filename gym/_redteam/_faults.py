@@ -346,7 +346,9 @@ class GraderFails(Fault):
 
     def inject(self, ctx: Context, env_id: str, store: FaultStore) -> Finding:
         if self.how == "raises":
-            return _ended(_run(ctx, store, env_id, "grader-raises", _GraderRaises), outcome="infra_error")
+            return _ended(
+                _run(ctx, store, env_id, "grader-raises", _GraderRaises), outcome="infra_error"
+            )
         if self.how == "boot_fails":
             missing = f"boxgym/redteam-missing:{ctx.names().hexed(8)}"
             with grading_containers(lambda kw: kw.update(image=missing)):
@@ -370,8 +372,8 @@ def _killed_mid_grading() -> Iterator[None]:
     """
     real_create, real_exec = Sandbox.create.__func__, Sandbox.exec  # type: ignore[attr-defined]
 
-    def create(cls: type[Sandbox], config: SandboxConfig, **kwargs: Any) -> Sandbox:
-        box = real_create(cls, config, **kwargs)
+    def create(cls: type[Sandbox], /, config: SandboxConfig, **kwargs: Any) -> Sandbox:
+        box: Sandbox = real_create(cls, config, **kwargs)
         box.__dict__["redteam_booted"] = True
         return box
 
@@ -422,7 +424,9 @@ class PolicyServer(Fault):
         if self.how == "429":
             found = _ended(episode, outcome="pass")
             waited = took >= 2.0 and stub.requests >= len(oracle) + 1
-            return Finding(f"{found.observed}; waited {took:.1f}s for Retry-After", found.held and waited)
+            return Finding(
+                f"{found.observed}; waited {took:.1f}s for Retry-After", found.held and waited
+            )
         found = _ended(episode, outcome="infra_error")
         bounded = took < 90
         return Finding(f"{found.observed}; gave up after {took:.0f}s", found.held and bounded)
@@ -434,7 +438,9 @@ class PolicyServer(Fault):
         if self.how == "hang":
             stub.default = lambda body: Reply({}, delay=120)
             return OpenAIPolicy("stub", base_url=stub.url, timeout=3, max_retries=1, backoff=0.05)
-        stub.script = [Reply({"error": {"message": "slow down"}}, status=429, headers={"Retry-After": "2"})]
+        stub.script = [
+            Reply({"error": {"message": "slow down"}}, status=429, headers={"Retry-After": "2"})
+        ]
         return OpenAIPolicy("stub", base_url=stub.url, max_retries=2, backoff=0.01)
 
 
@@ -484,8 +490,15 @@ class RunnerKilled(Fault):
         before = snapshot(path)
         done = subprocess.run(command, capture_output=True, text=True, timeout=600)
         after, ids = snapshot(path), episode_ids(path)
-        orphans = [c.id[:12] for c in list_boxgym() if c.labels.get(OWNER, "").split(":")[1:2] == [str(proc.pid)]]
-        seen = f"killed after {_count_of(before)} of 4 episodes; resume exit {done.returncode}, {len(set(ids))} episodes"
+        orphans = [
+            c.id[:12]
+            for c in list_boxgym()
+            if c.labels.get(OWNER, "").split(":")[1:2] == [str(proc.pid)]
+        ]
+        seen = (
+            f"killed after {_count_of(before)} of 4 episodes; resume exit {done.returncode}, "
+            f"{len(set(ids))} episodes"
+        )
         held = (
             done.returncode == 0
             and 1 <= _count_of(before) < 4
@@ -528,7 +541,9 @@ def restart_engine(timeout: float = 90.0) -> None:
         time.sleep(0.5)
     log = os.environ.get("BOXGYM_DOCKERD_LOG", "/var/log/boxgym-dockerd.log")
     with open(log, "ab") as out:
-        subprocess.Popen(["dockerd"], stdout=out, stderr=out, stdin=subprocess.DEVNULL, start_new_session=True)
+        subprocess.Popen(
+            ["dockerd"], stdout=out, stderr=out, stdin=subprocess.DEVNULL, start_new_session=True
+        )
     while subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
         if time.monotonic() > deadline:
             raise RuntimeError(f"dockerd did not answer again in {timeout:.0f}s")
@@ -552,10 +567,18 @@ class DaemonRestart(Fault):
     destructive = True
 
     def inject(self, ctx: Context, env_id: str, store: FaultStore) -> Finding:
-        config = RunConfig(envs=[env_id], policy="redteam-slow-oracle", limit=4, seed=ctx.rng.randrange(1 << 30))
+        config = RunConfig(
+            envs=[env_id], policy="redteam-slow-oracle", limit=4, seed=ctx.rng.randrange(1 << 30)
+        )
         worker = threading.Thread(
             target=run,
-            kwargs={"config": config, "store": store.store, "policy_factory": _Slow, "concurrency": 2, "max_attempts": 1},
+            kwargs={
+                "config": config,
+                "store": store.store,
+                "policy_factory": _Slow,
+                "concurrency": 2,
+                "max_attempts": 1,
+            },
         )
         worker.start()
         deadline = time.monotonic() + 300
@@ -565,19 +588,29 @@ class DaemonRestart(Fault):
         restart_engine()
         worker.join(600)
         outcomes = [e.outcome for e in store.store.episodes(config.run_id)]
-        rerun = run(config, store=store.store, policy_factory=_Slow, concurrency=2, retry_infra=True)
+        rerun = run(
+            config, store=store.store, policy_factory=_Slow, concurrency=2, retry_infra=True
+        )
         final = [e.outcome for e in store.store.episodes(config.run_id)]
         untouched = not changed(finished, store.rows()) or _only_infra_replaced(finished, store)
-        seen = f"during the restart: {','.join(outcomes)}; after --retry-infra: {','.join(final)} ({rerun.done} rerun)"
+        seen = (
+            f"during the restart: {','.join(outcomes)}; "
+            f"after --retry-infra: {','.join(final)} ({rerun.done} rerun)"
+        )
         return Finding(seen, untouched and final == ["pass"] * 4 and "fail" not in outcomes)
 
 
 def _only_infra_replaced(before: dict[tuple[str, int], bytes], store: FaultStore) -> bool:
     """Rows that changed belonged only to episodes committed as infra_error (rerun)."""
-    return all(b'"infra_error"' in before[key] or key[0] != "episodes" for key in changed_keys(before, store.rows()))
+    return all(
+        b'"infra_error"' in before[key] or key[0] != "episodes"
+        for key in changed_keys(before, store.rows())
+    )
 
 
-def changed_keys(before: dict[tuple[str, int], bytes], after: dict[tuple[str, int], bytes]) -> list[tuple[str, int]]:
+def changed_keys(
+    before: dict[tuple[str, int], bytes], after: dict[tuple[str, int], bytes]
+) -> list[tuple[str, int]]:
     """Keys of rows committed before that are gone or different now."""
     return [key for key, data in before.items() if after.get(key) != data]
 
@@ -592,8 +625,15 @@ register(
         flag="resource_limit",
         gap="branch grading (issue 9, item 2: resource flag)",
     ),
-    InsideLimits("fault.oom_in_episode_within_limit", (CODE,), "fail (not infra_error)", calls=_oom_in_episode),
-    InsideLimits("fault.scratch_disk_full", (CODE,), "fail (not infra_error), no crash", calls=_disk_full),
+    InsideLimits(
+        "fault.oom_in_episode_within_limit",
+        (CODE,),
+        "fail (not infra_error)",
+        calls=_oom_in_episode,
+    ),
+    InsideLimits(
+        "fault.scratch_disk_full", (CODE,), "fail (not infra_error), no crash", calls=_disk_full
+    ),
     *[
         GraderFails(f"fault.grader[{how}]", ALL, "infra_error, never 0 or 1", how=how)
         for how in ("raises", "boot_fails", "killed_mid_grading")

@@ -1,5 +1,7 @@
-"""Probes run inside an agent's container through the ``bash`` tool: each one prints a
-*ran* marker when it got to its end and a *breach* marker for each containment failure.
+"""Probes run inside an agent's container through the ``bash`` tool.
+
+Each one prints a *ran* marker when it got to its end and a *breach* marker for each
+containment failure.
 
 They are built fresh per run (random names, split markers), as Python programs run
 with ``python3 - <<'EOF'`` or as shell lines, and only use what the task images ship
@@ -174,18 +176,30 @@ _SYSCALLS = {
 }
 
 
+_SENTRY_OWN = ("unshare_user", "unshare_mount", "setns", "mount", "pivot_root")
+"""Under gVisor these act on the sandbox kernel's own namespaces and mounts, never the
+host's: allowed there (the host kernel never sees them)."""
+
+
 def seccomp(names: Names) -> str:
-    """Seccomp filtering is on, and risky syscalls are refused before the kernel runs them."""
+    """Seccomp filtering is on, and risky syscalls are refused before the kernel runs them.
+
+    Under gVisor (``runtime`` note ``runsc``) the process talks to gVisor's own kernel,
+    which has no seccomp mode to show and emulates namespaces and mounts itself; there
+    the other calls must still be refused.
+    """
+    gvisor = names.notes.get("runtime") == "runsc"
+    skip = list(_SENTRY_OWN) if gvisor else []
     body = f"""
 import ctypes, errno, platform, subprocess
 status = open("/proc/self/status").read()
 mode = [l.split()[1] for l in status.splitlines() if l.startswith("Seccomp:")]
-if mode and mode[0] != "2":
+if mode and mode[0] != "2" and not {gvisor!r}:
     breach("seccomp mode " + mode[0])
-table = {json.dumps(_SYSCALLS)}.get(platform.machine())
-if table is None:
+table = {json.dumps(_SYSCALLS)}.get(platform.machine(), {{}})
+table = {{k: v for k, v in table.items() if k not in {skip!r}}}
+if not table and not {gvisor!r}:
     breach("no syscall table for " + platform.machine())
-    table = {{}}
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 for name, (number, *args) in table.items():
@@ -196,7 +210,8 @@ for name, (number, *args) in table.items():
         breach(f"{{name}} succeeded")
     elif err not in (errno.EPERM, errno.ENOSYS, errno.EACCES):
         breach(f"{{name}} reached the kernel ({{errno.errorcode.get(err, err)}})")
-if subprocess.run(["unshare", "-Ur", "true"], capture_output=True, timeout=20).returncode == 0:
+unshared = subprocess.run(["unshare", "-Ur", "true"], capture_output=True, timeout=20)
+if not {gvisor!r} and unshared.returncode == 0:
     breach("unshare -Ur worked")
 """
     return py_probe(names, body)
@@ -220,7 +235,9 @@ for path in ["/sys/firmware", "/proc/acpi", "/proc/scsi", "/sys/devices/virtual/
             breach("lists entries: " + path)
     except OSError:
         pass
-for path in ["/proc/sys/kernel/hostname", "/proc/sys/vm/swappiness", "/sys/kernel/mm/transparent_hugepage/enabled"]:
+settings = ["/proc/sys/kernel/hostname", "/proc/sys/vm/swappiness",
+            "/sys/kernel/mm/transparent_hugepage/enabled"]
+for path in settings:
     try:
         value = open(path).read()
     except OSError:
@@ -252,7 +269,8 @@ for path in glob.glob("/proc/[0-9]*/environ"):
             breach("secret in " + path)
     except OSError:
         pass
-for root in ("/workspace", "/tmp", "/home", "/etc", "/run", "/var", "/opt", "/root", "/srv", "/mnt"):
+roots = ("/workspace", "/tmp", "/home", "/etc", "/run", "/var", "/opt", "/root", "/srv", "/mnt")
+for root in roots:
     for folder, dirs, files in os.walk(root):
         for file in files:
             try:
@@ -284,7 +302,8 @@ for host, port in targets:
         breach(f"connected to {{host}}:{{port}}")
     except OSError:
         pass
-query = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0) + b"\\x07example\\x03com\\x00\\x00\\x01\\x00\\x01"
+query = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0)
+query += b"\\x07example\\x03com\\x00\\x00\\x01\\x00\\x01"
 for resolver in ("8.8.8.8", "1.1.1.1", "127.0.0.11"):
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     udp.settimeout(2)
@@ -320,7 +339,8 @@ import subprocess
 caps = {{"/tmp": 256, "/workspace": 256, "/home/agent": 64}}
 for root, cap in caps.items():
     path = os.path.join(root, {name!r})
-    subprocess.run(["dd", "if=/dev/zero", "of=" + path, "bs=1M", "count=2000"], capture_output=True, timeout=120)
+    dd = ["dd", "if=/dev/zero", "of=" + path, "bs=1M", "count=2000"]
+    subprocess.run(dd, capture_output=True, timeout=120)
     size = os.path.getsize(path) >> 20 if os.path.exists(path) else 0
     if size > cap + 8:
         breach(f"wrote {{size}} MiB in {{root}} (cap {{cap}} MiB)")

@@ -115,7 +115,8 @@ def _extensions(names: Names, task: Task, env: Any) -> list[ToolCall]:
             "CREATE EXTENSION plpython3u",
             "CREATE EXTENSION adminpack",
             f"CREATE FUNCTION {fn}() RETURNS int AS 'libc.so.6', 'getpid' LANGUAGE C",
-            f"CREATE FUNCTION {fn}() RETURNS text AS 'import os; return os.getcwd()' LANGUAGE plpython3u",
+            f"CREATE FUNCTION {fn}() RETURNS text AS 'import os; return os.getcwd()' "
+            "LANGUAGE plpython3u",
             "LOAD 'auto_explain'",
             "ALTER SYSTEM SET log_statement = 'all'",
             "SELECT pg_reload_conf()",
@@ -206,7 +207,8 @@ def _write_in_read(names: Names, task: Task, env: Any) -> list[ToolCall]:
     gold = env.oracle_calls(task)
     return [
         sql(
-            f"UPDATE shop.customers SET country = '{names.ident()}' WHERE id = (SELECT min(id) FROM shop.customers)"
+            f"UPDATE shop.customers SET country = '{names.ident()}' "
+            "WHERE id = (SELECT min(id) FROM shop.customers)"
         ),
         *gold,
     ]
@@ -219,9 +221,13 @@ def _answer(how: str) -> Any:
             "sleep": "SELECT pg_sleep(3600)",
             "writable_cte": f"WITH d AS (DELETE FROM shop.customers RETURNING 1) {gold}",
             "stacked": f"DELETE FROM shop.customers; {gold}",
-            "read_grader_files": "SELECT pg_read_file('/grade/spec.json') AS country, 1 AS number_of_customers",
-            "terminate_backends": "SELECT pg_terminate_backend(pid)::text AS country, 1 AS n FROM pg_stat_activity",
-            "huge_result": "SELECT repeat('x', 1000000) AS country, g AS n FROM generate_series(1, 400) g",
+            "read_grader_files": "SELECT pg_read_file('/grade/spec.json') AS country, 1 AS n",
+            "terminate_backends": (
+                "SELECT pg_terminate_backend(pid)::text AS country, 1 AS n FROM pg_stat_activity"
+            ),
+            "huge_result": (
+                "SELECT repeat('x', 1000000) AS country, g AS n FROM generate_series(1, 400) g"
+            ),
             "lock_everything": "LOCK TABLE shop.customers IN ACCESS EXCLUSIVE MODE",
         }[how]
         return [_submit(answer)]

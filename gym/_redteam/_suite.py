@@ -115,6 +115,7 @@ def run_suite(
             canaries=canaries,
             label=f"redteam-{seed:08x}",
             destructive=destructive,
+            runtime=runtime,
             env_kwargs=dict(env_kwargs or {}),
         )
         order = {(a.name, e): i for i, (a, e) in enumerate(pairs)}

@@ -39,7 +39,8 @@ def _gold(env: Any, task: Task, *, drop: str = "") -> list[ToolCall]:
 
 
 def _reply(env: Any, task: Task) -> ToolCall:
-    return env.oracle_calls(task)[-1]
+    reply: ToolCall = env.oracle_calls(task)[-1]
+    return reply
 
 
 def _destructive(names: Names, task: Task, env: Any) -> list[ToolCall]:

@@ -15,6 +15,9 @@ from gym._errors import UnsafeConfig
 __all__ = ["SandboxConfig"]
 
 _SAFE_CAPS = {"SETUID", "SETGID"}
+_SENTRY_THREADS = 192
+"""Under gVisor the container's pids cgroup also counts the sandbox kernel's own threads
+(a support container with a limit of 64 dies at its first exec): they get this headroom."""
 _TMPFS_OPT = re.compile(r"^[a-z0-9_]+(=[A-Za-z0-9_.]+)?(,[a-z0-9_]+(=[A-Za-z0-9_.]+)?)*$")
 
 
@@ -40,7 +43,8 @@ class SandboxConfig(BaseModel):
     memory_mb: int = Field(1024, ge=16)
     """Memory limit in MiB; swap is set equal so the container cannot swap."""
     pids_limit: int = Field(256, ge=8)
-    """Maximum number of processes and threads in the container."""
+    """Maximum number of processes and threads in the container (under gVisor, plus
+    headroom for the sandbox kernel's own threads)."""
     cpus: float = Field(1.0, gt=0)
     """CPU quota in cores."""
     read_only: bool = True
@@ -144,7 +148,7 @@ class SandboxConfig(BaseModel):
             "network_mode": self.network,
             "cap_drop": ["ALL"],
             "security_opt": ["no-new-privileges"],
-            "pids_limit": self.pids_limit,
+            "pids_limit": self.pids_limit + (_SENTRY_THREADS if self.runtime == "runsc" else 0),
             "mem_limit": f"{self.memory_mb}m",
             "memswap_limit": f"{self.memory_mb}m",
             "nano_cpus": int(self.cpus * 1e9),

@@ -25,9 +25,7 @@ def names(seed: int = 0) -> Names:
 @pytest.mark.parametrize("seed", range(12))
 def with_notes(n: Names) -> Names:
     """Names as a suite run hands them out (with the host canaries' coordinates)."""
-    n.notes.update(
-        canary_port="9", secret_name="X_SECRET", secret="s3cret", canary_folder="/tmp/c"
-    )
+    n.notes.update(canary_port="9", secret_name="X_SECRET", secret="s3cret", canary_folder="/tmp/c")
     return n
 
 
