@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from gym._cli._app import JsonFlag, app, console, err, print_json
+from gym._cli._app import JsonFlag, RuntimeOpt, app, console, err, print_json, use_runtime
 from gym._errors import ConfigError
 
 __all__: list[str] = []
-
-RUNTIME_ENV = "GYM_RUNTIME"
 
 
 @app.command()
@@ -36,10 +33,7 @@ def redteam(
             help="Also restart the Docker daemon mid-run (never on a shared engine).",
         ),
     ] = False,
-    runtime: Annotated[
-        str | None,
-        typer.Option("--runtime", help="OCI runtime of every container (e.g. runsc for gVisor)."),
-    ] = None,
+    runtime: RuntimeOpt = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed of the random names.")] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Rows at once.")] = 2,
     module: Annotated[
@@ -80,7 +74,7 @@ def redteam(
         seed=seed,
         concurrency=concurrency,
         runtime=runtime or "runc",
-        progress=None if as_json else _progress,
+        progress=_progress,  # on stderr: --json keeps stdout to the one JSON object
     )
     if as_json:
         print_json(report.model_dump(mode="json"))
@@ -88,25 +82,6 @@ def redteam(
         _table(report)
     if report.failed or (strict and report.gaps):
         raise typer.Exit(1)
-
-
-def use_runtime(runtime: str | None) -> None:
-    """Make every container of this process (and its children) run under ``runtime``.
-
-    Raises:
-        ConfigError: the engine does not know the runtime (scripts/gvisor.sh registers runsc).
-    """
-    if not runtime:
-        return
-    from gym._sandbox import client
-
-    known = client().info().get("Runtimes") or {}
-    if runtime not in known:
-        raise ConfigError(
-            f"the Docker engine has no runtime {runtime!r} (it has: {', '.join(sorted(known))}); "
-            "for gVisor run `sudo scripts/gvisor.sh` once"
-        )
-    os.environ[RUNTIME_ENV] = runtime
 
 
 def _progress(row: Any) -> None:

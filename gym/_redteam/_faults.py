@@ -62,7 +62,7 @@ class FaultStore:
 
     def seed(self) -> None:
         """Commit a small oracle run first: the rows every fault must leave untouched."""
-        config = RunConfig(envs=[CODE], policy="oracle", tasks=[ENV_TASKS[CODE]], label="seed")
+        config = _config(envs=[CODE], policy="oracle", tasks=[ENV_TASKS[CODE]], label="seed")
         from gym._policy import OraclePolicy
 
         run(config, store=self.store, policy_factory=OraclePolicy, concurrency=1)
@@ -172,6 +172,11 @@ def _store(ctx: Context) -> FaultStore:
     return store
 
 
+def _config(**settings: Any) -> RunConfig:
+    """A run config under the runtime this process's sandboxes use."""
+    return RunConfig(runtime=os.environ.get("GYM_RUNTIME") or None, **settings)
+
+
 def _task(env_id: str) -> Task:
     wanted = ENV_TASKS.get(env_id, ENV_TASKS[CODE])
     return next(t for t in tasks_of(env_id) if t.id == wanted)
@@ -187,7 +192,7 @@ def _run(
     attempts: int = 2,
 ) -> Any:
     """One episode of ``env_id``'s fault task through the runner; its committed row."""
-    config = RunConfig(
+    config = _config(
         envs=[env_id],
         policy=f"redteam-{name}",
         policy_params={"nonce": ctx.names().hexed()},
@@ -567,7 +572,7 @@ class DaemonRestart(Fault):
     destructive = True
 
     def inject(self, ctx: Context, env_id: str, store: FaultStore) -> Finding:
-        config = RunConfig(
+        config = _config(
             envs=[env_id], policy="redteam-slow-oracle", limit=4, seed=ctx.rng.randrange(1 << 30)
         )
         worker = threading.Thread(
