@@ -375,7 +375,7 @@ def query_none(conn: Any, sql: str) -> None:
 
 def error_text(exc: BaseException) -> str:
     """The server's message of an error (the end of it, when long)."""
-    text = getattr(exc, "pgerror", None) or str(exc)
+    text = getattr(exc, "pgerror", None) or str(exc) or type(exc).__name__
     return text.strip()[-2000:]
 
 
@@ -492,14 +492,13 @@ def answer(sql: str, timeout: float) -> dict[str, Any]:
         if child.is_alive():
             child.kill()
             child.join()
-    if result is None:
-        limit = ANSWER_MEMORY >> 20
-        return {
-            "error": f"the answer query's result could not be read within {limit} MiB of memory",
-            "columns": [],
-            "rows": [],
-        }
-    return result
+    return result or _too_large()
+
+
+def _too_large() -> dict[str, Any]:
+    limit = ANSWER_MEMORY >> 20
+    error = f"the answer query's result does not fit in {limit} MiB of memory"
+    return {"error": error, "columns": [], "rows": []}
 
 
 def _answer_child(sql: str, timeout: float, send: Any) -> None:
@@ -508,7 +507,9 @@ def _answer_child(sql: str, timeout: float, send: Any) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (ANSWER_MEMORY, ANSWER_MEMORY))
     try:
         result = _run_answer(sql, timeout)
-    except BaseException as exc:  # noqa: BLE001 - MemoryError included: a result, not a crash
+    except MemoryError:
+        result = _too_large()
+    except BaseException as exc:  # noqa: BLE001 - an answer's failure is a result, not a crash
         result = {"error": error_text(exc), "columns": [], "rows": []}
     send.send(result)
 
@@ -544,6 +545,8 @@ def _run_answer(sql: str, timeout: float) -> dict[str, Any]:
             "rows": rows[:MAX_ANSWER_ROWS],
             "truncated": len(rows) > MAX_ANSWER_ROWS or size > MAX_ANSWER_BYTES,
         }
+    except MemoryError:
+        return _too_large()
     except Exception as exc:  # noqa: BLE001 - an agent's query error is a result, not a crash
         return {"error": error_text(exc), "columns": [], "rows": []}
     finally:
