@@ -9,7 +9,6 @@ probes printed, and any side observation made from the host.
 
 from __future__ import annotations
 
-import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -198,13 +197,11 @@ class ScriptAttack(Attack):
     def run(self, ctx: Context, env_id: str) -> Finding:
         """Run the episode(s) and judge them (a harness exception is a failed finding)."""
         names = ctx.names()
-        results: list[EpisodeResult] = []
         for script in (self.script, *self.then):
             policy = AttackPolicy(script, names)
             result = self._episode(ctx, env_id, policy)
             if isinstance(result, Finding):
                 return result
-            results.append(result)
             final = script is (self.then or (self.script,))[-1]
             finding = judge(self.expect, names, result, final=final)
             for observer in self.observers:
@@ -229,10 +226,3 @@ class ScriptAttack(Attack):
             )
         finally:
             env.close()
-
-
-def timed(fn: Callable[[], Finding]) -> tuple[Finding, float]:
-    """Call ``fn`` and measure it."""
-    start = time.monotonic()
-    finding = fn()
-    return finding, time.monotonic() - start

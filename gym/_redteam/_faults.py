@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import signal
 import sqlite3
 import subprocess
@@ -148,7 +149,7 @@ class Fault(Attack):
             finding = self.inject(ctx, env_id, store)
         finally:
             left = leftovers()
-            set_pool_size(1)
+            set_pool_size(int(os.environ.get("GYM_POOL_SIZE", "1")))
         after = store.rows()
         ids = episode_ids(store.path)
         problems = []
@@ -533,6 +534,9 @@ def _count_of(rows: dict[tuple[str, int], bytes]) -> int:
 def restart_engine(timeout: float = 90.0) -> None:
     """Stop dockerd with SIGTERM and start it again as scripts/engine.sh does.
 
+    ``GYM_DOCKERD_PIDFILE`` and ``GYM_DOCKERD_COMMAND`` name another daemon (one started
+    with its own data root and socket, with ``DOCKER_HOST`` pointing at it).
+
     Raises:
         RuntimeError: the daemon did not stop or did not answer again in time.
     """
@@ -545,9 +549,10 @@ def restart_engine(timeout: float = 90.0) -> None:
             raise RuntimeError(f"dockerd (pid {pid}) did not stop in {timeout:.0f}s")
         time.sleep(0.5)
     log = os.environ.get("BOXGYM_DOCKERD_LOG", "/var/log/boxgym-dockerd.log")
+    command = shlex.split(os.environ.get("GYM_DOCKERD_COMMAND", "dockerd"))
     with open(log, "ab") as out:
         subprocess.Popen(
-            ["dockerd"], stdout=out, stderr=out, stdin=subprocess.DEVNULL, start_new_session=True
+            command, stdout=out, stderr=out, stdin=subprocess.DEVNULL, start_new_session=True
         )
     while subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
         if time.monotonic() > deadline:

@@ -47,3 +47,19 @@ def test_doctor_is_green_on_a_set_up_machine(engine, python_image):
     checks = {c["name"]: c for c in json.loads(out.stdout)}
     assert out.returncode == 0, checks
     assert checks["docker engine"]["ok"] and checks["base image"]["ok"]
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("command", [["run", "boxgym/PyFunc-v0", "--policy", "noop"], ["redteam"]])
+def test_an_unknown_runtime_is_refused_with_how_to_add_it(engine, command):
+    out = gym_cli(*command, "--runtime", "nosuchruntime")
+    assert out.returncode == 2
+    assert "no runtime 'nosuchruntime'" in out.stderr and "scripts/gvisor.sh" in out.stderr
+
+
+def test_redteam_lists_its_rows_without_running_them():
+    out = gym_cli("redteam", "--list", "--family", "sql")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines and all("boxgym/SQL-v0" in line for line in lines)
+    assert any("sql.privilege_escalation[roles]" in line for line in lines)
