@@ -151,3 +151,27 @@ def test_the_json_report_has_the_rows_the_issue_names():
     row = Row(name="n", kind="attack", env="e", expected="x", observed="y", held=True)
     data = Report(seed=1, runtime="runc", rows=[row]).model_dump(mode="json")
     assert set(data["rows"][0]) >= {"name", "kind", "env", "expected", "observed", "held"}
+
+
+def test_docker_inspect_weaknesses_are_named():
+    from gym._redteam._containment import _weaknesses
+
+    clean = {
+        "HostConfig": {
+            "CapDrop": ["ALL"],
+            "SecurityOpt": ["no-new-privileges"],
+            "NetworkMode": "none",
+            "IpcMode": "private",
+            "CgroupnsMode": "private",
+            "Memory": 1 << 30,
+            "MemorySwap": 1 << 30,
+            "PidsLimit": 256,
+        },
+        "Mounts": [],
+    }
+    assert [w for w, bad in _weaknesses(clean) if bad] == []
+    weak = {**clean, "HostConfig": {**clean["HostConfig"], "Privileged": True, "PidMode": "host"}}
+    weak["Mounts"] = [{"Source": "/var/run/docker.sock"}]
+    found = [w for w, bad in _weaknesses(weak) if bad]
+    assert "privileged" in found and "engine socket mounted" in found
+    assert any("PidMode" in w for w in found)
