@@ -27,13 +27,22 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from gym._cache import LRUCache
 from gym._models import Task
 from gym._policy import OpenAIPolicy, Policy, ScriptPolicy
 from gym._redteam._core import Attack, Context, Finding, Names, register
 from gym._redteam._stub import Reply, StubServer, completion
 from gym._registry import tasks_of
 from gym._runner import RunConfig, run
-from gym._sandbox import Sandbox, SandboxConfig, client, list_boxgym, owner_label, set_pool_size
+from gym._sandbox import (
+    Sandbox,
+    SandboxConfig,
+    SandboxPool,
+    client,
+    list_boxgym,
+    owner_label,
+    set_pool_size,
+)
 from gym._store import Store
 from gym._tools import ToolCall
 
@@ -320,18 +329,34 @@ class InsideLimits(Fault):
 
 
 @contextlib.contextmanager
-def grading_containers(change: Callable[[dict[str, Any]], None]) -> Iterator[None]:
-    """Change how every grading container (a disposable sandbox) is created, meanwhile."""
-    real = SandboxConfig.create_kwargs
+def grading_containers(change: Callable[[dict[str, Any]], None]) -> Iterator[list[str]]:
+    """Change how every grading container (a disposable sandbox) is created, meanwhile.
 
-    def patched(self: SandboxConfig, labels: dict[str, str], command: Any = None) -> Any:
-        kwargs = real(self, labels, command)
+    So that the change reaches the grading of the episode under test, grading sandboxes
+    come fresh (never from a warm pool filled before) and graders' caches miss (a cached
+    gold state would need no grading container at all). Yields the list of containers
+    changed, to tell whether the fault was injected at all.
+    """
+    real_kwargs, real_acquire, hits = SandboxConfig.create_kwargs, SandboxPool.acquire, []
+
+    def kwargs_(self: SandboxConfig, labels: dict[str, str], command: Any = None) -> Any:
+        kwargs = real_kwargs(self, labels, command)
         if self.disposable:
             change(kwargs)
+            hits.append(labels.get("boxgym.episode", "?"))
         return kwargs
 
-    with mock.patch.object(SandboxConfig, "create_kwargs", patched):
-        yield
+    def acquire(pool: SandboxPool) -> Sandbox:
+        if pool.config.disposable:
+            return Sandbox.create(pool.config, run=pool.run, role="grader")
+        return real_acquire(pool)
+
+    with (
+        mock.patch.object(SandboxConfig, "create_kwargs", kwargs_),
+        mock.patch.object(SandboxPool, "acquire", acquire),
+        mock.patch.object(LRUCache, "get", lambda self, key: None),
+    ):
+        yield hits
 
 
 class _GraderRaises(ScriptPolicy):
@@ -357,19 +382,22 @@ class GraderFails(Fault):
             )
         if self.how == "boot_fails":
             missing = f"boxgym/redteam-missing:{ctx.names().hexed(8)}"
-            with grading_containers(lambda kw: kw.update(image=missing)):
+            with grading_containers(lambda kw: kw.update(image=missing)) as hits:
                 episode = _run(ctx, store, env_id, "grader-boot", ScriptPolicy)
-            return _ended(episode, outcome="infra_error")
-        with _killed_mid_grading():
-            episode = _run(ctx, store, env_id, "grader-killed", ScriptPolicy)
-        return _ended(episode, outcome="infra_error")
+        else:
+            with _killed_mid_grading() as hits:
+                episode = _run(ctx, store, env_id, "grader-killed", ScriptPolicy)
+        found = _ended(episode, outcome="infra_error")
+        if not hits:
+            return Finding(f"{found.observed}; no grading container was hit", False)
+        return found
 
 
 _SELF_KILL = "import os, sys; sys.stdin.buffer.read(); os.kill(os.getpid(), 9)"
 
 
 @contextlib.contextmanager
-def _killed_mid_grading() -> Iterator[None]:
+def _killed_mid_grading() -> Iterator[list[str]]:
     """Grading containers die once grading has begun.
 
     A one-shot grading container (the code families) runs a process that reads the
@@ -394,11 +422,11 @@ def _killed_mid_grading() -> Iterator[None]:
             kwargs["command"] = ["/usr/bin/python3", "-c", _SELF_KILL]
 
     with (
-        grading_containers(one_shot),
+        grading_containers(one_shot) as hits,
         mock.patch.object(Sandbox, "create", classmethod(create)),
         mock.patch.object(Sandbox, "exec", exec_),
     ):
-        yield
+        yield hits
 
 
 # -- the policy server misbehaves -----------------------------------------------------------
