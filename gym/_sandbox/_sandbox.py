@@ -15,7 +15,7 @@ import docker.errors
 
 from gym._errors import ExecTimeout, ExportTooLarge, SandboxError, SandboxUnavailable
 from gym._sandbox._config import SandboxConfig
-from gym._sandbox._engine import client, docker_errors, labels
+from gym._sandbox._engine import client, docker_errors, labels, remove_container
 from gym._sandbox._manifest import Change, Manifest, manifest_script, parse_manifest
 from gym._sandbox._shell import Shell
 from gym._sandbox._stream import ExecResult, ExecSocket, decode, pump
@@ -103,8 +103,7 @@ class Sandbox:
                 return
             self._closed = True
         self.shell.stop()
-        with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
-            self.container.remove(force=True)
+        remove_container(self.container.id)
 
     def __enter__(self) -> Sandbox:
         return self
