@@ -23,7 +23,31 @@ __all__: list[str] = []
 
 REPO = ("boxgym/PyRepo-v0",)
 CALLS = ("boxgym/PyFunc-v0", "boxgym/HumanEval-v0")
-GRADING_GAP = "branch grading (issue 9, items 1-3)"
+_ITEM2 = "branch grading (issue 9, item 2: a solution that hangs, bombs or exits is fail)"
+_ITEM3 = "branch grading (issue 9, item 3: flags that mean what they say)"
+GAPS = {
+    "pytest.early_exit[sys_exit_0]": _ITEM3,
+    "pytest.early_exit[raise_system_exit]": _ITEM3,
+    "pytest.fork_bomb[import]": _ITEM2,
+    "calls.hang[sleep_at_import]": _ITEM2,
+    "calls.hang[busy_loop_at_import]": _ITEM2,
+    "calls.hang[event_wait_at_import]": _ITEM2,
+    "calls.fork_bomb[import]": _ITEM2,
+    "calls.fork_bomb[call]": _ITEM2,
+    "calls.memory_bomb[import]": _ITEM2,
+    "calls.output_bomb[import]": _ITEM2,
+    "calls.early_exit[sys_exit_0]": _ITEM3,
+    "calls.early_exit[raise_system_exit]": _ITEM3,
+    "calls.early_exit[exit_in_call]": _ITEM3,
+    "calls.lying_eq[lambda]": _ITEM3,
+    "calls.lying_eq[not_false]": _ITEM3,
+    "calls.lying_eq[truthy_int]": _ITEM3,
+    "tools.odd_unicode_and_nul_arguments": "branch grading (issue 9, item 2: tool arguments)",
+    "flags.new_folder_is_not_a_false_positive": _ITEM3,
+    "copy_out.hard_link[to_unchanged_file]": _ITEM3,
+}
+"""Rows that do not hold on today's main, and the branch that closes each (remove a
+row's entry once it holds: the suite then reports it as held without a gap)."""
 FAIL = Expect()
 
 
@@ -67,6 +91,7 @@ def _kill_self(alias: str) -> str:
 def _row(
     name: str, envs: tuple[str, ...], script: Builder, expect: Expect = FAIL, **kw: Any
 ) -> ScriptAttack:
+    kw.setdefault("gap", GAPS.get(name, ""))
     return ScriptAttack(name=name, envs=envs, tasks=TASKS, script=script, expect=expect, **kw)
 
 
@@ -299,8 +324,8 @@ def _pytest_kind() -> list[ScriptAttack]:
         _row("pytest.grader_overwritten", REPO, _overwrite_grader, fast=True),
         _row("pytest.path_and_ld_preload_hijack", REPO, _hijack),
         *[
-            _row(f"pytest.{what}_bomb[import]", REPO, _module_bomb(what), gap=gap)
-            for what, gap in (("fork", GRADING_GAP), ("memory", ""), ("hang", ""))
+            _row(f"pytest.{what}_bomb[import]", REPO, _module_bomb(what))
+            for what in ("fork", "memory", "hang")
         ],
     ]
 
@@ -474,7 +499,7 @@ def {entry}(*args, **kwargs):
 
 def _calls_kind() -> list[ScriptAttack]:
     rows = [
-        _row(f"calls.hang[{how}_at_import]", CALLS, _solution(_hang(how)), gap=GRADING_GAP)
+        _row(f"calls.hang[{how}_at_import]", CALLS, _solution(_hang(how)))
         for how in ("sleep", "busy_loop", "event_wait")
     ]
     rows.append(_row("calls.hang[sleep_in_call]", CALLS, _solution(_hang("in_call"))))
@@ -580,7 +605,6 @@ def _any_code() -> list[ScriptAttack]:
             ("boxgym/PyRepo-v0", "boxgym/PyFunc-v0"),
             _odd_arguments,
             observers=(_odd_arguments_judged,),
-            gap=GRADING_GAP,
             fast=True,
         ),
         _row(
@@ -588,7 +612,6 @@ def _any_code() -> list[ScriptAttack]:
             REPO,
             _new_folder,
             Expect(outcomes=frozenset({"pass"}), no_flags=True),
-            gap=GRADING_GAP,
         ),
         _row("copy_out.hard_link[to_changed_file]", REPO, _links("hard_link"), link),
         _row(
@@ -596,7 +619,6 @@ def _any_code() -> list[ScriptAttack]:
             REPO,
             _links("hard_link_unchanged"),
             link,
-            gap=GRADING_GAP,
         ),
         _row("copy_out.symlinked_parent_folder", REPO, _links("symlinked_parent"), FAIL),
         _row(

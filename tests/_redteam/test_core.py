@@ -175,3 +175,11 @@ def test_docker_inspect_weaknesses_are_named():
     found = [w for w, bad in _weaknesses(weak) if bad]
     assert "privileged" in found and "engine socket mounted" in found
     assert any("PidMode" in w for w in found)
+
+
+def test_every_known_gap_names_a_registered_row_and_its_owner():
+    from gym._redteam._reward import GAPS
+
+    everything = registered()
+    assert set(GAPS) <= set(everything)
+    assert all(everything[name].gap == why and "branch" in why for name, why in GAPS.items())
