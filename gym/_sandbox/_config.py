@@ -18,6 +18,10 @@ _SAFE_CAPS = {"SETUID", "SETGID"}
 _SENTRY_THREADS = 192
 """Under gVisor the container's pids cgroup also counts the sandbox kernel's own threads
 (a support container with a limit of 64 dies at its first exec): they get this headroom."""
+_HOST_PIDS_PER_TASK = 4
+"""Under gVisor (ptrace platform) each process inside costs several host pids: a process
+limit inside (RLIMIT_NPROC, which gVisor enforces per sandbox) of a quarter of the pids
+limit stops a fork bomb before the sandbox kernel itself runs out and dies."""
 _TMPFS_OPT = re.compile(r"^[a-z0-9_]+(=[A-Za-z0-9_.]+)?(,[a-z0-9_]+(=[A-Za-z0-9_.]+)?)*$")
 
 
@@ -166,4 +170,7 @@ class SandboxConfig(BaseModel):
             kwargs["cap_add"] = list(self.cap_add)
         if self.runtime:
             kwargs["runtime"] = self.runtime
+        if self.runtime == "runsc":
+            tasks = max(8, self.pids_limit // _HOST_PIDS_PER_TASK)
+            kwargs["ulimits"] = [{"name": "nproc", "soft": tasks, "hard": tasks}]
         return kwargs

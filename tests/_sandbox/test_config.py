@@ -56,5 +56,6 @@ def test_the_runtime_comes_from_the_environment_and_must_be_a_name(monkeypatch):
     kwargs = config.create_kwargs({})
     assert kwargs["runtime"] == "runsc"
     assert kwargs["pids_limit"] > 64  # headroom for gVisor's own threads
+    assert kwargs["ulimits"] == [{"name": "nproc", "soft": 16, "hard": 16}]
     with pytest.raises(UnsafeConfig, match="runtime"):
         SandboxConfig(image="img", runtime="runsc --debug")
