@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -66,13 +67,21 @@ class RunConfig(BaseModel):
     """Only these task ids."""
     max_steps: int | None = None
     """Override of the environments' step budgets."""
+    runtime: str | None = None
+    """The OCI runtime every sandbox runs under (``runsc``); None: the engine's default.
+    Sandboxes take it from ``$GYM_RUNTIME`` (`gym run --runtime` sets it); `run` checks
+    that the two agree."""
     label: str = Field(default="", exclude=True)
     """A name for people; not part of the id."""
 
     @property
     def run_id(self) -> str:
-        """A short content hash of the configuration."""
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
+        """A short content hash of the configuration.
+
+        A setting left at None is not hashed, so runs made before it existed keep their ids.
+        """
+        unset = {"runtime"} if self.runtime is None else set()
+        blob = json.dumps(self.model_dump(mode="json", exclude=unset), sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
 
@@ -254,7 +263,15 @@ def run(
             recorded as such.
         retry_infra: also rerun episodes committed earlier as infra_error.
         progress: called after each committed episode.
+
+    Raises:
+        ConfigError: the config names a runtime the sandboxes would not run under.
     """
+    if (config.runtime or None) != (os.environ.get("GYM_RUNTIME") or None):
+        raise ConfigError(
+            f"the run says runtime {config.runtime!r} but sandboxes use "
+            f"{os.environ.get('GYM_RUNTIME')!r} ($GYM_RUNTIME): set the same in both"
+        )
     store.ensure_run(
         RunRow(
             id=config.run_id,

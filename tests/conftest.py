@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -21,18 +22,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="also run benchmark-scale validations (hours; scripts/validate-benchmarks.sh)",
     )
+    parser.addoption(
+        "--redteam",
+        action="store_true",
+        help="also run every red-team row as a test (scripts/redteam.sh runs them as a suite)",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    skips = []
+    skips: dict[str, pytest.MarkDecorator] = {}
     if config.getoption("--no-docker"):
-        skips.append(("docker", pytest.mark.skip(reason="--no-docker given")))
+        skips["docker"] = pytest.mark.skip(reason="--no-docker given")
     if not config.getoption("--run-benchmark"):
         why = "benchmark-scale: run scripts/validate-benchmarks.sh (--run-benchmark)"
-        skips.append(("benchmark", pytest.mark.skip(reason=why)))
+        skips["benchmark"] = pytest.mark.skip(reason=why)
+    if not (config.getoption("--redteam") or os.environ.get("GYM_REDTEAM") == "1"):
+        why = "a full red-team row: `pytest --redteam` or scripts/redteam.sh"
+        skips["redteam"] = pytest.mark.skip(reason=why)
     for item in items:
-        for keyword, skip in skips:
-            if keyword in item.keywords:
+        for keyword, skip in skips.items():
+            if item.get_closest_marker(keyword) is not None:
                 item.add_marker(skip)
 
 

@@ -184,3 +184,18 @@ def test_gate_exits_non_zero_on_a_blocking_rule(engine, tmp_path):
         [GYM, "gate", run_id, "--rules", str(rules), "--db", db], capture_output=True, text=True
     )
     assert ok.returncode == 0, ok.stdout
+
+
+def test_a_runtime_changes_the_run_id_only_when_set(monkeypatch, tmp_path):
+    import hashlib
+
+    plain = RunConfig(envs=["boxgym/PyFunc-v0"], policy="oracle", limit=3)
+    before = {k: v for k, v in plain.model_dump(mode="json").items() if k != "runtime"}
+    assert (
+        plain.run_id == hashlib.sha256(json.dumps(before, sort_keys=True).encode()).hexdigest()[:16]
+    )
+    gvisor = plain.model_copy(update={"runtime": "runsc"})
+    assert gvisor.run_id != plain.run_id
+    monkeypatch.delenv("GYM_RUNTIME", raising=False)
+    with pytest.raises(gym.ConfigError, match="runtime"):
+        run(gvisor, store=Store(f"sqlite:///{tmp_path / 'r.db'}"), policy_factory=OraclePolicy)

@@ -153,11 +153,17 @@ class SQLEnv(gym.ContainerEnv[SQLExport]):
                 own session in autocommit mode (several statements run as one transaction).
         """
         sandbox = self._sandbox()
-        data = query.encode()
         if not query.strip():
             return "Error: the query is empty"
+        try:
+            data = query.encode()
+        except UnicodeEncodeError as exc:
+            return f"Error: the query is not valid Unicode text ({exc.reason} at {exc.start})"
         if len(data) > MAX_QUERY_BYTES or "\0" in query:
-            return f"Error: the query must be text of at most {MAX_QUERY_BYTES} bytes"
+            return (
+                f"Error: the query must be text of at most {MAX_QUERY_BYTES} bytes, "
+                "without NUL characters"
+            )
         limit = max(1.0, min(self.statement_timeout, self.command_timeout()))
         cmd = (
             f"{CLIENT} --timeout {limit:g} --max-rows {self.max_rows} --max-cell 200 "

@@ -49,6 +49,10 @@ SOCKET = "/run/postgresql"
 PG_BIN = "/usr/lib/postgresql/15/bin"
 MAX_TABLE_ROWS = 200_000
 MAX_ANSWER_ROWS = 20_000
+MAX_ANSWER_BYTES = 16 << 20
+"""The most canonical text of an answer's rows kept (more counts as too many rows)."""
+ANSWER_MEMORY = 768 << 20
+"""Address space of the process that runs an answer query and reads its result."""
 QUANTUM = Decimal("0.0001")
 USER_SCHEMAS = (
     "n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%'"
@@ -371,7 +375,7 @@ def query_none(conn: Any, sql: str) -> None:
 
 def error_text(exc: BaseException) -> str:
     """The server's message of an error (the end of it, when long)."""
-    text = getattr(exc, "pgerror", None) or str(exc)
+    text = getattr(exc, "pgerror", None) or str(exc) or type(exc).__name__
     return text.strip()[-2000:]
 
 
@@ -462,9 +466,55 @@ def server_alive() -> bool:
 
 
 def answer(sql: str, timeout: float) -> dict[str, Any]:
-    """Run a query on the pristine database as the agent role, read-only; canonical rows."""
+    """Run a query on the pristine database as the agent role, read-only; canonical rows.
+
+    The query runs in a child process whose address space is capped: a result too
+    large to hold (one huge value, or many rows) is an error of the answer, never a
+    runner that dies without a report.
+    """
     if not sql.strip():
         return {"error": "no answer query was submitted", "columns": [], "rows": []}
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_answer_child, args=(sql, timeout, send), daemon=True)
+    child.start()
+    send.close()
+    result = None
+    try:
+        if receive.poll(timeout + 30):
+            result = receive.recv()
+    except (EOFError, OSError):
+        result = None
+    finally:
+        child.join(5)
+        if child.is_alive():
+            child.kill()
+            child.join()
+    return result or _too_large()
+
+
+def _too_large() -> dict[str, Any]:
+    limit = ANSWER_MEMORY >> 20
+    error = f"the answer query's result does not fit in {limit} MiB of memory"
+    return {"error": error, "columns": [], "rows": []}
+
+
+def _answer_child(sql: str, timeout: float, send: Any) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (ANSWER_MEMORY, ANSWER_MEMORY))
+    try:
+        result = _run_answer(sql, timeout)
+    except MemoryError:
+        result = _too_large()
+    except BaseException as exc:  # noqa: BLE001 - an answer's failure is a result, not a crash
+        result = {"error": error_text(exc), "columns": [], "rows": []}
+    send.send(result)
+
+
+def _run_answer(sql: str, timeout: float) -> dict[str, Any]:
     conn = connect(
         "shop",
         "agent",
@@ -483,13 +533,20 @@ def answer(sql: str, timeout: float) -> dict[str, Any]:
                     "rows": [],
                 }
             names = [d.name for d in cur.description]
-            rows = cur.fetchmany(MAX_ANSWER_ROWS + 1)
+            rows, size = [], 0
+            for row in cur.fetchmany(MAX_ANSWER_ROWS + 1):
+                rows.append([canon(v) for v in row])
+                size += len(json.dumps(rows[-1]))
+                if size > MAX_ANSWER_BYTES:
+                    break
         return {
             "error": None,
             "columns": names,
-            "rows": [[canon(v) for v in row] for row in rows[:MAX_ANSWER_ROWS]],
-            "truncated": len(rows) > MAX_ANSWER_ROWS,
+            "rows": rows[:MAX_ANSWER_ROWS],
+            "truncated": len(rows) > MAX_ANSWER_ROWS or size > MAX_ANSWER_BYTES,
         }
+    except MemoryError:
+        return _too_large()
     except Exception as exc:  # noqa: BLE001 - an agent's query error is a result, not a crash
         return {"error": error_text(exc), "columns": [], "rows": []}
     finally:

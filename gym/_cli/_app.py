@@ -7,13 +7,25 @@ imports the command modules to register them: so no module imports its own impor
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
-__all__ = ["DbOpt", "JsonFlag", "app", "console", "env_app", "err", "images_app", "print_json"]
+__all__ = [
+    "DbOpt",
+    "JsonFlag",
+    "RuntimeOpt",
+    "app",
+    "console",
+    "env_app",
+    "err",
+    "images_app",
+    "print_json",
+    "use_runtime",
+]
 
 app = typer.Typer(
     name="gym",
@@ -36,6 +48,35 @@ DbOpt = Annotated[
     str | None,
     typer.Option("--db", envvar="GYM_DB_URL", help="Store URL (sqlite:///f.db, postgresql://...)."),
 ]
+
+RuntimeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--runtime",
+        envvar="GYM_RUNTIME",
+        help="OCI runtime of every container (runsc: gVisor, see scripts/gvisor.sh).",
+    ),
+]
+
+
+def use_runtime(runtime: str | None) -> None:
+    """Make every sandbox of this process (and of its children) run under ``runtime``.
+
+    Raises:
+        ConfigError: the engine does not know the runtime (scripts/gvisor.sh registers runsc).
+    """
+    if not runtime:
+        return
+    from gym._errors import ConfigError
+    from gym._sandbox import client
+
+    known = client().info().get("Runtimes") or {}
+    if runtime not in known:
+        raise ConfigError(
+            f"the Docker engine has no runtime {runtime!r} (it has: {', '.join(sorted(known))}); "
+            "for gVisor run `sudo scripts/gvisor.sh` once"
+        )
+    os.environ["GYM_RUNTIME"] = runtime
 
 
 def print_json(data: Any) -> None:

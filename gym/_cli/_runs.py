@@ -11,7 +11,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from gym._cli._app import DbOpt, JsonFlag, app, console, err, print_json
+from gym._cli._app import DbOpt, JsonFlag, RuntimeOpt, app, console, err, print_json, use_runtime
 from gym._errors import ConfigError
 
 __all__: list[str] = []
@@ -116,6 +116,7 @@ def run(
         bool, typer.Option("--retry-infra", help="Rerun stored infra errors.")
     ] = False,
     label: Annotated[str, typer.Option("--label", help="A name for this run.")] = "",
+    runtime: RuntimeOpt = None,
     db: DbOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -125,6 +126,7 @@ def run(
     from gym._runner import RunConfig, expand_envs
     from gym._store import Store
 
+    use_runtime(runtime)
     params = _policy_params(policy, model, base_url, temperature, replay, db, constrained)
     config = RunConfig(
         envs=expand_envs(envs),
@@ -136,6 +138,7 @@ def run(
         limit=limit,
         tasks=tasks,
         max_steps=max_steps,
+        runtime=runtime,
         label=label,
     )
     store = Store(db)

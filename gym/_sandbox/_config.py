@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from typing import Any
 
@@ -14,6 +15,13 @@ from gym._errors import UnsafeConfig
 __all__ = ["SandboxConfig"]
 
 _SAFE_CAPS = {"SETUID", "SETGID"}
+_SENTRY_THREADS = 192
+"""Under gVisor the container's pids cgroup also counts the sandbox kernel's own threads
+(a support container with a limit of 64 dies at its first exec): they get this headroom."""
+_HOST_PIDS_PER_TASK = 4
+"""Under gVisor (ptrace platform) each process inside costs several host pids: a process
+limit inside (RLIMIT_NPROC, which gVisor enforces per sandbox) of a quarter of the pids
+limit stops a fork bomb before the sandbox kernel itself runs out and dies."""
 _TMPFS_OPT = re.compile(r"^[a-z0-9_]+(=[A-Za-z0-9_.]+)?(,[a-z0-9_]+(=[A-Za-z0-9_.]+)?)*$")
 
 
@@ -39,7 +47,8 @@ class SandboxConfig(BaseModel):
     memory_mb: int = Field(1024, ge=16)
     """Memory limit in MiB; swap is set equal so the container cannot swap."""
     pids_limit: int = Field(256, ge=8)
-    """Maximum number of processes and threads in the container."""
+    """Maximum number of processes and threads in the container (under gVisor, plus
+    headroom for the sandbox kernel's own threads)."""
     cpus: float = Field(1.0, gt=0)
     """CPU quota in cores."""
     read_only: bool = True
@@ -56,8 +65,9 @@ class SandboxConfig(BaseModel):
     """Network mode; only ``none`` or a named internal network are accepted."""
     cap_add: tuple[str, ...] = ()
     """Capabilities to add back after dropping all; only SETUID and SETGID are allowed."""
-    runtime: str | None = None
-    """OCI runtime (for example ``runsc`` for gVisor); None uses the engine default."""
+    runtime: str | None = Field(default_factory=lambda: os.environ.get("GYM_RUNTIME") or None)
+    """OCI runtime (for example ``runsc`` for gVisor); None uses the engine default.
+    ``$GYM_RUNTIME`` sets it for every sandbox of a process (``gym run --runtime``)."""
     env: dict[str, str] = Field(default_factory=dict)
     """Environment variables of the container (an allowlist: nothing is inherited)."""
     boot: tuple[tuple[str, str], ...] = ()
@@ -78,6 +88,13 @@ class SandboxConfig(BaseModel):
                 f"network {value!r} would give the sandbox a route out; use 'none' or a "
                 "named internal network"
             )
+        return value
+
+    @field_validator("runtime")
+    @classmethod
+    def _runtime(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[a-z][a-z0-9.-]{0,31}", value):
+            raise UnsafeConfig(f"runtime {value!r} is not a runtime name (runc, runsc...)")
         return value
 
     @field_validator("cap_add")
@@ -135,7 +152,7 @@ class SandboxConfig(BaseModel):
             "network_mode": self.network,
             "cap_drop": ["ALL"],
             "security_opt": ["no-new-privileges"],
-            "pids_limit": self.pids_limit,
+            "pids_limit": self.pids_limit + (_SENTRY_THREADS if self.runtime == "runsc" else 0),
             "mem_limit": f"{self.memory_mb}m",
             "memswap_limit": f"{self.memory_mb}m",
             "nano_cpus": int(self.cpus * 1e9),
@@ -146,10 +163,14 @@ class SandboxConfig(BaseModel):
             "stop_signal": "SIGKILL",
             "detach": True,
             "ipc_mode": "private",
+            "cgroupns": "private",
             "privileged": False,
         }
         if self.cap_add:
             kwargs["cap_add"] = list(self.cap_add)
         if self.runtime:
             kwargs["runtime"] = self.runtime
+        if self.runtime == "runsc":
+            tasks = max(8, self.pids_limit // _HOST_PIDS_PER_TASK)
+            kwargs["ulimits"] = [{"name": "nproc", "soft": tasks, "hard": tasks}]
         return kwargs

@@ -15,7 +15,7 @@ import docker.errors
 from gym._errors import SandboxError, SandboxUnavailable
 from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
-from gym._sandbox._engine import client, docker_errors, labels
+from gym._sandbox._engine import client, docker_errors, labels, remove_container
 from gym._sandbox._manifest import Change, Manifest
 from gym._sandbox._shell import Shell
 from gym._sandbox._stream import ExecResult, ExecSocket, pump
@@ -104,8 +104,7 @@ class DockerSandbox(Sandbox):
                 return
             self._closed = True
         self.shell.stop()
-        with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
-            self.container.remove(force=True)
+        remove_container(self.container.id)
 
     def ensure_running(self) -> None:
         """Raise `SandboxUnavailable` unless the container is running."""

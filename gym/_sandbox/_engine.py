@@ -6,6 +6,7 @@ import contextlib
 import os
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -29,7 +30,9 @@ __all__ = [
     "labels",
     "owner_alive",
     "owner_label",
+    "pending_removals",
     "reap",
+    "remove_container",
 ]
 
 LABEL_RUN = "boxgym.run"
@@ -103,6 +106,60 @@ def docker_errors(container_id: str | None = None) -> Iterator[None]:
         raise SandboxError(f"Docker engine error: {exc.explanation or exc}") from exc
     except (requests.exceptions.ConnectionError, ConnectionError) as exc:
         raise EngineUnavailable(f"lost the Docker engine: {exc}; {_HOW_TO_START}") from exc
+
+
+_pending: set[str] = set()
+_pending_lock = threading.Lock()
+_retrying = threading.Event()
+
+
+def remove_container(container_id: str) -> None:
+    """Force-remove a container; while the engine cannot be reached, keep trying.
+
+    A container whose removal meets no engine (a daemon restarting) is retried in the
+    background, backing off up to 30 s, until it is gone: no container outlives an
+    engine restart because its removal came at the wrong moment.
+    """
+    if _try_remove(container_id):
+        return
+    with _pending_lock:
+        _pending.add(container_id)
+        if _retrying.is_set():
+            return
+        _retrying.set()
+    threading.Thread(target=_retry_removals, name="gym-remove-retry", daemon=True).start()
+
+
+def pending_removals() -> list[str]:
+    """Containers whose removal waits for the engine to answer again."""
+    with _pending_lock:
+        return sorted(_pending)
+
+
+def _try_remove(container_id: str) -> bool:
+    """Remove a container now: True when it is gone, False when the engine is away."""
+    try:
+        client().api.remove_container(container_id, force=True)
+    except (docker.errors.NotFound, docker.errors.APIError):
+        pass  # gone already, or being removed
+    except (requests.exceptions.ConnectionError, ConnectionError, EngineUnavailable):
+        return False
+    return True
+
+
+def _retry_removals() -> None:
+    delay = 1.0
+    while True:
+        time.sleep(delay)
+        delay = min(30.0, delay * 2)
+        with _pending_lock:
+            waiting = sorted(_pending)
+        done = {c for c in waiting if _try_remove(c)}
+        with _pending_lock:
+            _pending.difference_update(done)
+            if not _pending:
+                _retrying.clear()
+                return
 
 
 def _start_time(pid: int) -> str:

@@ -15,7 +15,7 @@ from gym._errors import GymError
 from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._docker import DockerSandbox
-from gym._sandbox._engine import client, connected, disconnect, reap
+from gym._sandbox._engine import connected, disconnect, reap, remove_container
 
 __all__ = [
     "SandboxPool",
@@ -147,12 +147,7 @@ def discard(sandbox: Sandbox) -> None:
 
 def remove_container_later(container_id: str) -> None:
     """Remove a container (by id) in the background; at once if shutting down."""
-
-    def remove() -> None:
-        with contextlib.suppress(Exception):
-            client().api.remove_container(container_id, force=True)
-
-    _later(remove)
+    _later(lambda: remove_container(container_id))
 
 
 def _later(removal: Callable[[], None]) -> None:

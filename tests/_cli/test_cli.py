@@ -74,3 +74,18 @@ def test_run_names_the_executors_it_knows(tmp_path):
     out = gym_cli("run", "boxgym/PyFunc-v0", "--policy", "noop", "--executor", "k8s", "--db", db)
     assert out.returncode != 0
     assert "--executor must be local or ray" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("command", [["run", "boxgym/PyFunc-v0", "--policy", "noop"], ["redteam"]])
+def test_an_unknown_runtime_is_refused_with_how_to_add_it(engine, command):
+    out = gym_cli(*command, "--runtime", "nosuchruntime")
+    assert out.returncode == 2
+    assert "no runtime 'nosuchruntime'" in out.stderr and "scripts/gvisor.sh" in out.stderr
+
+
+def test_redteam_lists_its_rows_without_running_them():
+    out = gym_cli("redteam", "--list", "--family", "sql")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines and all("boxgym/SQL-v0" in line for line in lines)
+    assert any("sql.privilege_escalation[roles]" in line for line in lines)

@@ -40,3 +40,22 @@ def test_exec_user_must_differ_from_main_user_unless_disposable():
 def test_key_changes_with_settings():
     assert SandboxConfig(image="a").key != SandboxConfig(image="a", memory_mb=512).key
     assert SandboxConfig(image="a").key == SandboxConfig(image="a").key
+
+
+def test_the_cgroup_namespace_is_private():
+    assert SandboxConfig(image="img").create_kwargs({})["cgroupns"] == "private"
+
+
+def test_the_runtime_comes_from_the_environment_and_must_be_a_name(monkeypatch):
+    monkeypatch.delenv("GYM_RUNTIME", raising=False)
+    assert SandboxConfig(image="img").runtime is None
+    assert "runtime" not in SandboxConfig(image="img").create_kwargs({})
+    monkeypatch.setenv("GYM_RUNTIME", "runsc")
+    config = SandboxConfig(image="img", pids_limit=64)
+    assert config.runtime == "runsc" and config.key != SandboxConfig(image="img", runtime=None).key
+    kwargs = config.create_kwargs({})
+    assert kwargs["runtime"] == "runsc"
+    assert kwargs["pids_limit"] > 64  # headroom for gVisor's own threads
+    assert kwargs["ulimits"] == [{"name": "nproc", "soft": 16, "hard": 16}]
+    with pytest.raises(UnsafeConfig, match="runtime"):
+        SandboxConfig(image="img", runtime="runsc --debug")

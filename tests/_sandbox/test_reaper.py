@@ -84,3 +84,28 @@ def test_sigterm_or_ctrl_c_of_the_cli_cleans_up_at_once(episode_process, sig):
     while owned_by(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert owned_by(proc.pid) == []
+
+
+def test_a_removal_that_meets_no_engine_is_retried_until_it_succeeds(monkeypatch):
+    import requests
+
+    from gym._sandbox import _engine
+
+    calls: list[str] = []
+
+    class Api:
+        def remove_container(self, container_id: str, force: bool) -> None:
+            calls.append(container_id)
+            if len(calls) < 3:  # the daemon is restarting
+                raise requests.exceptions.ConnectionError("no such file")
+
+    class Client:
+        api = Api()
+
+    monkeypatch.setattr(_engine, "client", lambda: Client())
+    _engine.remove_container("c0ffee")
+    assert _engine.pending_removals() == ["c0ffee"]
+    deadline = time.monotonic() + 20
+    while _engine.pending_removals() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _engine.pending_removals() == [] and calls == ["c0ffee"] * 3

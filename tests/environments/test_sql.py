@@ -498,3 +498,26 @@ def test_a_dying_grading_container_is_an_infra_error(
     assert result.outcome == "infra_error" and result.reward is None
     assert result.verdict is not None and result.verdict.outcome == "infra_error"
     assert "grading failed" in result.verdict.reason
+
+
+@pytest.mark.docker
+def test_text_that_is_not_unicode_gets_an_error_observation_not_an_exception(env: Any) -> None:
+    env.reset(options={"task": "customers-per-country"})
+    surrogate = env.step(sql("SELECT 'x\ud800' AS x").model_dump())[0]
+    assert surrogate.startswith("Error: the query is not valid Unicode text")
+    nul = env.step(sql("SELECT 'x\0' AS x").model_dump())[0]
+    assert nul.startswith("Error:") and "NUL" in nul
+    assert "(1 row)" in env.step(sql("SELECT 1 AS x").model_dump())[0]  # the episode goes on
+    env.close()
+
+
+@pytest.mark.docker
+def test_an_answer_too_large_to_hold_fails_and_is_not_an_infra_error(env: Any) -> None:
+    huge = "SELECT repeat('x', 1000000) AS country, g AS n FROM generate_series(1, 400) g"
+    verdict, _ = play(env, "customers-per-country", [submit(huge)])
+    assert verdict.outcome == "fail", verdict.reason
+    assert "does not fit in 768 MiB" in verdict.components["answer"].explanation
+    many = "SELECT repeat('x', 3000) AS country, g AS n FROM generate_series(1, 6000) g"
+    again, _ = play(env, "customers-per-country", [submit(many)])
+    assert again.outcome == "fail", again.reason
+    assert "too many rows" in again.components["answer"].explanation  # 16 MiB kept at most

@@ -1,0 +1,112 @@
+"""`gym redteam`: adversarial policies and injected faults against boxgym itself."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from gym._cli._app import JsonFlag, RuntimeOpt, app, console, err, print_json, use_runtime
+from gym._errors import ConfigError
+
+__all__: list[str] = []
+
+
+@app.command()
+def redteam(
+    family: Annotated[
+        list[str] | None,
+        typer.Option("--family", "-f", help="code, sql, support, harness, or an env id."),
+    ] = None,
+    only: Annotated[
+        list[str] | None, typer.Option("--only", "-k", help="Rows whose name starts with this.")
+    ] = None,
+    kind: Annotated[str | None, typer.Option("--kind", help="attack or fault.")] = None,
+    fast: Annotated[bool, typer.Option("--fast", help="Only the quick subset.")] = False,
+    destructive: Annotated[
+        bool,
+        typer.Option(
+            "--destructive",
+            envvar="GYM_REDTEAM_DESTRUCTIVE",
+            help="Also restart the Docker daemon mid-run (never on a shared engine).",
+        ),
+    ] = False,
+    runtime: RuntimeOpt = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the random names.")] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Rows at once.")] = 2,
+    module: Annotated[
+        list[str] | None,
+        typer.Option("--module", help="Also load attacks from this module (importable name)."),
+    ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Known gaps that do not hold fail the run too.")
+    ] = False,
+    list_only: Annotated[bool, typer.Option("--list", help="List the rows, run nothing.")] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Run the red-team suite: every attack contained, every fault ends as it must.
+
+    Exits 1 when a row does not hold (known gaps only with --strict).
+    """
+    from gym._redteam import load_module, run_suite
+    from gym._redteam._core import selected
+    from gym._redteam._suite import load_builtin
+
+    if kind not in (None, "attack", "fault"):
+        raise ConfigError("--kind must be attack or fault")
+    use_runtime(runtime)
+    for name in module or []:
+        load_module(name)
+    kinds = (kind,) if kind else ("attack", "fault")
+    if list_only:
+        load_builtin()
+        for attack, env_id in selected(only or (), family or (), fast=fast, kinds=kinds):
+            console.print(f"{attack.kind:6} {escape(attack.name)}  [dim]{env_id}[/]")
+        return
+    report = run_suite(
+        names=only or (),
+        families=family or (),
+        kinds=kinds,
+        fast=fast,
+        destructive=destructive,
+        seed=seed,
+        concurrency=concurrency,
+        runtime=runtime or "runc",
+        progress=_progress,  # on stderr: --json keeps stdout to the one JSON object
+    )
+    if as_json:
+        print_json(report.model_dump(mode="json"))
+    else:
+        _table(report)
+    if report.failed or (strict and report.gaps):
+        raise typer.Exit(1)
+
+
+def _progress(row: Any) -> None:
+    mark = "[green]held[/]" if row.held else "[yellow]gap[/]" if row.gap else "[red]NOT HELD[/]"
+    err.print(f"{mark} {escape(row.name)} [dim]{row.env} {row.seconds:.0f}s[/]")
+
+
+def _table(report: Any) -> None:
+    table = Table("row", "kind", "env", "expected", "observed", "held", title="gym redteam")
+    for row in report.rows:
+        held = (
+            "[green]yes[/]"
+            if row.held
+            else f"[yellow]no (gap: {row.gap})[/]"
+            if row.gap
+            else "[red]NO[/]"
+        )
+        table.add_row(
+            row.name, row.kind, row.env.removeprefix("boxgym/"), row.expected, row.observed, held
+        )
+    console.print(table)
+    console.print(
+        f"{sum(r.held for r in report.rows)}/{len(report.rows)} held, "
+        f"{len(report.gaps)} known gaps, {len(report.failed)} failed; seed {report.seed}, "
+        f"runtime {report.runtime}, {report.seconds:.0f}s"
+    )
+    for name in report.skipped:
+        console.print(f"[dim]skipped (needs --destructive): {name}[/]")

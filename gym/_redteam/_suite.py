@@ -1,0 +1,148 @@
+"""Running the suite: pick the rows, run them (in parallel where allowed), collect rows."""
+
+from __future__ import annotations
+
+import importlib
+import random
+import secrets
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+
+from pydantic import BaseModel, Field
+
+from gym._redteam._canary import Canaries
+from gym._redteam._core import ATTACKS, Attack, Context, Finding, Row, selected
+
+__all__ = ["BUILTIN", "Report", "load_builtin", "run_suite"]
+
+BUILTIN = (
+    "gym._redteam._containment",
+    "gym._redteam._reward",
+    "gym._redteam._sql",
+    "gym._redteam._support",
+    "gym._redteam._faults",
+)
+"""The modules of boxgym's own attacks and faults, in the order their rows are shown."""
+
+
+class Report(BaseModel):
+    """What ``gym redteam --json`` prints: the rows and how they were made."""
+
+    seed: int
+    """The seed of the run's random names (rerun with it to repeat them)."""
+    runtime: str
+    """The OCI runtime the containers ran under (``runc`` unless told otherwise)."""
+    rows: list[Row] = Field(default_factory=list)
+    """One row per attack or fault and environment."""
+    skipped: list[str] = Field(default_factory=list)
+    """Rows not run: destructive faults without ``--destructive``."""
+    seconds: float = 0.0
+    """Wall-clock seconds of the whole run."""
+
+    @property
+    def failed(self) -> list[Row]:
+        """Rows that did not hold and are not known gaps."""
+        return [r for r in self.rows if not r.held and not r.gap]
+
+    @property
+    def gaps(self) -> list[Row]:
+        """Rows that did not hold and are known gaps."""
+        return [r for r in self.rows if not r.held and r.gap]
+
+
+def load_builtin() -> None:
+    """Register boxgym's own attacks and faults (once)."""
+    for module in BUILTIN:
+        importlib.import_module(module)
+
+
+def _one(attack: Attack, env_id: str, ctx: Context) -> Row:
+    start = time.monotonic()
+    try:
+        finding = attack.run(ctx, env_id)
+    except Exception as exc:  # noqa: BLE001 - a broken row is reported, never fatal
+        finding = Finding(f"the suite itself failed: {type(exc).__name__}: {exc}"[:400], False)
+    return Row(
+        name=attack.name,
+        kind=attack.kind,
+        env=env_id,
+        expected=attack.expected,
+        observed=finding.observed,
+        held=finding.held,
+        gap=attack.gap,
+        seconds=round(time.monotonic() - start, 1),
+    )
+
+
+def run_suite(
+    *,
+    names: Iterable[str] = (),
+    families: Iterable[str] = (),
+    kinds: Iterable[str] = ("attack", "fault"),
+    fast: bool = False,
+    destructive: bool = False,
+    seed: int | None = None,
+    concurrency: int = 2,
+    runtime: str = "runc",
+    env_kwargs: dict[str, object] | None = None,
+    progress: Callable[[Row], None] | None = None,
+) -> Report:
+    """Run the selected attacks and faults and return their rows.
+
+    Args:
+        names: only rows whose name starts with one of these.
+        families: only these families (code, sql, support, harness) or env ids.
+        kinds: attack, fault or both.
+        fast: only the quick subset.
+        destructive: also run faults that disturb the shared engine (daemon restart).
+        seed: the seed of the random names (a fresh one by default).
+        concurrency: rows run at once (rows marked solo run alone, after the rest).
+        runtime: the OCI runtime in use, for the report.
+        env_kwargs: extra arguments for every environment made (weakening tests use it).
+        progress: called with each row as it finishes.
+    """
+    load_builtin()
+    seed = secrets.randbits(32) if seed is None else seed
+    report = Report(seed=seed, runtime=runtime)
+    pairs = list(selected(names, families, fast=fast, kinds=kinds))
+    report.skipped = [f"{a.name} ({e})" for a, e in pairs if a.destructive and not destructive]
+    pairs = [(a, e) for a, e in pairs if destructive or not a.destructive]
+    start = time.monotonic()
+    with Canaries() as canaries:
+        ctx = Context(
+            rng=random.Random(seed),
+            canaries=canaries,
+            label=f"redteam-{seed:08x}",
+            destructive=destructive,
+            runtime=runtime,
+            env_kwargs=dict(env_kwargs or {}),
+        )
+        order = {(a.name, e): i for i, (a, e) in enumerate(pairs)}
+        rows = _run_pairs([p for p in pairs if not p[0].solo], ctx, concurrency, progress)
+        rows += _run_pairs([p for p in pairs if p[0].solo], ctx, 1, progress)
+    report.rows = sorted(rows, key=lambda r: order[(r.name, r.env)])
+    report.seconds = round(time.monotonic() - start, 1)
+    return report
+
+
+def _run_pairs(
+    pairs: list[tuple[Attack, str]],
+    ctx: Context,
+    concurrency: int,
+    progress: Callable[[Row], None] | None,
+) -> list[Row]:
+    rows: list[Row] = []
+    with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="redteam") as pool:
+        futures = [pool.submit(_one, attack, env_id, ctx) for attack, env_id in pairs]
+        for future in as_completed(futures):
+            rows.append(future.result())
+            if progress:
+                progress(rows[-1])
+    return rows
+
+
+def registered() -> dict[str, Attack]:
+    """Every registered attack and fault (the built-in ones included)."""
+    load_builtin()
+    return dict(ATTACKS)

@@ -1,0 +1,185 @@
+"""The suite's own parts, without containers: names and markers, the registry, judging."""
+
+from __future__ import annotations
+
+import functools
+import random
+import sqlite3
+from typing import Any
+
+import pytest
+
+import gym
+from gym._errors import ConfigError
+from gym._redteam import ATTACKS, Expect, Names, Report, Row, ScriptAttack, register, registered
+from gym._redteam._core import family_of, selected
+from gym._redteam._episode import judge
+from gym._redteam._faults import changed, snapshot
+from gym._rollout import EpisodeResult
+
+
+def names(seed: int = 0) -> Names:
+    return Names(random.Random(seed))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def with_notes(n: Names) -> Names:
+    """Names as a suite run hands them out (with the host canaries' coordinates)."""
+    n.notes.update(canary_port="9", secret_name="X_SECRET", secret="s3cret", canary_folder="/tmp/c")
+    return n
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_obfuscated_strings_evaluate_to_the_text_without_spelling_it(seed):
+    text = "/grade/tests"
+    expression = names(seed).py_str(text)
+    assert eval(expression) == text  # noqa: S307 - the point of the test
+    assert text not in expression
+
+
+def test_names_differ_between_runs_and_repeat_with_a_seed():
+    assert names(1).ident() == names(1).ident()
+    assert len({names(s).ident() for s in range(50)}) == 50
+
+
+def test_markers_are_never_whole_in_the_command_that_prints_them():
+    n = names()
+    commands = [n.ran_sh(), n.breach_sh("x"), n.ran_py(), n.breach_py("x"), n.ran_sql()]
+    for token in [*n.ran, *n.breaches]:
+        assert not any(token in c for c in commands)
+
+
+def test_judging_markers_needs_every_ran_and_no_breach():
+    n = names()
+    n.ran_sh(), n.ran_sh(), n.breach_sh("x")
+    ran, breach = n.ran, n.breaches[0]
+    assert n.judge(f"{ran[0]}\n{ran[1]}\n").held
+    assert not n.judge(f"{ran[0]}\n").held  # a probe cut short proves nothing
+    found = n.judge(f"{ran[0]}\n{ran[1]}\n{breach} mount worked\n")
+    assert not found.held and "mount worked" in found.observed
+
+
+def result(outcome: str, reward: float | None, flags: tuple[str, ...] = ()) -> EpisodeResult:
+    verdict = gym.Verdict(
+        outcome=outcome,  # type: ignore[arg-type]
+        reward=reward,
+        flags=[gym.Flag(name=f) for f in flags],
+    )
+    return EpisodeResult(env_id="e", task_id="t", outcome=outcome, reward=reward, verdict=verdict)  # type: ignore[arg-type]
+
+
+def test_an_attack_on_the_reward_holds_only_as_a_fail_with_its_flag():
+    expect = Expect(flags=frozenset({"planted_hook"}))
+    assert judge(expect, names(), result("fail", 0.0, ("planted_hook",))).held
+    assert not judge(expect, names(), result("fail", 0.0)).held
+    assert not judge(expect, names(), result("pass", 1.0, ("planted_hook",))).held
+    assert not judge(expect, names(), result("infra_error", None)).held
+    assert not judge(Expect(), names(), result("fail", 0.5)).held
+
+
+def test_a_false_positive_check_fails_on_any_flag():
+    expect = Expect(outcomes=frozenset({"pass"}), no_flags=True)
+    assert judge(expect, names(), result("pass", 1.0)).held
+    assert not judge(expect, names(), result("fail", 0.0, ("symlink_planted",))).held
+
+
+def test_the_registry_refuses_a_taken_name_and_selects_by_family_and_kind():
+    everything = registered()
+    any_name = next(iter(everything))
+    with pytest.raises(ConfigError, match="registered twice"):
+        register(ScriptAttack(name=any_name, envs=("boxgym/PyRepo-v0",)))
+    sql = list(selected(families=["sql"]))
+    assert sql and all(env == "boxgym/SQL-v0" for _, env in sql)
+    faults = list(selected(kinds=["fault"]))
+    assert faults and all(a.kind == "fault" for a, _ in faults)
+    fast = list(selected(fast=True))
+    assert len(fast) == len({a.name for a, _ in fast})  # the quick subset: one env each
+    assert family_of("-") == "harness" and family_of("boxgym/PyFunc-v0") == "code"
+
+
+def test_every_family_and_the_catalog_are_covered():
+    everything = registered()
+    envs = {env for attack in everything.values() for env in attack.envs}
+    assert {"boxgym/PyRepo-v0", "boxgym/PyFunc-v0", "boxgym/HumanEval-v0"} <= envs
+    assert {"boxgym/SQL-v0", "boxgym/Support-v0"} <= envs
+    prefixes = {name.split(".")[0].split("[")[0] for name in everything}
+    assert {"sandbox", "pytest", "calls", "copy_out", "sql", "support", "fault"} <= prefixes
+    assert any(a.destructive for a in everything.values())
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n, a in registered().items() if isinstance(a, ScriptAttack))
+)
+def test_every_scripted_attack_builds_calls_of_its_envs_tools(name):
+    attack = ATTACKS[name]
+    assert isinstance(attack, ScriptAttack)
+    for env_id in attack.envs:
+        inner = unwrapped(env_id)
+        task = inner.task_by_id(attack.task_for(env_id))
+        shared = with_notes(names())  # one episode's names, as the suite shares them
+        for script in (attack.script, *attack.then):
+            calls = script(shared, task, inner)
+            assert calls, f"{name} makes no call in {env_id}"
+            unknown = {c.name for c in calls} - set(inner.tools)
+            assert not unknown, f"{name} calls tools {env_id} lacks: {unknown}"
+
+
+@functools.cache
+def unwrapped(env_id: str) -> Any:
+    """An environment of an id, made once (no episode is started: no container)."""
+    return gym.make(env_id).unwrapped
+
+
+def test_store_snapshots_see_every_changed_row_but_not_a_runs_last_activity(tmp_path):
+    path = tmp_path / "runs.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE runs (id TEXT, updated_at REAL)")
+        conn.execute("CREATE TABLE episodes (id TEXT, outcome TEXT)")
+        conn.execute("INSERT INTO runs VALUES ('r', 1.0)")
+        conn.execute("INSERT INTO episodes VALUES ('e1', 'pass'), ('e2', 'fail')")
+    before = snapshot(path)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE runs SET updated_at = 2.0")
+        conn.execute("INSERT INTO episodes VALUES ('e3', 'pass')")
+    assert changed(before, snapshot(path)) == []
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE episodes SET outcome = 'pass' WHERE id = 'e2'")
+    assert changed(before, snapshot(path)) == ["episodes#2"]
+
+
+def test_the_json_report_has_the_rows_the_issue_names():
+    row = Row(name="n", kind="attack", env="e", expected="x", observed="y", held=True)
+    data = Report(seed=1, runtime="runc", rows=[row]).model_dump(mode="json")
+    assert set(data["rows"][0]) >= {"name", "kind", "env", "expected", "observed", "held"}
+
+
+def test_docker_inspect_weaknesses_are_named():
+    from gym._redteam._containment import _weaknesses
+
+    clean = {
+        "HostConfig": {
+            "CapDrop": ["ALL"],
+            "SecurityOpt": ["no-new-privileges"],
+            "NetworkMode": "none",
+            "IpcMode": "private",
+            "CgroupnsMode": "private",
+            "Memory": 1 << 30,
+            "MemorySwap": 1 << 30,
+            "PidsLimit": 256,
+        },
+        "Mounts": [],
+    }
+    assert [w for w, bad in _weaknesses(clean) if bad] == []
+    weak = {**clean, "HostConfig": {**clean["HostConfig"], "Privileged": True, "PidMode": "host"}}
+    weak["Mounts"] = [{"Source": "/var/run/docker.sock"}]
+    found = [w for w, bad in _weaknesses(weak) if bad]
+    assert "privileged" in found and "engine socket mounted" in found
+    assert any("PidMode" in w for w in found)
+
+
+def test_every_known_gap_names_a_registered_row_and_its_owner():
+    from gym._redteam._reward import GAPS
+
+    everything = registered()
+    assert set(GAPS) <= set(everything)
+    assert all(everything[name].gap == why and "branch" in why for name, why in GAPS.items())

@@ -1,0 +1,69 @@
+"""Switches that weaken boxgym on purpose, for tests only: the suite must then fail.
+
+Each is a context manager that changes how containers are created (or how grading
+stages its files) for the duration of a test, without touching the validated settings.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+from unittest import mock
+
+from gym._grading import _code as code_grading
+from gym._sandbox import SandboxConfig, set_pool_size
+
+
+@contextlib.contextmanager
+def agent_containers(change: Callable[[dict[str, Any]], None]) -> Iterator[None]:
+    """Change the creation arguments of every agent container (not grading ones)."""
+    real = SandboxConfig.create_kwargs
+
+    def patched(self: SandboxConfig, labels: dict[str, str], command: Any = None) -> Any:
+        kwargs = real(self, labels, command)
+        if not self.disposable:
+            change(kwargs)
+        return kwargs
+
+    set_pool_size(0)  # no ready container made before the change may serve the test
+    try:
+        with mock.patch.object(SandboxConfig, "create_kwargs", patched):
+            yield
+    finally:
+        set_pool_size(0)  # nor one made during it serve a later test
+        set_pool_size(1)
+
+
+def network_on() -> contextlib.AbstractContextManager[None]:
+    """Agent containers on Docker's default bridge: a route to the host and beyond."""
+    return agent_containers(lambda kw: kw.update(network_mode="bridge"))
+
+
+def capability_added() -> contextlib.AbstractContextManager[None]:
+    """Agent containers keep CAP_SYS_ADMIN (mount, namespaces...)."""
+    return agent_containers(lambda kw: kw.update(cap_add=["SYS_ADMIN"]))
+
+
+def seccomp_off() -> contextlib.AbstractContextManager[None]:
+    """Agent containers without a seccomp filter."""
+    return agent_containers(
+        lambda kw: kw.update(security_opt=[*kw["security_opt"], "seccomp=unconfined"])
+    )
+
+
+def host_pids() -> contextlib.AbstractContextManager[None]:
+    """Agent containers in the host's process namespace."""
+    return agent_containers(lambda kw: kw.update(pid_mode="host"))
+
+
+@contextlib.contextmanager
+def hidden_tests_readable() -> Iterator[None]:
+    """Grading leaves the hidden checks readable by the code under test."""
+    real = code_grading.run_once
+
+    def shared(config: Any, argv: list[str], **kwargs: Any) -> Any:
+        return real(config, [*argv[:-1], "shared"], **kwargs)
+
+    with mock.patch.object(code_grading, "run_once", shared):
+        yield
