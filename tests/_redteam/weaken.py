@@ -59,11 +59,16 @@ def host_pids() -> contextlib.AbstractContextManager[None]:
 
 @contextlib.contextmanager
 def hidden_tests_readable() -> Iterator[None]:
-    """Grading leaves the hidden checks readable by the code under test."""
-    real = code_grading.run_once
+    """Grading leaves the hidden checks readable by everyone (the code under test too).
 
-    def shared(config: Any, argv: list[str], **kwargs: Any) -> Any:
-        return real(config, [*argv[:-1], "shared"], **kwargs)
-
-    with mock.patch.object(code_grading, "run_once", shared):
+    The runner shipped to the grading container is changed so that it gives the hidden
+    checks to every uid (mode 0755/0644, /grade listable) instead of the judge's group
+    alone.
+    """
+    runner = code_grading._RUNNER["boxgym_runner.py"]
+    weak = runner.replace(
+        b"0o750 if path == root else 0o640", b"0o755 if path == root else 0o644"
+    ).replace(b'os.chmod("/grade", 0o711)', b'os.chmod("/grade", 0o755)')
+    assert weak != runner, "the runner no longer sets the hidden checks' modes this way"
+    with mock.patch.dict(code_grading._RUNNER, {"boxgym_runner.py": weak}):
         yield
