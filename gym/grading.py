@@ -18,7 +18,6 @@ judge and the judged may see of each other).
 from gym._code import grade_code
 from gym._grading import (
     FLAG_KINDS,
-    RUNNER_HASH,
     CheckSpec,
     Export,
     Judge,
@@ -40,7 +39,6 @@ from gym._grading import (
 
 __all__ = [
     "FLAG_KINDS",
-    "RUNNER_HASH",
     "CheckSpec",
     "Export",
     "Judge",

@@ -62,7 +62,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
     3: (  # grading
         "gym._grading",
         "gym._grading._ast",
-        "gym._grading._code",
+        "gym._grading._checks",
         "gym._grading._diff",
         "gym._grading._export",
         "gym._grading._files",
