@@ -7,7 +7,7 @@ Three rates, measured one after the other on the same machine and engine:
 1. bare containers: create, start and remove a container (same image, network none)
    running ``true``, N in parallel: the engine's limit for container lifecycles;
 2. boxgym grading: the 164 HumanEval canonical solutions, each graded by
-   ``gym.grade_code`` in its own fresh, one-shot hardened grading container,
+   ``gym.grading.grade_code`` in its own fresh, one-shot hardened grading container,
    N in parallel; every one must pass;
 3. unsandboxed: the same checks run in plain local subprocesses (no container), N in
    parallel, as the floor a harness without isolation would pay.
@@ -26,6 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import gym
+import gym.authoring
+import gym.grading
 from gym._sandbox import client
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -53,8 +55,8 @@ def bare_rate(image: str, n: int, concurrency: int) -> float:
 
 def grading_rate(tasks: list[gym.Task], image: str, concurrency: int) -> tuple[float, int]:
     def one(task: gym.Task) -> bool:
-        export = gym.Export(files=gym.read_tree(task.folder() / "oracle"))
-        return gym.grade_code(task, export, image).outcome == "pass"
+        export = gym.grading.Export(files=gym.authoring.read_tree(task.folder() / "oracle"))
+        return gym.grading.grade_code(task, export, image).outcome == "pass"
 
     start = time.perf_counter()
     with ThreadPoolExecutor(concurrency) as pool:
@@ -106,7 +108,9 @@ def main() -> None:
     tasks = env.unwrapped.tasks[: opts.limit]
     image = env.unwrapped.sandbox_config().image
     env.close()
-    gym.grade_code(tasks[0], gym.Export(), image)  # one grading before timing: first-use costs
+    gym.grading.grade_code(
+        tasks[0], gym.grading.Export(), image
+    )  # one grading before timing: first-use costs
     bare = bare_rate(image, len(tasks), opts.concurrency)
     graded, passed = grading_rate(tasks, image, opts.concurrency)
     local, local_passed = subprocess_rate(tasks, opts.concurrency)

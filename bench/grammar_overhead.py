@@ -26,6 +26,7 @@ from typing import Any
 import torch
 
 import gym
+import gym.runs
 from gym._policy._grammar import CallMask, call_schema, grammar_tokenizer
 from gym._policy._local import load_model, render_prompt
 from gym._tools import tool_specs
@@ -101,7 +102,7 @@ def main() -> None:
     tools = [spec.openai_schema() for spec, _ in tool_specs(env.unwrapped).values()]
     task = env.unwrapped.tasks[0]
     messages = [
-        {"role": "system", "content": gym.SYSTEM_PROMPT},
+        {"role": "system", "content": gym.runs.SYSTEM_PROMPT},
         {"role": "user", "content": task.prompt},
     ]
     prompt = tok(render_prompt(tok, messages, tools), add_special_tokens=False)["input_ids"]

@@ -24,12 +24,21 @@ import tempfile
 import time
 from pathlib import Path
 
-from gym._executor import EpisodeWork, Executor, Finished, LocalExecutor, NamedPolicy
-from gym._ray import RayExecutor, import_ray
-from gym._ray_cluster import LocalRayCluster
+from gym._ray import import_ray
 from gym._registry import tasks_of
-from gym._runner import RunConfig, plan, run
-from gym._store import Store
+from gym.runs import (
+    EpisodeWork,
+    Executor,
+    Finished,
+    LocalExecutor,
+    LocalRayCluster,
+    NamedPolicy,
+    RayExecutor,
+    RunConfig,
+    Store,
+    plan,
+    run,
+)
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _report import machine, pct, write_section  # noqa: E402

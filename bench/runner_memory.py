@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import ClassVar
 
 import gym
+import gym.grading
+import gym.sandbox
 from environments.pyfunc import PyFuncEnv
-from gym._runner import RunConfig, run
-from gym._store import Store
+from gym.runs import RunConfig, Store, run
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _report import machine, write_section  # noqa: E402
@@ -33,14 +34,14 @@ class QuickGradedPyFunc(PyFuncEnv):
 
     family: ClassVar[str] = "pyfunc"
 
-    def export(self, task: gym.Task, sandbox: gym.Sandbox) -> gym.Export:
-        return gym.Export()  # nothing read back: the episode costs its one container
+    def export(self, task: gym.Task, sandbox: gym.sandbox.Sandbox) -> gym.grading.Export:
+        return gym.grading.Export()  # nothing read back: the episode costs its one container
 
     def grade(
-        self, task: gym.Task, final_state: gym.Export, trajectory: Sequence[gym.StepRecord]
+        self, task: gym.Task, final_state: gym.grading.Export, trajectory: Sequence[gym.StepRecord]
     ) -> gym.Verdict:
         ok = gym.Component(score=0.0, passed=False, explanation="bench: not graded")
-        return gym.compose({"bench": ok}, [], grader="bench", version="0")
+        return gym.grading.compose({"bench": ok}, [], grader="bench", version="0")
 
 
 def rss_mb() -> float:

@@ -18,7 +18,7 @@ import time
 
 import gymnasium
 
-from gym._sandbox import pool_for, set_pool_size
+from gym.sandbox import pool_for, set_pool_size
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
 from _report import machine, pct, timed, write_section  # noqa: E402

@@ -27,8 +27,9 @@ from pathlib import Path
 import docker
 
 import gym
+import gym.sandbox
 from environments.sql.grading import PG_USER
-from gym._sandbox import DockerSandbox
+from gym.sandbox import DockerSandbox
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _report import machine, pct, timed, write_section  # noqa: E402
@@ -72,11 +73,11 @@ def boot_variant(image: str, tmpfs: bool) -> float:
             "/run/postgresql": "size=1m,uid=999,gid=999,mode=0755",
         }
         settings["boot"] = ((PG_USER, "/usr/local/bin/boxgym-pg-start --copy /pg"),)
-    config = gym.SandboxConfig(image=image, **settings)
+    config = gym.sandbox.SandboxConfig(image=image, **settings)
     start = time.perf_counter()
     box = DockerSandbox.create(config, run="bench")
     took = time.perf_counter() - start
-    gym.discard(box)
+    gym.sandbox.discard(box)
     return took
 
 
@@ -110,20 +111,20 @@ def main() -> None:
     results["docker run --rm (CLI)"] = timed(cli_run, n)
     results["create+start (SDK)"] = [plain_start(client) for _ in range(n)]
 
-    gym.set_pool_size(0)
+    gym.sandbox.set_pool_size(0)
     first_step(env)
     results["SQL-v0 first step, cold"] = [first_step(env) for _ in range(n)]
-    gym.set_pool_size(1)
-    pool = gym.pool_for(env.unwrapped.sandbox_config())
+    gym.sandbox.set_pool_size(1)
+    pool = gym.sandbox.pool_for(env.unwrapped.sandbox_config())
     warm = []
     for _ in range(n):
         wait_full(pool)
         warm.append(first_step(env))
     results["SQL-v0 first step, warm pool"] = warm
-    gym.set_pool_size(0)
+    gym.sandbox.set_pool_size(0)
     results["create+boot, data on the layer"] = [boot_variant(image, False) for _ in range(n)]
     results["create+boot, data copied to tmpfs"] = [boot_variant(image, True) for _ in range(n)]
-    gym.set_pool_size(1)
+    gym.sandbox.set_pool_size(1)
     k = max(3, n // 4)
     results["grading (submit), read task"] = [
         grading_time(env, "loyal-customers") for _ in range(k)

@@ -8,178 +8,193 @@ a run store, statistics and training on verified episodes.
     >>> env = gymnasium.make("boxgym/PyRepo-v0")          # doctest: +SKIP
     >>> obs, info = env.reset(seed=0)                      # doctest: +SKIP
 
+The top level holds the words most users say; the rest lives in public submodules,
+each for one audience (docs/api.md lists them all):
+
+- `gym.authoring`: writing environment families (tools, spaces, limits, task files).
+- `gym.sandbox`: containers and sandbox providers; `gym.images`: their images.
+- `gym.grading`: exports of final state, graders, flags, the LLM judge.
+- `gym.policies`: every policy, and `policy_from_name`.
+- `gym.runs`: running, reporting, comparing and regrading benchmarks from Python.
+- `gym.datasets`: importing datasets as tasks.
+- `gym.train`: training on environment rewards (and which tasks may be trained on).
+- `gym.errors`: the whole exception tree.
+
+Names that used to be at the top level still resolve there (``gym.quote``), with a
+DeprecationWarning naming their new home.
+
 Do not install the unrelated legacy ``gym`` package in the same environment: both
 use the import name ``gym``.
 """
 
-from gym._cache import LRUCache
-from gym._code import CodeEnv, grade_code, read_tree, task_files
-from gym._env import ContainerEnv, StepRecord, env_of, tool_calls
+import importlib as _importlib
+import warnings as _warnings
+from typing import Any as _Any
+
+from gym._code import CodeEnv
+from gym._env import ContainerEnv, StepRecord
 from gym._errors import (
     ConfigError,
-    EngineUnavailable,
-    EnvNotFound,
-    ExecTimeout,
     GradingError,
     GymError,
-    HeldOutError,
-    IdTaken,
-    ImageError,
     InfraError,
     PolicyError,
     SandboxError,
-    SandboxUnavailable,
-    StoreError,
-    TaskNotFound,
-    UnsafeArchive,
-    UnsafeConfig,
 )
-from gym._grading import (
-    CheckSpec,
-    Export,
-    Judge,
-    compose,
-    export_workspace,
-    grader_config,
-    matches,
-)
-from gym._images import build_image, ensure_image, image_dir, list_images, register_image
 from gym._models import Component, Flag, Task, Verdict, load_tasks
 from gym._policy import (
     LocalPolicy,
     NoopPolicy,
     OpenAIPolicy,
     OraclePolicy,
-    PerturbedOraclePolicy,
     Policy,
     ScriptPolicy,
-    Turn,
-    policy_from_name,
 )
-from gym._registry import (
-    EnvInfo,
-    env_ids,
-    envs,
-    load_plugins,
-    make,
-    register,
-    register_local,
-)
-from gym._rollout import SYSTEM_PROMPT, EpisodeResult, run_episode
-from gym._sandbox import (
-    Change,
-    DockerSandboxes,
-    ExecResult,
-    LocalSandboxes,
-    Manifest,
-    Sandbox,
-    SandboxConfig,
-    SandboxPool,
-    SandboxProvider,
-    discard,
-    pool_for,
-    quote,
-    reap,
-    set_pool_size,
-)
-from gym._spaces import TextSpace, ToolCallSpace
-from gym._splits import refuse_held_out, split_role, training_tasks
-from gym._tools import ToolCall, ToolSpec, tool
-from gym._validate import TaskCheck, validate_env
-from gym._version import DISTRIBUTION, __version__
-from gym._wrappers import EpisodeLimits
+from gym._registry import env_ids, envs, make, register
+from gym._registry import load_plugins as _load_plugins
+from gym._registry import register_local as _register_local
+from gym._rollout import EpisodeResult, run_episode
+from gym._tools import ToolCall, tool
+from gym._version import __version__
 
 __all__ = [
-    "Change",
-    "CheckSpec",
     "CodeEnv",
     "Component",
     "ConfigError",
     "ContainerEnv",
-    "DISTRIBUTION",
-    "DockerSandboxes",
-    "EngineUnavailable",
-    "EnvInfo",
-    "EnvNotFound",
-    "EpisodeLimits",
     "EpisodeResult",
-    "ExecResult",
-    "ExecTimeout",
-    "Export",
     "Flag",
     "GradingError",
     "GymError",
-    "HeldOutError",
-    "IdTaken",
-    "ImageError",
     "InfraError",
-    "Judge",
-    "LRUCache",
     "LocalPolicy",
-    "LocalSandboxes",
-    "Manifest",
     "NoopPolicy",
     "OpenAIPolicy",
     "OraclePolicy",
-    "PerturbedOraclePolicy",
     "Policy",
     "PolicyError",
-    "SYSTEM_PROMPT",
-    "Sandbox",
-    "SandboxConfig",
     "SandboxError",
-    "SandboxPool",
-    "SandboxProvider",
-    "SandboxUnavailable",
     "ScriptPolicy",
     "StepRecord",
-    "StoreError",
     "Task",
-    "TaskCheck",
-    "TaskNotFound",
-    "TextSpace",
     "ToolCall",
-    "ToolCallSpace",
-    "ToolSpec",
-    "Turn",
-    "UnsafeArchive",
-    "UnsafeConfig",
     "Verdict",
     "__version__",
-    "build_image",
-    "compose",
-    "discard",
-    "ensure_image",
     "env_ids",
-    "env_of",
     "envs",
-    "export_workspace",
-    "grade_code",
-    "grader_config",
-    "image_dir",
-    "list_images",
-    "load_plugins",
     "load_tasks",
     "make",
-    "matches",
-    "policy_from_name",
-    "pool_for",
-    "quote",
-    "read_tree",
-    "reap",
-    "refuse_held_out",
     "register",
-    "register_image",
-    "register_local",
     "run_episode",
-    "set_pool_size",
-    "split_role",
-    "task_files",
     "tool",
-    "tool_calls",
-    "training_tasks",
-    "validate_env",
 ]
 
-register_local()
-load_plugins()
+_SUBMODULES = (
+    "authoring",
+    "datasets",
+    "errors",
+    "grading",
+    "images",
+    "policies",
+    "runs",
+    "sandbox",
+    "train",
+)
+"""The public submodules, loaded on first use (``gym.runs`` works after ``import gym``)."""
+
+_MOVED: dict[str, str] = {
+    # name -> its public home (the top level kept them before the layered API)
+    "Change": "gym.sandbox",
+    "CheckSpec": "gym.grading",
+    "DockerSandboxes": "gym.sandbox",
+    "EngineUnavailable": "gym.errors",
+    "EnvInfo": "gym.authoring",
+    "EnvNotFound": "gym.errors",
+    "EpisodeLimits": "gym.authoring",
+    "HeldOutError": "gym.errors",
+    "IdTaken": "gym.errors",
+    "ExecResult": "gym.sandbox",
+    "ExecTimeout": "gym.errors",
+    "Export": "gym.grading",
+    "ImageError": "gym.errors",
+    "Judge": "gym.grading",
+    "LRUCache": "gym.authoring",
+    "LocalSandboxes": "gym.sandbox",
+    "Manifest": "gym.sandbox",
+    "PerturbedOraclePolicy": "gym.policies",
+    "SYSTEM_PROMPT": "gym.runs",
+    "Sandbox": "gym.sandbox",
+    "SandboxConfig": "gym.sandbox",
+    "SandboxPool": "gym.sandbox",
+    "SandboxProvider": "gym.sandbox",
+    "SandboxUnavailable": "gym.errors",
+    "StoreError": "gym.errors",
+    "TaskCheck": "gym.runs",
+    "TaskNotFound": "gym.errors",
+    "TextSpace": "gym.authoring",
+    "ToolCallSpace": "gym.authoring",
+    "ToolSpec": "gym.authoring",
+    "Turn": "gym.policies",
+    "UnsafeArchive": "gym.errors",
+    "UnsafeConfig": "gym.errors",
+    "build_image": "gym.images",
+    "compose": "gym.grading",
+    "discard": "gym.sandbox",
+    "ensure_image": "gym.images",
+    "env_of": "gym.authoring",
+    "export_workspace": "gym.grading",
+    "grade_code": "gym.grading",
+    "grader_config": "gym.grading",
+    "image_dir": "gym.images",
+    "list_images": "gym.images",
+    "load_plugins": "gym.authoring",
+    "matches": "gym.grading",
+    "policy_from_name": "gym.policies",
+    "pool_for": "gym.sandbox",
+    "quote": "gym.sandbox",
+    "read_tree": "gym.authoring",
+    "reap": "gym.sandbox",
+    "refuse_held_out": "gym.train",
+    "register_image": "gym.images",
+    "register_local": "gym.authoring",
+    "set_pool_size": "gym.sandbox",
+    "split_role": "gym.train",
+    "task_files": "gym.authoring",
+    "tool_calls": "gym.authoring",
+    "training_tasks": "gym.train",
+    "validate_env": "gym.runs",
+}
+"""Names removed from the top level, by the public module that holds them now."""
+
+
+_RETIRED: dict[str, tuple[str, str]] = {
+    # name -> (where its value lives now, what to use instead)
+    "DISTRIBUTION": ("gym._version", "the string 'boxgym', the distribution's name"),
+}
+"""Removed names with no public home, and what to use instead."""
+
+
+def __getattr__(name: str) -> _Any:
+    """A public submodule on first use, or a moved name (with a DeprecationWarning)."""
+    if name in _SUBMODULES:
+        return _importlib.import_module(f"gym.{name}")
+    if name in _MOVED:
+        home = _MOVED[name]
+        advice = f"moved to {home}.{name}; import it from there (`from {home} import {name}`)"
+    elif name in _RETIRED:
+        home, instead = _RETIRED[name]
+        advice = f"is deprecated; use {instead}"
+    else:
+        raise AttributeError(f"module 'gym' has no attribute {name!r}")
+    _warnings.warn(
+        f"gym.{name} {advice}; the old name will be removed", DeprecationWarning, stacklevel=2
+    )
+    return getattr(_importlib.import_module(home), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*__all__, *_SUBMODULES})
+
+
+_register_local()
+_load_plugins()

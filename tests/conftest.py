@@ -9,6 +9,7 @@ import pytest
 import toy_env  # noqa: F401 - registers the toy family (toy/Answer-v0) for every test
 
 import gym
+import gym.images
 from gym._errors import EngineUnavailable
 from gym._sandbox import DockerSandbox, SandboxConfig, client
 
@@ -55,7 +56,7 @@ def engine() -> None:
 
 @pytest.fixture(scope="session")
 def python_image(engine: None) -> str:
-    return gym.ensure_image("python")
+    return gym.images.ensure_image("python")
 
 
 @pytest.fixture

@@ -19,8 +19,10 @@ from gymnasium.utils.env_checker import check_env
 from toy_env import ENV_ID, SUBMIT, bash, write
 
 import gym
-from gym import ConfigError, InfraError, TaskNotFound
+import gym.authoring
+from gym import ConfigError, InfraError
 from gym._sandbox import client
+from gym.errors import TaskNotFound
 
 TASK = "sum-of-digits"
 ORACLE = (
@@ -215,7 +217,7 @@ def test_the_time_budget_truncates_and_caps_commands():
 def test_the_registered_budgets_reach_the_environment():
     env = gymnasium.make(ENV_ID)
     assert (env.unwrapped.max_steps, env.unwrapped.max_seconds) == (8, 120)
-    assert gym.env_of(gymnasium.make(ENV_ID, max_steps=3)).max_steps == 3
+    assert gym.authoring.env_of(gymnasium.make(ENV_ID, max_steps=3)).max_steps == 3
     env.close()
 
 
@@ -293,8 +295,10 @@ def test_the_claimed_success_flag_is_in_the_verdict_the_env_returns(env):
 def test_regrading_the_stored_final_state_gives_the_same_verdict(env):
     env.step(bash("echo stray > notes.txt"))  # outside the allowed paths: flagged
     *_, info = env.step({**SUBMIT, "content": "Done, the task is complete."})
-    inner = gym.env_of(env)
-    again = gym.env_of(gymnasium.make(ENV_ID)).regrade("add", info["final_state"], inner.trace)
+    inner = gym.authoring.env_of(env)
+    again = gym.authoring.env_of(gymnasium.make(ENV_ID)).regrade(
+        "add", info["final_state"], inner.trace
+    )
     assert again.model_dump(mode="json") == info["verdict"]
     assert {f.name for f in again.flags} == {"outside_allowed_paths", "claimed_success"}
 
@@ -335,7 +339,7 @@ def test_a_family_must_provide_the_whole_contract():
 def test_the_deprecated_limits_wrapper_still_limits():
     env = gymnasium.make(ENV_ID, max_steps=None)
     with pytest.warns(DeprecationWarning, match="owns its budgets"):
-        limited = gym.EpisodeLimits(env, max_steps=1)
+        limited = gym.authoring.EpisodeLimits(env, max_steps=1)
     limited.reset(options={"task": "add"})
     *_, truncated, info = limited.step(bash("true"))
     assert truncated and "step limit (1)" in info["end_reason"]

@@ -1,8 +1,9 @@
 import pytest
 
 import gym
-from gym import ImageError
+import gym.images
 from gym._images import context_hash, forbidden_in_context
+from gym.errors import ImageError
 
 
 @pytest.fixture
@@ -44,7 +45,7 @@ def test_a_copy_of_a_hidden_check_is_forbidden_whatever_its_name(project):
 def test_build_refuses_a_context_with_tests_before_touching_the_engine(project):
     (project / "images" / "demo" / "test_leak.py").write_text("assert True\n")
     with pytest.raises(ImageError, match="must never contain tests or solutions"):
-        gym.build_image("demo")
+        gym.images.build_image("demo")
 
 
 def test_unknown_image_folder_names_the_known_ones(project):
@@ -54,8 +55,8 @@ def test_unknown_image_folder_names_the_known_ones(project):
 
 @pytest.mark.docker
 def test_build_tags_by_content_and_records_the_digest(engine, project):
-    record = gym.build_image("demo")
+    record = gym.images.build_image("demo")
     assert record.tag == f"boxgym/demo:{context_hash('demo')[:16]}"
     assert record.digest.startswith("sha256:")
-    assert gym.ensure_image("demo") == record.digest
+    assert gym.images.ensure_image("demo") == record.digest
     assert (project / "data" / "images.json").read_text().count(record.digest) == 1

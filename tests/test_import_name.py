@@ -4,10 +4,11 @@ import importlib.metadata
 from pathlib import Path
 
 import gym
+from gym._version import DISTRIBUTION
 
 
 def test_import_gym_is_boxgym():
-    assert gym.DISTRIBUTION == "boxgym"
+    assert DISTRIBUTION == "boxgym"
     assert hasattr(gym, "ContainerEnv")
 
 

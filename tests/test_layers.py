@@ -23,7 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "gym"
 
 FRONT_DOOR = 10
-"""gym/__init__.py: above everything; nothing inside gym/ may import it."""
+"""gym/__init__.py: above everything; nothing inside gym/ may import it.
+
+A public submodule (``gym.sandbox``, ``gym.runs``...) sits at the layer of the highest
+module it re-exports from."""
 
 # Every module of gym/, by layer (DESIGN.md). A new module goes here, in its layer.
 LAYERS: dict[int, tuple[str, ...]] = {
@@ -36,6 +39,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._cache",
         "gym._tree",
         "gym._version",
+        "gym.errors",  # public: the exception tree
     ),
     2: (  # sandbox (Docker) and the images it runs
         "gym._sandbox",
@@ -52,11 +56,13 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._sandbox._stream",
         "gym._sandbox._tar",
         "gym._images",
+        "gym.sandbox",  # public: sandboxes and providers
+        "gym.images",  # public: images
     ),
     3: (  # grading
         "gym._grading",
         "gym._grading._ast",
-        "gym._grading._code",
+        "gym._grading._checks",
         "gym._grading._diff",
         "gym._grading._export",
         "gym._grading._files",
@@ -67,8 +73,8 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._grading._judge._client",
         "gym._grading._judge._parse",
         "gym._grading._judge._prompts",
-        "gym._grading.runner.boxgym_runner",
         "gym._grading.runner.boxgym_judge",
+        "gym._grading.runner.boxgym_runner",
         "gym._grading.runner.boxgym_wire",
         "gym._grading.runner.boxgym_worker",
     ),
@@ -83,6 +89,8 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._dataset",  # the importer: a record into a task's files
         "gym._importer",
         "gym.datasets",  # public: the importer's front door for environment authors
+        "gym.authoring",  # public: writing environment families
+        "gym.grading",  # public: graders (grade_code lives with the code family, layer 4)
     ),
     5: (  # policies
         "gym._policy",
@@ -136,6 +144,8 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._redteam._stub",
         "gym._redteam._suite",
         "gym._redteam._support",
+        "gym.policies",  # public: every policy (ReplayPolicy reads the store: layer 7)
+        "gym.runs",  # public: running and reporting benchmarks from Python
     ),
     8: (  # train
         "gym.train",

@@ -9,7 +9,9 @@ import gymnasium
 import pytest
 
 import gym
-from gym import ConfigError, EnvNotFound
+import gym.errors
+from gym import ConfigError
+from gym.errors import EnvNotFound
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -168,13 +170,13 @@ def test_the_id_rule_is_stated_when_an_id_breaks_it() -> None:
 
 
 def test_python_code_cannot_take_the_boxgym_namespace_nor_a_held_id() -> None:
-    with pytest.raises(gym.IdTaken, match=r"cannot register 'boxgym/Mine-v0'.*reserved"):
+    with pytest.raises(gym.errors.IdTaken, match=r"cannot register 'boxgym/Mine-v0'.*reserved"):
         gym.register("boxgym/Mine-v0", "x:Y")
     from gym import _registry
 
     _registry._owners["taken/Held-v0"] = "package someone-else"
     try:
-        with pytest.raises(gym.IdTaken, match=r"already registered by package someone-else"):
+        with pytest.raises(gym.errors.IdTaken, match=r"already registered by package someone-else"):
             gym.register("taken/Held-v0", "x:Y")
     finally:
         del _registry._owners["taken/Held-v0"]

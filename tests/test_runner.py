@@ -18,6 +18,7 @@ import pytest
 from toy_env import ENV_ID
 
 import gym
+import gym.errors
 from gym import OraclePolicy, Policy, PolicyError
 from gym._export_data import export_records
 from gym._report import build_report
@@ -98,7 +99,7 @@ def test_infra_errors_are_retried_then_recorded_never_scored(store):
 def test_export_refuses_the_eval_split_unless_told(store, tmp_path):
     config = RunConfig(envs=[ENV_ID], policy="oracle", split="eval", limit=1)
     run(config, store=store, policy_factory=OraclePolicy)
-    with pytest.raises(gym.StoreError, match="never exported for training"):
+    with pytest.raises(gym.errors.StoreError, match="never exported for training"):
         export_records(store, config.run_id, tmp_path / "out.jsonl")
     n = export_records(store, config.run_id, tmp_path / "hf", fmt="hf", allow_eval=True)
     record = json.loads((tmp_path / "hf" / "data.jsonl").read_text().splitlines()[0])

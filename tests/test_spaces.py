@@ -1,4 +1,4 @@
-from gym import TextSpace, ToolCallSpace
+from gym.authoring import TextSpace, ToolCallSpace
 
 LLM_TEXT = "Sure! Here's the fix:\n```python\nprint('héllo, wörld')\n```\n\t— done."
 

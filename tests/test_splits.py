@@ -5,30 +5,32 @@ from __future__ import annotations
 import pytest
 
 import gym
+import gym.errors
+import gym.train
 from gym._models import natural_key
 from gym._runner import RunConfig, plan, select_tasks
 
 
 def test_the_default_roles_keep_train_and_eval_as_they_were() -> None:
-    assert gym.split_role("boxgym/PyFunc-v0", "train") == "training"
-    assert gym.split_role("boxgym/PyFunc-v0", "eval") == "held-out"
-    assert gym.split_role("boxgym/PyFunc-v0", "validation") == "held-out"  # undeclared
+    assert gym.train.split_role("boxgym/PyFunc-v0", "train") == "training"
+    assert gym.train.split_role("boxgym/PyFunc-v0", "eval") == "held-out"
+    assert gym.train.split_role("boxgym/PyFunc-v0", "validation") == "held-out"  # undeclared
 
 
 def test_an_unregistered_environment_is_held_out_unless_the_split_is_train() -> None:
-    assert gym.split_role("gone/Plugin-v0", "train") == "training"
-    assert gym.split_role("gone/Plugin-v0", "test") == "held-out"
+    assert gym.train.split_role("gone/Plugin-v0", "train") == "training"
+    assert gym.train.split_role("gone/Plugin-v0", "test") == "held-out"
 
 
 def test_training_code_is_refused_held_out_tasks_by_name() -> None:
-    tasks = gym.training_tasks("boxgym/PyFunc-v0")
+    tasks = gym.train.training_tasks("boxgym/PyFunc-v0")
     assert tasks and {t.split for t in tasks} == {"train"}
-    gym.refuse_held_out("boxgym/PyFunc-v0", tasks)  # no error
+    gym.train.refuse_held_out("boxgym/PyFunc-v0", tasks)  # no error
     held = [t for t in gym.make("boxgym/PyFunc-v0").unwrapped.tasks if t.split == "eval"]
-    with pytest.raises(gym.HeldOutError, match=rf"{held[0].id} \(eval\)"):
-        gym.refuse_held_out("boxgym/PyFunc-v0", [*tasks, held[0]])
-    with pytest.raises(gym.HeldOutError, match="train: training, eval: held-out"):
-        gym.refuse_held_out("boxgym/PyFunc-v0", ["eval"])
+    with pytest.raises(gym.errors.HeldOutError, match=rf"{held[0].id} \(eval\)"):
+        gym.train.refuse_held_out("boxgym/PyFunc-v0", [*tasks, held[0]])
+    with pytest.raises(gym.errors.HeldOutError, match="train: training, eval: held-out"):
+        gym.train.refuse_held_out("boxgym/PyFunc-v0", ["eval"])
 
 
 def test_natural_order_puts_2_before_10_and_keeps_plain_ids_in_string_order() -> None:
@@ -84,7 +86,9 @@ def test_export_refuses_held_out_splits_by_role_and_filters_by_split(tmp_path) -
             [],
             None,
         )
-    with pytest.raises(gym.StoreError, match=r"held-out splits \(boxgym/MBPP-v0 validation\)"):
+    with pytest.raises(
+        gym.errors.StoreError, match=r"held-out splits \(boxgym/MBPP-v0 validation\)"
+    ):
         export_records(store, "r1", tmp_path / "all.jsonl")
     n = export_records(store, "r1", tmp_path / "train.jsonl", split="train")
     lines = (tmp_path / "train.jsonl").read_text().splitlines()

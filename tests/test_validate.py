@@ -14,8 +14,9 @@ import pytest
 from toy_env import ENV_ID
 
 import gym
-from gym import validate_env
+import gym.authoring
 from gym._validate import TaskCheck, ValidationStore, parse_shard, select_tasks
+from gym.runs import validate_env
 
 
 def test_every_toy_task_validates():
@@ -114,7 +115,7 @@ def test_a_change_to_the_familys_code_invalidates_stored_results(tmp_path: Path)
     source = "import gym\n\n\nclass HashedEnv(gym.CodeEnv):\n    family = 'hashed'\n"
     (folder / "__init__.py").write_text(source)
     (folder / "boxgym.toml").write_text('[[env]]\nid = "local/Hashed-v0"\nclass = "HashedEnv"\n')
-    assert gym.register_local(tmp_path) == ["local/Hashed-v0"]
+    assert gym.authoring.register_local(tmp_path) == ["local/Hashed-v0"]
     task = TASKS[0]
     before = fingerprint(task, 1, code_hash("local/Hashed-v0"))
     (folder / "__init__.py").write_text(source + "# a fix to the grader\n")
@@ -141,7 +142,7 @@ def test_a_task_that_stops_validation_is_reported_and_the_others_go_on(
         "    family = 'twotasks'\n"
     )
     (folder / "boxgym.toml").write_text('[[env]]\nid = "local/Two-v0"\nclass = "TwoEnv"\n')
-    gym.register_local(tmp_path)
+    gym.authoring.register_local(tmp_path)
     checks = {c.task_id: c for c in validate_env("local/Two-v0", repeats=1, concurrency=2)}
     assert checks["is-prime"].ok
     bad = checks["digital-root"]

@@ -1,7 +1,7 @@
 """A toy environment family for unit tests: no Docker, graded in milliseconds.
 
 `ToyEnv` is `gym.CodeEnv` (its bash, read_file, write_file and submit tools, its export
-of the workspace, its oracle and perturbed calls) over `gym.LocalSandboxes`, with a
+of the workspace, its oracle and perturbed calls) over `gym.sandbox.LocalSandboxes`, with a
 grade computed here: ``answer.txt`` must hold the task's ``expected`` text, and changes
 outside the allowed paths are flagged as for the real code families. It is registered
 as ``toy/Answer-v0`` when this module is imported.
@@ -17,11 +17,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import gym
+import gym.authoring
+import gym.grading
+import gym.sandbox
 from gym._grading import code_flags
 
 ENV_ID = "toy/Answer-v0"
 SEEDS = Path(__file__).resolve().parent / "toy_seeds"
-LOCAL = gym.LocalSandboxes(allow_unsafe=True)
+LOCAL = gym.sandbox.LocalSandboxes(allow_unsafe=True)
 
 
 class ToyEnv(gym.CodeEnv):
@@ -39,9 +42,9 @@ class ToyEnv(gym.CodeEnv):
         return gym.load_tasks(SEEDS, cls.family)
 
     def grade(
-        self, task: gym.Task, final_state: gym.Export, trajectory: Sequence[gym.StepRecord]
+        self, task: gym.Task, final_state: gym.grading.Export, trajectory: Sequence[gym.StepRecord]
     ) -> gym.Verdict:
-        files = final_state.applied_to(gym.task_files(task, with_git=False))
+        files = final_state.applied_to(gym.authoring.task_files(task, with_git=False))
         answer = files.get("answer.txt", b"").decode(errors="replace").strip()
         expected = str(task.data["expected"])
         component = gym.Component(
@@ -50,7 +53,7 @@ class ToyEnv(gym.CodeEnv):
             explanation=f"answer {answer!r}, expected {expected!r}",
         )
         flags = code_flags(final_state, task.allowed_paths)
-        return gym.compose({"answer": component}, flags, grader="toy", version="1")
+        return gym.grading.compose({"answer": component}, flags, grader="toy", version="1")
 
 
 gym.register(ENV_ID, f"{__name__}:ToyEnv", max_steps=8, max_seconds=120)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import gym
+import gym.authoring
 
 __all__ = [
     "EVAL_FROM",
@@ -210,7 +211,7 @@ def materialise(problem: dict[str, Any], root: Path) -> Path:
     """
     files = task_files(problem)
     target = root / folder_name(problem["task_id"])
-    if gym.read_tree(target) == files:
+    if gym.authoring.read_tree(target) == files:
         return target
     scratch = root.parent / f".{root.name}-tmp"
     scratch.mkdir(parents=True, exist_ok=True)
@@ -231,7 +232,7 @@ def materialise(problem: dict[str, Any], root: Path) -> Path:
     except OSError:
         # Another process put its own copy in place first; keep it if it is right.
         shutil.rmtree(build, ignore_errors=True)
-        if gym.read_tree(target) != files:
+        if gym.authoring.read_tree(target) != files:
             raise
     try:
         scratch.rmdir()

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import gym
+import gym.sandbox
 from environments.sql.grading import (
     GRADER,
     GRADER_VERSION,
@@ -107,7 +108,7 @@ class SQLEnv(gym.ContainerEnv[SQLExport]):
             {"name": "sql", "arguments": {"query": "SELECT count(*) FROM shop.customers"}},
         ]
 
-    def setup(self, task: gym.Task, sandbox: gym.Sandbox) -> None:
+    def setup(self, task: gym.Task, sandbox: gym.sandbox.Sandbox) -> None:
         """Hand the agent role the tables the task lets it restructure (if any)."""
         owns = TaskSpec.of(task).owns
         if not owns:
@@ -191,12 +192,12 @@ class SQLEnv(gym.ContainerEnv[SQLExport]):
         """
         return ""
 
-    def _sandbox(self) -> gym.Sandbox:
+    def _sandbox(self) -> gym.sandbox.Sandbox:
         if self.sandbox is None:
             raise gym.ConfigError("no episode is running: call reset() first")
         return self.sandbox
 
-    def _stop_sessions(self, sandbox: gym.Sandbox) -> None:
+    def _stop_sessions(self, sandbox: gym.sandbox.Sandbox) -> None:
         stop = (
             "SELECT pg_terminate_backend(pid, 3000) FROM pg_stat_activity WHERE usename = 'agent'"
         )
@@ -228,7 +229,7 @@ class SQLEnv(gym.ContainerEnv[SQLExport]):
 
     # -- grading -------------------------------------------------------------------------
 
-    def export(self, task: gym.Task, sandbox: gym.Sandbox) -> SQLExport:
+    def export(self, task: gym.Task, sandbox: gym.sandbox.Sandbox) -> SQLExport:
         """Freeze the agent's database and dump it, with the submitted answer query."""
         return export_state(sandbox, TaskSpec.of(task).kind, self._answer())
 

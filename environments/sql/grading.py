@@ -22,6 +22,9 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 import gym
+import gym.authoring
+import gym.grading
+import gym.sandbox
 
 __all__ = [
     "FLAGS",
@@ -134,9 +137,9 @@ class SQLExport(BaseModel):
         return data
 
 
-def grading_config(image: str) -> gym.SandboxConfig:
+def grading_config(image: str) -> gym.sandbox.SandboxConfig:
     """A grading container from the pristine image, its server started at boot."""
-    return gym.grader_config(
+    return gym.grading.grader_config(
         image,
         read_only=False,
         tmpfs={"/grade": "size=256m,mode=0755", "/tmp": "size=256m,mode=1777"},
@@ -144,7 +147,7 @@ def grading_config(image: str) -> gym.SandboxConfig:
     )
 
 
-def export_state(sandbox: gym.Sandbox, kind: str, answer: str) -> SQLExport:
+def export_state(sandbox: gym.sandbox.Sandbox, kind: str, answer: str) -> SQLExport:
     """Freeze the agent's database and dump it (run in the agent's container, as postgres).
 
     Freezing: the agent role is set NOLOGIN and its sessions are terminated (waiting for
@@ -181,7 +184,7 @@ def run_runner(
     dump: bytes,
     *,
     timeout: float = 300,
-    sandboxes: gym.SandboxProvider | None = None,
+    sandboxes: gym.sandbox.SandboxProvider | None = None,
 ) -> dict[str, Any]:
     """Stage a fresh grading container, run the runner there, return its report.
 
@@ -191,7 +194,7 @@ def run_runner(
         GradingError: the runner left no report or reported its own crash.
         SandboxError: the grading container failed.
     """
-    provider = sandboxes or gym.DockerSandboxes()
+    provider = sandboxes or gym.sandbox.DockerSandboxes()
     sandbox = provider.acquire(grading_config(image), run="grading", role="grader")
     try:
         files = {
@@ -229,7 +232,7 @@ def grade_sql(
     export: SQLExport,
     image: str,
     *,
-    sandboxes: gym.SandboxProvider | None = None,
+    sandboxes: gym.sandbox.SandboxProvider | None = None,
 ) -> gym.Verdict:
     """Grade an exported final state (the episode's end, and regrading).
 
@@ -238,7 +241,7 @@ def grade_sql(
     spec = TaskSpec.of(task)
     if export.problem:
         state = gym.Component(score=0.0, passed=False, explanation=export.problem)
-        return gym.compose({"state": state}, [], grader=GRADER, version=GRADER_VERSION)
+        return gym.grading.compose({"state": state}, [], grader=GRADER, version=GRADER_VERSION)
     try:
         report = _graded_report(spec, export, image, sandboxes)
         components, flags = evaluate(spec, report)
@@ -246,14 +249,14 @@ def grade_sql(
         return gym.Verdict.infra(
             f"grading failed: {exc}", grader=GRADER, grader_version=GRADER_VERSION
         )
-    return gym.compose(components, flags, grader=GRADER, version=GRADER_VERSION)
+    return gym.grading.compose(components, flags, grader=GRADER, version=GRADER_VERSION)
 
 
-_snapshots = gym.LRUCache()
+_snapshots = gym.authoring.LRUCache()
 
 
 def _graded_report(
-    spec: TaskSpec, export: SQLExport, image: str, sandboxes: gym.SandboxProvider | None
+    spec: TaskSpec, export: SQLExport, image: str, sandboxes: gym.sandbox.SandboxProvider | None
 ) -> dict[str, Any]:
     """The runner's report, completed with the cached snapshots and the row diffs."""
     write = spec.kind == "write"

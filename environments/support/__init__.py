@@ -9,6 +9,10 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import gym
+import gym.authoring
+import gym.errors
+import gym.grading
+import gym.sandbox
 from environments.support._api import (
     Request,
     exchange_command,
@@ -46,7 +50,7 @@ _TMPFS = {
     "/home/agent": "size=16m,uid=1000,gid=1000,mode=0755",
     SERVICE_DIR: "size=32m,uid=990,gid=990,mode=0700",
 }
-_expected_states = gym.LRUCache()
+_expected_states = gym.authoring.LRUCache()
 """Gold states by (env class, grading config, gold actions): the service is deterministic."""
 PERTURBATION = gym.ToolCall(
     name="update_email", arguments={"customer_id": "C2001", "email": "perturbed@example.com"}
@@ -90,11 +94,13 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
             {"name": "find_customer", "arguments": {"name": "Garcia"}},
         ]
 
-    def setup(self, task: gym.Task, sandbox: gym.Sandbox) -> None:
+    def setup(self, task: gym.Task, sandbox: gym.sandbox.Sandbox) -> None:
         """Check that the service (started at boot) answers before the episode begins."""
         status, _ = self._exchange(("GET", "/health", None))
         if status != 200:
-            raise gym.SandboxUnavailable(f"the support service answered /health with {status}")
+            raise gym.errors.SandboxUnavailable(
+                f"the support service answered /health with {status}"
+            )
 
     def prompt(self, task: gym.Task) -> str:
         """The policy document, then the customer's message."""
@@ -274,7 +280,7 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
         """Send one request to the service in the sandbox; status and JSON body.
 
         Raises:
-            gym.SandboxUnavailable: the service did not answer (an infrastructure fault).
+            gym.errors.SandboxUnavailable: the service did not answer (an infrastructure fault).
         """
         if self.sandbox is None:
             raise gym.ConfigError("no episode is running: call reset() first")
@@ -284,13 +290,15 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
         self.note(result.exit_code, result.timed_out)
         if not result.ok or result.stdout_truncated:
             why = "timed out" if result.timed_out else f"exit {result.exit_code}"
-            raise gym.SandboxUnavailable(
+            raise gym.errors.SandboxUnavailable(
                 f"the support service did not answer ({why}): {result.stderr.strip()[-300:]}"
             )
         try:
             return parse_response(result.stdout)
         except ValueError as exc:
-            raise gym.SandboxUnavailable(f"the support service sent a broken reply: {exc}") from exc
+            raise gym.errors.SandboxUnavailable(
+                f"the support service sent a broken reply: {exc}"
+            ) from exc
 
     # -- scripted solutions (validation) ----------------------------------------------------
 
@@ -306,7 +314,7 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
 
     # -- grading ----------------------------------------------------------------------------
 
-    def export(self, task: gym.Task, sandbox: gym.Sandbox) -> SupportExport:
+    def export(self, task: gym.Task, sandbox: gym.sandbox.Sandbox) -> SupportExport:
         """Freeze the agent's container, then export the service's state and audit log."""
         sandbox.kill_processes()
         return dump_state(sandbox)
@@ -318,7 +326,7 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
         trajectory: Sequence[gym.StepRecord],
     ) -> gym.Verdict:
         """Grade elsewhere: gold state replayed in a fresh container, reply facts, audit."""
-        return self.grade_export(task, final_state, gym.tool_calls(trajectory))
+        return self.grade_export(task, final_state, gym.authoring.tool_calls(trajectory))
 
     def grade_export(
         self, task: gym.Task, export: SupportExport, calls: list[gym.ToolCall]
@@ -347,7 +355,7 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
             "state": state_component(export, expected),
             "facts": facts_component(answer_of(calls), gold.facts),
         }
-        return gym.compose(components, flags, grader=GRADER, version=GRADER_VERSION)
+        return gym.grading.compose(components, flags, grader=GRADER, version=GRADER_VERSION)
 
     def _cached_expected_state(self, actions: list[gym.ToolCall]) -> SupportExport:
         """`expected_state`, replayed once per process for the same image and actions."""
@@ -376,10 +384,10 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
         finally:
             self.sandboxes.release(sandbox)
 
-    def grading_config(self) -> gym.SandboxConfig:
+    def grading_config(self) -> gym.sandbox.SandboxConfig:
         """Settings of the grading container: the episode's, disposable after one use."""
         return self.sandbox_config().model_copy(update={"disposable": True})
 
-    def acquire_grader(self) -> gym.Sandbox:
+    def acquire_grader(self) -> gym.sandbox.Sandbox:
         """A fresh grading sandbox (from a warm pool of booted ones)."""
         return self.sandboxes.acquire(self.grading_config(), run="grading", role="grader")

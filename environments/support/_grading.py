@@ -22,6 +22,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 import gym
+import gym.images
+import gym.sandbox
 from environments.support._api import (
     CONFIRMED_ACTIONS,
     WRITE_TOOLS,
@@ -51,7 +53,10 @@ _SOURCES = [
     Path(__file__).with_name("_api.py"),
     # The image-side dumper that makes the canonical state the grader compares, and the
     # schema that names the free-text columns it leaves out.
-    *(gym.image_dir("support") / "support" / name for name in ("supportctl.py", "schema.py")),
+    *(
+        gym.images.image_dir("support") / "support" / name
+        for name in ("supportctl.py", "schema.py")
+    ),
 ]
 GRADER_VERSION = "1+" + hashlib.sha256(b"".join(p.read_bytes() for p in _SOURCES)).hexdigest()[:12]
 REFUND_LIMIT_CENTS = 25_000
@@ -297,7 +302,7 @@ def answer_of(calls: Sequence[gym.ToolCall]) -> str:
 # -- containers -----------------------------------------------------------------------
 
 
-def dump_state(sandbox: gym.Sandbox, *, timeout: float = 60.0) -> SupportExport:
+def dump_state(sandbox: gym.sandbox.Sandbox, *, timeout: float = 60.0) -> SupportExport:
     """The canonical state and audit log of the service in a sandbox (admin channel).
 
     Raises:
@@ -314,7 +319,9 @@ def dump_state(sandbox: gym.Sandbox, *, timeout: float = 60.0) -> SupportExport:
         raise gym.GradingError(f"the state dump is not readable: {exc}") from exc
 
 
-def replay(sandbox: gym.Sandbox, actions: Sequence[gym.ToolCall], *, timeout: float) -> None:
+def replay(
+    sandbox: gym.sandbox.Sandbox, actions: Sequence[gym.ToolCall], *, timeout: float
+) -> None:
     """Replay gold actions against the service in a (grading) sandbox.
 
     Raises:

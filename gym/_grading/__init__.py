@@ -1,6 +1,6 @@
 """Grading: exports of final state, trusted runners, trajectory flags, verdicts."""
 
-from gym._grading._code import (
+from gym._grading._checks import (
     RUNNER_HASH,
     CheckSpec,
     Finding,

@@ -19,10 +19,15 @@ The pieces, each small and typed:
    `aggregate` (``token_mean``, ``seq_mean_token_mean``, ``seq_sum_const``), and
    `batch_loss` / `batch_sft_loss` over a model; metrics as `LossMetrics`.
 
+Which tasks may be trained on at all: `training_tasks` keeps a family's training
+splits, `refuse_held_out` raises `HeldOutError` for a held-out one, `split_role` names
+a split's role (``training`` or ``held-out``).
+
 torch is imported only inside the functions that use it, so ``import gym.train`` is
 light; install it with ``pip install -e '.[train]'``.
 """
 
+from gym._splits import refuse_held_out, split_role, training_tasks
 from gym.train._batch import (
     Batch,
     batch_loss,
@@ -71,10 +76,13 @@ __all__ = [
     "group_advantages",
     "grpo_samples",
     "policy_loss",
+    "refuse_held_out",
     "sample_allowed",
     "sft_loss",
+    "split_role",
     "token_logprobs",
     "training_reward",
+    "training_tasks",
     "turn_tokens",
     "verified",
 ]

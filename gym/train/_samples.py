@@ -84,7 +84,7 @@ def turn_tokens(turns: Sequence[Any]) -> list[TurnTokens]:
     """The token records of an episode's turns.
 
     Args:
-        turns: `gym.Turn` objects (an `EpisodeResult`'s ``turns``) or stored step rows
+        turns: `gym.policies.Turn` objects (an `EpisodeResult`'s ``turns``) or stored step rows
             (``Store.steps(episode_id)``): anything with ``prompt_token_ids``,
             ``completion_token_ids`` and ``logprobs``.
 

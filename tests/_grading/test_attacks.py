@@ -15,7 +15,7 @@ import gymnasium
 import pytest
 
 from gym import ScriptPolicy, run_episode
-from gym._grading import _code as code_grading
+from gym._grading import _checks as code_grading
 
 sys.path.insert(0, str(Path(__file__).parent))
 from attacks import BY_NAME, DIGITS, MDTOC, WORDSTATS, reference_fix  # noqa: E402

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from gym._grading._code import RUNNER_PATH
+from gym._grading._checks import RUNNER_PATH
 
 RUNNER_DIR = RUNNER_PATH.parent
 

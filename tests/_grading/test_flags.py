@@ -1,7 +1,9 @@
 import pytest
 
-from gym import Change, Component, Export, Flag, ToolCall, compose, matches
+from gym import Component, Flag, ToolCall
 from gym._grading import code_flags, command_flags, expected_tests, loop_flags
+from gym.grading import Export, compose, matches
+from gym.sandbox import Change
 
 
 def export(*changes: tuple[str, str], files: dict | None = None) -> Export:

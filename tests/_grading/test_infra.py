@@ -14,7 +14,7 @@ import pytest
 
 import gym
 from gym import InfraError, OraclePolicy, run_episode
-from gym._grading import _code as code_grading
+from gym._grading import _checks as code_grading
 from gym._sandbox import client, list_boxgym, owner_label
 
 pytestmark = pytest.mark.docker

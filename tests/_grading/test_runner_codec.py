@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from gym._grading._code import RUNNER_PATH
+from gym._grading._checks import RUNNER_PATH
 
 spec = importlib.util.spec_from_file_location("boxgym_runner", RUNNER_PATH)
 runner = importlib.util.module_from_spec(spec)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 from unittest import mock
 
-from gym._grading import _code as code_grading
+from gym._grading import _checks as code_grading
 from gym._sandbox import SandboxConfig, set_pool_size
 
 

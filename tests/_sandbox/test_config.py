@@ -1,6 +1,7 @@
 import pytest
 
-from gym import SandboxConfig, UnsafeConfig
+from gym.errors import UnsafeConfig
+from gym.sandbox import SandboxConfig
 
 
 def test_defaults_are_hardened():

@@ -2,7 +2,7 @@ import time
 
 import pytest
 
-from gym import SandboxPool
+from gym.sandbox import SandboxPool
 
 pytestmark = pytest.mark.docker
 

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from gym import SandboxError, SandboxUnavailable, UnsafeConfig
+from gym import SandboxError
 from gym._sandbox import (
     DockerSandboxes,
     LocalSandbox,
@@ -21,6 +21,7 @@ from gym._sandbox import (
     SandboxConfig,
     SandboxProvider,
 )
+from gym.errors import SandboxUnavailable, UnsafeConfig
 
 
 @pytest.fixture(params=["local", pytest.param("docker", marks=pytest.mark.docker)])
@@ -35,9 +36,9 @@ def provider(request) -> SandboxProvider:
 def config(provider) -> SandboxConfig:
     image = provider.image("python") if isinstance(provider, LocalSandboxes) else None
     if image is None:
-        import gym
+        import gym.images
 
-        image = gym.ensure_image("python")
+        image = gym.images.ensure_image("python")
     return SandboxConfig(image=image, memory_mb=256, pids_limit=64)
 
 

@@ -7,8 +7,9 @@ import time
 
 import pytest
 
-from gym import SandboxError, SandboxUnavailable
+from gym import SandboxError
 from gym._sandbox import Manifest, Sandbox, client
+from gym.errors import SandboxUnavailable
 
 pytestmark = pytest.mark.docker
 

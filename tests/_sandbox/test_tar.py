@@ -3,8 +3,8 @@ import tarfile
 
 import pytest
 
-from gym import UnsafeArchive
 from gym._sandbox import pack, unpack
+from gym.errors import UnsafeArchive
 
 
 def archive(*members: tuple[str, str, str]) -> bytes:

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from gym import StoreError
 from gym._store import EpisodeRow, RunRow, StepRow, Store, VerdictRow
+from gym.errors import StoreError
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import viewdata
 
-from gym import StoreError
 from gym._report import build_report, compare
 from gym._store import Store
 from gym._view import Site, episode_items, safe_url, select, write_site
 from gym._view._episode import episode_view, flag_step
 from gym._view._links import compare_page, episode_page, raw_page, run_page
+from gym.errors import StoreError
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ import urllib.parse
 import pytest
 import viewdata
 
-from gym import StoreError
 from gym._store import Store
 from gym._view import Site, serve
 from gym._view._links import episode_page, raw_page, run_page
+from gym.errors import StoreError
 
 
 def request(url: str, method: str = "GET", path: str = "/", host: str | None = None):

@@ -11,9 +11,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from gym import Export
 from gym._sandbox import Change
 from gym._store import EpisodeRow, RunRow, StepRow, Store, VerdictRow
+from gym.grading import Export
 
 ENV = "boxgym/PyFunc-v0"
 TASKS = ["is-prime", "count-vowels", "gcd-of-list", "caesar-shift"]

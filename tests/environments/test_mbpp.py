@@ -20,6 +20,7 @@ import gymnasium
 import pytest
 
 import gym
+import gym.train
 from environments.mbpp import MBPPEnv
 from gym._validate import ValidationStore, validate_env
 from gym.datasets import DatasetMapping, import_dataset
@@ -134,11 +135,11 @@ def test_env_list_shows_mbpp_with_its_splits_and_roles(fresh_data: Path) -> None
 
 
 def test_held_out_splits_follow_the_declared_roles() -> None:
-    assert gym.split_role(ENV_ID, "train") == "training"
-    assert gym.split_role(ENV_ID, "prompt") == "training"
-    assert gym.split_role(ENV_ID, "validation") == "held-out"
-    assert gym.split_role(ENV_ID, "test") == "held-out"
-    assert gym.split_role(ENV_ID, "eval") == "held-out"  # not declared: kept out of training
+    assert gym.train.split_role(ENV_ID, "train") == "training"
+    assert gym.train.split_role(ENV_ID, "prompt") == "training"
+    assert gym.train.split_role(ENV_ID, "validation") == "held-out"
+    assert gym.train.split_role(ENV_ID, "test") == "held-out"
+    assert gym.train.split_role(ENV_ID, "eval") == "held-out"  # not declared: kept out of training
 
 
 def _checks_pass_through_the_codec(task: gym.Task) -> str:

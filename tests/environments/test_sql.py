@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import gym
+import gym.sandbox
 from environments.sql import SQLEnv, grading
 from environments.sql.grading import (
     FLAGS,
@@ -485,14 +486,14 @@ def test_left_over_helper_objects_do_not_fail_but_are_not_verified(env: Any) -> 
 def test_a_dying_grading_container_is_an_infra_error(
     env: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = gym.Sandbox.put_files
+    original = gym.sandbox.Sandbox.put_files
 
-    def kill_then_put(self: gym.Sandbox, root: str, *args: Any, **kwargs: Any) -> None:
+    def kill_then_put(self: gym.sandbox.Sandbox, root: str, *args: Any, **kwargs: Any) -> None:
         if root == "/grade":
             self.container.kill()
         original(self, root, *args, **kwargs)
 
-    monkeypatch.setattr(gym.Sandbox, "put_files", kill_then_put)
+    monkeypatch.setattr(gym.sandbox.Sandbox, "put_files", kill_then_put)
     task = "customers-per-country"
     result = gym.run_episode(env, gym.OraclePolicy(), task_id=task, seed=0)
     assert result.outcome == "infra_error" and result.reward is None

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import gym
+import gym.sandbox
 from environments.support import SupportEnv
 from environments.support._api import parse_response, request_for, target_of
 from environments.support._grading import (
@@ -410,14 +411,14 @@ def test_forbidden_side_effect_fails_with_its_flag(engine: None, flag: str) -> N
 
 
 class _DyingGrader(SupportEnv):
-    def acquire_grader(self) -> gym.Sandbox:
+    def acquire_grader(self) -> gym.sandbox.Sandbox:
         sandbox = super().acquire_grader()
         sandbox.container.kill()
         return sandbox
 
 
 class _BrokenService(SupportEnv):
-    def grading_config(self) -> gym.SandboxConfig:
+    def grading_config(self) -> gym.sandbox.SandboxConfig:
         config = super().grading_config()
         boot = (("990:990", "SUPPORT_PORT=1 /opt/support/start.sh"),)
         return config.model_copy(update={"boot": boot, "boot_timeout": 15.0})
@@ -431,7 +432,7 @@ def test_grading_failures_are_infra_errors(engine: None, env_class: type[Support
     try:
         result = episode("refund-damaged-kettle", gold, env)
     finally:
-        gym.pool_for(env.grading_config()).close()
+        gym.sandbox.pool_for(env.grading_config()).close()
     assert result.outcome == "infra_error" and result.reward is None
     assert result.verdict is not None and result.verdict.outcome == "infra_error"
     assert "grading failed" in result.verdict.reason

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 import gym
+import gym.policies
 from gym._policy._local import render_prompt
 from gym._policy._parse import format_call
 from gym.train import Sample, TurnTokens, episode_samples, turn_tokens
@@ -149,7 +150,7 @@ def test_no_turns_no_samples():
 
 
 def test_turn_tokens_reads_turns_and_refuses_incomplete_ones():
-    turn = gym.Turn(
+    turn = gym.policies.Turn(
         message={"role": "assistant", "content": "x"},
         prompt_token_ids=[1, 2],
         completion_token_ids=[3],

@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import gym
+import gym.images
 
 __all__ = ["GreetingEnv", "register"]
 
@@ -24,5 +25,5 @@ class GreetingEnv(gym.CodeEnv):
 
 def register() -> None:
     """Called by boxgym through the ``boxgym.environments`` entry point."""
-    gym.register_image("greeting", HERE / "image")
+    gym.images.register_image("greeting", HERE / "image")
     gym.register("example/Greeting-v0", "boxgym_example_plugin:GreetingEnv", max_steps=10)

@@ -81,7 +81,7 @@ class Judge(BaseModel):
 
     Example::
 
-        judge = gym.Judge(base_url="http://localhost:8000/v1", model="qwen3-8b")
+        judge = gym.grading.Judge(base_url="http://localhost:8000/v1", model="qwen3-8b")
         component = judge.score(task.prompt, diff)        # a non-gated Component
         pair = judge.compare(task.prompt, diff_a, diff_b)  # order-swapped preference
     """

@@ -1,0 +1,54 @@
+"""Writing environments, for authors of an environment family.
+
+A family subclasses `ContainerEnv` (or `CodeEnv` for a code repository), declares
+its tools with `@tool`, loads its tasks with `load_tasks` and registers its ids with
+`register`; docs/authoring.md walks through one. The rest is what such a family
+needs beside that: the trajectory it grades (`StepRecord`, `tool_calls`), the tool
+schemas (`ToolSpec`) and spaces (`TextSpace`, `ToolCallSpace`), the limits wrapper
+(`EpisodeLimits`), task files (`task_files`, `read_tree`), a small cache
+(`LRUCache`), and the registry's view of what is registered (`EnvInfo`,
+`env_of`, `load_plugins`, `register_local`)::
+
+    >>> from gym.authoring import CodeEnv, tool
+    >>> class MyEnv(CodeEnv):                                             # doctest: +SKIP
+    ...     @tool(kind="read")
+    ...     def lines(self, path: str) -> str:  # its docstring describes the tool
+    ...         return self.sandbox.exec(["wc", "-l", path]).stdout
+
+``gym env new NAME`` scaffolds a whole family (class, image, tasks).
+"""
+
+from gym._cache import LRUCache
+from gym._code import CodeEnv, read_tree, task_files
+from gym._env import ContainerEnv, StepRecord, env_of, tool_calls
+from gym._models import Component, Flag, Task, Verdict, load_tasks
+from gym._registry import EnvInfo, load_plugins, register, register_local
+from gym._spaces import TextSpace, ToolCallSpace
+from gym._tools import ToolCall, ToolSpec, tool
+from gym._wrappers import EpisodeLimits
+
+__all__ = [
+    "CodeEnv",
+    "Component",
+    "ContainerEnv",
+    "EnvInfo",
+    "EpisodeLimits",
+    "Flag",
+    "LRUCache",
+    "StepRecord",
+    "Task",
+    "TextSpace",
+    "ToolCall",
+    "ToolCallSpace",
+    "ToolSpec",
+    "Verdict",
+    "env_of",
+    "load_plugins",
+    "load_tasks",
+    "read_tree",
+    "register",
+    "register_local",
+    "task_files",
+    "tool",
+    "tool_calls",
+]

@@ -1,0 +1,32 @@
+"""Container images, for authors of environments that ship their own image.
+
+An image is built from a folder holding a Dockerfile (``images/<name>/`` in this
+repository, or one a plugin registers with `register_image`) and tagged by a hash of
+its content, so a changed context means a new image and an unchanged one is reused::
+
+    >>> import gym.images
+    >>> gym.images.register_image("my-image", Path(__file__).parent / "image")  # doctest: +SKIP
+    >>> tag = gym.images.ensure_image("my-image")                                 # doctest: +SKIP
+
+The command line does the same: ``gym images build``.
+"""
+
+from gym._images import (
+    ImageRecord,
+    build_image,
+    ensure_image,
+    image_dir,
+    image_names,
+    list_images,
+    register_image,
+)
+
+__all__ = [
+    "ImageRecord",
+    "build_image",
+    "ensure_image",
+    "image_dir",
+    "image_names",
+    "list_images",
+    "register_image",
+]

@@ -1,0 +1,48 @@
+"""Policies, for people who drive environments with an agent or write one.
+
+A `Policy` answers a conversation and the offered tool schemas with a `Turn` (one
+tool call, with the token ids and logprobs a trainer needs). The scripted ones ship
+with the library: `OraclePolicy` (replays the task's reference solution),
+`NoopPolicy` (submits at once), `PerturbedOraclePolicy` (the oracle plus one write
+outside the allowed paths), `ScriptPolicy` (calls you give it) and `ReplayPolicy` (a
+stored episode); `OpenAIPolicy` talks to any OpenAI-compatible endpoint (vLLM first),
+`LocalPolicy` runs a transformers model on the CPU, `TinyPolicy` a tiny random model
+for tests. `policy_from_name` makes one from its command-line name (`POLICIES`)::
+
+    >>> from gym.policies import policy_from_name
+    >>> policy = policy_from_name("openai", model="Qwen/Qwen3-8B", base_url=url)  # doctest: +SKIP
+"""
+
+from gym._policy import (
+    DEFAULT_MODEL,
+    POLICIES,
+    LocalPolicy,
+    NoopPolicy,
+    OpenAIPolicy,
+    OraclePolicy,
+    PerturbedOraclePolicy,
+    Policy,
+    ScriptPolicy,
+    TinyPolicy,
+    Turn,
+    parse_tool_call,
+    policy_from_name,
+)
+from gym._replay import ReplayPolicy
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "POLICIES",
+    "LocalPolicy",
+    "NoopPolicy",
+    "OpenAIPolicy",
+    "OraclePolicy",
+    "PerturbedOraclePolicy",
+    "Policy",
+    "ReplayPolicy",
+    "ScriptPolicy",
+    "TinyPolicy",
+    "Turn",
+    "parse_tool_call",
+    "policy_from_name",
+]

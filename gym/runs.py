@@ -1,0 +1,78 @@
+"""Running and reporting benchmarks from Python, for people who evaluate agents.
+
+What ``gym run``, ``gym report``, ``gym compare``, ``gym gate``, ``gym regrade`` and
+``gym env validate`` do on the command line, as functions::
+
+    >>> from gym.runs import RunConfig, Store, build_report, run
+    >>> store = Store()              # trajectories/runs.db, or GYM_DB_URL  # doctest: +SKIP
+    >>> config = RunConfig(envs=["boxgym/PyRepo-v0"], policy="oracle", k=2)
+    >>> progress = run(config, store=store)                         # doctest: +SKIP
+    >>> build_report(store, config.run_id).overall.pass_at_k[1]    # doctest: +SKIP
+
+A run is planned (`plan`: one `Job` per episode, ids by hash, so running it again
+resumes), its episodes run by an `Executor` (`LocalExecutor` threads here,
+`RayExecutor` on a Ray cluster) and committed to the `Store`. A `Report` gives pass@k,
+pass^k, bootstrap intervals and slices; `compare` pairs two runs; `gate` checks a run
+against `Rule`s; `regrade_run` re-scores stored final states with today's graders;
+`export_records` writes training records (never the eval split); `validate_env`
+checks an environment's tasks (the oracle passes, noop fails, perturbation is
+flagged, grading is deterministic). `run_episode` is one episode, without a store.
+"""
+
+from gym._executor import EpisodeWork, Executor, Finished, Job, LocalExecutor, NamedPolicy
+from gym._export_data import export_records
+from gym._ray import RayExecutor
+from gym._ray_cluster import LocalRayCluster
+from gym._regrade import regrade_run
+from gym._report import (
+    Comparison,
+    GateResult,
+    Report,
+    Rule,
+    build_report,
+    compare,
+    gate,
+    load_rules,
+)
+from gym._rollout import SYSTEM_PROMPT, EpisodeResult, run_episode
+from gym._runner import SUITES, RunConfig, RunProgress, plan, run
+from gym._stats import bootstrap_ci, paired_bootstrap, pass_at_k, pass_hat_k
+from gym._store import Store, default_url
+from gym._validate import TaskCheck, validate_env
+
+__all__ = [
+    "SUITES",
+    "SYSTEM_PROMPT",
+    "Comparison",
+    "EpisodeResult",
+    "EpisodeWork",
+    "Executor",
+    "Finished",
+    "GateResult",
+    "Job",
+    "LocalExecutor",
+    "LocalRayCluster",
+    "NamedPolicy",
+    "RayExecutor",
+    "Report",
+    "Rule",
+    "RunConfig",
+    "RunProgress",
+    "Store",
+    "TaskCheck",
+    "bootstrap_ci",
+    "build_report",
+    "compare",
+    "default_url",
+    "export_records",
+    "gate",
+    "load_rules",
+    "paired_bootstrap",
+    "pass_at_k",
+    "pass_hat_k",
+    "plan",
+    "regrade_run",
+    "run",
+    "run_episode",
+    "validate_env",
+]
