@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -13,10 +14,28 @@ import gym.images
 from gym._errors import EngineUnavailable
 from gym._sandbox import DockerSandbox, SandboxConfig, client
 
+SUITES: dict[str, str] = {
+    "ray": "scripts/test-ray.sh",
+    "shipped": "scripts/validate-shipped.sh",
+    "train": "scripts/test-train.sh",
+    "benchmark": "scripts/validate-benchmarks.sh",
+    "redteam": "scripts/redteam.sh",
+}
+"""Slower suites kept out of a plain ``pytest`` (the README's test command): each runs
+as a command of its own (which .ci/run calls after the test suite), or with
+``pytest -m NAME`` / ``pytest --suite NAME``."""
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--no-docker", action="store_true", help="skip tests that need a Docker engine"
+    )
+    parser.addoption(
+        "--suite",
+        action="append",
+        default=[],
+        choices=sorted(SUITES),
+        help="also run this slower suite (repeatable); `-m NAME` does the same",
     )
     parser.addoption(
         "--run-benchmark",
@@ -30,16 +49,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def _suites_on(config: pytest.Config) -> set[str]:
+    """The slower suites this session asked for (by option, or named in ``-m``)."""
+    on = set(config.getoption("--suite"))
+    if config.getoption("--run-benchmark"):
+        on.add("benchmark")
+    if config.getoption("--redteam") or os.environ.get("GYM_REDTEAM") == "1":
+        on.add("redteam")
+    words = set(re.findall(r"\w+", config.getoption("markexpr") or ""))
+    return on | (words & set(SUITES))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     skips: dict[str, pytest.MarkDecorator] = {}
     if config.getoption("--no-docker"):
         skips["docker"] = pytest.mark.skip(reason="--no-docker given")
-    if not config.getoption("--run-benchmark"):
-        why = "benchmark-scale: run scripts/validate-benchmarks.sh (--run-benchmark)"
-        skips["benchmark"] = pytest.mark.skip(reason=why)
-    if not (config.getoption("--redteam") or os.environ.get("GYM_REDTEAM") == "1"):
-        why = "a full red-team row: `pytest --redteam` or scripts/redteam.sh"
-        skips["redteam"] = pytest.mark.skip(reason=why)
+    on = _suites_on(config)
+    for name, command in SUITES.items():
+        if name not in on:
+            skips[name] = pytest.mark.skip(reason=f"a slower suite: {command} (or -m {name})")
     for item in items:
         for keyword, skip in skips.items():
             if item.get_closest_marker(keyword) is not None:

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Validate every shipped task of every environment (but the benchmark-scale ones, see
+# scripts/validate-benchmarks.sh): the oracle passes, noop fails, a forbidden write is
+# flagged, regrading is stable (`gym env validate --all -k 1`, as a test). The main suite
+# (scripts/test.sh) validates a daily sample; .ci/run calls this after it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec .venv/bin/python -m pytest -m shipped -p no:cacheprovider tests/test_shipped_tasks.py "$@"
