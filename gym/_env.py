@@ -25,6 +25,7 @@ from gym._errors import (
     EngineUnavailable,
     GradingError,
     GymError,
+    ImageError,
     InfraError,
     SandboxError,
     SandboxUnavailable,
@@ -326,7 +327,10 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
             sandbox = self.sandboxes.acquire(config, run=self.run_label, role="agent")
             self.sandbox = sandbox
             self.setup(task, sandbox)
-        except (SandboxUnavailable, EngineUnavailable) as exc:
+        except ImageError:
+            self._release()
+            raise  # a missing or broken image: every episode would fail alike, say how to fix
+        except SandboxError as exc:  # the engine, the container or writing the task files
             self._release()
             raise InfraError(f"could not start a sandbox for {task.id}: {exc}") from exc
         self.task, self.trace, self.verdict, self._done = task, [], None, False

@@ -20,6 +20,7 @@ from toy_env import ENV_ID, SUBMIT, bash, write
 
 import gym
 import gym.authoring
+import gym.errors
 from gym import ConfigError, InfraError
 from gym._sandbox import client
 from gym.errors import TaskNotFound
@@ -344,3 +345,25 @@ def test_the_deprecated_limits_wrapper_still_limits():
     *_, truncated, info = limited.step(bash("true"))
     assert truncated and "step limit (1)" in info["end_reason"]
     limited.close()
+
+
+def _setup_fails(error: Exception):
+    def broken(self, task, sandbox):
+        raise error
+
+    return broken
+
+
+def test_a_sandbox_that_fails_at_reset_is_an_infra_error_episode(monkeypatch):
+    monkeypatch.setattr(
+        toy_env.ToyEnv, "setup", _setup_fails(gym.SandboxError("could not write 8 files"))
+    )
+    result = gym.run_episode(gymnasium.make(ENV_ID), gym.OraclePolicy(), task_id="add", seed=0)
+    assert result.outcome == "infra_error" and result.reward is None
+    assert "could not write 8 files" in result.end_reason
+
+
+def test_an_image_failure_at_reset_stops_the_run(monkeypatch):
+    monkeypatch.setattr(toy_env.ToyEnv, "setup", _setup_fails(gym.errors.ImageError("build it")))
+    with pytest.raises(gym.errors.ImageError, match="build it"):
+        gym.run_episode(gymnasium.make(ENV_ID), gym.OraclePolicy(), task_id="add", seed=0)
