@@ -62,7 +62,7 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
 def bootstrap_ci(
     values: Sequence[float],
     *,
-    stat: Callable[[np.ndarray], float] = lambda a: float(a.mean()),
+    stat: Callable[[np.ndarray], float] | None = None,
     n_boot: int = 2000,
     alpha: float = 0.05,
     seed: int = 0,
@@ -71,7 +71,8 @@ def bootstrap_ci(
 
     Args:
         values: one value per task (for example its pass@1).
-        stat: the statistic of a resample (the mean by default).
+        stat: the statistic of a resample; None: the mean (computed for all resamples
+            at once, which is what reports use).
         n_boot: number of resamples.
         alpha: 1 - coverage (0.05 gives a 95% interval).
         seed: RNG seed, so that a report is reproducible.
@@ -83,7 +84,10 @@ def bootstrap_ci(
         return (float(data[0]), float(data[0]))
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, data.size, size=(n_boot, data.size))
-    stats = np.array([stat(data[row]) for row in idx])
+    if stat is None:
+        stats = data[idx].mean(axis=1)
+    else:
+        stats = np.array([stat(data[row]) for row in idx])
     lo, hi = np.quantile(stats, [alpha / 2, 1 - alpha / 2])
     return (float(lo), float(hi))
 
