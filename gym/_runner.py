@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from gym._errors import ConfigError
 from gym._executor import EpisodeWork, Executor, Job, LocalExecutor, NamedPolicy
 from gym._models import Split, Task, natural_key
-from gym._policy import Policy
+from gym._policy import Policy, Turn
 from gym._registry import env_ids, spec_of, tasks_of
 from gym._rollout import EpisodeResult
 from gym._splits import split_roles
@@ -206,7 +206,7 @@ def _rows(
         prompt_tokens=sum(u.get("prompt_tokens", 0) for u in usage),
         completion_tokens=sum(u.get("completion_tokens", 0) for u in usage),
         policy_latency_s=sum(t.latency_s for t in turns),
-        messages=result.messages,
+        messages=with_reasoning(result.messages, turns),
         export=result.export,
     )
     step_rows = []
@@ -232,6 +232,22 @@ def _rows(
         )
     verdict_row = VerdictRow.of(job.episode_id, verdict) if verdict is not None else None
     return episode, step_rows, verdict_row
+
+
+def with_reasoning(messages: list[dict[str, Any]], turns: list[Turn]) -> list[dict[str, Any]]:
+    """The conversation to store: each assistant message with its turn's reasoning.
+
+    The policy keeps reasoning out of the messages it sends back to the model; the store
+    keeps it, so that the viewer can show it (the n-th assistant message is the n-th turn).
+    """
+    said = iter(turns)
+    stored = []
+    for message in messages:
+        turn = next(said, None) if message.get("role") == "assistant" else None
+        if turn is not None and turn.reasoning and not message.get("reasoning"):
+            message = {**message, "reasoning": turn.reasoning}
+        stored.append(message)
+    return stored
 
 
 def run(

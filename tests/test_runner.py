@@ -200,3 +200,22 @@ def test_a_runtime_changes_the_run_id_only_when_set(monkeypatch, tmp_path):
     monkeypatch.delenv("GYM_RUNTIME", raising=False)
     with pytest.raises(gym.ConfigError, match="runtime"):
         run(gvisor, store=Store(f"sqlite:///{tmp_path / 'r.db'}"), policy_factory=OraclePolicy)
+
+
+def test_the_stored_conversation_keeps_each_turns_reasoning():
+    from gym._runner import with_reasoning
+
+    messages = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "u"},
+        {"role": "assistant", "content": "a1"},
+        {"role": "tool", "content": "o1"},
+        {"role": "assistant", "content": "a2"},
+    ]
+    turns = [
+        gym.policies.Turn(message=messages[2], reasoning="think 1"),
+        gym.policies.Turn(message=messages[4]),
+    ]
+    stored = with_reasoning(messages, turns)
+    assert stored[2] == {"role": "assistant", "content": "a1", "reasoning": "think 1"}
+    assert stored[4] == messages[4] and "reasoning" not in messages[2]
