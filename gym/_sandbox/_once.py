@@ -58,15 +58,20 @@ def run_once(
     start = time.monotonic()
     started, exit_wait = None, None
     if pooled and stdin is not None:
-        started, exit_wait = _take_ready(config, argv)
+        started, exit_wait = _take_ready(config, argv, timeout)
     else:
         count("grader", "cold")
     if started is None:
         waits: list[Any] = []
         started = start_once(
-            config, argv, run=run, urgent=True, before_start=lambda c: waits.append(_wait(c))
+            config,
+            argv,
+            run=run,
+            urgent=True,
+            before_start=lambda c: waits.append(_wait(c, timeout)),
         )
         exit_wait = waits[0]
+    exit_code: int | None = None
     try:
         out, err, timed_out = pump(started.sock, stdin, start + timeout, max_output)
         exit_code = None if timed_out else _exit_code(exit_wait)
@@ -81,34 +86,39 @@ def run_once(
             stderr_truncated=err.truncated,
         )
     finally:
-        _finish(started, exit_wait)
+        _finish(started, exit_wait, kill=exit_code is None)
 
 
-def _take_ready(config: SandboxConfig, argv: Sequence[str]) -> tuple[Started | None, Any]:
+def _take_ready(
+    config: SandboxConfig, argv: Sequence[str], timeout: float
+) -> tuple[Started | None, Any]:
     """A waiting container from the pool and its exit wait, or (None, None) if none is ready."""
     started = once_pool_for(config, argv).take()
     if started is None:
         return None, None
     try:
-        return started, _wait(started.id)
+        return started, _wait(started.id, timeout)
     except SandboxUnavailable:  # it died while waiting: start a fresh one instead
-        _finish(started, None)
+        _finish(started, None, kill=True)
         count("grader", "spare_used", -1)
         count("grader", "spare_dead")
         count("grader", "cold")
         return None, None
 
 
-def _wait(container_id: str) -> Any:
+def _wait(container_id: str, timeout: float) -> Any:
     """Ask the engine to report the container's exit (registered once this returns).
 
     The engine sends the response's headers as soon as the wait is registered and the
     status when the container exits, so an auto-removed container's status is not lost.
+    Reading the status gives up ``timeout`` seconds after the last byte.
     """
     api = client().api
     url = api._url("/containers/{0}/wait", container_id)
     with docker_errors(container_id):
-        response = api._post(url, params={"condition": "next-exit"}, stream=True, timeout=None)
+        response = api._post(
+            url, params={"condition": "next-exit"}, stream=True, timeout=(60, timeout + 30)
+        )
         api._raise_for_status(response)
     return response
 
@@ -120,11 +130,13 @@ def _exit_code(response: Any) -> int | None:
         return None
 
 
-def _finish(started: Started, exit_wait: Any) -> None:
+def _finish(started: Started, exit_wait: Any, *, kill: bool) -> None:
+    """Let the container go: it exited (and the engine removes it), or is killed now."""
     started.sock.close()
     if exit_wait is not None:
         exit_wait.close()
-    remove_later(started.id)
+    if kill:
+        remove_later(started.id)
 
 
 def _oom_killed(container_id: str) -> bool:

@@ -499,8 +499,11 @@ def set_pool_size(size: int) -> None:
 
 
 def discard(sandbox: Sandbox) -> None:
-    """Remove a sandbox in the background so that the caller does not wait."""
-    later(sandbox.close)
+    """Remove a sandbox without waiting (a Docker one ends with its link; see `_link`)."""
+    if isinstance(sandbox, DockerSandbox):
+        sandbox.let_go()
+    else:
+        later(sandbox.close)
 
 
 def remove_container_later(container_id: str) -> None:
