@@ -62,6 +62,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._images",
         "gym.sandbox",  # public: sandboxes and providers
         "gym.images",  # public: images
+        "gym._image_disk",
     ),
     3: (  # grading
         "gym._grading",
