@@ -131,9 +131,10 @@ class Limiter:
             return self.value
         self._next = now + self.interval
         change, why = self.decide(self._probe(), waiting=waiting)
-        if change:
-            self.value = max(1, min(self.cap, self.value + change))
-            self.history.append((now, self.value, why))
+        value = max(1, min(self.cap, self.value + change))
+        if value != self.value:
+            self.value = value
+            self.history.append((now, value, why))
         return self.value
 
     def decide(self, sample: Sample, *, waiting: bool) -> tuple[int, str]:

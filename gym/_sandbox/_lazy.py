@@ -20,6 +20,7 @@ from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._manifest import Change, Manifest
 from gym._sandbox._stream import ExecResult
+from gym._sandbox._tar import Entry
 
 __all__ = ["LazySandbox"]
 
@@ -199,6 +200,34 @@ class LazySandbox(Sandbox):
     def run(self, command: str, *, timeout: float = 60.0, max_output: int = 1 << 16) -> ExecResult:
         """Run a command in the persistent shell (starting the container if needed)."""
         return self.inner().run(command, timeout=timeout, max_output=max_output)
+
+    def read_file(
+        self,
+        path: str,
+        *,
+        max_bytes: int = 1 << 20,
+        timeout: float = 30.0,
+        user: str | None = None,
+    ) -> bytes:
+        """Read one file (see `Sandbox.read_file`)."""
+        return self.inner().read_file(path, max_bytes=max_bytes, timeout=timeout, user=user)
+
+    def get_files(
+        self,
+        root: str,
+        paths: Sequence[str] = (".",),
+        *,
+        max_bytes: int = 64 << 20,
+        timeout: float = 60.0,
+        listing: bool = False,
+    ) -> list[Entry]:
+        """Read files as archive entries (see `Sandbox.get_files`)."""
+        box = self.inner()
+        return box.get_files(root, paths, max_bytes=max_bytes, timeout=timeout, listing=listing)
+
+    def list_files(self, path: str = ".", *, max_depth: int = 1) -> list[str]:
+        """List paths under a directory (see `Sandbox.list_files`)."""
+        return self.inner().list_files(path, max_depth=max_depth)
 
     def __repr__(self) -> str:
         state = repr(self._inner) if self._inner is not None else "not started"

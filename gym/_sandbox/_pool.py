@@ -144,9 +144,10 @@ class _Pool(abc.ABC, Generic[T]):
 
     role = "agent"
 
-    def __init__(self, size: int, *, by_demand: bool = False) -> None:
+    def __init__(self, size: int, *, by_demand: bool = False, of: Demand | None = None) -> None:
         self.size = size
         self.by_demand = by_demand
+        self.demand = of or demand
         self._ready: collections.deque[T] = collections.deque()
         self.filling = 0
         self.uses = 0
@@ -174,10 +175,10 @@ class _Pool(abc.ABC, Generic[T]):
         """How many spares to keep now: the size, or less if less demand is expected."""
         if self._stopped:
             return 0
-        basis = demand.basis(self.role) if self.by_demand else None
+        basis = self.demand.basis(self.role) if self.by_demand else None
         if basis is None:
             return self.size
-        closed = demand.closed
+        closed = self.demand.closed
         per_episode = self.uses / closed if closed else float(self.uses > 0)
         return min(self.size, math.ceil(per_episode * basis - 1e-9))
 
