@@ -68,7 +68,9 @@ class Creations:
 
     def __init__(self) -> None:
         self.engine = docker.from_env()
-        self.events = self.engine.events(filters={"type": "container", "event": "create"}, decode=True)
+        self.events = self.engine.events(
+            filters={"type": "container", "event": "create"}, decode=True
+        )
         self.seen: list[dict[str, str]] = []
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
@@ -284,8 +286,13 @@ def main() -> None:
     tasks = sorted(p.name for p in (ROOT / "seeds" / "pyfunc").iterdir() if p.is_dir())
     agentbox = AgentBox(opts.work)
     agentbox.prepare(ROOT / "seeds", tasks[: opts.episodes])
-    subprocess.run([*GYM, "images", "build", "python"], check=True, cwd=ROOT, env={
-        **os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [*GYM, "images", "build", "python"],
+        check=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+    )
     bench = Bench(opts.work, opts.episodes, agentbox)
     start_load = load()
     for workload in opts.workloads.split(","):
