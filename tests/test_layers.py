@@ -41,6 +41,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._version",
         "gym.errors",  # public: the exception tree
         "gym._phase",
+        "gym._git",
     ),
     2: (  # sandbox (Docker) and the images it runs
         "gym._sandbox",
