@@ -20,7 +20,9 @@ from pathlib import Path
 import docker
 import pytest
 
-pytestmark = pytest.mark.docker
+# Each test runs a real `gym run` (27 s on 2 busy cores, load average near 8): slow, and
+# a generous timeout.
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(300)]
 
 GYM = os.path.join(os.path.dirname(sys.executable), "gym")
 
