@@ -94,3 +94,16 @@ def test_prune_never_removes_an_image_a_container_uses(project):
         assert client().images.get(digest)
     finally:
         container.remove(force=True)
+
+
+def test_doctor_shows_each_images_disk_and_the_families_it_serves(python_image, monkeypatch):
+    from gym._cli._doctor import _image_disk
+
+    monkeypatch.delenv("GYM_IMAGE_BUDGET", raising=False)
+    check = _image_disk()
+    assert check.ok and "MiB of images" in check.detail
+    shown = next(part for part in check.detail.split("; ") if "pyfunc" in part)
+    assert "python" in shown and "MiB own" in shown, "the python image serves pyfunc"
+    monkeypatch.setenv("GYM_IMAGE_BUDGET", "1M")  # far below what the images take
+    over = _image_disk()
+    assert not over.ok and "gym images prune --budget 1M" in over.fix
