@@ -1,6 +1,7 @@
 """Throughput on one machine: boxgym against agentbox-rl 0.3.0, side by side in one run.
 
     python bench/scale.py [--episodes 32] [--reps 3] [--concurrency 1,2,4,8] [--work DIR]
+    python bench/scale.py --from-json DIR/scale.json [same options]   # report saved rows
 
 Two workloads, each at every concurrency, repeated ``--reps`` times and interleaved
 (boxgym, agentbox, boxgym, agentbox...), medians reported; a figure is the episodes per
@@ -139,6 +140,7 @@ class Bench:
             result.pop("stdout", None)
             row = {"workload": workload, "c": c, "rep": rep, "side": side, **result}
             row["eps"] = self.episodes / result["wall"]
+            row["load"] = load()
             self.rows.append(row)
             print(
                 f"({workload}) c={c} rep={rep} {side:8s} {row['eps']:.2f} eps/s, "
@@ -280,8 +282,13 @@ def main() -> None:
     parser.add_argument("--workloads", default="a,b")
     parser.add_argument("--work", type=Path, default=Path.home() / ".cache" / "boxgym-bench")
     parser.add_argument("--no-write", action="store_true", help="print, leave the docs alone")
+    parser.add_argument("--from-json", type=Path, help="report the rows of an earlier run")
     opts = parser.parse_args()
     opts.concurrency = [int(c) for c in opts.concurrency.split(",")]
+    if opts.from_json:
+        rows = json.loads(opts.from_json.read_text())
+        finish(rows, opts, ("(not recorded)", load()))
+        return
     opts.work.mkdir(parents=True, exist_ok=True)
     tasks = sorted(p.name for p in (ROOT / "seeds" / "pyfunc").iterdir() if p.is_dir())
     agentbox = AgentBox(opts.work)
@@ -299,8 +306,16 @@ def main() -> None:
         for rep in range(opts.reps):
             for c in opts.concurrency:
                 bench.measure(workload, c, rep)
-    (opts.work / "scale.json").write_text(json.dumps(bench.rows, indent=1))
-    body = report(bench.rows, opts, (start_load, load()))
+                saved = [{**r, "load_at_start": start_load} for r in bench.rows]
+                (opts.work / "scale.json").write_text(json.dumps(saved, indent=1))
+    finish(bench.rows, opts, (start_load, load()))
+
+
+def finish(rows: list[dict[str, Any]], opts: argparse.Namespace, loads: tuple[str, str]) -> None:
+    """Print the report and write it into docs/benchmarks.md (unless ``--no-write``)."""
+    if rows and "load_at_start" in rows[0] and loads[0] == "(not recorded)":
+        loads = (rows[0]["load_at_start"], rows[-1].get("load", loads[1]))
+    body = report(rows, opts, loads)
     if not opts.no_write:
         write_section("scale", body)
     print(body)
