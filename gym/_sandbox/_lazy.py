@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from gym._errors import SandboxUnavailable
+from gym._errors import SandboxError, SandboxUnavailable
 from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
+from gym._sandbox._docker import DockerSandbox
 from gym._sandbox._manifest import Change, Manifest
 from gym._sandbox._stream import ExecResult
 from gym._sandbox._tar import Entry
@@ -228,6 +229,21 @@ class LazySandbox(Sandbox):
     def list_files(self, path: str = ".", *, max_depth: int = 1) -> list[str]:
         """List paths under a directory (see `Sandbox.list_files`)."""
         return self.inner().list_files(path, max_depth=max_depth)
+
+    @property
+    def container(self) -> Any:
+        """The started container (the engine's object; starts it if needed)."""
+        return self._docker().container
+
+    def inspect(self) -> dict[str, Any]:
+        """The engine's view of the container (``docker inspect``; starts it if needed)."""
+        return self._docker().inspect()
+
+    def _docker(self) -> DockerSandbox:
+        box = self.inner()
+        if not isinstance(box, DockerSandbox):
+            raise SandboxError(f"{type(box).__name__} has no container: it is not a Docker one")
+        return box
 
     def __repr__(self) -> str:
         state = repr(self._inner) if self._inner is not None else "not started"
