@@ -258,7 +258,7 @@ the end.
 {n} PyFunc-v0 tasks per run; medians of {opts.reps} runs, boxgym and agentbox-rl
 interleaved; episodes per second of the whole command. boxgym grades each episode in a
 fresh container from the pristine image; agentbox-rl in the agent's own container.
-
+{f"{chr(10)}{opts.note}{chr(10)}" if opts.note else ""}
 {tables}
 
 {chr(10).join(verdicts)}
@@ -283,6 +283,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path.home() / ".cache" / "boxgym-bench")
     parser.add_argument("--no-write", action="store_true", help="print, leave the docs alone")
     parser.add_argument("--from-json", type=Path, help="report the rows of an earlier run")
+    parser.add_argument("--note", default="", help="a paragraph on the conditions (load...)")
     opts = parser.parse_args()
     opts.concurrency = [int(c) for c in opts.concurrency.split(",")]
     if opts.from_json:

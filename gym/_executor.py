@@ -320,6 +320,7 @@ class _Flight:
                 self.acting += 1
                 self.in_flight += 1
             job = self.todo.popleft()
+            expect_episodes(len(self.todo))  # before the episode opens: no double count
             self.owner._events({"event": "scheduled", "job": job.episode_id, "t": time.time()})
             thread = threading.Thread(target=self._work, args=(job, work), daemon=True)
             thread.name = f"gym-ep-{job.episode_id[:8]}"

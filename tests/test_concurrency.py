@@ -140,6 +140,15 @@ def test_the_executor_runs_again_after_a_run_that_ended():
     assert not executor.stopped and executor.abandoned == 0
 
 
+def test_the_pools_hear_of_an_episode_leaving_the_queue_before_it_starts():
+    from gym._sandbox._pool import demand
+
+    seen: dict[int, int | None] = {}
+    run_jobs(LocalExecutor(1), range(6), lambda n: seen.setdefault(n, demand.pending))
+    assert seen == {n: 5 - n for n in range(6)}, "no episode counted as both queued and open"
+    assert demand.pending == 0, "at the end no more episodes are expected"
+
+
 def test_a_failing_job_raises_where_the_results_are_read():
     def body(n: int) -> None:
         raise ValueError("broken job")
