@@ -124,7 +124,7 @@ class Bench:
             cmd = self.agentbox.scripted_command(c, out, CALLS)
         result = timed(cmd, boxgym=False)
         trajectories = self.agentbox.results(out)
-        ok = sum(t.get("final_status") in ("success", "failure") for t in trajectories)
+        ok = sum(t.get("final_status") in ("success", "failed") for t in trajectories)
         ready = [
             (t["metrics"].get("sandbox_create_s") or 0) + (t["metrics"].get("seed_s") or 0)
             for t in trajectories
