@@ -15,6 +15,7 @@ import gym
 from gym._image_disk import disk_use, parse_size, prune
 from gym._images import list_images, record_use
 from gym._sandbox import client
+from gym.images import build_image
 
 pytestmark = pytest.mark.docker
 
@@ -53,17 +54,17 @@ def project(tmp_path, monkeypatch, engine):
 def test_two_folders_with_the_same_content_share_one_image(project):
     content = f"same {uuid.uuid4()}\n" * 100
     first, second = project(content), project(content)
-    a, b = gym.build_image(first), gym.build_image(second)
+    a, b = build_image(first), build_image(second)
     assert a.digest == b.digest and a.tag != b.tag
     names = {r.name for r in list_images() if r.digest == a.digest}
     assert {first, second} <= names
-    other = gym.build_image(project(content + "different\n"))
+    other = build_image(project(content + "different\n"))
     assert other.digest != a.digest
 
 
 def test_prune_removes_the_least_recently_used_and_a_dry_run_nothing(project):
     old, new = project("old\n" * 5000), project("new\n" * 5000)
-    old_id, new_id = gym.build_image(old).digest, gym.build_image(new).digest
+    old_id, new_id = build_image(old).digest, build_image(new).digest
     record_use(new_id)
     record_use(old_id)
     record_use(new_id)  # newest last: old is the least recently used
@@ -80,7 +81,7 @@ def test_prune_removes_the_least_recently_used_and_a_dry_run_nothing(project):
 
 def test_prune_never_removes_an_image_a_container_uses(project):
     name = project(f"busy {uuid.uuid4()}\n" * 1000)
-    digest = gym.build_image(name).digest
+    digest = build_image(name).digest
     container = client().containers.run(
         digest, ["sleep", "60"], detach=True, network_mode="none", labels={"boxgym.test": "1"}
     )

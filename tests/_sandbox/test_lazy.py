@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 import gym
-from gym import SandboxUnavailable
 from gym._sandbox import LazySandbox, LocalSandbox, Manifest, SandboxConfig, container_counts
+from gym.authoring import env_of
+from gym.errors import SandboxUnavailable
 
 
 class Starts:
@@ -78,7 +79,7 @@ def test_a_closed_lazy_sandbox_is_unavailable():
 def test_a_real_episode_starts_an_agent_container_only_for_a_tool_call(engine, calls):
     env = gym.make("boxgym/PyFunc-v0", run="pytest")
     try:
-        task = gym.env_of(env).tasks[0].id
+        task = env_of(env).tasks[0].id
         before = container_counts()
         env.reset(options={"task": task})
         for _ in range(calls):
