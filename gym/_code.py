@@ -5,14 +5,13 @@ from __future__ import annotations
 import base64
 import functools
 import os
-import subprocess
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from gym._env import ContainerEnv, StepRecord, tool_calls
 from gym._errors import ConfigError, GradingError, SandboxError
+from gym._git import one_commit
 from gym._grading import (
     RUNNER_HASH,
     CheckSpec,
@@ -41,34 +40,16 @@ __all__ = ["CodeEnv", "grade_code", "read_tree", "task_files"]
 
 GRADER = "code-tests"
 GRADER_VERSION = f"2+runner.{RUNNER_HASH}"
-_GIT_ENV = {
-    "GIT_AUTHOR_NAME": "boxgym",
-    "GIT_AUTHOR_EMAIL": "tasks@boxgym.invalid",
-    "GIT_COMMITTER_NAME": "boxgym",
-    "GIT_COMMITTER_EMAIL": "tasks@boxgym.invalid",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
-    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
-    "GIT_CONFIG_GLOBAL": "/dev/null",
-    "GIT_CONFIG_SYSTEM": "/dev/null",
-}
+_GIT_WHO = "boxgym <tasks@boxgym.invalid>"
+_GIT_WHEN = "1767225600 +0000"  # 2026-01-01T00:00:00Z: every task's base commit is the same
 
 
 @functools.lru_cache(maxsize=512)
 def _repo_with_git(task_path: str) -> tuple[tuple[str, bytes], ...]:
     """The task's repo/ plus a .git holding exactly one (base) commit, no reflog or hooks."""
     files = read_tree(Path(task_path) / "repo")
-    with tempfile.TemporaryDirectory(prefix="boxgym-git-") as tmp:
-        root = Path(tmp)
-        for rel, data in files.items():
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            (root / rel).write_bytes(data)
-        env = {**os.environ, **_GIT_ENV}
-        for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "base"]):
-            subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
-        for junk in ("hooks", "logs", "description", "COMMIT_EDITMSG", "info"):
-            subprocess.run(["rm", "-rf", str(root / ".git" / junk)], check=True)
-        git = read_tree(root / ".git")
-    return tuple(sorted({**files, **{f".git/{k}": v for k, v in git.items()}}.items()))
+    git = one_commit(files, who=_GIT_WHO, when=_GIT_WHEN, message="base", branch="main")
+    return tuple(sorted({**files, **git}.items()))
 
 
 def task_files(task: Task, *, with_git: bool = True) -> dict[str, bytes]:

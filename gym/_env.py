@@ -35,6 +35,7 @@ from gym._grading import claim_flags
 from gym._images import ensure_image
 from gym._models import DEFAULT_SPLITS, Role, Split, Task, Verdict, load_tasks
 from gym._paths import project_root
+from gym._phase import enter as enter_phase
 from gym._sandbox import DockerSandboxes, Sandbox, SandboxConfig, SandboxProvider
 from gym._spaces import TextSpace, ToolCallSpace
 from gym._tools import ToolCall, ToolSpec, parse_call, tool_specs
@@ -297,14 +298,21 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         return self._lineage(_with_claims(verdict, trajectory), task)
 
     def _finish(self, task: Task, sandbox: Sandbox) -> Verdict:
-        """Export the final state, then grade it (what every episode's end does)."""
+        """Export the final state, give the sandbox back, then grade (every episode's end).
+
+        The agent's sandbox goes before grading starts: grading never needs it, and its
+        container is freed for the next episode meanwhile.
+        """
         try:
             state = self.export(task, sandbox)
         except (SandboxError, GradingError) as exc:
             return self._lineage(Verdict.infra(f"could not export the final state: {exc}"), task)
         except Exception as exc:  # a bug in the family's export: infra, never a reward
             return self._lineage(Verdict.infra(f"grader raised {type(exc).__name__}: {exc}"), task)
+        finally:
+            self._release()
         self.final_state = state
+        enter_phase("grading")
         return self._graded(task, state, self.trace)
 
     # -- Gymnasium API ----------------------------------------------------------------

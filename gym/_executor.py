@@ -10,21 +10,34 @@ or on another machine: the worker builds the environment and the policy itself.
 from __future__ import annotations
 
 import abc
+import collections
+import contextlib
+import queue
 import threading
-from collections.abc import Callable, Generator, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+import time
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from pydantic import BaseModel
 
+from gym._concurrency import Limiter
 from gym._models import Task
+from gym._phase import watch as watch_phases
 from gym._policy import Policy, policy_from_name
 from gym._registry import make
 from gym._rollout import EpisodeResult, run_episode
-from gym._sandbox import set_pool_size
+from gym._sandbox import expect_episodes, set_pool_size
 
-__all__ = ["EpisodeWork", "Executor", "Finished", "Job", "LocalExecutor", "NamedPolicy"]
+__all__ = [
+    "EpisodeWork",
+    "Event",
+    "Executor",
+    "Finished",
+    "Job",
+    "LocalExecutor",
+    "NamedPolicy",
+]
 
 
 class Job(BaseModel):
@@ -106,6 +119,9 @@ class EpisodeWork:
 class Executor(abc.ABC):
     """Runs a run's jobs somewhere and hands each one back as it finishes."""
 
+    stopped: bool = False
+    """The last run was stopped before its end (its remaining jobs were not run)."""
+
     @abc.abstractmethod
     def run(self, jobs: Iterable[Job], work: EpisodeWork) -> Generator[Finished, None, None]:
         """Run every job with ``work``; yield each as it finishes, in any order.
@@ -125,36 +141,230 @@ class Executor(abc.ABC):
 
 
 class LocalExecutor(Executor):
-    """Episodes in threads of this process, ``concurrency`` at a time.
+    """Episodes in threads of this process, as many acting at once as a `Limiter` allows.
 
-    Each thread builds its policy once; at most twice the concurrency of jobs are
-    submitted at a time, so a long run holds little in memory.
+    Each finished episode is yielded at once, so the runner commits it at once. An
+    episode that enters grading frees its place for the next one (grading overlaps the
+    next episode's start); at most twice the limit are in flight. Policies are built by
+    the work's factory when none is free, and reused by later episodes one at a time.
+    The warm pools follow the limit and the episodes still to start.
+
+    Stopping (``stop`` set, for example by a signal handler, or Ctrl-C): no episode
+    starts any more; those in flight get ``grace`` seconds, every one that finished is
+    yielded, the others are abandoned (their threads are daemons, their results dropped;
+    their containers leave with this process). After a Ctrl-C, `run` raises
+    KeyboardInterrupt once it has yielded what finished. Closing the generator early
+    also starts nothing more and abandons what is in flight.
+
+    Args:
+        concurrency: episodes acting at once; None adapts it to the machine (see
+            `gym._concurrency.Limiter`).
+        limiter: the limit to use instead of one made from ``concurrency``.
+        stop: set it to stop the run (it stays set: later runs stop at once).
+        grace: seconds the episodes in flight get to finish after a stop.
+        events: receives ``scheduled``, ``finished`` and ``stopping`` events.
     """
 
-    def __init__(self, concurrency: int = 2) -> None:
-        self.concurrency = max(1, concurrency)
+    def __init__(
+        self,
+        concurrency: int | None = 2,
+        *,
+        limiter: Limiter | None = None,
+        stop: threading.Event | None = None,
+        grace: float = 3.0,
+        events: Callable[[Event], None] | None = None,
+    ) -> None:
+        self.limiter = limiter or Limiter(None if concurrency is None else max(1, concurrency))
+        self.stop = stop or threading.Event()
+        self.grace = grace
+        self._events = events or _ignore
+        self.abandoned = 0
+        """Episodes left unfinished by the last run (stopped or closed early)."""
+
+    @property
+    def concurrency(self) -> int:
+        """The current limit of episodes acting at once."""
+        return self.limiter.value
 
     def run(self, jobs: Iterable[Job], work: EpisodeWork) -> Generator[Finished, None, None]:
-        """Run the jobs on a thread pool; yield each as it finishes."""
-        set_pool_size(self.concurrency)
-        local = threading.local()
+        """Run the jobs in threads; yield each as it finishes (see the class docstring)."""
+        flight = _Flight(self, collections.deque(jobs), _Policies(work.new_policy))
+        self.stopped = False
+        interrupted = False
+        try:
+            while (item := flight.next_result(work)) is not _END:
+                if item is _INTERRUPTED:
+                    interrupted = True
+                elif item is not None:
+                    yield _unwrap(item)
+            yield from (_unwrap(item) for item in flight.drain())
+        finally:
+            self.abandoned = flight.close()
+            expect_episodes(0)  # no spare is started for episodes that will not come
+        if interrupted:
+            raise KeyboardInterrupt
 
-        def one(job: Job) -> Finished:
-            if not hasattr(local, "policy"):
-                local.policy = work.new_policy()
-            return work(job, local.policy)
 
-        with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="gym-ep") as pool:
-            pending: set[Future[Finished]] = set()
-            queue = iter(jobs)
-            for job in queue:
-                pending.add(pool.submit(one, job))
-                if len(pending) >= 2 * self.concurrency:
-                    break
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    yield future.result()
-                    next_job = next(queue, None)
-                    if next_job is not None:
-                        pending.add(pool.submit(one, next_job))
+Event = dict[str, Any]
+"""One line of a run's event stream (``{"event": ..., "t": unix time, ...}``)."""
+
+_Item = tuple[bool, Any]
+"""A finished job: (True, its `Finished`) or (False, the exception it raised)."""
+
+_END = object()
+_INTERRUPTED = object()
+
+
+def _ignore(event: Event) -> None:
+    """An event sink that drops everything."""
+
+
+def _unwrap(item: _Item) -> Finished:
+    ok, value = item
+    if not ok:
+        raise value
+    return cast(Finished, value)
+
+
+class _Policies:
+    """Policies reused by episodes one at a time, made when none is free."""
+
+    def __init__(self, factory: Callable[[], Policy]) -> None:
+        self._factory = factory
+        self._free: list[Policy] = []
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def one(self) -> Iterator[Policy]:
+        """A free policy (a new one if none is) for the time of one episode."""
+        with self._lock:
+            policy = self._free.pop() if self._free else None
+        policy = policy or self._factory()
+        try:
+            yield policy
+        finally:
+            with self._lock:
+                self._free.append(policy)
+
+
+class _Flight:
+    """One run of a `LocalExecutor`: the jobs to start, those in flight, those finished."""
+
+    def __init__(
+        self, owner: LocalExecutor, todo: collections.deque[Job], policies: _Policies
+    ) -> None:
+        self.owner = owner
+        self.todo = todo
+        self.policies = policies
+        self.acting = 0
+        self.in_flight = 0
+        self.stopped = False
+        self.closed = False
+        self.deadline = 0.0
+        self.pool_size = 0
+        self.lock = threading.Lock()
+        self.done: queue.Queue[_Item] = queue.Queue()
+        self.follow_pools()
+
+    def next_result(self, work: EpisodeWork) -> Any:
+        """Start what the limit allows, then wait a moment for a result.
+
+        Returns:
+            A finished item, None (nothing yet), `_END` (nothing more will come but
+            what `drain` returns) or `_INTERRUPTED` (Ctrl-C: the run now stops).
+        """
+        try:
+            return self._step(work)
+        except KeyboardInterrupt:
+            self.owner.stop.set()
+            return _INTERRUPTED
+
+    def _step(self, work: EpisodeWork) -> Any:
+        if self.owner.stop.is_set() and not self.stopped:
+            self._stopping()
+        self._admit(work)
+        with self.lock:
+            idle = self.in_flight == 0
+        if (idle and not self.todo) or (self.stopped and time.monotonic() > self.deadline):
+            return _END
+        try:
+            item: Any = self.done.get(timeout=0.25)
+        except queue.Empty:
+            item = None
+        waiting = bool(self.todo) and self.acting >= self.owner.limiter.value
+        self.owner.limiter.update(waiting=waiting)
+        self.follow_pools()
+        return item
+
+    def _stopping(self) -> None:
+        self.stopped = self.owner.stopped = True
+        self.deadline = time.monotonic() + self.owner.grace
+        event = {"event": "stopping", "t": time.time(), "not_started": len(self.todo)}
+        self.owner._events(event)
+        self.todo.clear()
+
+    def follow_pools(self) -> None:
+        """Keep the warm pools at the limit and the episodes still to start."""
+        limit = self.owner.limiter.value
+        if limit != self.pool_size:
+            set_pool_size(limit)
+            self.pool_size = limit
+        expect_episodes(len(self.todo))
+
+    def _admit(self, work: EpisodeWork) -> None:
+        limit = self.owner.limiter.value
+        while self.todo:
+            with self.lock:
+                if self.acting >= limit or self.in_flight >= 2 * limit:
+                    return
+                self.acting += 1
+                self.in_flight += 1
+            job = self.todo.popleft()
+            expect_episodes(len(self.todo))  # before the episode opens: no double count
+            self.owner._events({"event": "scheduled", "job": job.episode_id, "t": time.time()})
+            thread = threading.Thread(target=self._work, args=(job, work), daemon=True)
+            thread.name = f"gym-ep-{job.episode_id[:8]}"
+            thread.start()
+
+    def _work(self, job: Job, work: EpisodeWork) -> None:
+        acting = [True]
+
+        def on_phase(name: str) -> None:
+            if name == "grading" and acting[0]:
+                with self.lock:
+                    self.acting -= 1
+                acting[0] = False
+
+        with watch_phases(on_phase):
+            try:
+                with self.policies.one() as policy:
+                    item: _Item = (True, work(job, policy))
+            except BaseException as exc:  # re-raised where the results are read
+                item = (False, exc)
+        self._finished(job, item, acting[0])
+
+    def _finished(self, job: Job, item: _Item, acting: bool) -> None:
+        with self.lock:
+            self.acting -= acting
+            self.in_flight -= 1
+            if self.closed:
+                return
+            self.done.put(item)
+            if item[0]:
+                event = {"event": "finished", "job": job.episode_id, "t": time.time()}
+                self.owner._events(event)
+
+    def drain(self) -> list[_Item]:
+        """Close the run to late results and take the finished ones not yet read."""
+        with self.lock:
+            self.closed = True
+            items = []
+            while not self.done.empty():
+                items.append(self.done.get_nowait())
+        return items
+
+    def close(self) -> int:
+        """Close the run to late results; how many jobs are still in flight."""
+        with self.lock:
+            self.closed = True
+            return self.in_flight

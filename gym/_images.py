@@ -1,15 +1,22 @@
-"""Building images from images/<name>/ with content-addressed tags, and finding them."""
+"""Building images from images/<name>/ with content-addressed tags, and finding them.
+
+An image is identified by the hash of its build context (``boxgym.context`` label): two
+image folders with the same content share one image, tagged under both names.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
+import os
 import re
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import docker.errors
 from pydantic import BaseModel
@@ -20,6 +27,7 @@ from gym._sandbox import client
 from gym._sandbox._engine import docker_errors
 
 __all__ = [
+    "LABEL_CONTEXT",
     "ImageRecord",
     "register_image",
     "build_image",
@@ -27,7 +35,9 @@ __all__ = [
     "ensure_image",
     "forbidden_in_context",
     "image_names",
+    "last_uses",
     "list_images",
+    "record_use",
 ]
 
 log = logging.getLogger("gym.images")
@@ -36,8 +46,10 @@ _FORBIDDEN_NAMES = re.compile(
     r"(^|/)(tests?|hidden|solutions?|oracles?)(/|$)|(^|/)(test_[^/]*|[^/]*_test)\.py$"
     r"|(^|/)conftest\.py$|(^|/)(solution|oracle)[^/]*$|\.patch$|\.diff$"
 )
-_lock = threading.Lock()
+_lock = threading.RLock()
 _resolved: dict[str, str] = {}
+LABEL_CONTEXT = "boxgym.context"
+"""The label every boxgym image carries: the hash of the build context it came from."""
 
 
 class ImageRecord(BaseModel):
@@ -137,6 +149,10 @@ def _tag(name: str, digest: str) -> str:
 def build_image(name: str, *, progress: Callable[[str], None] | None = None) -> ImageRecord:
     """Build images/<name>/ under a content-addressed tag and record its digest.
 
+    Images are shared by content: when an image built from the same context (the same
+    files, whatever the folder's name) is already in the engine, it is tagged under this
+    name too instead of being built again.
+
     Raises:
         ImageError: the context holds tests or solutions, or the build failed.
     """
@@ -148,7 +164,36 @@ def build_image(name: str, *, progress: Callable[[str], None] | None = None) -> 
         )
     chash = context_hash(name)
     tag = _tag(name, chash)
-    labels = {"boxgym.image": name, "boxgym.context": chash}
+    image = _same_content(chash)
+    if image is None:
+        image = _build(name, tag, chash, progress)
+    else:
+        with docker_errors():
+            image.tag(f"boxgym/{name}", chash[:16])
+    record = ImageRecord(
+        name=name,
+        tag=tag,
+        digest=image.id,
+        context_hash=chash,
+        built_at=time.time(),
+        size_mb=round(image.attrs.get("Size", 0) / 2**20, 1),
+    )
+    _save_record(record)
+    record_use(image.id)
+    with _lock:
+        _resolved[name] = image.id
+    return record
+
+
+def _same_content(chash: str) -> Any:
+    """An image in the engine built from a context with this hash (any name), or None."""
+    with docker_errors():
+        found = client().images.list(filters={"label": f"{LABEL_CONTEXT}={chash}"})
+    return found[0] if found else None
+
+
+def _build(name: str, tag: str, chash: str, progress: Callable[[str], None] | None) -> Any:
+    labels = {LABEL_CONTEXT: chash}  # no name: the same content is the same image
     try:
         with docker_errors():
             image, logs = client().images.build(
@@ -163,18 +208,7 @@ def build_image(name: str, *, progress: Callable[[str], None] | None = None) -> 
         if "debian:bookworm-slim" in tail or "pull access denied" in tail:
             hint = " (base image missing: run `scripts/engine.sh` to build debian:bookworm-slim)"
         raise ImageError(f"building images/{name}/ failed{hint}:\n{tail}") from exc
-    record = ImageRecord(
-        name=name,
-        tag=tag,
-        digest=image.id,
-        context_hash=chash,
-        built_at=time.time(),
-        size_mb=round(image.attrs.get("Size", 0) / 2**20, 1),
-    )
-    _save_record(record)
-    with _lock:
-        _resolved[name] = image.id
-    return record
+    return image
 
 
 def _records_file() -> Path:
@@ -195,7 +229,11 @@ class _Missing(Exception):
 
 
 def ensure_image(name: str, *, build: bool = True) -> str:
-    """The digest of the current build of images/<name>/, building it if missing."""
+    """The digest of the current build of images/<name>/, building it if missing.
+
+    The first resolution in a process records the image's use (`gym images prune`
+    removes the least recently used first).
+    """
     with _lock:
         if name in _resolved:
             return _resolved[name]
@@ -212,31 +250,62 @@ def ensure_image(name: str, *, build: bool = True) -> str:
             raise ImageError(f"image {tag} is not built: run `gym images build {name}`") from None
         log.warning("building image %s (first use; later runs reuse it)", tag)
         digest = build_image(name).digest
+    record_use(digest)
     with _lock:
         _resolved[name] = digest
     return digest
 
 
+def _uses_file() -> Path:
+    return data_dir() / "image-uses.json"
+
+
+def record_use(digest: str) -> None:
+    """Note that an image was used now (kept per engine image id, newest wins)."""
+    path = _uses_file()
+    with _lock:
+        uses = last_uses()
+        uses[digest] = time.time()
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(uses, indent=1, sort_keys=True))
+            tmp.replace(path)
+
+
+def last_uses() -> dict[str, float]:
+    """Image id -> the last time boxgym used it on this machine (Unix seconds)."""
+    try:
+        data = json.loads(_uses_file().read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): float(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
 def list_images() -> list[ImageRecord]:
-    """Every boxgym image in the engine, newest first."""
+    """Every boxgym image in the engine, one record per name it is tagged with, newest first.
+
+    An image shared by several image folders (same content) has a record per name; one
+    left without a tag (replaced by a rebuild) is listed as ``<none>``.
+    """
     with docker_errors():
-        images = client().images.list(filters={"label": "boxgym.image"})
+        images = client().images.list(filters={"label": LABEL_CONTEXT})
     records = []
     for image in images:
-        name = image.labels.get("boxgym.image", "?")
-        chash = image.labels.get("boxgym.context", "")
-        created = image.attrs.get("Created", "")
-        records.append(
-            ImageRecord(
-                name=name,
-                tag=image.tags[0] if image.tags else _tag(name, chash),
-                digest=image.id,
-                context_hash=chash,
-                built_at=_parse_time(created),
-                size_mb=round(image.attrs.get("Size", 0) / 2**20, 1),
+        chash = image.labels.get(LABEL_CONTEXT, "")
+        names = [t.split(":")[0].removeprefix("boxgym/") for t in image.tags]
+        for tag, name in zip(image.tags, names, strict=True) if names else [("", "<none>")]:
+            records.append(
+                ImageRecord(
+                    name=name,
+                    tag=tag or "<none>",
+                    digest=image.id,
+                    context_hash=chash,
+                    built_at=_parse_time(image.attrs.get("Created", "")),
+                    size_mb=round(image.attrs.get("Size", 0) / 2**20, 1),
+                )
             )
-        )
-    return sorted(records, key=lambda r: -r.built_at)
+    return sorted(records, key=lambda r: (-r.built_at, r.name))
 
 
 def _parse_time(stamp: str) -> float:

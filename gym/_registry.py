@@ -227,6 +227,21 @@ def _env_class(entry_point: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
+def family_images() -> dict[str, str]:
+    """Each registered family's image folder (``family -> image``), without loading tasks.
+
+    An environment whose class cannot be imported is left out (`envs` reports it).
+    """
+    out: dict[str, str] = {}
+    for env_id in env_ids():
+        try:
+            cls = _env_class(_ids[env_id])
+        except Exception:  # a broken environment must not hide the others
+            continue
+        out.setdefault(cls.family, cls.image)
+    return out
+
+
 def env_class(env_id: str) -> Any:
     """The environment class a registered id builds (its module imported now).
 

@@ -3,7 +3,9 @@
 A run is identified by a hash of its configuration, an episode by a hash of the run,
 environment, task, sample index and seed. Running the same command again skips the
 episodes already committed and finishes the rest, so a crash or a ``kill -9`` loses
-nothing but the episodes in flight, and never duplicates one.
+nothing but the episodes in flight, and never duplicates one. Each episode is committed
+as soon as its executor yields it; a stopped run (SIGINT, SIGTERM: see `LocalExecutor`)
+commits every episode that finished before it returns.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import contextlib
 import hashlib
 import json
 import os
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -19,11 +22,12 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from gym._errors import ConfigError
-from gym._executor import EpisodeWork, Executor, Job, LocalExecutor, NamedPolicy
+from gym._executor import EpisodeWork, Event, Executor, Job, LocalExecutor, NamedPolicy
 from gym._models import Split, Task, natural_key
 from gym._policy import Policy, Turn
 from gym._registry import env_ids, spec_of, tasks_of
 from gym._rollout import EpisodeResult
+from gym._sandbox import container_counts
 from gym._splits import split_roles
 from gym._store import EpisodeRow, RunRow, StepRow, Store, VerdictRow
 from gym._version import __version__
@@ -96,6 +100,11 @@ class RunProgress(BaseModel):
     infra_error: int = 0
     tokens: int = 0
     started: float = Field(default_factory=time.monotonic)
+    stopped: bool = False
+    """The run was stopped before its end (the next run of the same command finishes it)."""
+    containers: dict[str, int] = Field(default_factory=dict)
+    """Containers this process started during the run, by role and how (``agent.cold``,
+    ``grader.spare``, ``grader.spare_used``, ``grader.spare_dropped``...)."""
 
     @property
     def pass_rate(self) -> float:
@@ -255,11 +264,13 @@ def run(
     *,
     store: Store,
     policy_factory: Callable[[], Policy] | None = None,
-    concurrency: int = 2,
+    concurrency: int | None = 2,
     executor: Executor | None = None,
     max_attempts: int = 3,
     retry_infra: bool = False,
     progress: Callable[[RunProgress], None] | None = None,
+    stop: threading.Event | None = None,
+    events: Callable[[Event], None] | None = None,
 ) -> RunProgress:
     """Run (or resume) a benchmark and commit every episode to the store.
 
@@ -272,13 +283,19 @@ def run(
         policy_factory: builds a policy (called once per worker); it must pickle for
             an executor that runs episodes in other processes. By default the
             configuration's policy by name (`NamedPolicy`).
-        concurrency: episodes in flight at once (for the default local executor).
+        concurrency: episodes acting at once (for the default local executor); None
+            adapts it to the machine (`gym._concurrency.Limiter`).
         executor: where episodes run; by default threads of this process
-            (`LocalExecutor` with ``concurrency``).
+            (`LocalExecutor` with ``concurrency``, ``stop`` and ``events``).
         max_attempts: runs of an episode that ends in infra_error before it is
             recorded as such.
         retry_infra: also rerun episodes committed earlier as infra_error.
         progress: called after each committed episode.
+        stop: for the default executor: set it to stop the run (nothing new starts,
+            episodes in flight get a grace period, every finished one is committed; the
+            returned progress says ``stopped``). An executor given holds its own.
+        events: receives a ``committed`` event per episode and a ``done`` or
+            ``stopped`` one at the end (and the default executor's events).
 
     Raises:
         ConfigError: the config names a runtime the sandboxes would not run under.
@@ -310,14 +327,41 @@ def run(
     state = RunProgress(total=len(jobs), skipped=len(jobs) - len(todo))
     factory = policy_factory or NamedPolicy(config.policy, config.policy_params)
     work = EpisodeWork(config.run_id, factory, _env_overrides(config), max_attempts)
-    executor = executor or LocalExecutor(concurrency)
+    executor = executor or LocalExecutor(concurrency, stop=stop, events=events)
+    emit = events or _ignore
+    before = container_counts()
     with contextlib.closing(executor.run(todo, work)) as finished:
         for job, result, attempts in finished:
             store.commit_episode(*_rows(config, job, result, attempts, __version__))
             _count(state, result)
+            emit(_committed(job, result))
             if progress:
                 progress(state)
+    state.stopped = executor.stopped
+    state.containers = _delta(before, container_counts())
+    emit({"event": "stopped" if state.stopped else "done", "t": time.time(), **_tail(executor)})
     return state
+
+
+def _ignore(event: Event) -> None:
+    """An event sink that drops everything."""
+
+
+def _committed(job: Job, result: EpisodeResult) -> Event:
+    event: Event = {"event": "committed", "job": job.episode_id, "outcome": result.outcome}
+    if result.steps:
+        event["first_step_at"] = result.steps[0].started_at
+    return {**event, "t": time.time()}
+
+
+def _tail(executor: Executor) -> Event:
+    if isinstance(executor, LocalExecutor):
+        return {"abandoned": executor.abandoned, "limit": executor.limiter.value}
+    return {}
+
+
+def _delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    return {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
 
 
 def _env_overrides(config: RunConfig) -> dict[str, Any]:

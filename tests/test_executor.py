@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import threading
 from collections.abc import Generator, Iterable
 
 import pytest
@@ -72,3 +73,26 @@ def test_closing_the_local_executor_early_starts_nothing_more(store):
     finished.close()
     assert first.job in jobs
     assert len(started) <= 2, "at most twice the concurrency was ever submitted"
+
+
+def test_a_stopped_run_commits_what_finished_and_the_same_run_finishes_later(store):
+    config = RunConfig(envs=[ENV_ID], policy="oracle", k=3)
+    total = len(plan(config))
+    stop, events = threading.Event(), []
+    state = run(
+        config,
+        store=store,
+        policy_factory=OraclePolicy,
+        concurrency=1,
+        stop=stop,
+        events=events.append,
+        progress=lambda s: stop.set(),  # stop once the first episode is committed
+    )
+    stored = {e.id for e in store.episodes(config.run_id)}
+    assert state.stopped and 1 <= state.done < total and len(stored) == state.done
+    assert {e["job"] for e in events if e["event"] == "committed"} == stored
+    finished = {e["job"] for e in events if e["event"] == "finished"}
+    assert finished == stored, "every episode that finished was committed"
+    assert events[-1]["event"] == "stopped"
+    rest = run(config, store=store, policy_factory=OraclePolicy, concurrency=1)
+    assert not rest.stopped and rest.skipped == state.done and rest.done == total - state.done

@@ -40,6 +40,8 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._tree",
         "gym._version",
         "gym.errors",  # public: the exception tree
+        "gym._phase",
+        "gym._git",
     ),
     2: (  # sandbox (Docker) and the images it runs
         "gym._sandbox",
@@ -47,6 +49,9 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._sandbox._config",
         "gym._sandbox._docker",
         "gym._sandbox._engine",
+        "gym._sandbox._gate",
+        "gym._sandbox._lazy",
+        "gym._sandbox._link",
         "gym._sandbox._local",
         "gym._sandbox._manifest",
         "gym._sandbox._once",
@@ -58,6 +63,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._images",
         "gym.sandbox",  # public: sandboxes and providers
         "gym.images",  # public: images
+        "gym._image_disk",
     ),
     3: (  # grading
         "gym._grading",
@@ -114,6 +120,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._ray",  # the Ray executor (imports ray, an optional extra, lazily)
         "gym._ray_cluster",
         "gym._runner",
+        "gym._concurrency",
         "gym._regrade",
         "gym._validate",
         "gym._replay",  # a policy that reads the store, so above the store

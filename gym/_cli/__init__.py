@@ -74,6 +74,45 @@ def images_list(as_json: JsonFlag = False) -> None:
     console.print(table)
 
 
+@images_app.command("prune")
+def images_prune(
+    budget: Annotated[
+        str, typer.Option("--budget", help="Disk the engine's images may take (e.g. 20G).")
+    ],
+    names: Annotated[
+        list[str] | None, typer.Argument(help="Only these image folders (all by default).")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only say what would be removed.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Remove boxgym's least recently used images until the engine's fit in a budget.
+
+    Never an image a container uses; rebuilt on demand when needed again.
+    """
+    from gym._image_disk import parse_size, prune
+
+    result = prune(parse_size(budget), dry_run=dry_run, names=names)
+    if as_json:
+        print_json(result.model_dump())
+        return
+    verb = "would remove" if dry_run else "removed"
+    for image in result.removed:
+        console.print(f"{verb} {', '.join(image.names)}  {image.digest[:19]}  {_mib(image.unique)}")
+    for image in result.kept_in_use:
+        console.print(f"kept {', '.join(image.names)} (a container uses it)")
+    after = "estimated " if dry_run else ""
+    console.print(
+        f"images: {_mib(result.before)} before, {after}{_mib(result.after)} after; "
+        f"budget {_mib(result.budget)}"
+    )
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:.0f} MiB"
+
+
 @env_app.command("list")
 def env_list(
     as_json: JsonFlag = False,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -11,6 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from gym._errors import GymError
+from gym._image_disk import parse_size
 from gym._images import context_hash, image_names
 from gym._paths import data_dir
 from gym._sandbox import client, list_boxgym, owner_alive, reap
@@ -120,6 +122,32 @@ def _leftovers(do_reap: bool) -> Check:
     )
 
 
+def _image_disk() -> Check:
+    """The disk each image takes (and its own part, past shared layers) and whom it serves."""
+    from gym._image_disk import disk_use
+    from gym._registry import family_images
+
+    use = disk_use()
+    served: dict[str, list[str]] = {}
+    for family, folder in sorted(family_images().items()):
+        served.setdefault(folder, []).append(family)
+    parts = []
+    for image in sorted(use.images, key=lambda i: (-i.size, i.names)):
+        families = sorted({f for n in image.names for f in served.get(n, [])})
+        label = "+".join(image.names) + (f" ({', '.join(families)})" if families else "")
+        parts.append(f"{label} {_mib(image.size)} ({_mib(image.unique)} own)")
+    ours = sum(i.unique for i in use.images)
+    detail = f"{_mib(use.total)} of images, {_mib(ours)} only boxgym's: " + "; ".join(parts)
+    budget = os.environ.get("GYM_IMAGE_BUDGET", "")
+    ok = not budget or use.total <= parse_size(budget)
+    fix = "" if ok else f"run `gym images prune --budget {budget}`"
+    return Check(name="image disk", ok=ok, detail=detail, fix=fix)
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:.0f} MiB"
+
+
 def _disk() -> Check:
     root = "/var/lib/docker"
     try:
@@ -145,6 +173,7 @@ def run_checks(*, do_reap: bool = False) -> list[Check]:
             _base_image,
             _images,
             lambda: _leftovers(do_reap),
+            _image_disk,
             _disk,
         ]
         checks += [step() for step in steps]

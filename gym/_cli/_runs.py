@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import signal
 import sys
+import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,12 +22,27 @@ from gym._errors import ConfigError
 __all__: list[str] = []
 
 
-def make_executor(name: str, address: str | None, concurrency: int | None) -> Any:
-    """The executor `gym run --executor` names: local threads or a Ray cluster."""
+def make_executor(
+    name: str,
+    address: str | None,
+    concurrency: int | None,
+    *,
+    stop: threading.Event | None = None,
+    events: Callable[[dict[str, Any]], None] | None = None,
+) -> Any:
+    """The executor `gym run --executor` names: local threads or a Ray cluster.
+
+    Args:
+        name: ``local`` or ``ray``.
+        address: the Ray cluster (ray only).
+        concurrency: episodes at once; None: adaptive (local) or the cluster's CPUs (ray).
+        stop: set to stop a local run (nothing new starts, finished episodes commit).
+        events: receives a local run's scheduled and finished events.
+    """
     if name == "local":
         from gym._executor import LocalExecutor
 
-        return LocalExecutor(2 if concurrency is None else concurrency)
+        return LocalExecutor(concurrency, stop=stop, events=events)
     if name == "ray":
         from gym._ray import RayExecutor
 
@@ -89,11 +109,14 @@ def run(
     ] = None,
     k: Annotated[int, typer.Option("-k", help="Samples per task.")] = 1,
     concurrency: Annotated[
-        int | None,
+        str,
         typer.Option(
-            "--concurrency", "-c", help="Episodes at once (local: 2; ray: the cluster's CPUs)."
+            "--concurrency",
+            "-c",
+            help="Episodes at once: a number, or auto (local: adapts to the machine's load; "
+            "ray: the cluster's CPUs).",
         ),
-    ] = None,
+    ] = "auto",
     executor: Annotated[
         str, typer.Option("--executor", help="Where episodes run: local or ray.")
     ] = "local",
@@ -117,10 +140,19 @@ def run(
     ] = False,
     label: Annotated[str, typer.Option("--label", help="A name for this run.")] = "",
     runtime: RuntimeOpt = None,
+    events: Annotated[
+        Path | None,
+        typer.Option("--events", help="Append the run's events to this file (JSON lines)."),
+    ] = None,
     db: DbOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Run a benchmark (resumable: the same command skips committed episodes)."""
+    """Run a benchmark (resumable: the same command skips committed episodes).
+
+    Ctrl-C or SIGTERM stops a local run: nothing new starts, every finished episode is
+    committed, containers are removed, and the same command later finishes the run. A
+    second signal (or any signal on Ray) leaves at once; what was committed stays.
+    """
     from gym._executor import NamedPolicy
     from gym._report import build_report
     from gym._runner import RunConfig, expand_envs
@@ -144,21 +176,84 @@ def run(
     store = Store(db)
     factory = NamedPolicy(policy, params)
     factory().close()  # fail fast on a bad policy before any container starts
-    runner = make_executor(executor, address, concurrency)
+    limit = _concurrency(concurrency)
     err.print(f"run [bold]{config.run_id}[/] -> {store._safe_url()}")
-    with runner:
-        state = _run_with_progress(config, store, factory, runner, retry_infra)
+    with _stop_on_signals(graceful=executor == "local") as stop, _event_log(events) as log:
+        with make_executor(executor, address, limit, stop=stop, events=log) as runner:
+            state = _run_with_progress(config, store, factory, runner, retry_infra, log)
     if state.skipped:
         err.print(f"resumed: {state.skipped} episodes were already committed")
     report = build_report(store, config.run_id)
     if as_json:
-        print_json(_summary(report))
+        print_json(_summary(report) | {"stopped": state.stopped, "containers": state.containers})
     else:
         render_report(report)
+    if state.stopped:
+        err.print(f"stopped: {state.done} episodes committed; run the same command to finish")
+        raise typer.Exit(128 + stop.signum)
+
+
+def _concurrency(value: str) -> int | None:
+    if value == "auto":
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigError(f"--concurrency must be a positive number or auto, not {value!r}")
+    return int(value)
+
+
+class _Stop(threading.Event):
+    """Set by SIGINT or SIGTERM; remembers which (a second one leaves at once)."""
+
+    signum = signal.SIGTERM
+
+
+@contextlib.contextmanager
+def _stop_on_signals(*, graceful: bool) -> Iterator[_Stop]:
+    """An event that SIGINT and SIGTERM set while inside.
+
+    A second signal (or the first when not ``graceful``) raises SystemExit instead,
+    which ends what runs; its containers leave with the process.
+    """
+    stop = _Stop()
+
+    def handle(signum: int, _frame: Any) -> None:
+        if stop.is_set() or not graceful:
+            raise SystemExit(128 + signum)
+        stop.signum = signal.Signals(signum)
+        stop.set()
+
+    previous = {s: signal.signal(s, handle) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def _event_log(path: Path | None) -> Iterator[Callable[[dict[str, Any]], None] | None]:
+    if path is None:
+        yield None
+        return
+    lock = threading.Lock()
+    with path.open("a") as fh:
+
+        def write(event: dict[str, Any]) -> None:
+            line = json.dumps(event, default=str)
+            with lock:
+                fh.write(line + "\n")
+                fh.flush()
+
+        yield write
 
 
 def _run_with_progress(
-    config: Any, store: Any, policy: Any, executor: Any, retry_infra: bool
+    config: Any,
+    store: Any,
+    policy: Any,
+    executor: Any,
+    retry_infra: bool,
+    events: Callable[[dict[str, Any]], None] | None = None,
 ) -> Any:
     """Run a benchmark under a progress bar; its final progress."""
     from gym._runner import run as run_benchmark
@@ -185,6 +280,7 @@ def _run_with_progress(
             executor=executor,
             retry_infra=retry_infra,
             progress=on_progress,
+            events=events,
         )
 
 

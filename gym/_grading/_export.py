@@ -92,12 +92,11 @@ def export_workspace(
         max_bytes: the most content exported; more is a finding (``oversized``), not
             an error of the harness.
     """
-    sandbox.kill_processes()
     root = workspace or sandbox.config.workdir
     export = Export(workspace=root)
     export.changes = [
         c
-        for c in sandbox.diff()
+        for c in sandbox.final_diff()
         if not IGNORED.search(c.path) and (export.relative(c.path) or "").split("/")[0] != ".git"
     ]
     wanted = []

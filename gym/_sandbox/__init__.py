@@ -2,7 +2,8 @@
 
 `Sandbox` is the interface (exec, a persistent shell, files, diffs, close);
 `DockerSandbox` the hardened container every real episode uses, with warm pools and
-reaping; `LocalSandbox` a temporary folder for unit tests (not a security boundary).
+reaping; `LazySandbox` one whose container starts at its first command; `LocalSandbox`
+a temporary folder for unit tests (not a security boundary).
 Environments get theirs from a `SandboxProvider` (`DockerSandboxes`, `LocalSandboxes`).
 """
 
@@ -10,10 +11,19 @@ from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._docker import DockerSandbox
 from gym._sandbox._engine import client, list_boxgym, owner_alive, owner_label, reap
+from gym._sandbox._lazy import LazySandbox
 from gym._sandbox._local import LocalSandbox
 from gym._sandbox._manifest import Change, Manifest, Node
 from gym._sandbox._once import run_once
-from gym._sandbox._pool import SandboxPool, discard, pool_for, set_pool_size, shutdown_pools
+from gym._sandbox._pool import (
+    SandboxPool,
+    container_counts,
+    discard,
+    expect_episodes,
+    pool_for,
+    set_pool_size,
+    shutdown_pools,
+)
 from gym._sandbox._provider import DockerSandboxes, LocalSandboxes, Role, SandboxProvider
 from gym._sandbox._shell import quote
 from gym._sandbox._stream import ExecResult, decode
@@ -25,6 +35,7 @@ __all__ = [
     "DockerSandboxes",
     "Entry",
     "ExecResult",
+    "LazySandbox",
     "LocalSandbox",
     "LocalSandboxes",
     "Manifest",
@@ -35,8 +46,10 @@ __all__ = [
     "SandboxPool",
     "SandboxProvider",
     "client",
+    "container_counts",
     "decode",
     "discard",
+    "expect_episodes",
     "list_boxgym",
     "owner_alive",
     "owner_label",

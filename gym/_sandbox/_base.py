@@ -248,6 +248,15 @@ class Sandbox(abc.ABC):
         """Changes in the writable mounts since the baseline."""
         return self.baseline.diff(self.snapshot())
 
+    def final_diff(self) -> list[Change]:
+        """Kill every process the agent started, then the changes since the baseline.
+
+        What an export does first: after this, nothing in the sandbox changes any more.
+        Implementations may do both in one round trip.
+        """
+        self.kill_processes()
+        return self.diff()
+
     def _check(self, result: ExecResult, what: str) -> None:
         if result.timed_out:
             raise ExecTimeout(

@@ -10,18 +10,25 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-import docker.errors
-
 from gym._errors import SandboxError, SandboxUnavailable
 from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._engine import client, docker_errors, labels, remove_container
-from gym._sandbox._manifest import Change, Manifest
+from gym._sandbox._gate import gate
+from gym._sandbox._link import LINK_COMMAND, remove_later, start_linked
+from gym._sandbox._manifest import Change, Manifest, manifest_script, parse_manifest
 from gym._sandbox._shell import Shell
 from gym._sandbox._stream import ExecResult, ExecSocket, pump
 from gym._sandbox._tar import pack
 
 __all__ = ["DockerSandbox"]
+
+_FREEZE = (
+    "i=0; while [ $i -lt 50 ]; do kill -9 -1 2>/dev/null; left=; "
+    'for p in /proc/[0-9]*; do [ "${p#/proc/}" != $$ ] && [ -O "$p" ] && left=1 && break; '
+    'done; [ -z "$left" ] && break; i=$((i+1)); done; '
+)
+"""Shell text that kills every process of its own uid but itself, without forking."""
 
 _OOM_PROBE = (
     "cat /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events 2>/dev/null"
@@ -38,41 +45,44 @@ class DockerSandbox(Sandbox):
     ``exit_code``).
     """
 
-    def __init__(self, container: Any, config: SandboxConfig, sandbox_id: str) -> None:
+    def __init__(
+        self, container: Any, config: SandboxConfig, sandbox_id: str, link: ExecSocket | None = None
+    ) -> None:
         self.container = container
         self.config = config
         self.id = sandbox_id
         self.shell = Shell(self)
         self.baseline = Manifest()
+        self._link = link
         self._ooms = 0
         self._closed = False
         self._lock = threading.Lock()
 
     @classmethod
     def create(
-        cls, config: SandboxConfig, *, run: str = "adhoc", episode: str = "", role: str = "agent"
+        cls,
+        config: SandboxConfig,
+        *,
+        run: str = "adhoc",
+        episode: str = "",
+        role: str = "agent",
+        urgent: bool = True,
     ) -> DockerSandbox:
-        """Create and start a hardened container.
+        """Create and start a hardened container, linked to this process (see `_link`).
 
         Args:
             config: the sandbox settings (image, limits, mounts).
             run: value of the ``boxgym.run`` label.
             episode: value of the ``boxgym.episode`` label (a fresh id by default).
             role: value of the ``boxgym.role`` label (agent, grader, pool).
+            urgent: an episode waits for it (else a warm-pool refill, which yields).
         """
         sandbox_id = uuid.uuid4().hex[:16]
         tags = labels(run, episode or f"sandbox-{sandbox_id}", role)
-        c = client()
-        with docker_errors():
-            try:
-                container = c.containers.run(**config.create_kwargs(tags))
-            except docker.errors.ImageNotFound as exc:
-                from gym._errors import ImageError
-
-                raise ImageError(
-                    f"image {config.image!r} is not in the engine: build it with `gym images build`"
-                ) from exc
-        sandbox = cls(container, config, sandbox_id)
+        kwargs = config.create_kwargs(tags, command=LINK_COMMAND)
+        container_id, link = start_linked(kwargs, urgent=urgent)
+        container = client().containers.prepare_model({"Id": container_id})
+        sandbox = cls(container, config, sandbox_id, link)
         try:
             sandbox._boot()
         except BaseException:
@@ -105,6 +115,20 @@ class DockerSandbox(Sandbox):
             self._closed = True
         self.shell.stop()
         remove_container(self.container.id)
+        if self._link is not None:
+            self._link.close()
+
+    def let_go(self) -> None:
+        """Close without waiting: end the link, and the engine removes the container."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self.shell.stop()
+        if self._link is not None:
+            self._link.close()
+        else:
+            remove_later(self.container.id)
 
     def ensure_running(self) -> None:
         """Raise `SandboxUnavailable` unless the container is running."""
@@ -127,9 +151,11 @@ class DockerSandbox(Sandbox):
 
     # -- exec ------------------------------------------------------------------------
 
-    def attach(self, cmd: Sequence[str], *, user: str | None = None) -> tuple[str, ExecSocket]:
+    def attach(
+        self, cmd: Sequence[str], *, user: str | None = None, urgent: bool = True
+    ) -> tuple[str, ExecSocket]:
         """Start a command with stdin attached; return its exec id and raw socket."""
-        return self._start(list(cmd), stdin=True, user=user)
+        return self._start(list(cmd), stdin=True, user=user, urgent=urgent)
 
     def _start(
         self,
@@ -139,11 +165,12 @@ class DockerSandbox(Sandbox):
         user: str | None = None,
         cwd: str | None = None,
         env: dict[str, str] | None = None,
+        urgent: bool = True,
     ) -> tuple[str, ExecSocket]:
         if self._closed:
             raise SandboxUnavailable(f"sandbox {self.id} was closed")
         api = client().api
-        with docker_errors(self.container.id):
+        with gate.urgent() if urgent else gate.background(), docker_errors(self.container.id):
             exec_id = api.exec_create(
                 self.container.id,
                 argv,
@@ -306,17 +333,37 @@ class DockerSandbox(Sandbox):
 
     def diff(self) -> list[Change]:
         """Changes since the baseline: the writable mounts, plus the container layer."""
-        changes = super().diff()
-        if not self.config.read_only:
-            with docker_errors(self.container.id):
-                layer = self.container.diff() or []
-            roots = tuple(self.config.tmpfs)
-            changes += [
-                Change(path=d["Path"], kind=("modified", "added", "deleted")[d["Kind"]])
-                for d in layer
-                if not d["Path"].startswith(roots)
-            ]
+        return sorted(super().diff() + self._layer_changes(), key=lambda c: c.path)
+
+    def final_diff(self) -> list[Change]:
+        """Kill the agent's processes and read the changes, in one exec (see `Sandbox`).
+
+        The exec runs as the exec user: ``kill -9 -1`` signals every process of that uid
+        except the caller, repeated until none is left (a fork loop may race the first
+        rounds), then the manifest of the writable mounts is listed.
+        """
+        script = _FREEZE + manifest_script(list(self.config.tmpfs))
+        try:
+            result, raw = self._exec(["sh", "-c", script], 120, max_output=64 << 20)
+        except SandboxUnavailable:
+            raise
+        except SandboxError:  # no process left to start the exec (a fork bomb): kill first
+            return super().final_diff()
+        self._check(result, "freeze and snapshot")
+        changes = self.baseline.diff(parse_manifest(raw)) + self._layer_changes()
         return sorted(changes, key=lambda c: c.path)
+
+    def _layer_changes(self) -> list[Change]:
+        if self.config.read_only:
+            return []
+        with docker_errors(self.container.id):
+            layer = self.container.diff() or []
+        roots = tuple(self.config.tmpfs)
+        return [
+            Change(path=d["Path"], kind=("modified", "added", "deleted")[d["Kind"]])
+            for d in layer
+            if not d["Path"].startswith(roots)
+        ]
 
     def __repr__(self) -> str:
         return f"DockerSandbox(id={self.id!r}, image={self.config.image!r})"

@@ -4,21 +4,28 @@ For work done once in a fresh container (grading), starting the container with t
 command itself costs about a bare container's lifecycle, where an exec into a started
 container adds a whole runc exec on top. Standard input is attached before the start,
 so an archive can be streamed in; output comes back on the attach stream.
+
+A command that reads its input before doing anything (the grading boot) can be
+started ahead: `OncePool` keeps such containers waiting, and `run_once` takes one when
+it is ready, so the container's start is off the episode's path. Each is used once.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-import uuid
 from collections.abc import Sequence
+from typing import Any
 
 import docker.errors
+import requests.exceptions
 
+from gym._errors import SandboxUnavailable
 from gym._sandbox._config import SandboxConfig
-from gym._sandbox._engine import client, docker_errors, labels
-from gym._sandbox._pool import remove_container_later
-from gym._sandbox._stream import ExecResult, ExecSocket, pump
+from gym._sandbox._engine import client, docker_errors
+from gym._sandbox._link import remove_later
+from gym._sandbox._pool import Started, count, once_pool_for, start_once
+from gym._sandbox._stream import ExecResult, pump
 
 __all__ = ["run_once"]
 
@@ -31,6 +38,7 @@ def run_once(
     timeout: float = 60.0,
     max_output: int = 1 << 20,
     run: str = "adhoc",
+    pooled: bool = True,
 ) -> ExecResult:
     """Run ``argv`` as the main process of a fresh hardened container, then remove it.
 
@@ -41,48 +49,98 @@ def run_once(
         timeout: seconds before the container is removed, whatever it is doing.
         max_output: bytes kept per stream (head and tail).
         run: value of the ``boxgym.run`` label.
+        pooled: take a container started ahead, waiting for its input, when one is
+            ready (only for a command that reads its input before anything else).
 
     Raises:
         SandboxUnavailable: the container could not be created or vanished.
     """
-    tags = labels(run, f"once-{uuid.uuid4().hex[:16]}", "grader")
-    kwargs = config.create_kwargs(tags, command=list(argv))
-    kwargs.pop("detach", None)
-    kwargs["stdin_open"] = stdin is not None
-    engine = client()
     start = time.monotonic()
-    with docker_errors():
-        container = engine.containers.create(**kwargs)
-    sock: ExecSocket | None = None
+    started, exit_wait = None, None
+    if pooled and stdin is not None:
+        started, exit_wait = _take_ready(config, argv, timeout)
+    else:
+        count("grader", "cold")
+    if started is None:
+        waits: list[Any] = []
+        started = start_once(
+            config,
+            argv,
+            run=run,
+            urgent=True,
+            before_start=lambda c: waits.append(_wait(c, timeout)),
+        )
+        exit_wait = waits[0]
+    exit_code: int | None = None
     try:
-        with docker_errors(container.id):
-            params = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
-            sock = ExecSocket(engine.api.attach_socket(container.id, params=params))
-            container.start()
-        out, err, timed_out = pump(sock, stdin, start + timeout, max_output)
-        exit_code = None
-        if not timed_out:
-            with docker_errors(container.id):
-                exit_code = int(engine.api.wait(container.id, timeout=30)["StatusCode"])
-        oom = _oom_killed(engine, container.id) if exit_code == 137 else False
-        result = ExecResult(
+        out, err, timed_out = pump(started.sock, stdin, start + timeout, max_output)
+        exit_code = None if timed_out else _exit_code(exit_wait)
+        return ExecResult(
             exit_code=exit_code,
             stdout=out.text(),
             stderr=err.text(),
             duration_s=time.monotonic() - start,
             timed_out=timed_out,
-            oom_killed=oom,
+            oom_killed=_oom_killed(started.id) if exit_code == 137 else False,
             stdout_truncated=out.truncated,
             stderr_truncated=err.truncated,
         )
-        return result
     finally:
-        if sock is not None:
-            sock.close()
-        remove_container_later(container.id)
+        _finish(started, exit_wait, kill=exit_code is None)
 
 
-def _oom_killed(engine: docker.DockerClient, container_id: str) -> bool:
-    with contextlib.suppress(docker.errors.APIError):
-        return bool(engine.api.inspect_container(container_id)["State"].get("OOMKilled"))
+def _take_ready(
+    config: SandboxConfig, argv: Sequence[str], timeout: float
+) -> tuple[Started | None, Any]:
+    """A waiting container from the pool and its exit wait, or (None, None) if none is ready."""
+    started = once_pool_for(config, argv).take()
+    if started is None:
+        return None, None
+    try:
+        return started, _wait(started.id, timeout)
+    except SandboxUnavailable:  # it died while waiting: start a fresh one instead
+        _finish(started, None, kill=True)
+        count("grader", "spare_used", -1)
+        count("grader", "spare_dead")
+        count("grader", "cold")
+        return None, None
+
+
+def _wait(container_id: str, timeout: float) -> Any:
+    """Ask the engine to report the container's exit (registered once this returns).
+
+    The engine sends the response's headers as soon as the wait is registered and the
+    status when the container exits, so an auto-removed container's status is not lost.
+    Reading the status gives up ``timeout`` seconds after the last byte.
+    """
+    api = client().api
+    url = api._url("/containers/{0}/wait", container_id)
+    with docker_errors(container_id):
+        response = api._post(
+            url, params={"condition": "next-exit"}, stream=True, timeout=(60, timeout + 30)
+        )
+        api._raise_for_status(response)
+    return response
+
+
+def _exit_code(response: Any) -> int | None:
+    try:
+        return int(response.json()["StatusCode"])
+    except (ValueError, KeyError, TypeError, requests.exceptions.RequestException):
+        return None
+
+
+def _finish(started: Started, exit_wait: Any, *, kill: bool) -> None:
+    """Let the container go: it exited (and the engine removes it), or is killed now."""
+    started.sock.close()
+    if exit_wait is not None:
+        exit_wait.close()
+    if kill:
+        remove_later(started.id)
+
+
+def _oom_killed(container_id: str) -> bool:
+    with contextlib.suppress(docker.errors.APIError, requests.exceptions.RequestException):
+        state = client().api.inspect_container(container_id)["State"]
+        return bool(state.get("OOMKilled"))
     return False

@@ -26,9 +26,10 @@ from typing import Literal
 from gym._errors import UnsafeConfig
 from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
+from gym._sandbox._lazy import LazySandbox
 from gym._sandbox._local import LocalSandbox
 from gym._sandbox._once import run_once
-from gym._sandbox._pool import discard, pool_for
+from gym._sandbox._pool import demand, discard, pool_for
 from gym._sandbox._stream import ExecResult
 
 __all__ = ["DockerSandboxes", "LocalSandboxes", "Role", "SandboxProvider"]
@@ -94,14 +95,23 @@ class SandboxProvider(abc.ABC):
 class DockerSandboxes(SandboxProvider):
     """Hardened Docker containers: warm pools for `acquire`, one-shot containers for grading.
 
+    An agent's sandbox is lazy (`LazySandbox`): its container, taken from the warm pool,
+    starts when the first command needs it, so an episode without tool calls starts
+    none. Grading containers come from their own warm pools, filled by the same
+    controller (see `gym._sandbox._pool`).
+
     Args:
         resolve_image: turns an image name into a reference (the environments' default
             builds the image on first use and returns its digest); names are used as
             they are without one.
+        lazy: hand agents lazy sandboxes (the default); False starts each at `acquire`.
     """
 
-    def __init__(self, resolve_image: Callable[[str], str] | None = None) -> None:
+    def __init__(
+        self, resolve_image: Callable[[str], str] | None = None, *, lazy: bool = True
+    ) -> None:
         self._resolve = resolve_image
+        self._lazy = lazy
 
     def image(self, name: str) -> str:
         """The image's reference (its digest when a resolver builds it)."""
@@ -110,11 +120,21 @@ class DockerSandboxes(SandboxProvider):
     def acquire(
         self, config: SandboxConfig, *, run: str = "adhoc", role: Role = "agent"
     ) -> Sandbox:
-        """A started container (and shell) from the process-wide warm pool of its config.
+        """A sandbox whose container comes from the process-wide warm pool of its config.
 
-        Pooled containers carry the pool's labels (``boxgym.run=pool``), as before.
+        For ``role="agent"`` the sandbox is lazy: the container is taken when the first
+        command needs it. Pooled containers carry the pool's labels (``boxgym.run=pool``).
         """
-        return pool_for(config).acquire()
+        if role != "agent" or not self._lazy:
+            return pool_for(config, role).acquire()
+        demand.opened()
+        return LazySandbox(
+            config,
+            start=lambda: pool_for(config, role).acquire(),
+            release=discard,
+            on_start=demand.started,
+            on_close=lambda started: demand.closed_one(started=started),
+        )
 
     def release(self, sandbox: Sandbox) -> None:
         """Remove the container in the background."""

@@ -84,10 +84,15 @@ class Shell:
         """Whether a session is running (as far as is known without a round trip)."""
         return self._reader is not None and not self._reader.eof
 
-    def start(self) -> None:
-        """Start the bash session now (the pool does this before handing sandboxes out)."""
+    def start(self, *, urgent: bool = True) -> None:
+        """Start the bash session now (the pool does this before handing sandboxes out).
+
+        Args:
+            urgent: an episode waits for it (else a warm-pool refill, which yields).
+        """
         if self._reader is None:
-            self._exec_id, self._sock = self.sandbox.attach(["bash", "--noprofile", "--norc"])
+            argv = ["bash", "--noprofile", "--norc"]
+            self._exec_id, self._sock = self.sandbox.attach(argv, urgent=urgent)
             self._reader = FrameReader(self._sock)
 
     def stop(self) -> None:

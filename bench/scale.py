@@ -1,0 +1,326 @@
+"""Throughput on one machine: boxgym against agentbox-rl 0.3.0, side by side in one run.
+
+    python bench/scale.py [--episodes 32] [--reps 3] [--concurrency 1,2,4,8] [--work DIR]
+    python bench/scale.py --from-json DIR/scale.json [same options]   # report saved rows
+
+Two workloads, each at every concurrency, repeated ``--reps`` times and interleaved
+(boxgym, agentbox, boxgym, agentbox...), medians reported; a figure is the episodes per
+second of the whole command, start to exit:
+
+(a) no tool calls, graded: `gym run boxgym/PyFunc-v0 --policy noop` (grading in a fresh
+    container) against `agentbox run --mock` on the same tasks (grading in the agent's
+    container);
+(b) ten shell tool calls, then graded: a scripted policy on each side making the same
+    commands (`bash` on boxgym, `run_command` on agentbox).
+
+From the same runs: (d) the runner's peak memory per concurrent episode and the time from
+an episode's scheduling to its first step, and the containers each side started.
+agentbox-rl is installed into its own venv under ``--work`` (never boxgym's), and its
+image is built from the local debian:bookworm-slim. Writes docs/benchmarks.md (section
+``scale``) and the raw figures to ``--work``/scale.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import docker
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).parent))
+from _agentbox import AgentBox  # noqa: E402
+from _report import machine, write_section  # noqa: E402
+
+CALLS = [f"echo step {i} && ls -la /workspace | wc -l" for i in range(10)]
+GYM = [sys.executable, "-c", "import sys; from gym._cli import main; sys.argv[0] = 'gym'; main()"]
+
+
+def timed(cmd: list[str], *, env: dict[str, str] | None = None, boxgym: bool) -> dict[str, Any]:
+    """Run a command; its wall time, peak RSS (MiB), containers created and output."""
+    creations = Creations()
+    start = time.time()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=ROOT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        containers = creations.stop(owner_pid=proc.pid if boxgym else None)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.time() - start
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:4])}... failed ({proc.returncode}):\n{stderr[-3000:]}")
+    rss = usage.ru_maxrss / 1024
+    return {"wall": wall, "rss_mb": rss, "stdout": stdout, "containers": containers}
+
+
+class Creations:
+    """Counts container creations while a command runs (the engine's live event stream)."""
+
+    def __init__(self) -> None:
+        self.engine = docker.from_env()
+        self.events = self.engine.events(
+            filters={"type": "container", "event": "create"}, decode=True
+        )
+        self.seen: list[dict[str, str]] = []
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        try:
+            for event in self.events:
+                self.seen.append(event.get("Actor", {}).get("Attributes", {}))
+        except Exception:  # closed
+            pass
+
+    def stop(self, *, owner_pid: int | None = None) -> int:
+        """Creations of boxgym's process ``owner_pid``, or of agentbox-rl (label agentbox=1)."""
+        time.sleep(0.5)
+        self.events.close()
+        if owner_pid is None:
+            return sum(a.get("agentbox") == "1" for a in self.seen)
+        return sum(a.get("boxgym.owner", "::").split(":")[1] == str(owner_pid) for a in self.seen)
+
+
+class Bench:
+    """The runs, and what each measured."""
+
+    def __init__(self, work: Path, episodes: int, agentbox: AgentBox) -> None:
+        self.work = work
+        self.episodes = episodes
+        self.agentbox = agentbox
+        self.env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.rows: list[dict[str, Any]] = []
+
+    def boxgym(self, workload: str, c: int) -> dict[str, Any]:
+        tmp = Path(tempfile.mkdtemp(dir=self.work))
+        db, events = f"sqlite:///{tmp / 'runs.db'}", tmp / "events.jsonl"
+        if workload == "a":
+            cmd = [*GYM, "run", "boxgym/PyFunc-v0", "--policy", "noop", "--limit"]
+            cmd += [str(self.episodes), "-c", str(c), "--db", db, "--events", str(events)]
+            cmd += ["--json"]
+        else:
+            script = str(Path(__file__).parent / "_boxgym_scripted.py")
+            cmd = [sys.executable, script, db, str(events), str(c), str(self.episodes)]
+            cmd += [json.dumps(CALLS)]
+        result = timed(cmd, env=self.env, boxgym=True)
+        return {**result, **_boxgym_details(events, result)}
+
+    def peer(self, workload: str, c: int) -> dict[str, Any]:
+        out = Path(tempfile.mkdtemp(dir=self.work)) / "run"
+        if workload == "a":
+            cmd = self.agentbox.mock_command(c, out)
+        else:
+            cmd = self.agentbox.scripted_command(c, out, CALLS)
+        result = timed(cmd, boxgym=False)
+        trajectories = self.agentbox.results(out)
+        ok = sum(t.get("final_status") in ("success", "failed") for t in trajectories)
+        ready = [
+            (t["metrics"].get("sandbox_create_s") or 0) + (t["metrics"].get("seed_s") or 0)
+            for t in trajectories
+        ]
+        result["first_step_s"] = statistics.median(ready) if ready else None
+        result["graded"] = ok
+        return result
+
+    def measure(self, workload: str, c: int, rep: int) -> None:
+        for side in ("boxgym", "agentbox") if rep % 2 == 0 else ("agentbox", "boxgym"):
+            run = self.boxgym if side == "boxgym" else self.peer
+            result = run(workload, c)
+            result.pop("stdout", None)
+            row = {"workload": workload, "c": c, "rep": rep, "side": side, **result}
+            row["eps"] = self.episodes / result["wall"]
+            row["load"] = load()
+            self.rows.append(row)
+            print(
+                f"({workload}) c={c} rep={rep} {side:8s} {row['eps']:.2f} eps/s, "
+                f"rss {row['rss_mb']:.0f} MiB, containers {row.get('containers')}",
+                flush=True,
+            )
+
+
+def _boxgym_details(events: Path, result: dict[str, Any]) -> dict[str, Any]:
+    lines = [json.loads(x) for x in events.read_text().splitlines()] if events.exists() else []
+    scheduled = {e["job"]: e["t"] for e in lines if e["event"] == "scheduled"}
+    firsts = [
+        e["first_step_at"] - scheduled[e["job"]]
+        for e in lines
+        if e["event"] == "committed" and "first_step_at" in e and e["job"] in scheduled
+    ]
+    counts: dict[str, int] = {}
+    for line in result["stdout"].splitlines()[::-1]:
+        if line.startswith("{") and '"containers"' in line:
+            counts = json.loads(line)["containers"]
+            break
+    else:
+        try:
+            counts = json.loads(result["stdout"]).get("containers", {})
+        except ValueError:
+            counts = {}
+    return {
+        "first_step_s": statistics.median(firsts) if firsts else None,
+        "container_counts": counts,
+        "graded": sum(e["event"] == "committed" for e in lines),
+    }
+
+
+def _median(rows: list[dict[str, Any]], key: str) -> float:
+    values = [r[key] for r in rows if r.get(key) is not None]
+    return statistics.median(values) if values else float("nan")
+
+
+def _pick(rows: list[dict[str, Any]], workload: str, c: int, side: str) -> list[dict[str, Any]]:
+    return [r for r in rows if (r["workload"], r["c"], r["side"]) == (workload, c, side)]
+
+
+def table(rows: list[dict[str, Any]], workload: str, cs: list[int], n: int) -> tuple[str, dict]:
+    lines = [
+        "| c | boxgym eps/s | agentbox eps/s | ratio | containers per episode (boxgym / agentbox) |",
+        "|---|---|---|---|---|",
+    ]
+    best: dict[str, float] = {"boxgym": 0.0, "agentbox": 0.0}
+    at: dict[tuple[str, int], float] = {}
+    for c in cs:
+        b, a = _pick(rows, workload, c, "boxgym"), _pick(rows, workload, c, "agentbox")
+        eb, ea = _median(b, "eps"), _median(a, "eps")
+        at[("boxgym", c)], at[("agentbox", c)] = eb, ea
+        best = {"boxgym": max(best["boxgym"], eb), "agentbox": max(best["agentbox"], ea)}
+        cb, ca = _median(b, "containers") / n, _median(a, "containers") / n
+        lines.append(f"| {c} | {eb:.2f} | {ea:.2f} | {eb / ea:.2f} | {cb:.2f} / {ca:.2f} |")
+    return "\n".join(lines), {"best": best, "at": at}
+
+
+def memory_and_first_step(rows: list[dict[str, Any]], cs: list[int], workloads: list[str]) -> str:
+    lo, hi = min(cs), max(cs)
+    lines = [
+        f"| workload | side | peak RSS at c={lo} / c={hi} (MiB) | per extra concurrent episode "
+        f"(MiB) | scheduled to first step, median (s) at c={lo} / c={hi} |",
+        "|---|---|---|---|---|",
+    ]
+    for workload in workloads:
+        for side in ("boxgym", "agentbox"):
+            r_lo, r_hi = _pick(rows, workload, lo, side), _pick(rows, workload, hi, side)
+            m_lo, m_hi = _median(r_lo, "rss_mb"), _median(r_hi, "rss_mb")
+            per = (m_hi - m_lo) / (hi - lo) if hi > lo else float("nan")
+            f_lo, f_hi = _median(r_lo, "first_step_s"), _median(r_hi, "first_step_s")
+            lines.append(
+                f"| ({workload}) | {side} | {m_lo:.0f} / {m_hi:.0f} | {per:.1f} "
+                f"| {f_lo:.2f} / {f_hi:.2f} |"
+            )
+    return "\n".join(lines)
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.1f} / {five:.1f} / {fifteen:.1f}"
+
+
+TITLES = {
+    "a": "(a) No tool calls, then graded (`gym run --policy noop`; `agentbox run --mock`):",
+    "b": "(b) Ten shell tool calls, then graded (the same commands, scripted on both sides):",
+}
+TARGETS = {"a": 1.5, "b": 2.5}
+
+
+def report(rows: list[dict[str, Any]], opts: argparse.Namespace, loads: tuple[str, str]) -> str:
+    cs, n = opts.concurrency, opts.episodes
+    workloads = [w for w in ("a", "b") if any(r["workload"] == w for r in rows)]
+    sections, verdicts = [], []
+    met = lambda ok: "met" if ok else "NOT met"  # noqa: E731
+    for w in workloads:
+        text, figures = table(rows, w, cs, n)
+        sections.append(f"{TITLES[w]}\n\n{text}")
+        ratio = figures["best"]["boxgym"] / figures["best"]["agentbox"]
+        cliff = figures["at"][("boxgym", max(cs))] / figures["best"]["boxgym"]
+        verdicts.append(
+            f"- ({w}) boxgym's best is **{ratio:.2f}x** agentbox-rl's best (target >= "
+            f"{TARGETS[w]}x): {met(ratio >= TARGETS[w])}; at c={max(cs)} boxgym runs at "
+            f"**{cliff:.2f}x** its best (target >= 0.95x, no cliff): {met(cliff >= 0.95)}."
+        )
+    args = f"--episodes {n} --reps {opts.reps} --concurrency {','.join(map(str, cs))}"
+    tables = "\n\n".join(sections)
+    return f"""## Throughput on one machine, against agentbox-rl 0.3.0
+
+Command: `python bench/scale.py {args}`
+Machine: {machine()}; load average (1/5/15 min) {loads[0]} at the start, {loads[1]} at
+the end.
+
+{n} PyFunc-v0 tasks per run; medians of {opts.reps} runs, boxgym and agentbox-rl
+interleaved; episodes per second of the whole command. boxgym grades each episode in a
+fresh container from the pristine image; agentbox-rl in the agent's own container.
+{f"{chr(10)}{opts.note}{chr(10)}" if opts.note else ""}
+{tables}
+
+{chr(10).join(verdicts)}
+
+(d) The runner's memory and the time from an episode's scheduling to its first step
+(boxgym: from `--events`; agentbox-rl: sandbox create + seed, before its first call):
+
+{memory_and_first_step(rows, cs, workloads)}
+
+An episode without tool calls starts no agent container (its sandbox is lazy); grading
+containers are started ahead, waiting for their input, by the same controller that keeps
+the agent pool, and only as many as the episodes still to come need.
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--episodes", type=int, default=32)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--concurrency", default="1,2,4,8")
+    parser.add_argument("--workloads", default="a,b")
+    parser.add_argument("--work", type=Path, default=Path.home() / ".cache" / "boxgym-bench")
+    parser.add_argument("--no-write", action="store_true", help="print, leave the docs alone")
+    parser.add_argument("--from-json", type=Path, help="report the rows of an earlier run")
+    parser.add_argument("--note", default="", help="a paragraph on the conditions (load...)")
+    opts = parser.parse_args()
+    opts.concurrency = [int(c) for c in opts.concurrency.split(",")]
+    if opts.from_json:
+        rows = json.loads(opts.from_json.read_text())
+        finish(rows, opts, ("(not recorded)", load()))
+        return
+    opts.work.mkdir(parents=True, exist_ok=True)
+    tasks = sorted(p.name for p in (ROOT / "seeds" / "pyfunc").iterdir() if p.is_dir())
+    agentbox = AgentBox(opts.work)
+    agentbox.prepare(ROOT / "seeds", tasks[: opts.episodes])
+    subprocess.run(
+        [*GYM, "images", "build", "python"],
+        check=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+    )
+    bench = Bench(opts.work, opts.episodes, agentbox)
+    start_load = load()
+    for workload in opts.workloads.split(","):
+        for rep in range(opts.reps):
+            for c in opts.concurrency:
+                bench.measure(workload, c, rep)
+                saved = [{**r, "load_at_start": start_load} for r in bench.rows]
+                (opts.work / "scale.json").write_text(json.dumps(saved, indent=1))
+    finish(bench.rows, opts, (start_load, load()))
+
+
+def finish(rows: list[dict[str, Any]], opts: argparse.Namespace, loads: tuple[str, str]) -> None:
+    """Print the report and write it into docs/benchmarks.md (unless ``--no-write``)."""
+    if rows and "load_at_start" in rows[0] and loads[0] == "(not recorded)":
+        loads = (rows[0]["load_at_start"], rows[-1].get("load", loads[1]))
+    body = report(rows, opts, loads)
+    if not opts.no_write:
+        write_section("scale", body)
+    print(body)
+
+
+if __name__ == "__main__":
+    main()

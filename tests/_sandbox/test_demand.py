@@ -1,0 +1,119 @@
+"""Warm pools sized by demand: no spare for an episode that will not come or not need one.
+
+A pool of plain objects stands in for containers, filled by the real controller.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+
+import pytest
+
+from gym._sandbox._pool import Demand, _Pool
+
+_ids = itertools.count()
+
+
+class Things(_Pool[int]):
+    """Spares that cost nothing: numbers; a spare can be made to take a while."""
+
+    role = "grader"
+
+    def __init__(self, size: int, of: Demand, delay: float = 0.0) -> None:
+        self.delay = delay
+        self.dropped: list[int] = []
+        super().__init__(size, by_demand=True, of=of)
+
+    def _make(self) -> int:
+        time.sleep(self.delay)
+        return next(_ids)
+
+    def _alive(self, item: int) -> bool:
+        return True
+
+    def _drop(self, item: int) -> None:
+        self.dropped.append(item)
+
+
+def settle(pool: Things, ready: int, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if len(pool._ready) == ready and not pool.filling:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+@pytest.fixture
+def demand() -> Demand:
+    return Demand()
+
+
+def test_without_a_runner_a_pool_keeps_its_size(demand):
+    pool = Things(3, demand)
+    try:
+        assert pool.target() == 3 and settle(pool, 3)
+    finally:
+        pool.close()
+
+
+def test_a_pool_keeps_no_spare_before_any_episode_used_one(demand):
+    demand.expect(10)
+    pool = Things(4, demand)
+    try:
+        assert pool.target() == 0 and settle(pool, 0)
+        demand.opened()
+        assert pool.take() is None, "the first is started on demand"
+        assert pool.target() == 4, "one use per episode so far: ten more to come"
+        assert settle(pool, 4)
+    finally:
+        pool.close()
+
+
+def test_spares_never_outnumber_the_episodes_still_to_come(demand):
+    demand.expect(10)
+    pool = Things(4, demand)
+    try:
+        for _ in range(8):  # eight episodes, each graded once
+            demand.opened()
+            pool.take()
+            demand.closed_one(started=False)
+        demand.expect(2)
+        assert pool.target() == 2
+        demand.expect(0)
+        assert pool.target() == 0, "the run is over: nothing more is started"
+    finally:
+        pool.close()
+
+
+def test_an_episode_that_needs_none_teaches_the_pool_to_keep_none(demand):
+    demand.expect(10)
+    pool = Things(4, demand)
+    try:
+        demand.opened()
+        pool.take()
+        demand.closed_one(started=False)
+        for _ in range(3):  # three more episodes that are never graded
+            demand.opened()
+            demand.closed_one(started=False)
+        assert pool.target() == 3, "a quarter of episodes use one: ceil(10 / 4)"
+    finally:
+        pool.close()
+
+
+def test_a_taker_waits_for_the_spare_being_started_instead_of_starting_another(demand):
+    pool = Things(1, demand, delay=0.5)
+    try:
+        deadline = time.monotonic() + 5
+        while not pool.filling:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        got: list[int | None] = []
+        taker = threading.Thread(target=lambda: got.append(pool.take()))
+        taker.start()
+        taker.join(5)
+        assert got and got[0] is not None, "it got the spare that was being started"
+    finally:
+        pool.close()
