@@ -8,9 +8,13 @@ its content, so a changed context means a new image and an unchanged one is reus
     >>> gym.images.register_image("my-image", Path(__file__).parent / "image")  # doctest: +SKIP
     >>> tag = gym.images.ensure_image("my-image")                                 # doctest: +SKIP
 
-The command line does the same: ``gym images build``.
+The command line does the same: ``gym images build``; ``gym images prune --budget``
+removes the least recently used images over a disk budget (`prune_images`).
 """
 
+from gym._image_disk import DiskUse, PruneResult
+from gym._image_disk import disk_use as image_disk_use
+from gym._image_disk import prune as prune_images
 from gym._images import (
     ImageRecord,
     build_image,
@@ -22,11 +26,15 @@ from gym._images import (
 )
 
 __all__ = [
+    "DiskUse",
     "ImageRecord",
+    "PruneResult",
     "build_image",
     "ensure_image",
     "image_dir",
+    "image_disk_use",
     "image_names",
     "list_images",
+    "prune_images",
     "register_image",
 ]
