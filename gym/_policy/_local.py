@@ -327,7 +327,8 @@ class LocalPolicy(Policy):
     block that cannot be read a ``parse_error``.
 
     Greedy by default (temperature 0); with a temperature, sampling is seeded per
-    (seed, task, turn), so a run repeats. Recorded per turn: the prompt's token ids,
+    (seed, task, episode's reset seed, turn), so a run repeats and the k samples of
+    one task (each reset with its own seed) differ. Recorded per turn: the prompt's token ids,
     the sampled token ids exactly as sampled (the end-of-turn token included when it
     was sampled) and their log-probabilities under the distribution the sampler drew
     from, which is the log-softmax of the processed scores: the grammar's mask
@@ -417,8 +418,14 @@ class LocalPolicy(Policy):
         return self._loaded
 
     def start(self, task: Task, env: Any) -> None:
-        """Reset the turn counter that seeds sampling."""
-        self._episode, self._turn = task.id, 0
+        """Reset the turn counter that seeds sampling, and key it to this episode.
+
+        The key is the task and the seed the environment was reset with (the runner
+        gives each sample of a task its own), so k samples of a task draw differently.
+        """
+        reset_seed = getattr(env, "_np_random_seed", None)  # Gymnasium's, set by reset(seed)
+        self._episode = task.id if reset_seed is None else f"{task.id}:{reset_seed}"
+        self._turn = 0
 
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
         """Generate the next assistant message and read a tool call from its text."""
