@@ -37,12 +37,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from gym._env import env_of
 from gym._errors import ConfigError, HeldOutError, InfraError
 from gym._policy import LocalPolicy, Policy, policy_from_name
-from gym._registry import tasks_of
+from gym._policy._grammar import allowed_tokens
+from gym._registry import make, tasks_of
 from gym._runner import RunConfig, RunProgress, expand_envs, run
 from gym._splits import refuse_held_out, split_role
-from gym.train._batch import Batch, batch_sft_loss, collate
+from gym.train._batch import Batch, batch_sft_loss, collate, sample_allowed
 from gym.train._episodes import TrainEpisode
 from gym.train._rewards import verified
 from gym.train._samples import Sample, episode_samples
@@ -280,6 +282,7 @@ class _Trainer:
         self.say = progress
         self.envs = rft_envs(config)
         self.model_name = str(config.policy_params.get("model", policy.model))
+        self._tools: dict[str, list[dict[str, Any]]] = {}
 
     def factory(self, temperature: float, seed: int) -> Callable[[], Policy]:
         """Policies over the model in memory (the runner builds one per worker)."""
@@ -350,16 +353,46 @@ class _Trainer:
         infra = sum(e.outcome == "infra_error" for e in episodes)
         return select_episodes(episodes, self.config.cap), config, infra
 
-    def samples(self, kept: Sequence[TrainEpisode]) -> list[Sample]:
-        """Token-in/token-out samples of the kept episodes, each of weight 1."""
+    def samples(self, kept: Sequence[TrainEpisode]) -> list[tuple[Sample, Any]]:
+        """Token-in/token-out samples of the kept episodes (weight 1), with their masks.
+
+        The mask of a sample is the tokens the grammar allowed at each sampled position
+        (`allowed_tokens`, replayed with the turn's budget), or None when the policy was
+        not constrained: the loss is then that of the distribution the policy sampled
+        from, and the tokens the grammar forced (probability 1) teach nothing.
+        """
         eos = self.loaded.tokenizer.eos_token_id
         out = []
         for episode in kept:
             for sample in episode_samples(episode.turns, eos_token_id=eos).samples:
-                out.append(sample.model_copy(update={"advantage": 1.0}))
+                weighted = sample.model_copy(update={"advantage": 1.0})
+                out.append((weighted, self.allowed(episode, sample)))
         return out
 
-    def fine_tune(self, samples: list[Sample], round_no: int) -> list[float]:
+    def allowed(self, episode: TrainEpisode, sample: Sample) -> Any:
+        """The grammar's allowed tokens at each position of a sample (None: unconstrained)."""
+        if not self.policy.constrained:
+            return None
+        tools = self.tools(episode.group.rsplit("/", 1)[0])
+        grammar, rows = self.loaded.grammar(), []
+        for index in sample.turns:
+            turn = episode.turns[index]
+            budget = self.policy.turn_budget(len(turn.prompt))
+            rows.append(allowed_tokens(grammar, tools, turn.completion, budget))
+        width = int(self.loaded.model.get_output_embeddings().weight.shape[0])
+        return sample_allowed(sample, rows, width)
+
+    def tools(self, env_id: str) -> list[dict[str, Any]]:
+        """The tools an environment offers (as its episodes offered them to the policy)."""
+        if env_id not in self._tools:
+            env = make(env_id)
+            try:
+                self._tools[env_id] = [s.openai_schema() for s, _ in env_of(env).tools.values()]
+            finally:
+                env.close()
+        return self._tools[env_id]
+
+    def fine_tune(self, samples: list[tuple[Sample, Any]], round_no: int) -> list[float]:
         """Epochs of the supervised loss over the samples; the loss of each step."""
         torch = importlib.import_module("torch")
         model, cfg = self.loaded.model, self.config
@@ -374,7 +407,10 @@ class _Trainer:
                 for _ in range(cfg.epochs):
                     shuffle.shuffle(order)
                     for start in range(0, len(order), cfg.batch_size):
-                        batch = collate(order[start : start + cfg.batch_size], pad)
+                        chunk = order[start : start + cfg.batch_size]
+                        masks = [m for _, m in chunk if m is not None]
+                        allowed = masks if len(masks) == len(chunk) else None
+                        batch = collate([s for s, _ in chunk], pad, allowed=allowed)
                         losses.append(_step(model, optimizer, batch))
         finally:
             model.eval()
@@ -423,7 +459,7 @@ class _Trainer:
         start = time.monotonic()
         result.losses = self.fine_tune(samples, round_no)
         result.train_s = round(time.monotonic() - start, 2)
-        result.samples, result.tokens = len(samples), sum(s.sampled for s in samples)
+        result.samples, result.tokens = len(samples), sum(s.sampled for s, _ in samples)
         after, result.eval_run = self.evaluate(f"r{round_no} candidate")
         result.pass_at_1_after = after
         result.promoted = promote(best, after)
