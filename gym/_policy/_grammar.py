@@ -204,11 +204,12 @@ def _closing_step(matcher: Any, alphabet: _Alphabet) -> int:
 
 
 def closing_tokens(matcher: Any, grammar_tok: Any) -> list[int] | None:
-    """The tokens that end the call from where ``matcher`` stands, the end of turn included.
+    """The tokens that end the call from where ``matcher`` stands, to its closing tag.
 
     Walks a copy of the matcher: the bytes the grammar forces as its own tokens, and
     at each choice the most closing token (`_closing_step`). Short, not provably the
-    shortest; deterministic, so a replay forces the same tokens.
+    shortest; deterministic, so a replay forces the same tokens. The end-of-turn token
+    is not in the list: once the tag is written it is the only token the grammar allows.
 
     Args:
         matcher: an llguidance matcher of the call grammar (left unchanged).
@@ -232,10 +233,11 @@ def closing_reserve(grammar_tok: Any, tools: list[dict[str, Any]]) -> int | None
     """Tokens a turn keeps back so that its call always closes (cached per tool set).
 
     The longest of the tools' shortest complete turns (each tool's call with its
-    required arguments at their shortest values, closing tag and end of turn) plus
-    `MARGIN`. From any point inside a call of tool X, the way to its end is at most
-    X's shortest turn (whose opening the call has already written) plus the rest of
-    an open value, which the margin covers for flat arguments.
+    required arguments at their shortest values and its closing tag, then the
+    end-of-turn token) plus `MARGIN`. From any point inside a call of tool X, the way
+    to its end is at most X's shortest turn (whose opening the call has already
+    written) plus the rest of an open value, which the margin covers for flat
+    arguments.
 
     Args:
         grammar_tok: from `grammar_tokenizer`.
@@ -252,7 +254,7 @@ def closing_reserve(grammar_tok: Any, tools: list[dict[str, Any]]) -> int | None
             path = closing_tokens(llg.LLMatcher(grammar_tok, call_grammar([tool])), grammar_tok)
             if path is None:
                 return None
-            lengths.append(len(path))
+            lengths.append(len(path) + 1)  # and the end-of-turn token
         _reserves[key] = max(lengths) + MARGIN
     return _reserves[key]
 
