@@ -19,6 +19,8 @@ from pydantic import BaseModel
 from typer.testing import CliRunner
 
 import gym
+import gym.grading
+import gym.sandbox
 from gym._cli import app
 from gym._policy import TinyPolicy
 from gym._store import Store
@@ -29,7 +31,7 @@ pytestmark = pytest.mark.skipif(not HAVE, reason="needs torch, transformers and 
 
 ENV_ID = "toy/Doors-v0"
 DOORS = {"cedar": "D", "otter": "C"}
-LOCAL = gym.LocalSandboxes(allow_unsafe=True)
+LOCAL = gym.sandbox.LocalSandboxes(allow_unsafe=True)
 
 
 class Door(BaseModel):
@@ -68,7 +70,7 @@ class DoorsEnv(gym.ContainerEnv[Door]):
     def load_tasks(cls) -> list[gym.Task]:
         return _tasks()
 
-    def setup(self, task: gym.Task, sandbox: gym.Sandbox) -> None:
+    def setup(self, task: gym.Task, sandbox: gym.sandbox.Sandbox) -> None:
         """Nothing to prepare."""
 
     @gym.tool(kind="final")
@@ -80,7 +82,7 @@ class DoorsEnv(gym.ContainerEnv[Door]):
         """
         return ""
 
-    def export(self, task: gym.Task, sandbox: gym.Sandbox) -> Door:
+    def export(self, task: gym.Task, sandbox: gym.sandbox.Sandbox) -> Door:
         call = self.final_call
         return Door(door=str(call.arguments["door"]) if call else None)
 
@@ -89,7 +91,7 @@ class DoorsEnv(gym.ContainerEnv[Door]):
     ) -> gym.Verdict:
         right = final_state.door == task.data["door"]
         component = gym.Component(score=float(right), passed=right)
-        return gym.compose({"door": component}, [], grader="doors", version="1")
+        return gym.grading.compose({"door": component}, [], grader="doors", version="1")
 
     def oracle_calls(self, task: gym.Task) -> list[gym.ToolCall]:
         return [gym.ToolCall(name="submit", arguments={"door": task.data["door"]})]
