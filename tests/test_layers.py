@@ -160,6 +160,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym.train._episodes",
         "gym.train._loss",
         "gym.train._rewards",
+        "gym.train._rft",
         "gym.train._samples",
     ),
     9: (  # CLI
@@ -169,6 +170,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._cli._doctor",
         "gym._cli._judge",
         "gym._cli._redteam",
+        "gym._cli._rft",
         "gym._cli._runs",
     ),
     FRONT_DOOR: ("gym",),

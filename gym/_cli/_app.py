@@ -24,6 +24,7 @@ __all__ = [
     "err",
     "images_app",
     "print_json",
+    "train_app",
     "use_runtime",
 ]
 
@@ -38,6 +39,10 @@ images_app = typer.Typer(help="Build and list environment images.", no_args_is_h
 env_app = typer.Typer(help="List, validate, import and create environments.", no_args_is_help=True)
 app.add_typer(images_app, name="images")
 app.add_typer(env_app, name="env")
+train_app = typer.Typer(
+    help="Train a local model on environment rewards (rejection sampling).", no_args_is_help=True
+)
+app.add_typer(train_app, name="train")
 console = Console()
 if not console.is_terminal:  # logs and pipes: wide enough for the report tables
     console = Console(width=140)

@@ -17,8 +17,9 @@ Tool calls are read from the model's text (see `gym._policy._parse`): the tools 
 the ``<tool_call>`` format are written into the prompt, by the tokenizer's chat
 template when it supports tools, else as a section of the system message. By default
 decoding is constrained to that format and the tools' schemas (`gym._policy._grammar`),
-so every turn is a valid call of an offered tool (when it fits in ``max_new_tokens``:
-a call cut by the budget, say inside a string the model never closes, is not).
+so every turn is a valid call of an offered tool, closed within ``max_new_tokens`` even
+when the model would never close a string (the grammar forces the closing when the
+budget runs low).
 
 torch and transformers are imported only inside these functions, so ``import gym``
 never imports them.
@@ -318,13 +319,16 @@ class LocalPolicy(Policy):
 
     Constrained by default: decoding follows the grammar of one ``<tool_call>`` block
     calling an offered tool with arguments valid against its schema, then the
-    end-of-turn token (`gym._policy._grammar`), so every turn that ends within
-    ``max_new_tokens`` is a valid call. With ``constrained=False`` the model writes
-    freely, generation stops at ``</tool_call>``, and a text without a call is a plain
-    answer, a ``<tool_call>`` block that cannot be read a ``parse_error``.
+    end-of-turn token (`gym._policy._grammar`), so every turn is a valid call: when
+    only the tokens needed to close the call are left of ``max_new_tokens``, the
+    grammar allows nothing but that closing (forced tokens, logprob 0). With
+    ``constrained=False`` the model writes freely, generation stops at
+    ``</tool_call>``, and a text without a call is a plain answer, a ``<tool_call>``
+    block that cannot be read a ``parse_error``.
 
     Greedy by default (temperature 0); with a temperature, sampling is seeded per
-    (seed, task, turn), so a run repeats. Recorded per turn: the prompt's token ids,
+    (seed, task, episode's reset seed, turn), so a run repeats and the k samples of
+    one task (each reset with its own seed) differ. Recorded per turn: the prompt's token ids,
     the sampled token ids exactly as sampled (the end-of-turn token included when it
     was sampled) and their log-probabilities under the distribution the sampler drew
     from, which is the log-softmax of the processed scores: the grammar's mask
@@ -414,8 +418,14 @@ class LocalPolicy(Policy):
         return self._loaded
 
     def start(self, task: Task, env: Any) -> None:
-        """Reset the turn counter that seeds sampling."""
-        self._episode, self._turn = task.id, 0
+        """Reset the turn counter that seeds sampling, and key it to this episode.
+
+        The key is the task and the seed the environment was reset with (the runner
+        gives each sample of a task its own), so k samples of a task draw differently.
+        """
+        reset_seed = getattr(env, "_np_random_seed", None)  # Gymnasium's, set by reset(seed)
+        self._episode = task.id if reset_seed is None else f"{task.id}:{reset_seed}"
+        self._turn = 0
 
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
         """Generate the next assistant message and read a tool call from its text."""
@@ -429,8 +439,9 @@ class LocalPolicy(Policy):
         )["input_ids"]
         seed = zlib.crc32(f"{self.seed}:{self._episode}:{self._turn}".encode())
         self._turn += 1
-        mask = CallMask(loaded.grammar(), tools, len(prompt_ids)) if constrained else None
-        ids, logprobs = self._generate(loaded, prompt_ids, seed, mask)
+        budget = self.turn_budget(len(prompt_ids))
+        mask = CallMask(loaded.grammar(), tools, len(prompt_ids), budget) if constrained else None
+        ids, logprobs = self._generate(loaded, prompt_ids, seed, mask, budget)
         text = primer + tokenizer.decode(ids, skip_special_tokens=True)
         names = [str(t.get("function", t).get("name", "")) for t in tools]
         found = parse_tool_call(text, names)
@@ -451,7 +462,16 @@ class LocalPolicy(Policy):
             latency_s=time.monotonic() - start,
         )
 
-    def _budget(self, loaded: LocalModel, prompt_len: int) -> int:
+    def turn_budget(self, prompt_len: int) -> int:
+        """The most tokens a turn after a prompt of this length may sample.
+
+        ``max_new_tokens``, or less where the model's context ends first; the grammar
+        closes a constrained call within it (`allowed_tokens` replays it with this).
+
+        Raises:
+            PolicyError: the prompt already fills the context.
+        """
+        loaded = self.load()
         context = int(getattr(loaded.model.config, "max_position_embeddings", 0) or 1 << 30)
         budget = min(self.max_new_tokens, context - prompt_len)
         if budget < 1:
@@ -462,14 +482,19 @@ class LocalPolicy(Policy):
         return budget
 
     def _generate(
-        self, loaded: LocalModel, prompt_ids: list[int], seed: int, mask: CallMask | None
+        self,
+        loaded: LocalModel,
+        prompt_ids: list[int],
+        seed: int,
+        mask: CallMask | None,
+        budget: int,
     ) -> tuple[list[int], list[float]]:
         """Completion token ids and their log-probabilities under the sampler's distribution."""
         torch, _ = _backend()
         tokenizer = loaded.tokenizer
         pad = tokenizer.pad_token_id
         kwargs: dict[str, Any] = {
-            "max_new_tokens": self._budget(loaded, len(prompt_ids)),
+            "max_new_tokens": budget,
             "do_sample": self.temperature > 0,
             "output_scores": True,
             "return_dict_in_generate": True,

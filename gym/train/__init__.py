@@ -18,6 +18,10 @@ The pieces, each small and typed:
    rollout logprobs, optional k3 KL), `sft_loss` (rejection-sampling fine-tuning),
    `aggregate` (``token_mean``, ``seq_mean_token_mean``, ``seq_sum_const``), and
    `batch_loss` / `batch_sft_loss` over a model; metrics as `LossMetrics`.
+6. Rejection-sampling fine-tuning (``gym train rft``): `train_rft` runs rounds of
+   collect (the runner and store), `select_episodes` (verified, distinct, capped per
+   task), fine-tune with `batch_sft_loss`, evaluate on the eval split and `promote`
+   only on a rise of held-out pass@1.
 
 Which tasks may be trained on at all: `training_tasks` keeps a family's training
 splits, `refuse_held_out` raises `HeldOutError` for a held-out one, `split_role` names
@@ -53,6 +57,15 @@ from gym.train._rewards import (
     training_reward,
     verified,
 )
+from gym.train._rft import (
+    RFTConfig,
+    RFTResult,
+    RoundResult,
+    Selection,
+    promote,
+    select_episodes,
+    train_rft,
+)
 from gym.train._samples import EpisodeSamples, Sample, TurnTokens, episode_samples, turn_tokens
 
 __all__ = [
@@ -64,7 +77,11 @@ __all__ = [
     "GroupSamples",
     "LossConfig",
     "LossMetrics",
+    "RFTConfig",
+    "RFTResult",
+    "RoundResult",
     "Sample",
+    "Selection",
     "TrainEpisode",
     "TurnTokens",
     "advantages",
@@ -76,11 +93,14 @@ __all__ = [
     "group_advantages",
     "grpo_samples",
     "policy_loss",
+    "promote",
     "refuse_held_out",
     "sample_allowed",
+    "select_episodes",
     "sft_loss",
     "split_role",
     "token_logprobs",
+    "train_rft",
     "training_reward",
     "training_tasks",
     "turn_tokens",

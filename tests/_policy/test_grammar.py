@@ -182,3 +182,99 @@ def test_scores_wider_than_the_vocabulary_are_masked_too(tok):
     mask = CallMask(grammar_tokenizer(tok, width), [SUBMIT_TOOL], 0)
     out = mask(torch.zeros(1, 0, dtype=torch.long), torch.zeros(1, width))
     assert out.shape == (1, width) and torch.isinf(out[0, len(tok) :]).all()
+
+
+# -- the budget: a call always closes within it -----------------------------------------------
+
+
+def _never_closing(tok: Any, tools: list[dict[str, Any]], budget: int, seed: int) -> list[int]:
+    """Tokens a sampler draws under a budgeted mask while preferring digits and letters.
+
+    A stand-in for a model stuck in a repetition (``1000000...`` inside a string): left
+    alone, the grammar would let it write until any budget cut the call.
+    """
+    import torch
+
+    rng = random.Random(seed)
+    mask = CallMask(grammar_tokenizer(tok, len(tok)), tools, 0, budget)
+    stuck = [i for t, i in tok.get_vocab().items() if t and all(c in "0123456789a" for c in t)]
+    ids: list[int] = []
+    for _ in range(budget):
+        scores = torch.tensor([[rng.gauss(0, 1) for _ in range(len(tok))]])
+        scores[0, stuck] += 8.0
+        masked = mask(torch.tensor([ids], dtype=torch.long).reshape(1, -1), scores)
+        gen = torch.Generator().manual_seed(rng.randrange(1 << 30))
+        ids.append(int(torch.multinomial(torch.softmax(masked[0], -1), 1, generator=gen)))
+        if ids[-1] == tok.eos_token_id:
+            break
+    return ids
+
+
+@needs_engine
+@pytest.mark.parametrize(("budget", "seed"), [(b, s) for b in (80, 120, 200) for s in range(4)])
+def test_a_call_that_would_never_close_still_ends_within_its_budget(tok, budget, seed):
+    ids = _never_closing(tok, SHOP_TOOLS, budget, seed)
+    assert len(ids) <= budget and ids[-1] == tok.eos_token_id
+    found = parse_tool_call(tok.decode(ids, skip_special_tokens=True), list(SHOP), fallbacks=False)
+    assert found.call is not None
+    SHOP[found.call.name][0].validate_args(found.call.arguments)
+
+
+@needs_engine
+def test_without_a_budget_the_same_sampler_runs_on(tok):
+    """The budget, not the sampler's taste, is what closed the calls above."""
+    import torch
+
+    rng = random.Random(1)
+    mask = CallMask(grammar_tokenizer(tok, len(tok)), SHOP_TOOLS, 0)
+    stuck = [i for t, i in tok.get_vocab().items() if t and all(c in "0123456789a" for c in t)]
+    ids: list[int] = []
+    for _ in range(200):
+        scores = torch.tensor([[rng.gauss(0, 1) for _ in range(len(tok))]])
+        scores[0, stuck] += 8.0
+        masked = mask(torch.tensor([ids], dtype=torch.long).reshape(1, -1), scores)
+        ids.append(int(masked[0].argmax()))
+    assert tok.eos_token_id not in ids
+
+
+@needs_engine
+def test_the_reserve_covers_the_longest_shortest_call(tok):
+    grammar = grammar_tokenizer(tok, len(tok))
+    submit = _grammar.closing_tokens(_llg_matcher(grammar, [SUBMIT_TOOL]), grammar)
+    assert submit is not None
+    assert tok.decode(submit) == format_call("submit", {})  # then only end of turn
+    refund = [t for t in SHOP_TOOLS if t["function"]["name"] == "refund"]
+    longest = _grammar.closing_tokens(_llg_matcher(grammar, refund), grammar)
+    assert longest is not None
+    reserve = _grammar.closing_reserve(grammar, SHOP_TOOLS)
+    assert reserve == len(longest) + 1 + _grammar.MARGIN  # the end-of-turn token too
+
+
+def _llg_matcher(grammar: Any, tools: list[dict[str, Any]]) -> Any:
+    import llguidance
+
+    return llguidance.LLMatcher(grammar, call_grammar(tools))
+
+
+@needs_engine
+def test_forced_tokens_replay_from_the_budget_and_cost_nothing(tok):
+    """`allowed_tokens` with the budget gives one allowed token where the closing was forced."""
+    budget, refund = 120, [t for t in SHOP_TOOLS if t["function"]["name"] == "refund"]
+    ids = _never_closing(tok, refund, budget, seed=0)
+    grammar = grammar_tokenizer(tok, len(tok))
+    rows = _grammar.allowed_tokens(grammar, refund, ids, budget)
+    assert rows.shape == (len(ids), len(tok))
+    single = rows.sum(-1) == 1
+    reserve = _grammar.closing_reserve(grammar, refund)
+    assert reserve is not None
+    # the sampler was still inside order_id when only the reserve was left; from there
+    # every step allowed exactly one token
+    forced_from = budget - reserve
+    assert len(ids) > forced_from and bool(single[forced_from:].all())
+    assert all(bool(rows[i, t]) for i, t in enumerate(ids))  # what was sampled was allowed
+    # replayed without the budget, the forced steps allow more than one token again
+    free = _grammar.allowed_tokens(grammar, refund, ids[: forced_from + 1])
+    assert int(free[forced_from].sum()) > 1
+    # a replay with the wrong budget does not match what was sampled
+    with pytest.raises(gym.PolicyError, match="forced"):
+        _grammar.allowed_tokens(grammar, refund, ids, budget - 30)

@@ -134,3 +134,38 @@ def test_checkpoint_round_trip(loaded, tmp_path):
     turn = b.act(MESSAGES, SHOP_TOOLS)
     assert turn.completion_token_ids == a.completion_token_ids
     assert turn.prompt_token_ids == a.prompt_token_ids
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(3))
+def test_a_tight_budget_still_ends_in_a_valid_call_and_forced_tokens_cost_nothing(loaded, seed):
+    import torch
+
+    from gym._policy._grammar import closing_reserve
+
+    refund = [t for t in SHOP_TOOLS if t["function"]["name"] == "refund"]
+    reserve = closing_reserve(loaded.grammar(), refund)
+    assert reserve is not None
+    budget = reserve + 12  # a dozen free tokens, then the grammar closes the call
+    pol = policy(loaded, temperature=1.0, seed=seed, max_new_tokens=budget)
+    turn = pol.act(MESSAGES, refund)
+    ids = turn.completion_token_ids
+    assert (
+        turn.call is not None
+        and len(ids) <= budget
+        and ids[-1] == pol.load().tokenizer.eos_token_id
+    )
+    SHOP["refund"][0].validate_args(turn.call.arguments)
+    # the replay with the same budget gives the masks the sampler drew under
+    allowed = allowed_tokens(
+        loaded.grammar(), refund, ids, pol.turn_budget(len(turn.prompt_token_ids))
+    )
+    with torch.inference_mode():
+        prompt = turn.prompt_token_ids
+        logits = loaded.model(torch.tensor([prompt + ids])).logits[0, len(prompt) - 1 : -1]
+    logprobs = torch.log_softmax(logits.float().masked_fill(~allowed, float("-inf")), -1)
+    expected = logprobs.gather(1, torch.tensor(ids)[:, None])[:, 0]
+    assert turn.logprobs == pytest.approx(expected.tolist(), abs=1e-4)
+    forced = allowed.sum(-1) == 1
+    assert bool(forced[budget - reserve :].all())
+    assert all(turn.logprobs[i] == 0.0 for i in torch.nonzero(forced)[:, 0].tolist())

@@ -1,0 +1,99 @@
+"""Rejection-sampling fine-tuning: what is kept, when a model is promoted, what is refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from gym.errors import HeldOutError
+from gym.train import (
+    RFTConfig,
+    TrainEpisode,
+    TurnTokens,
+    promote,
+    select_episodes,
+)
+from gym.train._rft import rft_envs
+
+TOY = "toy/Answer-v0"  # tests/toy_env.py: train task "add", eval task "greet"
+
+
+def _episode(
+    task: str,
+    tokens: list[int],
+    *,
+    outcome: str = "pass",
+    flags: list[str] | None = None,
+    split: str = "train",
+    episode_id: str = "",
+) -> TrainEpisode:
+    turn = TurnTokens(prompt=[1, 2], completion=tokens, logprobs=[0.0] * len(tokens))
+    return TrainEpisode(
+        episode_id=episode_id or f"{task}-{'-'.join(map(str, tokens))}-{outcome}",
+        group=f"env/{task}",
+        split=split,
+        outcome=outcome,
+        reward=None if outcome == "infra_error" else float(outcome == "pass"),
+        flags=flags or [],
+        turns=[turn],
+    )
+
+
+def test_only_verified_unflagged_episodes_are_kept():
+    episodes = [
+        _episode("a", [5]),
+        _episode("a", [6], outcome="fail"),
+        _episode("a", [7], flags=["edited_tests"]),
+        _episode("a", [8], outcome="infra_error"),
+    ]
+    chosen = select_episodes(episodes, cap=5)
+    assert [e.turns[0].completion for e in chosen.kept] == [[5]]
+    assert (chosen.episodes, chosen.verified, chosen.duplicates, chosen.capped) == (4, 1, 0, 0)
+
+
+def test_the_same_tokens_for_the_same_task_count_once():
+    episodes = [
+        _episode("a", [5, 6], episode_id="e1"),
+        _episode("a", [5, 6], episode_id="e2"),
+        _episode("b", [5, 6], episode_id="e3"),  # another task: not a duplicate
+        _episode("a", [5, 7], episode_id="e4"),
+    ]
+    chosen = select_episodes(episodes, cap=5)
+    assert sorted(e.episode_id for e in chosen.kept) == ["e1", "e3", "e4"]
+    assert chosen.duplicates == 1 and chosen.verified == 4
+
+
+def test_each_task_keeps_its_cap_shortest_first():
+    episodes = [
+        _episode("a", [1, 1, 1], episode_id="long"),
+        _episode("a", [2], episode_id="short"),
+        _episode("a", [3, 3], episode_id="middle"),
+        _episode("b", [4, 4, 4, 4], episode_id="only"),
+    ]
+    chosen = select_episodes(episodes, cap=2)
+    assert [e.episode_id for e in chosen.kept] == ["short", "middle", "only"]
+    assert chosen.capped == 1
+
+
+def test_eval_split_episodes_are_refused():
+    with pytest.raises(HeldOutError, match="held-out split"):
+        select_episodes([_episode("a", [1]), _episode("b", [2], split="eval")], cap=2)
+
+
+@pytest.mark.parametrize(
+    ("best", "candidate", "promoted"),
+    [(0.25, 0.5, True), (0.5, 0.5, False), (0.5, 0.25, False), (0.0, 0.0, False)],
+)
+def test_a_candidate_is_promoted_only_when_held_out_pass_at_1_rises(best, candidate, promoted):
+    assert promote(best, candidate) is promoted
+
+
+def test_training_refuses_held_out_tasks():
+    assert rft_envs(RFTConfig(envs=[TOY], tasks=["add"])) == [TOY]
+    with pytest.raises(HeldOutError, match=r"held-out task.*greet \(eval\)"):
+        rft_envs(RFTConfig(envs=[TOY], tasks=["add", "greet"]))
+
+
+def test_rft_ids_change_with_what_is_trained():
+    one = RFTConfig(envs=[TOY])
+    assert one.rft_id == RFTConfig(envs=[TOY]).rft_id
+    assert one.rft_id != RFTConfig(envs=[TOY], lr=1e-4).rft_id
