@@ -115,6 +115,7 @@ SETTINGS: dict[str, Any] = {
 samples the right doors in some of 6 tries per train task."""
 
 
+@pytest.mark.train  # a whole round of training: scripts/test-train.sh
 def test_one_round_raises_held_out_pass_at_1_and_promotes(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'rft.db'}")
     result = train_rft(RFTConfig(**SETTINGS), store=store, out=tmp_path / "ckpt")
@@ -136,6 +137,7 @@ def test_one_round_raises_held_out_pass_at_1_and_promotes(tmp_path: Path) -> Non
     assert TinyPolicy(first.checkpoint).load().model is not None  # a model folder
 
 
+@pytest.mark.train
 def test_a_candidate_not_promoted_gets_its_weights_put_back(tmp_path, monkeypatch) -> None:
     import torch
 
