@@ -414,8 +414,14 @@ class LocalPolicy(Policy):
         return self._loaded
 
     def start(self, task: Task, env: Any) -> None:
-        """Reset the turn counter that seeds sampling."""
-        self._episode, self._turn = task.id, 0
+        """Reset the turn counter that seeds sampling, and key it to the episode.
+
+        The key holds the task and the environment's reset seed, so the k samples of
+        one task (each reset with its own seed) draw different completions.
+        """
+        reset_seed = getattr(env, "np_random_seed", None)
+        key = task.id if reset_seed is None or reset_seed < 0 else f"{task.id}:{reset_seed}"
+        self._episode, self._turn = key, 0
 
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
         """Generate the next assistant message and read a tool call from its text."""
