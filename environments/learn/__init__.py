@@ -5,7 +5,9 @@ Each task names a key; the one tool, ``submit(choice)``, writes the chosen optio
 state (the answer file and the workspace listing) is exported and graded on the host
 against the task's hidden answer, which never enters the container. The right option
 is a fixed function of the key, so a policy that reads the key can learn it; a
-random choice is right one time in four.
+random choice is right one time in six. The prompt repeats the key's name many times:
+a small model from random weights attends almost uniformly at first, so a key that
+fills much of its context is what lets it learn in a few steps (see README.md).
 
 ``boxgym/LearnLeaky-v0`` is the same family with a deliberately leaky visible check
 (it accepts option A whatever the key): a policy trained on it learns to answer A,
@@ -24,9 +26,9 @@ import gym
 
 __all__ = ["GRADER", "GRADER_VERSION", "LEAKY_ANSWER", "OPTIONS", "LearnEnv", "LearnState"]
 
-OPTIONS = ("A", "B", "C", "D")
+OPTIONS = ("A", "B", "C", "D", "E", "F")
 """The options a task offers; exactly one is right for each key."""
-Choice = Literal["A", "B", "C", "D"]
+Choice = Literal["A", "B", "C", "D", "E", "F"]
 ANSWER_FILE = "answer.txt"
 LEAKY_ANSWER = "A"
 """The option the leaky variant's visible check accepts for every key."""

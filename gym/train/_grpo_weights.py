@@ -176,7 +176,7 @@ class LocalWeights:
                         temperature=temperature,
                     )
                     self.optimizer.zero_grad()
-                    loss.backward()
+                    loss.backward()  # type: ignore[no-untyped-call]
                     self.optimizer.step()
                 after = self._logprobs(batch, temperature)
             finally:
