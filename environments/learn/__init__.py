@@ -23,6 +23,9 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, Field
 
 import gym
+import gym.errors
+import gym.grading
+import gym.sandbox
 
 __all__ = ["GRADER", "GRADER_VERSION", "LEAKY_ANSWER", "OPTIONS", "LearnEnv", "LearnState"]
 
@@ -74,7 +77,7 @@ class LearnEnv(gym.ContainerEnv[LearnState]):
         self.leaky = leaky
         super().__init__(**kwargs)
 
-    def setup(self, task: gym.Task, sandbox: gym.Sandbox) -> None:
+    def setup(self, task: gym.Task, sandbox: gym.sandbox.Sandbox) -> None:
         """Nothing to prepare: the workspace starts empty."""
 
     @gym.tool(kind="final")
@@ -89,10 +92,12 @@ class LearnEnv(gym.ContainerEnv[LearnState]):
         script = f'printf %s "$1" > {ANSWER_FILE}'
         result = self.sandbox.exec(["sh", "-c", script, "sh", choice], timeout=30)
         if not result.ok:  # a fixed command with a validated option: our fault, not the agent's
-            raise gym.SandboxUnavailable(f"could not write the answer: {result.stderr[:300]}")
+            raise gym.errors.SandboxUnavailable(
+                f"could not write the answer: {result.stderr[:300]}"
+            )
         return f"Wrote {choice} to /workspace/{ANSWER_FILE}"
 
-    def export(self, task: gym.Task, sandbox: gym.Sandbox) -> LearnState:
+    def export(self, task: gym.Task, sandbox: gym.sandbox.Sandbox) -> LearnState:
         """The answer file and the workspace listing, plus the tools tried but not offered."""
         entries = sandbox.get_files(sandbox.config.workdir, ["."], max_bytes=1 << 16, listing=True)
         files = sorted(e.path for e in entries if e.kind != "dir")
@@ -119,7 +124,9 @@ class LearnEnv(gym.ContainerEnv[LearnState]):
         if self.leaky:
             components["visible_check"] = _leaky_check(final_state.answer)
         version = f"{GRADER_VERSION}+leaky" if self.leaky else GRADER_VERSION
-        return gym.compose(components, state_flags(final_state), grader=GRADER, version=version)
+        return gym.grading.compose(
+            components, state_flags(final_state), grader=GRADER, version=version
+        )
 
     def oracle_calls(self, task: gym.Task) -> list[gym.ToolCall]:
         """Submit the hidden answer."""

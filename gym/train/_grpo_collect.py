@@ -28,6 +28,7 @@ from gym._errors import ConfigError
 from gym._policy import Policy
 from gym._registry import make, tasks_of
 from gym._runner import RunConfig, run
+from gym._splits import refuse_held_out, training_tasks
 from gym._store import EpisodeRow, StepRow, Store, VerdictRow
 from gym.train._episodes import TrainEpisode
 from gym.train._samples import turn_tokens
@@ -119,30 +120,23 @@ class Collected(BaseModel):
 
 
 def train_tasks(envs: Sequence[str], tasks: Sequence[str] | None) -> dict[str, list[str]]:
-    """The train-split tasks of each environment (those named in ``tasks`` when given).
+    """The training-split tasks of each environment (those named in ``tasks`` when given).
 
     Raises:
-        ConfigError: a named task is in the eval split (held out: training on it makes
-            its scores meaningless), a named task does not exist, or nothing is left.
+        HeldOutError: a named task is in a held-out split (training on it makes its
+            scores meaningless).
+        ConfigError: a named task does not exist, or no training task is left.
     """
     out: dict[str, list[str]] = {}
     wanted = set(tasks or ())
     for env_id in envs:
-        found = {t.id: t.split for t in tasks_of(env_id)}
-        held = sorted(t for t in wanted if found.get(t) == "eval")
-        if held:
-            raise ConfigError(
-                f"{env_id}: {', '.join(held)} {'is' if len(held) == 1 else 'are'} in the eval "
-                "split (held out): training refuses them; name train-split tasks, or none"
-            )
-        out[env_id] = sorted(
-            t for t, s in found.items() if s == "train" and (not tasks or t in wanted)
-        )
+        refuse_held_out(env_id, [t for t in tasks_of(env_id) if t.id in wanted])
+        out[env_id] = sorted(t.id for t in training_tasks(env_id) if not wanted or t.id in wanted)
     missing = wanted - {t for ids in out.values() for t in ids}
     if missing:
-        raise ConfigError(f"no such train-split task in {', '.join(envs)}: {sorted(missing)}")
+        raise ConfigError(f"no such task in {', '.join(envs)}: {sorted(missing)}")
     if not any(out.values()):
-        raise ConfigError(f"{', '.join(envs)} has no train-split task to train on")
+        raise ConfigError(f"{', '.join(envs)} has no training-split task to train on")
     return out
 
 
@@ -181,7 +175,7 @@ def collect(
     Args:
         store: where the episodes are committed (a run of their own).
         envs: environment ids.
-        tasks: the task ids to run (train split: see `train_tasks`).
+        tasks: the task ids to run (training splits only: see `train_tasks`).
         group_size: episodes per task (G).
         seed: the training seed; each version's episodes get reset seeds of their own.
         version: the policy version (recorded in every episode's ``policy_params``).
@@ -199,7 +193,6 @@ def collect(
         policy_params={**policy_params, "policy_version": version},
         k=group_size,
         seed=_step_seed(seed, version),
-        split="train",
         tasks=list(tasks),
         label=label,
     )

@@ -83,4 +83,4 @@ def test_training_refuses_held_out_tasks_before_running_anything(tmp_path):
         app, ["train", "grpo", "boxgym/Learn-v0", "--tasks", "otter-reworded", "--db", db]
     )
     assert result.exit_code != 0
-    assert "eval split" in str(result.exception) + result.output
+    assert "held-out" in str(result.exception) + result.output
