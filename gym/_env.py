@@ -354,7 +354,7 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         return self.prompt(task), info
 
     def step(self, action: dict[str, Any]) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
-        """Run one tool call; ``submit`` (a final tool) ends and grades the episode.
+        """Run one tool call; a final tool (``submit``) then ends and grades the episode.
 
         Args:
             action: ``{"name": ..., "arguments": {...}}`` (arguments may be JSON text),
@@ -373,12 +373,11 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
             args = spec.validate_args(call.arguments)
         except ValueError as exc:
             return self._budgeted(*self._reject(action, str(exc), start, content))
+        obs = self._call(method, args)  # a final tool's body runs too (its effect is graded)
+        self._record(call, obs, start, content)
         if spec.kind == "final":
-            self._record(call, "", start, content)
             self.final_call = call.model_copy(update={"arguments": args})
             return self.end_episode(reason=call.name)
-        obs = self._call(method, args)
-        self._record(call, obs, start, content)
         return self._budgeted(obs, {"tool": call.name})
 
     def end_episode(

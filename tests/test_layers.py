@@ -158,6 +158,10 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym.train",
         "gym.train._batch",
         "gym.train._episodes",
+        "gym.train._grpo",
+        "gym.train._grpo_collect",
+        "gym.train._grpo_watch",
+        "gym.train._grpo_weights",
         "gym.train._loss",
         "gym.train._rewards",
         "gym.train._rft",
@@ -172,6 +176,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._cli._redteam",
         "gym._cli._rft",
         "gym._cli._runs",
+        "gym._cli._train",
     ),
     FRONT_DOOR: ("gym",),
 }

@@ -309,4 +309,4 @@ def env_new(
     console.print(f"next: gym env validate {new_id}   (see docs/authoring.md)")
 
 
-from gym._cli import _datasets, _judge, _redteam, _rft, _runs  # noqa: E402,F401  (registers import, judge, run, redteam, train rft...)
+from gym._cli import _datasets, _judge, _redteam, _rft, _runs, _train  # noqa: E402,F401  (registers import, judge, run, redteam, train...)

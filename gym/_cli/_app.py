@@ -40,7 +40,7 @@ env_app = typer.Typer(help="List, validate, import and create environments.", no
 app.add_typer(images_app, name="images")
 app.add_typer(env_app, name="env")
 train_app = typer.Typer(
-    help="Train a local model on environment rewards (rejection sampling).", no_args_is_help=True
+    help="Train a local model on environment rewards (grpo, rft).", no_args_is_help=True
 )
 app.add_typer(train_app, name="train")
 console = Console()

@@ -418,14 +418,14 @@ class LocalPolicy(Policy):
         return self._loaded
 
     def start(self, task: Task, env: Any) -> None:
-        """Reset the turn counter that seeds sampling, and key it to this episode.
+        """Reset the turn counter that seeds sampling, and key it to the episode.
 
-        The key is the task and the seed the environment was reset with (the runner
-        gives each sample of a task its own), so k samples of a task draw differently.
+        The key holds the task and the environment's reset seed, so the k samples of
+        one task (each reset with its own seed) draw different completions.
         """
-        reset_seed = getattr(env, "_np_random_seed", None)  # Gymnasium's, set by reset(seed)
-        self._episode = task.id if reset_seed is None else f"{task.id}:{reset_seed}"
-        self._turn = 0
+        reset_seed = getattr(env, "np_random_seed", None)
+        key = task.id if reset_seed is None or reset_seed < 0 else f"{task.id}:{reset_seed}"
+        self._episode, self._turn = key, 0
 
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
         """Generate the next assistant message and read a tool call from its text."""

@@ -1,6 +1,6 @@
 """The run store (sqlmodel): runs, episodes, steps and verdicts with their lineage."""
 
-from gym._store._models import EpisodeRow, RunRow, StepRow, VerdictRow
+from gym._store._models import EpisodeRow, RunRow, StepRow, TrainStepRow, VerdictRow
 from gym._store._store import Store, calls_of, default_url
 
 __all__ = [
@@ -8,6 +8,7 @@ __all__ = [
     "RunRow",
     "StepRow",
     "Store",
+    "TrainStepRow",
     "VerdictRow",
     "calls_of",
     "default_url",

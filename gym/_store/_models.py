@@ -10,7 +10,7 @@ from sqlmodel import Field, SQLModel
 
 from gym._models import Verdict
 
-__all__ = ["EpisodeRow", "RunRow", "StepRow", "VerdictRow"]
+__all__ = ["EpisodeRow", "RunRow", "StepRow", "TrainStepRow", "VerdictRow"]
 
 
 class RunRow(SQLModel, table=True):
@@ -192,3 +192,59 @@ class VerdictRow(SQLModel, table=True):
             hidden_hash=verdict.hidden_hash,
             image_digest=verdict.image_digest,
         )
+
+
+class TrainStepRow(SQLModel, table=True):
+    """One step of a training run (``gym train``): what its episodes scored, what it learnt.
+
+    A step collects episodes from one policy version (a run of its own, ``run_id``),
+    then updates the policy; its row is written once the update is done (or once the
+    reward-hacking watch stopped the training before it).
+    """
+
+    __tablename__ = "train_steps"
+
+    id: int | None = Field(default=None, primary_key=True)
+    """Row id."""
+    train_id: str = Field(index=True)
+    """Content hash of the training configuration."""
+    step: int
+    """Step number from 0; its episodes came from policy version ``step``."""
+    run_id: str = Field(foreign_key="runs.id")
+    """The run holding the step's episodes."""
+    created_at: float
+    """Unix time the row was written."""
+    episodes: int = 0
+    """Episodes collected (infra errors included)."""
+    infra_errors: int = 0
+    """Episodes that ended in infra_error (left out of the update)."""
+    mean_reward: float = 0.0
+    """Mean training reward of the graded episodes."""
+    hidden_pass_rate: float = 0.0
+    """Share of graded episodes whose hidden checks passed (the held-out monitor)."""
+    flag_rates: dict[str, float] = Field(
+        default_factory=dict, sa_column=Column(JSON, nullable=False)
+    )
+    """Flag name -> share of graded episodes that carry it."""
+    kl: float = 0.0
+    """KL to the reference model (0 when no reference is used)."""
+    update_kl: float = 0.0
+    """Approximate KL of the updated policy from the one that sampled (k3, sampled tokens)."""
+    clip_fraction: float = 0.0
+    """Sampled tokens whose ratio was clipped (last update of the step)."""
+    zero_variance_fraction: float = 0.0
+    """Groups dropped for equal rewards over all groups."""
+    loss: float = 0.0
+    """Loss of the last update of the step."""
+    tokens: int = 0
+    """Tokens the policy sampled in the step."""
+    tokens_per_s: float = 0.0
+    """Sampled tokens over the step's wall-clock seconds (collection and update)."""
+    collect_s: float = 0.0
+    """Seconds spent collecting episodes."""
+    update_s: float = 0.0
+    """Seconds spent updating the policy."""
+    stopped: str = ""
+    """Why training stopped at this step (before its update), or ''."""
+    checkpoint: str = ""
+    """Folder of the checkpoint saved after the step's update ('' when none)."""

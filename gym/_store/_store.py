@@ -15,7 +15,7 @@ from sqlmodel import Session, SQLModel, col, create_engine, delete, select
 
 from gym._errors import StoreError
 from gym._paths import data_dir
-from gym._store._models import EpisodeRow, RunRow, StepRow, VerdictRow
+from gym._store._models import EpisodeRow, RunRow, StepRow, TrainStepRow, VerdictRow
 from gym._tools import ToolCall
 
 __all__ = ["Store", "calls_of", "default_url"]
@@ -262,6 +262,29 @@ class Store:
                 episode.outcome, episode.reward = outcome, reward
                 s.add(episode)
             s.commit()
+
+    # -- training --------------------------------------------------------------------
+
+    def add_train_step(self, row: TrainStepRow) -> None:
+        """Record a training step, replacing an earlier row of the same step (a resume)."""
+        with self.session() as s:
+            s.exec(
+                delete(TrainStepRow).where(
+                    col(TrainStepRow.train_id) == row.train_id, col(TrainStepRow.step) == row.step
+                )
+            )
+            s.add(row)
+            s.commit()
+
+    def train_steps(self, train_id: str) -> list[TrainStepRow]:
+        """The recorded steps of a training run, in order."""
+        with self.session() as s:
+            query = (
+                select(TrainStepRow)
+                .where(TrainStepRow.train_id == train_id)
+                .order_by(col(TrainStepRow.step))
+            )
+            return list(s.exec(query))
 
     def ping(self) -> None:
         """Check that the database answers."""

@@ -1,0 +1,151 @@
+"""`gym train grpo`: train a local policy on environment rewards."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from gym._cli._app import DbOpt, JsonFlag, console, err, print_json, train_app
+
+__all__: list[str] = []
+
+
+@train_app.command("grpo")
+def grpo_cmd(
+    envs: Annotated[list[str], typer.Argument(help="Environment ids (train-split tasks).")],
+    policy: Annotated[str, typer.Option("--policy", "-p", help="tiny or local.")] = "tiny",
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="tiny: 'tiny' or a checkpoint folder; local: a model."),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Model, sampling and episode seed.")] = 0,
+    steps: Annotated[int, typer.Option("--steps", help="Training steps.")] = 10,
+    group_size: Annotated[int, typer.Option("--group-size", "-G", help="Episodes per task.")] = 8,
+    tasks: Annotated[
+        list[str] | None, typer.Option("--tasks", help="Only these train-split task ids.")
+    ] = None,
+    lr: Annotated[float, typer.Option("--lr", help="Adam learning rate.")] = 3e-3,
+    updates: Annotated[
+        int, typer.Option("--updates-per-step", help="Optimizer steps per batch (mu).")
+    ] = 4,
+    temperature: Annotated[float, typer.Option("--temperature")] = 1.0,
+    max_new_tokens: Annotated[int, typer.Option("--max-new-tokens")] = 96,
+    advantage: Annotated[str, typer.Option("--advantage", help="grpo, dr_grpo or rloo.")] = "grpo",
+    aggregation: Annotated[
+        str,
+        typer.Option("--aggregation", help="token_mean, seq_mean_token_mean or seq_sum_const."),
+    ] = "token_mean",
+    beta: Annotated[float, typer.Option("--beta", help="KL weight to the initial model.")] = 0.0,
+    reward: Annotated[
+        str, typer.Option("--reward", help="visible (hidden checks monitored) or verdict.")
+    ] = "visible",
+    max_gap: Annotated[
+        float, typer.Option("--max-gap", help="Watch: widening of reward - hidden pass rate.")
+    ] = 0.3,
+    max_flag_rise: Annotated[
+        float, typer.Option("--max-flag-rise", help="Watch: rise of a flag's rate.")
+    ] = 0.3,
+    patience: Annotated[int, typer.Option("--patience", help="Watch: steps in a row.")] = 2,
+    no_watch: Annotated[
+        bool, typer.Option("--no-watch", help="Record the watch's numbers, never stop.")
+    ] = False,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Episodes at once.")] = 4,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Checkpoint folder (default under trajectories/).")
+    ] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write a PNG of the steps.")] = None,
+    db: DbOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """GRPO on a local policy: G episodes per task per step, in-process weight updates.
+
+    Exits 2 when the reward-hacking watch stopped the run (the JSON says why).
+    """
+    from gym._store import Store
+    from gym.train._grpo import GrpoConfig, train_grpo
+    from gym.train._grpo_watch import WatchConfig
+    from gym.train._loss import LossConfig
+
+    config = GrpoConfig.model_validate(
+        {
+            "envs": envs,
+            "policy": policy,
+            "model": model or ("tiny" if policy == "tiny" else "smollm2-135m"),
+            "seed": seed,
+            "steps": steps,
+            "group_size": group_size,
+            "tasks": tasks or None,
+            "lr": lr,
+            "updates_per_step": updates,
+            "temperature": temperature,
+            "max_new_tokens": max_new_tokens,
+            "advantage": advantage,
+            "loss": LossConfig.model_validate({"aggregation": aggregation, "beta": beta}),
+            "reward": reward,
+            "watch": WatchConfig(
+                enabled=not no_watch,
+                max_gap=max_gap,
+                max_flag_rise=max_flag_rise,
+                patience=patience,
+            ),
+        }
+    )
+    store = Store(db)
+    err.print(f"train {config.train_id} -> {store._safe_url()}")
+    result = train_grpo(
+        config, store=store, out=out, concurrency=concurrency, progress=_progress_line
+    )
+    if plot is not None:
+        _plot(result, plot)
+    if as_json:
+        print_json(result.summary())
+    else:
+        _table(result)
+    if result.stopped:
+        err.print(f"[red]stopped[/]: {result.stopped}")
+        raise typer.Exit(2)
+
+
+def _progress_line(row: Any) -> None:
+    flags = ", ".join(f"{k} {v:.0%}" for k, v in row.flag_rates.items()) or "no flags"
+    err.print(
+        f"step {row.step}: reward {row.mean_reward:.3f}  hidden {row.hidden_pass_rate:.3f}  "
+        f"{flags}  zero-var {row.zero_variance_fraction:.2f}  "
+        f"{row.collect_s:.0f}s + {row.update_s:.1f}s"
+    )
+
+
+def _plot(result: Any, path: Path) -> None:
+    from gym._plot import TrainingPoint, save_png, training_figure
+
+    points = [
+        TrainingPoint(
+            step=r.step,
+            mean_reward=r.mean_reward,
+            pass_rate=r.hidden_pass_rate,
+            flag_rates=r.flag_rates,
+        )
+        for r in result.steps
+    ]
+    size = save_png(training_figure(points), path)
+    err.print(f"wrote {path} ({size} bytes)")
+
+
+def _table(result: Any) -> None:
+    table = Table("step", "reward", "hidden pass", "flags", "zero-var", "update KL", "tok/s")
+    for r in result.steps:
+        flags = ", ".join(f"{k} {v:.0%}" for k, v in r.flag_rates.items()) or "-"
+        table.add_row(
+            str(r.step),
+            f"{r.mean_reward:.3f}",
+            f"{r.hidden_pass_rate:.3f}",
+            flags,
+            f"{r.zero_variance_fraction:.2f}",
+            f"{r.update_kl:.4f}",
+            f"{r.tokens_per_s:.0f}",
+        )
+    console.print(table)
+    console.print(f"train {result.train_id}; checkpoint {result.checkpoint or '-'}")

@@ -1,0 +1,239 @@
+"""Collecting training episodes through the runner and the store, and scoring them.
+
+One collection is one run of the store (``gym report RUN`` reads it like any run): G
+episodes per task from one policy version, the version written into every episode's
+``policy_params`` (``policy_version``). The run id is a hash of its configuration, so
+collecting again after a crash finishes the run instead of starting it over.
+
+Scoring reads each episode's current verdict:
+
+- the training reward comes from the visible checks (``reward="visible"``, the
+  default): the mean score of the verdict's components named ``visible*``, or the
+  verdict's reward when it has none; ``reward="verdict"`` trains on the verdict's
+  reward. A flagged episode gets 0 and an infra_error episode no reward (left out).
+- the hidden pass (the held-out monitor): the components named ``hidden*`` all passed,
+  or the verdict passed when it has none; never part of the reward by default.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from gym._errors import ConfigError
+from gym._policy import Policy
+from gym._registry import make, tasks_of
+from gym._runner import RunConfig, run
+from gym._splits import refuse_held_out, training_tasks
+from gym._store import EpisodeRow, StepRow, Store, VerdictRow
+from gym.train._episodes import TrainEpisode
+from gym.train._samples import turn_tokens
+
+__all__ = [
+    "Collected",
+    "RewardSource",
+    "ScoredEpisode",
+    "collect",
+    "env_tools",
+    "hidden_passed",
+    "read_collected",
+    "train_tasks",
+    "visible_reward",
+]
+
+RewardSource = Literal["visible", "verdict"]
+"""Where the training reward comes from: the visible checks, or the whole verdict."""
+
+
+def visible_reward(
+    outcome: str, reward: float | None, components: Mapping[str, Mapping[str, Any]]
+) -> float | None:
+    """The reward of the visible checks: the mean score of components named ``visible*``.
+
+    Args:
+        outcome: pass, fail or infra_error.
+        reward: the verdict's reward (used when there is no visible component).
+        components: the verdict's components (name -> its fields, as stored).
+    """
+    if outcome == "infra_error" or reward is None:
+        return None
+    scores = [float(c.get("score", 0.0)) for n, c in components.items() if n.startswith("visible")]
+    return sum(scores) / len(scores) if scores else float(reward)
+
+
+def hidden_passed(outcome: str, components: Mapping[str, Mapping[str, Any]]) -> bool | None:
+    """Whether the hidden checks passed (the components named ``hidden*``, else the verdict).
+
+    None for an infra_error episode, which has no verdict worth reading.
+    """
+    if outcome == "infra_error":
+        return None
+    hidden = [bool(c.get("passed")) for n, c in components.items() if n.startswith("hidden")]
+    return all(hidden) if hidden else outcome == "pass"
+
+
+class ScoredEpisode(BaseModel):
+    """A collected episode as a trainer sees it."""
+
+    episode: TrainEpisode
+    """Outcome, tokens, and ``reward`` from the chosen reward source."""
+    env_id: str
+    """Its environment (whose tools constrained its decoding)."""
+    task_id: str
+    """Its task."""
+    policy_version: int
+    """The version of the policy that produced it."""
+    hidden_pass: bool | None
+    """Whether its hidden checks passed (None for infra_error)."""
+    tokens: int = 0
+    """Tokens the policy sampled in it."""
+
+    @property
+    def training_reward(self) -> float | None:
+        """Its reward for training: None for infra_error, 0 when flagged."""
+        return self.episode.reward_for_training
+
+
+class Collected(BaseModel):
+    """The episodes of one collection (one run of the store)."""
+
+    run_id: str
+    """The run that holds them."""
+    episodes: list[ScoredEpisode] = Field(default_factory=list)
+    """Every episode of the run."""
+    seconds: float = 0.0
+    """Wall-clock seconds the collection took."""
+
+    @property
+    def graded(self) -> list[ScoredEpisode]:
+        """The episodes that have a reward (not infra_error)."""
+        return [e for e in self.episodes if e.training_reward is not None]
+
+    @property
+    def tokens(self) -> int:
+        """Tokens sampled over all episodes."""
+        return sum(e.tokens for e in self.episodes)
+
+
+def train_tasks(envs: Sequence[str], tasks: Sequence[str] | None) -> dict[str, list[str]]:
+    """The training-split tasks of each environment (those named in ``tasks`` when given).
+
+    Raises:
+        HeldOutError: a named task is in a held-out split (training on it makes its
+            scores meaningless).
+        ConfigError: a named task does not exist, or no training task is left.
+    """
+    out: dict[str, list[str]] = {}
+    wanted = set(tasks or ())
+    for env_id in envs:
+        refuse_held_out(env_id, [t for t in tasks_of(env_id) if t.id in wanted])
+        out[env_id] = sorted(t.id for t in training_tasks(env_id) if not wanted or t.id in wanted)
+    missing = wanted - {t for ids in out.values() for t in ids}
+    if missing:
+        raise ConfigError(f"no such task in {', '.join(envs)}: {sorted(missing)}")
+    if not any(out.values()):
+        raise ConfigError(f"{', '.join(envs)} has no training-split task to train on")
+    return out
+
+
+def env_tools(env_id: str) -> list[dict[str, Any]]:
+    """The tools an environment offers (OpenAI schemas), as its episodes saw them."""
+    env = make(env_id)
+    try:
+        inner = env.unwrapped
+        return [spec.openai_schema() for spec, _ in inner.tools.values()]  # type: ignore[attr-defined]
+    finally:
+        env.close()
+
+
+def _step_seed(seed: int, step: int) -> int:
+    digest = hashlib.sha256(f"train:{seed}:{step}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def collect(
+    store: Store,
+    *,
+    envs: Sequence[str],
+    tasks: Sequence[str],
+    group_size: int,
+    seed: int,
+    version: int,
+    policy: str,
+    policy_params: Mapping[str, Any],
+    policy_factory: Callable[[], Policy],
+    reward: RewardSource = "visible",
+    concurrency: int = 4,
+    label: str = "",
+) -> Collected:
+    """Run ``group_size`` episodes of every task with one policy version; score them.
+
+    Args:
+        store: where the episodes are committed (a run of their own).
+        envs: environment ids.
+        tasks: the task ids to run (training splits only: see `train_tasks`).
+        group_size: episodes per task (G).
+        seed: the training seed; each version's episodes get reset seeds of their own.
+        version: the policy version (recorded in every episode's ``policy_params``).
+        policy: the policy's name.
+        policy_params: its settings (part of the run's identity).
+        policy_factory: builds a policy over the current weights (once per worker).
+        reward: the reward source (see the module docstring).
+        concurrency: episodes at once.
+        label: the run's label.
+    """
+    start = time.monotonic()
+    config = RunConfig(
+        envs=list(envs),
+        policy=policy,
+        policy_params={**policy_params, "policy_version": version},
+        k=group_size,
+        seed=_step_seed(seed, version),
+        tasks=list(tasks),
+        label=label,
+    )
+    run(config, store=store, policy_factory=policy_factory, concurrency=concurrency)
+    collected = read_collected(store, config.run_id, reward)
+    collected.seconds = time.monotonic() - start
+    return collected
+
+
+def read_collected(store: Store, run_id: str, reward: RewardSource = "visible") -> Collected:
+    """The scored episodes of a stored collection run."""
+    steps, verdicts = store.run_steps(run_id), store.verdicts(run_id)
+    episodes = [
+        _scored(row, steps.get(row.id, []), verdicts.get(row.id), reward)
+        for row in store.episodes(run_id)
+    ]
+    return Collected(run_id=run_id, episodes=episodes)
+
+
+def _scored(
+    row: EpisodeRow, steps: list[StepRow], verdict: VerdictRow | None, reward: RewardSource
+) -> ScoredEpisode:
+    components = verdict.components if verdict is not None else {}
+    value = (
+        row.reward if reward == "verdict" else visible_reward(row.outcome, row.reward, components)
+    )
+    infra = row.outcome == "infra_error"
+    episode = TrainEpisode(
+        episode_id=row.id,
+        group=f"{row.env_id}/{row.task_id}",
+        split=row.split,
+        outcome=row.outcome,
+        reward=value,
+        flags=[str(f.get("name", "")) for f in verdict.flags] if verdict is not None else [],
+        turns=[] if infra else turn_tokens(steps),
+    )
+    return ScoredEpisode(
+        episode=episode,
+        env_id=row.env_id,
+        task_id=row.task_id,
+        policy_version=int(row.policy_params.get("policy_version", -1)),
+        hidden_pass=hidden_passed(row.outcome, components),
+        tokens=row.completion_tokens,
+    )
