@@ -13,6 +13,7 @@ with MBPP (``boxgym/MBPP-v0``) as the worked example.
 """
 
 from gym._dataset import (
+    Correction,
     DatasetMapping,
     ImportedTask,
     Mapper,
@@ -25,6 +26,7 @@ from gym._dataset import (
 from gym._importer import ImportResult, import_dataset, load_indexed_tasks
 
 __all__ = [
+    "Correction",
     "DatasetMapping",
     "ImportResult",
     "ImportedTask",

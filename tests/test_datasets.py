@@ -5,7 +5,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import sys
 import tomllib
+import types
 from pathlib import Path
 from typing import Any
 
@@ -262,3 +264,47 @@ def test_a_check_that_cannot_fail_is_refused(tmp_path: Path) -> None:
     result = import_dataset([record], mapping(setup=""), tmp_path / "seeds")
     assert result.written == []
     assert "no assert, call or raise, so it cannot fail" in result.problems[0]
+
+
+def test_a_correction_replaces_fields_of_one_record_only(tmp_path: Path) -> None:
+    fixed = ["assert add(1, 2) == 3", "assert add(-1, 2) == 1"]
+    corrected = mapping(
+        setup="", corrections={"Toy/2": {"why": "erratum", "fields": {"tests": fixed}}}
+    )
+    assert corrected(RECORDS[0]).checks == fixed
+    assert corrected(RECORDS[0]).prompt.endswith("assert add(1, 2) == 3\n")
+    assert corrected(RECORDS[1]).checks == RECORDS[1]["tests"]
+    typo = mapping(setup="", corrections={"Toy/2": {"why": "x", "fields": {"test": fixed}}})
+    with pytest.raises(ConfigError, match=r"corrections.'Toy/2': the record has no field 'test'"):
+        typo(RECORDS[0])
+    with pytest.raises(ConfigError, match=r"corrections.Toy/2.why"):
+        mapping(corrections={"Toy/2": {"why": "", "fields": {"tests": fixed}}})
+
+
+def test_classes_of_the_solution_that_the_checks_build_are_imported_and_stubbed(
+    tmp_path: Path,
+) -> None:
+    record = {
+        "n": 4,
+        "q": "Sum a pair.",
+        "code": "class Pair:\n    def __init__(self, a, b):\n        self.a, self.b = a, b\n\n"
+        "def total(p):\n    return p.a + p.b\n",
+        "tests": ["assert total(Pair(1, 2)) == 3"],
+        "level": "easy",
+    }
+    import_dataset([record], mapping(setup=""), tmp_path / "seeds")
+    folder = tmp_path / "seeds" / "toy" / "Toy_4"
+    checks = (folder / "hidden/checks.py").read_text()
+    assert (
+        "    global total, Pair\n    total = candidate\n    from solution import Pair\n" in checks
+    )
+    stub = (folder / "repo/solution.py").read_text()
+    assert stub.startswith("class Pair:") and stub.endswith(
+        "def total(p):\n    raise NotImplementedError\n"
+    )
+    solution = types.ModuleType("solution")
+    for which, passes in (("oracle", True), ("repo", False)):
+        exec((folder / which / "solution.py").read_text(), solution.__dict__)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setitem(sys.modules, "solution", solution)
+            assert _run_checks(folder, which) is passes
