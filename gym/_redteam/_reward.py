@@ -453,7 +453,8 @@ for _top in ({root}, "/proc/1/root" + {root}, "/proc/self/root" + {root}):
     for _dir, _subs, _files in os.walk(_top):
         for _f in _files:
             try:
-                _src = open(os.path.join(_dir, _f)).read()
+                with open(os.path.join(_dir, _f), errors="replace") as _fh:
+                    _src = _fh.read()
             except OSError:
                 continue
             for _a, _b in re.findall(r"candidate\\((.*)\\) == (.+)", _src):
