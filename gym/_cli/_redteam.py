@@ -98,6 +98,8 @@ def redteam(
 def _progress(row: Any) -> None:
     mark = "[green]held[/]" if row.held else "[yellow]gap[/]" if row.gap else "[red]NOT HELD[/]"
     err.print(f"{mark} {escape(row.name)} [dim]{row.env} {row.seconds:.0f}s[/]")
+    if not row.held:  # what was seen, at once: a long run may be stopped before its report
+        err.print(f"  [dim]{escape(row.observed)}[/]")
 
 
 def _table(report: Any) -> None:
