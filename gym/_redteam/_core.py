@@ -210,6 +210,7 @@ def plan(
         if (fast and not attack.fast) or attack.kind not in kind_set:
             continue
         envs = [e for e in attack.envs if not fams or e in fams or family_of(e) in fams]
+        groups: dict[str, list[str]]
         if fast:
             groups = {e: [] for e in envs if e == attack.envs[0]}
         elif every_env:
@@ -232,8 +233,7 @@ def representatives(envs: Iterable[str], index: int) -> dict[str, list[str]]:
     for env_id in envs:
         by_family.setdefault(family_of(env_id), []).append(env_id)
     return {
-        group[index % len(group)]: (group if len(group) > 1 else [])
-        for group in by_family.values()
+        group[index % len(group)]: (group if len(group) > 1 else []) for group in by_family.values()
     }
 
 
