@@ -204,3 +204,24 @@ def test_every_known_gap_names_a_registered_row_and_its_owner():
     everything = registered()
     assert set(GAPS) <= set(everything)
     assert all(everything[name].gap == why and "branch" in why for name, why in GAPS.items())
+
+
+def test_an_episode_that_never_started_is_started_again_and_not_judged(monkeypatch):
+    attack = ScriptAttack(name="x.y", envs=("boxgym/PyFunc-v0",), tasks={"*": "t"})
+    ends = [result("infra_error", None), result("infra_error", None), result("fail", 0.0)]
+    starts: list[Any] = []
+
+    def one(ctx: Any, env_id: str, policy: Any) -> EpisodeResult:
+        starts.append(policy)
+        policy.names.token("RAN")  # a marker of this start, never printed if it is lost
+        return ends[len(starts) - 1]
+
+    monkeypatch.setattr(attack, "_one_episode", one)
+    ctx = type("Ctx", (), {"names": lambda self: with_notes(names())})()
+    found = attack.run(ctx, "boxgym/PyFunc-v0")  # type: ignore[arg-type]
+    assert len(starts) == 3 and found.held and found.observed == "fail reward=0"
+    assert len(starts[0].names.ran) == 1  # the lost starts' markers were dropped
+    ends[2] = result("infra_error", None)
+    starts.clear()
+    assert not attack.run(ctx, "boxgym/PyFunc-v0").held  # type: ignore[arg-type]
+    assert len(starts) == 3  # never judged as held: three lost starts are reported
