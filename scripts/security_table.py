@@ -52,6 +52,9 @@ def table(report: dict) -> str:
     for r in rows:
         mark = "yes" if r["held"] else f"**no** (gap: {r['gap']})" if r.get("gap") else "**NO**"
         env = r["env"].removeprefix("boxgym/")
+        also = [e.removeprefix("boxgym/") for e in r.get("covers", []) if e != r["env"]]
+        if also:
+            env += f" (covers {', '.join(also)})"
         lines.append(
             f"| `{cell(r['name'], 80)}` | {r['kind']} | {env} | {cell(r['expected'])} "
             f"| {cell(r['observed'])} | {mark} |"

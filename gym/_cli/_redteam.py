@@ -36,6 +36,13 @@ def redteam(
     runtime: RuntimeOpt = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed of the random names.")] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Rows at once.")] = 2,
+    every_env: Annotated[
+        bool,
+        typer.Option(
+            "--every-env",
+            help="Each attack in every env it applies to (default: one env per family).",
+        ),
+    ] = False,
     module: Annotated[
         list[str] | None,
         typer.Option("--module", help="Also load attacks from this module (importable name)."),
@@ -51,7 +58,7 @@ def redteam(
     Exits 1 when a row does not hold (known gaps only with --strict).
     """
     from gym._redteam import load_module, run_suite
-    from gym._redteam._core import selected
+    from gym._redteam._core import plan
     from gym._redteam._suite import load_builtin
 
     if kind not in (None, "attack", "fault"):
@@ -62,8 +69,11 @@ def redteam(
     kinds = (kind,) if kind else ("attack", "fault")
     if list_only:
         load_builtin()
-        for attack, env_id in selected(only or (), family or (), fast=fast, kinds=kinds):
-            console.print(f"{attack.kind:6} {escape(attack.name)}  [dim]{env_id}[/]")
+        rows = plan(only or (), family or (), fast=fast, kinds=kinds, every_env=every_env)
+        for attack, env_id, covers in rows:
+            also = ", ".join(e.removeprefix("boxgym/") for e in covers if e != env_id)
+            note = f" (covers {also})" if also else ""
+            console.print(f"{attack.kind:6} {escape(attack.name)}  [dim]{env_id}{note}[/]")
         return
     report = run_suite(
         names=only or (),
@@ -73,6 +83,7 @@ def redteam(
         destructive=destructive,
         seed=seed,
         concurrency=concurrency,
+        every_env=every_env,
         runtime=runtime or "runc",
         progress=_progress,  # on stderr: --json keeps stdout to the one JSON object
     )
@@ -87,6 +98,8 @@ def redteam(
 def _progress(row: Any) -> None:
     mark = "[green]held[/]" if row.held else "[yellow]gap[/]" if row.gap else "[red]NOT HELD[/]"
     err.print(f"{mark} {escape(row.name)} [dim]{row.env} {row.seconds:.0f}s[/]")
+    if not row.held:  # what was seen, at once: a long run may be stopped before its report
+        err.print(f"  [dim]{escape(row.observed)}[/]")
 
 
 def _table(report: Any) -> None:

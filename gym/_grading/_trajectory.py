@@ -45,7 +45,8 @@ FLAG_KINDS = {
     "anticipate, its ==, !=, ordering, `in` or truth contradicted itself (or, statically, "
     "changed code defines an __eq__ that is always true)",
     "early_exit": "the code under test ended its own process (exit, os._exit, a signal, "
-    "closing its channel) or raised SystemExit or KeyboardInterrupt out of a test",
+    "closing its channel) or raised SystemExit or KeyboardInterrupt out of a test (or a "
+    "skip out of an import)",
     "tests_skipped": "an expected test was skipped (skips count as failures)",
     "report_forgery": "the code under test wrote something that is not an answer on the "
     "grader's channel (or the report channel held lines that were not outcomes)",

@@ -249,7 +249,7 @@ def _containment() -> list[ScriptAttack]:
         one("proc_sys_masking", _probe(probes.proc_masking)),
         one("secrets_env_nonce", _secret, observers=(secret_unseen,)),
         one("network_egress_dns", _network, fast=True, observers=(canary_silent,)),
-        one("fork_bomb", _fork_bomb, env_kwargs={"exec_timeout": 8.0}),
+        one("fork_bomb", _fork_bomb, env_kwargs={"exec_timeout": 5.0}),
         one(
             "memory_bomb",
             _memory_bomb,

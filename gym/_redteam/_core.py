@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from gym._errors import ConfigError
 
@@ -32,7 +32,9 @@ __all__ = [
     "Names",
     "Row",
     "load_module",
+    "plan",
     "register",
+    "representatives",
     "selected",
 ]
 
@@ -54,6 +56,9 @@ class Row(BaseModel):
     """What happened."""
     held: bool
     """Whether what happened is what was expected."""
+    covers: list[str] = Field(default_factory=list)
+    """The environments this row stands for (same family, same code path), ``env`` included;
+    empty when it stands for its own ``env`` alone (and in reports made before it existed)."""
     gap: str = ""
     """A known gap: who closes it, when the row is not expected to hold yet."""
     seconds: float = 0.0
@@ -171,8 +176,22 @@ def selected(
     *,
     fast: bool = False,
     kinds: Iterable[str] = ("attack", "fault"),
+    every_env: bool = True,
 ) -> Iterator[tuple[Attack, str]]:
-    """The (attack, env id) pairs to run, in registry order.
+    """The (attack, env id) pairs to run, in registry order (see `plan` for the arguments)."""
+    for attack, env_id, _ in plan(names, families, fast=fast, kinds=kinds, every_env=every_env):
+        yield attack, env_id
+
+
+def plan(
+    names: Iterable[str] = (),
+    families: Iterable[str] = (),
+    *,
+    fast: bool = False,
+    kinds: Iterable[str] = ("attack", "fault"),
+    every_env: bool = True,
+) -> Iterator[tuple[Attack, str, list[str]]]:
+    """The rows to run: (attack, env id, the envs the row covers), in registry order.
 
     Args:
         names: only attacks whose name starts with one of these (all if empty).
@@ -180,16 +199,42 @@ def selected(
             ``harness``) or env ids.
         fast: only the quick subset (each of its attacks in its first environment).
         kinds: ``attack``, ``fault`` or both.
+        every_env: each attack in every environment it applies to; otherwise in one
+            representative environment per family (see `representatives`), the row
+            covering the others.
     """
     wanted, fams, kind_set = tuple(names), set(families), set(kinds)
-    for attack in ATTACKS.values():
+    for index, attack in enumerate(ATTACKS.values()):
         if wanted and not attack.name.startswith(wanted):
             continue
         if (fast and not attack.fast) or attack.kind not in kind_set:
             continue
-        for env_id in attack.envs[:1] if fast else attack.envs:
-            if not fams or env_id in fams or family_of(env_id) in fams:
-                yield attack, env_id
+        envs = [e for e in attack.envs if not fams or e in fams or family_of(e) in fams]
+        groups: dict[str, list[str]]
+        if fast:
+            groups = {e: [] for e in envs if e == attack.envs[0]}
+        elif every_env:
+            groups = {e: [] for e in envs}
+        else:
+            groups = representatives(envs, index)
+        yield from ((attack, env_id, covers) for env_id, covers in groups.items())
+
+
+def representatives(envs: Iterable[str], index: int) -> dict[str, list[str]]:
+    """One environment per family of ``envs``, mapped to the envs of that family it covers.
+
+    The environments of one family share the sandbox, the tools and (within the envs an
+    attack names) the grading path, so an attack run in one of them covers the others.
+    The representative rotates with the attack's ``index`` in the registry, so that the
+    suite as a whole still runs in every environment. A family of one env covers none
+    but itself (an empty list).
+    """
+    by_family: dict[str, list[str]] = {}
+    for env_id in envs:
+        by_family.setdefault(family_of(env_id), []).append(env_id)
+    return {
+        group[index % len(group)]: (group if len(group) > 1 else []) for group in by_family.values()
+    }
 
 
 _FAMILIES = {

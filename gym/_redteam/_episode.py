@@ -214,6 +214,24 @@ class ScriptAttack(Attack):
         return finding
 
     def _episode(self, ctx: Context, env_id: str, policy: AttackPolicy) -> EpisodeResult | Finding:
+        """One episode; started again (up to ``_STARTS`` times) while it never got to start.
+
+        An episode that ended as ``infra_error`` before its first call (its sandbox did not
+        start, on a loaded engine) says nothing about the attack: it is not judged.
+        """
+        names = policy.names
+        marks = len(names.ran), len(names.breaches)
+        for _ in range(_STARTS - 1):
+            result = self._one_episode(ctx, env_id, policy)
+            if not _never_started(result):
+                return result
+            del names.ran[marks[0] :], names.breaches[marks[1] :]  # markers of the lost start
+            policy.seen.clear()  # the policy starts over (`start` builds its calls anew)
+        return self._one_episode(ctx, env_id, policy)
+
+    def _one_episode(
+        self, ctx: Context, env_id: str, policy: AttackPolicy
+    ) -> EpisodeResult | Finding:
         env = make(env_id, run=ctx.label, **{**self.env_kwargs, **ctx.env_kwargs})
         try:
             return run_episode(env, policy, task_id=self.task_for(env_id))
@@ -226,3 +244,14 @@ class ScriptAttack(Attack):
             )
         finally:
             env.close()
+
+
+_STARTS = 3
+"""How many times an attack's episode is started while it ends before its first call."""
+
+
+def _never_started(result: EpisodeResult | Finding) -> bool:
+    """Whether an episode ended as ``infra_error`` before the policy made any call."""
+    if not isinstance(result, EpisodeResult):
+        return False
+    return result.outcome == "infra_error" and not result.steps

@@ -23,31 +23,10 @@ __all__: list[str] = []
 
 REPO = ("boxgym/PyRepo-v0",)
 CALLS = ("boxgym/PyFunc-v0", "boxgym/HumanEval-v0")
-_ITEM2 = "branch grading (issue 9, item 2: a solution that hangs, bombs or exits is fail)"
-_ITEM3 = "branch grading (issue 9, item 3: flags that mean what they say)"
-GAPS = {
-    "pytest.early_exit[sys_exit_0]": _ITEM3,
-    "pytest.early_exit[raise_system_exit]": _ITEM3,
-    "pytest.fork_bomb[import]": _ITEM2,
-    "calls.hang[sleep_at_import]": _ITEM2,
-    "calls.hang[busy_loop_at_import]": _ITEM2,
-    "calls.hang[event_wait_at_import]": _ITEM2,
-    "calls.fork_bomb[import]": _ITEM2,
-    "calls.fork_bomb[call]": _ITEM2,
-    "calls.memory_bomb[import]": _ITEM2,
-    "calls.output_bomb[import]": _ITEM2,
-    "calls.early_exit[sys_exit_0]": _ITEM3,
-    "calls.early_exit[raise_system_exit]": _ITEM3,
-    "calls.early_exit[exit_in_call]": _ITEM3,
-    "calls.lying_eq[lambda]": _ITEM3,
-    "calls.lying_eq[not_false]": _ITEM3,
-    "calls.lying_eq[truthy_int]": _ITEM3,
-    "tools.odd_unicode_and_nul_arguments": "branch grading (issue 9, item 2: tool arguments)",
-    "flags.new_folder_is_not_a_false_positive": _ITEM3,
-    "copy_out.hard_link[to_unchanged_file]": _ITEM3,
-}
-"""Rows that do not hold on today's main, and the branch that closes each (remove a
-row's entry once it holds: the suite then reports it as held without a gap)."""
+GAPS: dict[str, str] = {}
+"""Rows known not to hold on today's main, and the branch that closes each (none since
+the judge-process grading merged; add a row's entry only with the branch that closes it:
+the suite then reports it as a known gap instead of a failure)."""
 FAIL = Expect()
 
 
@@ -453,7 +432,8 @@ for _top in ({root}, "/proc/1/root" + {root}, "/proc/self/root" + {root}):
     for _dir, _subs, _files in os.walk(_top):
         for _f in _files:
             try:
-                _src = open(os.path.join(_dir, _f)).read()
+                with open(os.path.join(_dir, _f), errors="replace") as _fh:
+                    _src = _fh.read()
             except OSError:
                 continue
             for _a, _b in re.findall(r"candidate\\((.*)\\) == (.+)", _src):

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pydantic import BaseModel, Field
 
 from gym._redteam._canary import Canaries
-from gym._redteam._core import ATTACKS, Attack, Context, Finding, Row, selected
+from gym._redteam._core import ATTACKS, Attack, Context, Finding, Row, plan
 
 __all__ = ["BUILTIN", "Report", "load_builtin", "run_suite"]
 
@@ -57,7 +57,11 @@ def load_builtin() -> None:
         importlib.import_module(module)
 
 
-def _one(attack: Attack, env_id: str, ctx: Context) -> Row:
+Planned = tuple[Attack, str, list[str]]
+"""A row to run: the attack, its env id, the envs it covers."""
+
+
+def _one(attack: Attack, env_id: str, covers: list[str], ctx: Context) -> Row:
     start = time.monotonic()
     try:
         finding = attack.run(ctx, env_id)
@@ -67,6 +71,7 @@ def _one(attack: Attack, env_id: str, ctx: Context) -> Row:
         name=attack.name,
         kind=attack.kind,
         env=env_id,
+        covers=covers,
         expected=attack.expected,
         observed=finding.observed,
         held=finding.held,
@@ -84,6 +89,7 @@ def run_suite(
     destructive: bool = False,
     seed: int | None = None,
     concurrency: int = 2,
+    every_env: bool = True,
     runtime: str = "runc",
     env_kwargs: dict[str, object] | None = None,
     progress: Callable[[Row], None] | None = None,
@@ -98,6 +104,8 @@ def run_suite(
         destructive: also run faults that disturb the shared engine (daemon restart).
         seed: the seed of the random names (a fresh one by default).
         concurrency: rows run at once (rows marked solo run alone, after the rest).
+        every_env: each attack in every env it applies to; otherwise in one env per
+            family, the row covering the others (what CI runs).
         runtime: the OCI runtime in use, for the report.
         env_kwargs: extra arguments for every environment made (weakening tests use it).
         progress: called with each row as it finishes.
@@ -105,9 +113,11 @@ def run_suite(
     load_builtin()
     seed = secrets.randbits(32) if seed is None else seed
     report = Report(seed=seed, runtime=runtime)
-    pairs = list(selected(names, families, fast=fast, kinds=kinds))
-    report.skipped = [f"{a.name} ({e})" for a, e in pairs if a.destructive and not destructive]
-    pairs = [(a, e) for a, e in pairs if destructive or not a.destructive]
+    rows_to_run = list(plan(names, families, fast=fast, kinds=kinds, every_env=every_env))
+    report.skipped = [
+        f"{a.name} ({e})" for a, e, _ in rows_to_run if a.destructive and not destructive
+    ]
+    pairs = [p for p in rows_to_run if destructive or not p[0].destructive]
     start = time.monotonic()
     with Canaries() as canaries:
         ctx = Context(
@@ -118,7 +128,7 @@ def run_suite(
             runtime=runtime,
             env_kwargs=dict(env_kwargs or {}),
         )
-        order = {(a.name, e): i for i, (a, e) in enumerate(pairs)}
+        order = {(a.name, e): i for i, (a, e, _) in enumerate(pairs)}
         rows = _run_pairs([p for p in pairs if not p[0].solo], ctx, concurrency, progress)
         rows += _run_pairs([p for p in pairs if p[0].solo], ctx, 1, progress)
     report.rows = sorted(rows, key=lambda r: order[(r.name, r.env)])
@@ -127,14 +137,14 @@ def run_suite(
 
 
 def _run_pairs(
-    pairs: list[tuple[Attack, str]],
+    pairs: list[Planned],
     ctx: Context,
     concurrency: int,
     progress: Callable[[Row], None] | None,
 ) -> list[Row]:
     rows: list[Row] = []
     with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="redteam") as pool:
-        futures = [pool.submit(_one, attack, env_id, ctx) for attack, env_id in pairs]
+        futures = [pool.submit(_one, *planned, ctx) for planned in pairs]
         for future in as_completed(futures):
             rows.append(future.result())
             if progress:

@@ -12,7 +12,7 @@ import pytest
 import gym
 from gym._errors import ConfigError
 from gym._redteam import ATTACKS, Expect, Names, Report, Row, ScriptAttack, register, registered
-from gym._redteam._core import family_of, selected
+from gym._redteam._core import family_of, plan, representatives, selected
 from gym._redteam._episode import judge
 from gym._redteam._faults import changed, snapshot
 from gym._rollout import EpisodeResult
@@ -95,6 +95,27 @@ def test_the_registry_refuses_a_taken_name_and_selects_by_family_and_kind():
     fast = list(selected(fast=True))
     assert len(fast) == len({a.name for a, _ in fast})  # the quick subset: one env each
     assert family_of("-") == "harness" and family_of("boxgym/PyFunc-v0") == "code"
+
+
+def test_one_env_per_family_covers_the_others_and_rotates_over_every_env():
+    code = ("boxgym/PyRepo-v0", "boxgym/PyFunc-v0", "boxgym/HumanEval-v0")
+    picks = [representatives([*code, "boxgym/SQL-v0"], i) for i in range(3)]
+    assert [sorted(p) for p in picks][0] == ["boxgym/PyRepo-v0", "boxgym/SQL-v0"]
+    assert {env for p in picks for env in p} == {*code, "boxgym/SQL-v0"}
+    assert all(p["boxgym/SQL-v0"] == [] for p in picks)  # a family of one covers itself
+    assert all(sorted(p[e]) == sorted(code) for p in picks for e in p if e in code)
+    every = list(plan(every_env=True))
+    once = list(plan(every_env=False))
+    assert len(once) < len(every)
+    assert {(a.name, family_of(e)) for a, e, _ in once} == {
+        (a.name, family_of(e)) for a, e, _ in every
+    }  # every attack still runs in every family it applies to
+    assert {e for a, e, _ in once if a.kind == "attack"} == {
+        e for a, e, _ in every if a.kind == "attack"
+    }  # and the suite as a whole in every environment
+    assert all(e in covers for _, e, covers in once if covers)
+    pinned = list(plan(["sandbox.seccomp"], ["boxgym/HumanEval-v0"], every_env=False))
+    assert [(e, c) for _, e, c in pinned] == [("boxgym/HumanEval-v0", [])]
 
 
 def test_every_family_and_the_catalog_are_covered():
@@ -183,3 +204,24 @@ def test_every_known_gap_names_a_registered_row_and_its_owner():
     everything = registered()
     assert set(GAPS) <= set(everything)
     assert all(everything[name].gap == why and "branch" in why for name, why in GAPS.items())
+
+
+def test_an_episode_that_never_started_is_started_again_and_not_judged(monkeypatch):
+    attack = ScriptAttack(name="x.y", envs=("boxgym/PyFunc-v0",), tasks={"*": "t"})
+    ends = [result("infra_error", None), result("infra_error", None), result("fail", 0.0)]
+    starts: list[Any] = []
+
+    def one(ctx: Any, env_id: str, policy: Any) -> EpisodeResult:
+        starts.append(policy)
+        policy.names.token("RAN")  # a marker of this start, never printed if it is lost
+        return ends[len(starts) - 1]
+
+    monkeypatch.setattr(attack, "_one_episode", one)
+    ctx = type("Ctx", (), {"names": lambda self: with_notes(names())})()
+    found = attack.run(ctx, "boxgym/PyFunc-v0")  # type: ignore[arg-type]
+    assert len(starts) == 3 and found.held and found.observed == "fail reward=0"
+    assert len(starts[0].names.ran) == 1  # the lost starts' markers were dropped
+    ends[2] = result("infra_error", None)
+    starts.clear()
+    assert not attack.run(ctx, "boxgym/PyFunc-v0").held  # type: ignore[arg-type]
+    assert len(starts) == 3  # never judged as held: three lost starts are reported

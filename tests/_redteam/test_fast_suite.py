@@ -20,7 +20,10 @@ GYM = os.path.join(os.path.dirname(sys.executable), "gym")
 
 def test_the_fast_subset_holds_and_reports_one_json_object(engine):
     out = subprocess.run(
-        [GYM, "redteam", "--fast", "--json"], capture_output=True, text=True, timeout=1500
+        [GYM, "redteam", "--fast", "--json", "-c", "4"],
+        capture_output=True,
+        text=True,
+        timeout=1500,
     )
     report = json.loads(out.stdout)
     rows = report["rows"]

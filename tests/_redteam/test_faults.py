@@ -3,8 +3,8 @@
 Each fault of the red-team suite runs here as a test, in its first environment: its
 own outcome (infra_error, fail, a resumed run...) and, after it, committed rows
 byte-identical, no duplicate episode id, no container of this process left. The
-cheap ones run by default; all of them with ``--redteam`` (scripts/redteam.sh runs the
-suite itself). The daemon restart needs ``GYM_REDTEAM_DESTRUCTIVE=1`` on top: it
+cheap ones not already in the quick subset (test_fast_suite) run by default; all of
+them with ``--redteam`` (scripts/redteam.sh runs the suite itself). The daemon restart needs ``GYM_REDTEAM_DESTRUCTIVE=1`` on top: it
 restarts the shared Docker engine.
 """
 
@@ -18,12 +18,8 @@ from gym._redteam import registered, run_suite
 
 pytestmark = pytest.mark.docker
 
-CHEAP = {
-    "fault.container_killed_mid_episode",
-    "fault.grader[raises]",
-    "fault.policy_server[5xx]",
-    "fault.policy_server[429]",
-}
+CHEAP = {"fault.grader[raises]", "fault.policy_server[5xx]"}
+"""Run by default (container_killed_mid_episode and policy_server[429] are in --fast)."""
 FAULTS = sorted(n for n, a in registered().items() if a.kind == "fault")
 
 

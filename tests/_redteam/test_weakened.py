@@ -2,7 +2,8 @@
 
 Each test weakens one thing (tests/_redteam/weaken.py), runs the row aimed at it and
 expects ``held: false``; the same row holds on the real configuration (the fast suite
-and ``gym redteam`` show that).
+and ``gym redteam`` show that). The grading one runs by default; the sandbox ones are
+red-team tests (``pytest --redteam``), which scripts/redteam.sh runs after the suite.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ def only(name: str, env: str) -> list:
     return rows
 
 
+@pytest.mark.redteam
 @pytest.mark.parametrize(
     ("switch", "row", "sign"),
     [

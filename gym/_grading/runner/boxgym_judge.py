@@ -51,6 +51,7 @@ _FORWARDED_DUNDERS = {
 _SKIP_CLASSES = {
     ("unittest.case", "SkipTest"): ("unittest", "SkipTest"),
     ("_pytest.outcomes", "Skipped"): ("_pytest.outcomes", "Skipped"),
+    ("builtins", "Skipped"): ("_pytest.outcomes", "Skipped"),  # pytest sets that __module__
     ("_pytest.outcomes", "XFailed"): ("_pytest.outcomes", "XFailed"),
 }
 _REFUSED_TYPES = (
@@ -794,7 +795,7 @@ class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             said = getattr(exc, "__dict__", {}).get("_bx_str")
             text = f"{type(exc).__name__}: {(said if said is not None else str(exc))[:500]}"
             SESSION.import_error = SESSION.import_error or text
-            if isinstance(exc, (SystemExit, Aborted)):
+            if isinstance(exc, (SystemExit, Aborted)) or _is_skip(exc):
                 SESSION.finding("early_exit", f"{type(exc).__name__} while importing {spec.name}")
             raise ImportError(f"importing {spec.name} failed: {text}") from None
         module = ModuleProxy(spec.name)
@@ -805,6 +806,11 @@ class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module):
         pass
+
+
+def _is_skip(exc):
+    """Whether an exception is a skip (unittest's or pytest's, or the mirror of one)."""
+    return any((c.__module__, c.__qualname__) in _SKIP_CLASSES for c in type(exc).__mro__)
 
 
 def _ended_while_importing(lost):

@@ -78,7 +78,12 @@ def become(uid):
 
 
 def _limit_worker(spec):
-    """The worker's limits: processes (per uid), address space, no core files, OOM first."""
+    """The worker's limits: processes (per uid), address space, no core files, OOM first.
+
+    It also gets the lowest CPU priority: a fork bomb of spinning processes cannot starve
+    the judge or the runner of the container's CPU share (it ends as the code's fail, not
+    as a grading timeout).
+    """
     nproc = int(spec.get("worker_nproc", WORKER_NPROC))
     memory = int(spec.get("worker_memory", WORKER_MEMORY))
     resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
@@ -86,6 +91,7 @@ def _limit_worker(spec):
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     with open("/proc/self/oom_score_adj", "w") as fh:
         fh.write("1000")
+    os.nice(19)
 
 
 def spawn(argv, uid, *, cwd, env, fds=(), stdout=None, setup=None):
