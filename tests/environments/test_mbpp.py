@@ -76,6 +76,7 @@ def test_the_shipped_data_is_the_original_file_with_its_attribution() -> None:
     assert "CC BY 4.0" in source and "arXiv:2108.07732" in source
 
 
+@pytest.mark.shipped  # the whole shipped data: scripts/validate-shipped.sh
 def test_974_tasks_in_mbpps_splits_in_natural_order(fresh_data: Path) -> None:
     tasks = MBPPEnv.load_tasks()
     assert [t.id for t in tasks] == [f"MBPP/{n}" for n in range(1, 975)]
@@ -115,6 +116,7 @@ def test_prompts_give_the_function_name_and_first_assert(fresh_data: Path) -> No
         assert all(t.strip() in checks for t in record["test_list"])
 
 
+@pytest.mark.shipped  # the whole shipped data: scripts/validate-shipped.sh
 def test_the_shipped_index_is_what_the_importer_makes_of_the_shipped_data(tmp_path: Path) -> None:
     mapping = DatasetMapping.from_toml(SEEDS / "mapping.toml")
     result = import_dataset(SEEDS / "mbpp.jsonl", mapping, tmp_path, layout="index")
@@ -123,6 +125,7 @@ def test_the_shipped_index_is_what_the_importer_makes_of_the_shipped_data(tmp_pa
     assert (tmp_path / "mbpp" / "mbpp.jsonl").read_bytes() == (SEEDS / "mbpp.jsonl").read_bytes()
 
 
+@pytest.mark.slow
 def test_env_list_shows_mbpp_with_its_splits_and_roles(fresh_data: Path) -> None:
     MBPPEnv.load_tasks()  # the cache is built: the command reads it
     env = {**os.environ, "GYM_DATA": str(fresh_data)}
@@ -204,6 +207,7 @@ def _oracle_code(task: gym.Task) -> str:
     return (task.folder() / "oracle" / "solution.py").read_text()
 
 
+@pytest.mark.shipped  # the whole shipped data: scripts/validate-shipped.sh
 def test_every_reference_solution_passes_its_checks_through_the_codec(fresh_data: Path) -> None:
     """Every oracle passes its checks with its values crossing the boundary (974 tasks)."""
     failing = {t.id: why for t in MBPPEnv.load_tasks() if (why := _run_checks(t, _oracle_code(t)))}
@@ -314,6 +318,7 @@ class Mbpp20Env(PyFuncEnv):
 
 
 @pytest.mark.docker
+@pytest.mark.shipped
 @pytest.mark.timeout(900)  # 80 episodes: about 3 minutes on 2 busy cores
 def test_twenty_records_imported_with_the_importer_validate(engine: None, tmp_path: Path) -> None:
     """gym env import, 20 MBPP records of a JSONL file, then --validate in real containers."""
