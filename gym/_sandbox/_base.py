@@ -264,4 +264,5 @@ class Sandbox(abc.ABC):
             )
         if result.exit_code != 0:
             self.ensure_running()
-            raise SandboxError(f"could not {what}: {result.stderr.strip()[:500]}")
+            why = result.stderr.strip()[:500] or "no error output"
+            raise SandboxError(f"could not {what}: exit status {result.exit_code}: {why}")
