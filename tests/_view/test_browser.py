@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import viewdata
 
+from gym._report import build_report
 from gym._store import Store
 from gym._view import Site, serve, write_site
 from gym._view._links import episode_page, run_page
@@ -88,14 +89,25 @@ def shot(page, tmp_path: Path, name: str) -> None:
     assert path.stat().st_size > 10_000
 
 
-def test_runs_run_episode_comparison(page, viewer, tmp_path):
+def _pass_at_1_cell(stored: str, run_id: str) -> str:
+    """What the run page's first interval cell must read: the report's pass@1, 2 places."""
+    store = Store(stored, read_only=True)
+    try:
+        g = build_report(store, run_id).envs[0].pass_at_1
+    finally:
+        store.close()
+    return f"{g.value:.2f} [{g.lo:.2f}, {g.hi:.2f}]"
+
+
+def test_runs_run_episode_comparison(page, viewer, stored, tmp_path):
     page.goto(viewer.url)
     assert page.locator("h1").inner_text() == "Runs"
     assert page.get_by_text("candidate <b>bold</b>").is_visible()  # a label, shown as text
     shot(page, tmp_path, "runs")
 
     page.click(f"a[href='{run_page(viewdata.RUN_B)}']")
-    assert page.locator("td.ci").first.inner_text() == "0.62 [0.25, 1.00]"
+    shown = page.locator("td.ci").first.inner_text()
+    assert shown == _pass_at_1_cell(stored, viewdata.RUN_B) and shown.startswith("0.62 [")
     assert loaded_width(page, "img[src^='plot/pass1-']") > 300
     page.select_option("select[name=outcome]", "fail")
     assert page.locator("#shown").inner_text() == "3 of 8 episodes"
