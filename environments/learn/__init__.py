@@ -80,6 +80,10 @@ class LearnEnv(gym.ContainerEnv[LearnState]):
     def setup(self, task: gym.Task, sandbox: gym.sandbox.Sandbox) -> None:
         """Nothing to prepare: the workspace starts empty."""
 
+    def sample_calls(self) -> list[dict[str, Any]]:
+        """``action_space.sample()`` calls: submit is the only tool, so one per option."""
+        return [{"name": "submit", "arguments": {"choice": c}} for c in OPTIONS]
+
     @gym.tool(kind="final")
     def submit(self, choice: Choice) -> str:
         """Submit your choice; it is written to answer.txt and the episode ends.

@@ -505,7 +505,7 @@ def test_a_dying_grading_container_is_an_infra_error(
 def test_text_that_is_not_unicode_gets_an_error_observation_not_an_exception(env: Any) -> None:
     env.reset(options={"task": "customers-per-country"})
     surrogate = env.step(sql("SELECT 'x\ud800' AS x").model_dump())[0]
-    assert surrogate.startswith("Error: the query is not valid Unicode text")
+    assert surrogate.startswith("Error:") and "unpaired surrogate" in surrogate
     nul = env.step(sql("SELECT 'x\0' AS x").model_dump())[0]
     assert nul.startswith("Error:") and "NUL" in nul
     assert "(1 row)" in env.step(sql("SELECT 1 AS x").model_dump())[0]  # the episode goes on
