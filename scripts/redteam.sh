@@ -41,9 +41,10 @@ for r in bad:
     print(f"[redteam]   {why}: {r['name']} ({r['env']}): {r['observed'][:200]}", file=sys.stderr)
 PY
 if [ "${BOXGYM_REDTEAM_WEAKENED:-1}" = 1 ]; then
-  echo "[redteam] weakened configurations (the suite can fail)" >&2
+  echo "[redteam] weakened configurations (the suite can fail), grading attacks, the fast subset" >&2
   set +e
-  .venv/bin/python -m pytest -q -p no:cacheprovider --redteam tests/_redteam/test_weakened.py
+  .venv/bin/python -m pytest -q -p no:cacheprovider --redteam tests/_redteam/test_weakened.py \
+    tests/_redteam/test_fast_suite.py tests/_grading/test_attacks.py
   weak=$?
   set -e
   if [ "$code" = 0 ]; then code=$weak; fi

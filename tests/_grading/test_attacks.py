@@ -20,7 +20,7 @@ from gym._grading import _checks as code_grading
 sys.path.insert(0, str(Path(__file__).parent))
 from attacks import BY_NAME, DIGITS, MDTOC, WORDSTATS, reference_fix  # noqa: E402
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.redteam]  # scripts/redteam.sh runs these
 
 WEAKENED = [
     "testreport_outcome_patched",

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.redteam]  # scripts/redteam.sh runs these
 
 GYM = os.path.join(os.path.dirname(sys.executable), "gym")
 
