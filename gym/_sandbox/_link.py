@@ -144,13 +144,15 @@ def start_linked(
 
 
 def _create(engine: docker.DockerClient, args: dict[str, Any]) -> str:
-    args = {**args, "version": engine.api._version}  # what `containers.create` adds
+    image = args.get("image")
+    # what `containers.create` adds; the docker SDK's helper pops keys from the dict it gets
+    args = {**args, "version": engine.api._version}
     with docker_errors():
         try:
             return str(engine.api.create_container(**_create_container_args(args))["Id"])
         except docker.errors.ImageNotFound as exc:
             raise ImageError(
-                f"image {args['image']!r} is not in the engine: build it with `gym images build`"
+                f"image {image!r} is not in the engine: build it with `gym images build`"
             ) from exc
 
 

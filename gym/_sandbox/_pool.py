@@ -67,6 +67,8 @@ _size = _DEFAULT_SIZE
 _counts: collections.Counter[str] = collections.Counter()
 _counts_lock = threading.Lock()
 
+_FILL_WAIT = 120.0
+"""The longest a taker waits for a spare being started before it starts its own."""
 T = TypeVar("T")
 
 
@@ -195,6 +197,7 @@ class _Pool(abc.ABC, Generic[T]):
         """
         found: T | None = None
         dead: list[T] = []
+        give_up = time.monotonic() + _FILL_WAIT
         with self._lock:
             self.uses += 1
             while found is None:
@@ -206,7 +209,11 @@ class _Pool(abc.ABC, Generic[T]):
                         dead.append(item)
                 if found is not None or self.filling <= self._claimed:
                     break
-                self._wait_for_fill()
+                left = give_up - time.monotonic()
+                if left <= 0:  # a start that never ends: the caller starts its own
+                    log.warning("warm pool: no spare after %.0f s; starting one now", _FILL_WAIT)
+                    break
+                self._wait_for_fill(left)
         for item in dead:
             count(self.role, "spare_dead")
             self._drop(item)
@@ -214,12 +221,12 @@ class _Pool(abc.ABC, Generic[T]):
         controller.poke()
         return found
 
-    def _wait_for_fill(self) -> None:
+    def _wait_for_fill(self, seconds: float) -> None:
         self._claimed += 1
         self._promoted.set()
         gate.poke()
         try:
-            self._lock.wait(timeout=120)
+            self._lock.wait(timeout=seconds)
         finally:
             self._claimed -= 1
             if not self._claimed:
@@ -235,10 +242,13 @@ class _Pool(abc.ABC, Generic[T]):
         try:
             with gate.promotable(self._promoted):
                 item = self._make()
-        except GymError as exc:
+        except Exception as exc:  # noqa: BLE001 - a dead worker would leave `filling` counted
             self._failures += 1
             self.retry_at = time.monotonic() + min(30.0, 0.5 * 2**self._failures)
-            log.warning("warm pool could not start a container: %s", exc)
+            if isinstance(exc, GymError):
+                log.warning("warm pool could not start a container: %s", exc)
+            else:
+                log.exception("warm pool: unexpected error starting a container")
             with self._lock:
                 self.filling -= 1
                 self._lock.notify_all()

@@ -51,6 +51,49 @@ def test_resize_and_close_remove_ready_sandboxes(small_config):
     pool.close()
     from gym._sandbox import client
 
+    # the low-level listing: the high-level one inspects each container it lists, and a
+    # container removed in between raises NotFound
     assert wait_for(
-        lambda: not any(client().containers.list(all=True, filters={"id": i}) for i in ids)
+        lambda: not any(client().api.containers(all=True, filters={"id": i}) for i in ids)
     )
+
+
+def test_a_missing_image_is_an_image_error_and_the_pool_keeps_working(small_config):
+    from gym._sandbox import DockerSandbox
+    from gym.errors import ImageError
+
+    missing = small_config.model_copy(update={"image": "boxgym/never-built:0"})
+    with pytest.raises(ImageError, match="boxgym/never-built:0"):
+        DockerSandbox.create(missing, run="pytest")
+    pool = SandboxPool(missing, size=1, run="pytest")
+    try:
+        # the controller's worker logged the failure and released its reservation
+        assert wait_for(lambda: pool._failures >= 1 and pool.filling == 0, seconds=10)
+    finally:
+        pool.close()
+
+
+def test_an_unexpected_error_in_a_refill_releases_the_reservation(small_config, monkeypatch):
+    def broken(self):
+        raise RuntimeError("not a GymError")
+
+    monkeypatch.setattr(SandboxPool, "_make", broken)
+    pool = SandboxPool(small_config, size=1, run="pytest")
+    try:
+        assert wait_for(lambda: pool._failures >= 1 and pool.filling == 0, seconds=10)
+    finally:
+        pool.close()
+
+
+def test_a_taker_waits_for_a_stuck_start_only_so_long(small_config, monkeypatch):
+    from gym._sandbox import _pool
+
+    monkeypatch.setattr(_pool, "_FILL_WAIT", 0.5)
+    pool = SandboxPool(small_config, size=0, run="pytest")
+    try:
+        pool.reserve()  # a start that never finishes
+        start = time.monotonic()
+        assert pool.take() is None  # the caller starts its own
+        assert 0.4 < time.monotonic() - start < 5
+    finally:
+        pool.close()
