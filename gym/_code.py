@@ -237,6 +237,8 @@ def report_flags(report: RunnerReport) -> list[Flag]:
         seen.setdefault(finding.name, finding)
     import_error = report.import_error or ""
     exited = seen.get("early_exit")
+    if limit := seen.get("resource_limit"):
+        flags.append(Flag(name="resource_limit", detail=f"{limit.detail} ({limit.test})"[:200]))
     if exited or (not report.finished and not report.timed_out):
         detail = f"{exited.detail} ({exited.test})" if exited else ""
         flags.append(Flag(name="early_exit", detail=detail or f"worker exit {report.worker_exit}"))

@@ -48,6 +48,8 @@ FLAG_KINDS = {
     "closing its channel) or raised SystemExit or KeyboardInterrupt out of a test (or a "
     "skip out of an import)",
     "tests_skipped": "an expected test was skipped (skips count as failures)",
+    "resource_limit": "the code under test ran out of memory in grading (MemoryError at the "
+    "worker's limit, or a process killed at the container's)",
     "report_forgery": "the code under test wrote something that is not an answer on the "
     "grader's channel (or the report channel held lines that were not outcomes)",
     "grader_tampering": "changed code reaches for the grader: os._exit, /proc/self, frames, "

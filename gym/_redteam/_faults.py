@@ -298,6 +298,23 @@ def _oom_in_grading(names: Names, task: Task) -> list[ToolCall]:
     return [ToolCall(name="write_file", arguments={"path": "solution.py", "content": source})]
 
 
+def _oom_kill_in_grading(names: Names, task: Task) -> list[ToolCall]:
+    """A solution whose children kill each other's memory: the kernel, not Python, says no.
+
+    Each child stays under the worker's address-space limit; together they pass the
+    container's memory, so the kernel kills some (no MemoryError is ever raised).
+    """
+    entry, child = task.data["grading"]["entry"], names.ident()
+    fill = 'b"x" * (600 << 20)'
+    source = (
+        f"import subprocess, sys\n\ndef {entry}(*args):\n"
+        f"    {child} = [subprocess.Popen([sys.executable, '-c', "
+        f"'import time; x = {fill}; time.sleep(5)']) for _ in range(3)]\n"
+        f"    return [p.wait() for p in {child}]\n"
+    )
+    return [ToolCall(name="write_file", arguments={"path": "solution.py", "content": source})]
+
+
 def _oom_in_episode(names: Names, task: Task) -> list[ToolCall]:
     program = f"{names.ident()} = [bytearray(1 << 26) for _ in range(64)]"
     return [ToolCall(name="bash", arguments={"command": f"python3 -c '{program}'"})]
@@ -662,8 +679,13 @@ register(
         "fail with a resource flag (not infra_error)",
         calls=_oom_in_grading,
         flag="resource_limit",
-        gap="branch grading (issue 9, item 2): no resource flag in the grader's vocabulary "
-        "yet; the outcome holds (fail, not infra_error)",
+    ),
+    InsideLimits(
+        "fault.oom_kill_in_grading_within_limit",
+        (CODE,),
+        "fail with a resource flag (not infra_error)",
+        calls=_oom_kill_in_grading,
+        flag="resource_limit",
     ),
     InsideLimits(
         "fault.oom_in_episode_within_limit",

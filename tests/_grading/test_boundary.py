@@ -115,6 +115,10 @@ def die():
     os._exit(3)
 
 
+def hoard():
+    raise MemoryError()
+
+
 def values():
     from collections import Counter, OrderedDict, defaultdict
     from decimal import Decimal
@@ -399,6 +403,14 @@ def test_a_worker_that_dies_is_an_early_exit(session):
     with pytest.raises(wire.Lost):
         proj.die()
     assert findings(session) == ["early_exit"]
+
+
+def test_running_out_of_memory_fails_the_call_with_a_resource_finding(session):
+    import proj
+
+    with pytest.raises(MemoryError):
+        proj.hoard()
+    assert findings(session) == ["resource_limit"]
 
 
 def test_only_public_attributes_of_the_judges_objects_are_readable(session):

@@ -184,3 +184,22 @@ def test_submodules_named_like_the_stdlib_are_not_shadowing():
         assert "module_shadowing" not in names(code_flags(export((path, "added")), ("pkg/**",)))
     flags = code_flags(export(("/workspace/src/json.py", "added")), ("src/**",), roots=("src",))
     assert "module_shadowing" in names(flags)
+
+
+def test_a_resource_finding_of_the_runner_is_a_resource_flag_not_an_early_exit():
+    from gym._code import report_flags
+    from gym._grading._checks import RunnerReport
+
+    report = RunnerReport.model_validate(
+        {
+            "runner": "boxgym_runner",
+            "version": "2",
+            "kind": "calls",
+            "finished": True,
+            "tests": {"check_examples": "failed"},
+            "findings": [
+                {"name": "resource_limit", "detail": "the kernel killed 2", "test": "session"}
+            ],
+        }
+    )
+    assert names(report_flags(report)) == {"resource_limit"}

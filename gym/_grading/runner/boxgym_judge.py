@@ -424,6 +424,10 @@ class JudgeSide:
             return Aborted("the code under test raised KeyboardInterrupt")
         if obj.get("t") == "o" and isinstance(cls, RemoteMeta):
             return self.exception(cls, obj["v"], args, enc.get("str"))
+        if cls is MemoryError:
+            SESSION.finding(
+                "resource_limit", "MemoryError: the code under test hit its memory limit"
+            )
         return self.builtin_exception(cls, args, enc, obj)
 
     def builtin_exception(self, cls, args, enc, obj):

@@ -414,8 +414,29 @@ class Supervisor:
     last_worker_exit = None
 
 
+_OOM_COUNTERS = (
+    ("/sys/fs/cgroup/memory.events", "oom_kill"),  # cgroup v2
+    ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill"),  # cgroup v1
+)
+
+
+def oom_kills():
+    """Processes the kernel killed at this container's memory limit so far (None: unknown)."""
+    for path, key in _OOM_COUNTERS:
+        try:
+            with open(path) as fh:
+                for line in fh:
+                    name, _, value = line.partition(" ")
+                    if name == key:
+                        return int(value)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def run_session(spec, uids, staging):
     """Run the judge until it finishes or the checks' time is up; its outcomes, collected."""
+    oom_before = oom_kills()
     sup = Supervisor(spec, uids, staging)
     deadline = time.monotonic() + spec.get("timeout", 300)
     event_r, event_w = os.pipe()
@@ -448,6 +469,17 @@ def run_session(spec, uids, staging):
     for fd in (event_r, out_r):
         os.close(fd)
     ctl.close()
+    oom_after = oom_kills()
+    if oom_before is not None and oom_after is not None and oom_after > oom_before:
+        sup.events.append(
+            {
+                "event": "finding",
+                "name": "resource_limit",
+                "detail": f"the kernel killed {oom_after - oom_before} process(es) of the "
+                "grading at the container's memory limit",
+                "test": "session",
+            }
+        )
     return summarise(sup, timed_out)
 
 
