@@ -207,7 +207,8 @@ class _Pool(abc.ABC, Generic[T]):
                         found = item
                     else:
                         dead.append(item)
-                if found is not None or self.filling <= self._claimed:
+                # a pool sized 0 hands out nothing started before (its settings may differ)
+                if found is not None or self.filling <= self._claimed or self.size == 0:
                     break
                 left = give_up - time.monotonic()
                 if left <= 0:  # a start that never ends: the caller starts its own

@@ -82,6 +82,16 @@ class FirstCallLiar:
     __hash__ = object.__hash__
 
 
+class FirstSeenLiar:
+    # lies consistently: equal to the first value it is asked about, to nothing else
+
+    def __eq__(self, other):
+        if not hasattr(self, "chosen") and type(other) in (int, str, tuple):
+            self.chosen = other
+        return hasattr(self, "chosen") and type(other) is type(self.chosen) and other == self.chosen
+    __hash__ = object.__hash__
+
+
 class Contains:
     def __contains__(self, item):
         return True
@@ -366,6 +376,24 @@ def test_a_lying_eq_fails_and_is_found(session, liar):
         with pytest.raises(judge.Lying):
             assert obj == 5
     assert findings(session) == ["always_equal"] * 10
+
+
+@pytest.mark.parametrize("expected", [5, "total", (1, 2)])
+def test_a_consistent_liar_is_right_about_the_real_value_rarely(session, expected):
+    import proj
+
+    def equal() -> bool:
+        try:
+            return proj.FirstSeenLiar() == expected
+        except judge.Lying:  # it never says yes to the probe that only the judge has
+            return False
+
+    tries = 100
+    passed = sum(equal() for _ in range(tries))
+    # it must guess which of the values it is asked about is real: 2 real questions
+    # among 8 differing values, so about 0.2 of the time (0.35: 3.7 standard deviations)
+    assert passed / tries <= 0.35, passed
+    assert passed > 0  # honest about the bound: a lucky first guess does pass
 
 
 def test_a_container_that_holds_everything_is_found(session):

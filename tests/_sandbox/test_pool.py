@@ -86,14 +86,35 @@ def test_an_unexpected_error_in_a_refill_releases_the_reservation(small_config, 
 
 
 def test_a_taker_waits_for_a_stuck_start_only_so_long(small_config, monkeypatch):
+    import threading
+
     from gym._sandbox import _pool
 
+    release = threading.Event()
+
+    def stuck(self):
+        release.wait(30)
+        raise RuntimeError("released")
+
     monkeypatch.setattr(_pool, "_FILL_WAIT", 0.5)
-    pool = SandboxPool(small_config, size=0, run="pytest")
+    monkeypatch.setattr(SandboxPool, "_make", stuck)
+    pool = SandboxPool(small_config, size=1, run="pytest")
     try:
-        pool.reserve()  # a start that never finishes
+        assert wait_for(lambda: pool.filling == 1, seconds=10)
         start = time.monotonic()
         assert pool.take() is None  # the caller starts its own
         assert 0.4 < time.monotonic() - start < 5
+    finally:
+        release.set()
+        pool.close()
+
+
+def test_a_pool_sized_0_hands_out_nothing_started_before(small_config):
+    pool = SandboxPool(small_config, size=0, run="pytest")
+    try:
+        pool.reserve()  # a spare still being started with the earlier settings
+        start = time.monotonic()
+        assert pool.take() is None
+        assert time.monotonic() - start < 1
     finally:
         pool.close()

@@ -32,6 +32,7 @@ import weakref
 import boxgym_wire as wire
 
 RNG = random.SystemRandom()
+PROBES = 8  # differing values asked about with each equality or membership question
 SESSION = None  # the one Session of this process
 _FORWARDED_DUNDERS = {
     "__name__",
@@ -79,6 +80,14 @@ class Sentinel:
 
     def __repr__(self):
         return "<object>"
+
+
+def _identical(a, b):
+    """Same type and equal (for deduplicating probe values; never raises)."""
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:
+        return True
 
 
 def _local_only(name):
@@ -681,15 +690,28 @@ class Session:
         if op == "ne":
             return [("ne", a), ("eq", b)]
         if op == "contains":
-            return [("contains", Sentinel()), *(("contains", v) for v in wire.variants(b, RNG))]
+            return [("contains", Sentinel()), *(("contains", v) for v in self.differing(b))]
         complement = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt"}[op]
         return [(complement, b), (op, Sentinel())]
 
     def differing(self, b):
+        """Values unequal to ``b`` to ask about alongside it.
+
+        An object that lies consistently (yes to one value it has seen, no to the rest)
+        passes only when the first value it is asked about is the real one: with two real
+        questions among ``PROBES`` variants, at most 2 / (2 + PROBES) of the time.
+        """
         if isinstance(b, Remote):
             copy = self.request("variant", b, seed=RNG.getrandbits(32))
             return [copy] if copy is not None else []
-        return wire.variants(b, RNG)
+        found = []
+        for _ in range(3 * PROBES):
+            for value in wire.variants(b, RNG):
+                if len(found) < PROBES and not any(_identical(value, f) for f in found):
+                    found.append(value)
+            if len(found) >= PROBES:
+                break
+        return found
 
     def plain_truth(self, value):
         if type(value) is bool:

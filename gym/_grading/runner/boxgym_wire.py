@@ -409,8 +409,7 @@ def _variants(v, t, rng):
             return [decimal.Decimal(d)]
         return [v + d, v - t(1) / (d + 1)]
     if t in (list, tuple):
-        extra = t([v[-1] if v else 0])
-        return [v + extra, v[:-1] if v else t([1])]
+        return _sequence_variants(v, t, rng, d)
     if t in (set, frozenset):
         token = _letters(rng, 6)
         return [t(v) | {token}, t(list(v)[1:]) if v else t({d})]
@@ -433,6 +432,20 @@ def _text_variants(v, t, rng):
     else:
         out.append(extra[:1] + v)
     return out
+
+
+def _sequence_variants(v, t, rng, d):
+    """Longer, shorter, and one element changed (a variant of it), at random places."""
+    if not v:
+        return [t([d]), t([_letters(rng, 3)])]
+    items = list(v)
+    i = rng.randrange(len(items))
+    longer = items[:i] + [items[rng.randrange(len(items))]] + items[i:]
+    shorter = items[:i] + items[i + 1 :]
+    changed = list(items)
+    inner = [x for x in _variants(items[i], type(items[i]), rng) if type(x) is type(items[i])]
+    changed[i] = inner[0] if inner else d
+    return [t(longer), t(shorter), t(changed)]
 
 
 def _dict_variants(v, t, rng):
