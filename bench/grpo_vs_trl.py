@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -314,7 +315,10 @@ class Trl:
         self._started = time.perf_counter()
 
     def run(self) -> None:
-        self.trainer.train()
+        try:
+            self.trainer.train()
+        finally:
+            shutil.rmtree(self.out, ignore_errors=True)  # its output_dir (nothing is saved)
 
 
 # -- the real run with containers --------------------------------------------------------
