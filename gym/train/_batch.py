@@ -2,12 +2,16 @@
 
 The attention mask comes from each sample's length, never from comparing ids with the
 pad id (a pad id may equal the end-of-turn id); the loss mask is the samples' own
-(1 only on sampled tokens). torch is imported inside these functions.
+(1 only on sampled tokens). The losses ask for the log-probabilities of the sampled
+tokens only (`token_logprobs`'s ``needed``): the output head, the grammar mask and the
+softmax run on the completion columns, not on the prompt that fills most of a batch.
+torch is imported inside these functions.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -22,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Batch",
     "batch_loss",
+    "batch_loss_logprobs",
     "batch_sft_loss",
     "collate",
     "sample_allowed",
@@ -125,6 +130,7 @@ def token_logprobs(
     *,
     temperature: float = 1.0,
     allowed: torch.Tensor | None = None,
+    needed: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Each token's log-probability given the tokens before it, [B, T] (column 0 is 0).
 
@@ -138,17 +144,58 @@ def token_logprobs(
             each position (all True where it was not constrained; see
             `gym._policy._grammar.allowed_tokens`): the log-probabilities are then those
             of the masked distribution the rollout logprobs were recorded under.
+        needed: [B, T] 0/1, the tokens whose log-probability is wanted (a loss mask).
+            The output head, the grammar mask and the softmax then run only on the
+            columns some row needs (in a GRPO batch most columns are prompt), and every
+            other column is 0; the needed values are those computed without it.
     """
     th = importlib.import_module("torch")
-    logits = model(input_ids=input_ids, attention_mask=attention_mask).logits[:, :-1].float()
+    cols = None
+    if needed is not None:
+        # logits at column j predict the token at j + 1
+        cols = needed[:, 1:].bool().any(0).nonzero()[:, 0]
+        if cols.numel() == 0:
+            cols = None  # nothing needed: the full path keeps the result tied to the model
+    if cols is None:
+        logits = model(input_ids=input_ids, attention_mask=attention_mask).logits[:, :-1]
+        targets, rows = input_ids[:, 1:], None if allowed is None else allowed[:, 1:]
+    else:
+        logits = _logits_at(model, input_ids, attention_mask, cols)
+        targets, rows = input_ids[:, cols + 1], None if allowed is None else allowed[:, cols + 1]
+    logits = logits.float()
     if temperature != 1.0:
         logits = logits / temperature
-    if allowed is not None:
-        width = logits.shape[-1]
-        logits = logits.masked_fill(~allowed[:, 1:, :width], float("-inf"))
-    picked = th.log_softmax(logits, -1).gather(-1, input_ids[:, 1:, None])[..., 0]
+    if rows is not None:
+        logits = logits.masked_fill(~rows[..., : logits.shape[-1]], float("-inf"))
+    picked = th.log_softmax(logits, -1).gather(-1, targets[..., None])[..., 0]
+    if cols is not None:
+        out: torch.Tensor = th.zeros(input_ids.shape, dtype=picked.dtype)
+        return out.index_copy(1, cols + 1, picked)
     aligned: torch.Tensor = th.cat([th.zeros_like(picked[:, :1]), picked], dim=1)
     return aligned
+
+
+def _logits_at(
+    model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, cols: torch.Tensor
+) -> torch.Tensor:
+    """The logits at the columns ``cols`` only, [B, len(cols), V].
+
+    A transformers causal LM that takes ``logits_to_keep`` (Llama, SmolLM2 and most
+    others) applies its output head to those columns only; any other model computes
+    every column's logits and the columns are picked from them.
+    """
+    if "logits_to_keep" in _forward_parameters(model):
+        kept = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=cols)
+        return kept.logits  # type: ignore[no-any-return]
+    full = model(input_ids=input_ids, attention_mask=attention_mask).logits
+    return full[:, cols]  # type: ignore[no-any-return]
+
+
+def _forward_parameters(model: Any) -> Any:
+    try:
+        return inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return {}
 
 
 def batch_loss(
@@ -173,6 +220,34 @@ def batch_loss(
         temperature: the sampling temperature (see `token_logprobs`).
         normalizer: see `aggregate`.
     """
+    loss, metrics, _ = batch_loss_logprobs(
+        model,
+        batch,
+        config,
+        reference=reference,
+        old_logprobs=old_logprobs,
+        temperature=temperature,
+        normalizer=normalizer,
+    )
+    return loss, metrics
+
+
+def batch_loss_logprobs(
+    model: Any,
+    batch: Batch,
+    config: LossConfig | None = None,
+    *,
+    reference: Callable[[], Any] | None = None,
+    old_logprobs: torch.Tensor | None = None,
+    temperature: float = 1.0,
+    normalizer: float | None = None,
+) -> tuple[torch.Tensor, LossMetrics, torch.Tensor]:
+    """`batch_loss`, and the model's log-probabilities it was computed from.
+
+    The third value is [B, T] with grad, 0 on the columns no sampled token needs (see
+    `token_logprobs`'s ``needed``): a trainer keeps it, detached, as the log-probabilities
+    before its first optimizer step.
+    """
     config = config or LossConfig()
     logprobs = token_logprobs(
         model,
@@ -180,6 +255,7 @@ def batch_loss(
         batch.attention_mask,
         temperature=temperature,
         allowed=batch.allowed,
+        needed=batch.loss_mask,
     )
     ref = None
     if config.beta > 0:
@@ -193,8 +269,9 @@ def batch_loss(
                 batch.attention_mask,
                 temperature=temperature,
                 allowed=batch.allowed,
+                needed=batch.loss_mask,
             )
-    return policy_loss(
+    loss, metrics = policy_loss(
         logprobs,
         batch.rollout_logprobs,
         batch.advantages,
@@ -204,6 +281,7 @@ def batch_loss(
         ref_logprobs=ref,
         normalizer=normalizer,
     )
+    return loss, metrics, logprobs
 
 
 def batch_sft_loss(
@@ -218,7 +296,13 @@ def batch_sft_loss(
         normalizer: see `aggregate`.
     """
     config = config or LossConfig()
-    logprobs = token_logprobs(model, batch.input_ids, batch.attention_mask, allowed=batch.allowed)
+    logprobs = token_logprobs(
+        model,
+        batch.input_ids,
+        batch.attention_mask,
+        allowed=batch.allowed,
+        needed=batch.loss_mask,
+    )
     return sft_loss(
         logprobs,
         batch.loss_mask,

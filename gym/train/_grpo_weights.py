@@ -31,7 +31,13 @@ from gym._policy import LocalPolicy, Policy, TinyPolicy
 from gym._policy._grammar import allowed_tokens
 from gym._policy._local import LocalModel, load_model
 from gym._policy._tiny import TINY, build_tiny, save_tiny
-from gym.train._batch import Batch, batch_loss, collate, sample_allowed, token_logprobs
+from gym.train._batch import (
+    Batch,
+    batch_loss_logprobs,
+    collate,
+    sample_allowed,
+    token_logprobs,
+)
 from gym.train._loss import LossConfig, LossMetrics
 from gym.train._samples import Sample, TurnTokens
 
@@ -158,23 +164,27 @@ class LocalWeights:
         """Optimizer steps on one batch, then the new version (the sync: same model object).
 
         With more than one iteration the ratio is taken against the logprobs before the
-        first step (PPO-style clipping holds the later steps near the sampling policy).
+        first step (PPO-style clipping holds the later steps near the sampling policy):
+        those of the first iteration's forward pass, which runs on the weights before any
+        step (no extra pass for them).
         """
         torch = _torch()
         model = self.loaded.model
         with self.loaded.lock:
             model.train()
             try:
-                before = self._logprobs(batch, temperature)
+                before: Any = None
                 for _ in range(iterations):
-                    loss, metrics = batch_loss(
+                    loss, metrics, logprobs = batch_loss_logprobs(
                         model,
                         batch,
                         config,
                         reference=self._reference,
-                        old_logprobs=before if iterations > 1 else None,
+                        old_logprobs=before,  # None at first: the ratio is exactly 1
                         temperature=temperature,
                     )
+                    if before is None:
+                        before = logprobs.detach()
                     self.optimizer.zero_grad()
                     loss.backward()  # type: ignore[no-untyped-call]
                     self.optimizer.step()
@@ -202,6 +212,7 @@ class LocalWeights:
                 batch.attention_mask,
                 temperature=temperature,
                 allowed=batch.allowed,
+                needed=batch.loss_mask,
             )
 
     def _reference(self) -> Any:
