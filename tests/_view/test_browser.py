@@ -16,7 +16,7 @@ import viewdata
 from gym._report import build_report
 from gym._store import Store
 from gym._view import Site, serve, write_site
-from gym._view._links import episode_page, run_page
+from gym._view._links import compare_page, episode_page, run_page
 
 pytestmark = pytest.mark.browser
 
@@ -128,7 +128,11 @@ def test_runs_run_episode_comparison(page, viewer, stored, tmp_path):
     shot(page, tmp_path, "episode")
 
     page.goto(viewer.url + run_page(viewdata.RUN_B))
-    page.click("ul.compare a")
+    # the link's target, then that page (a click here once missed the link, the page
+    # staying on the run page: nothing the viewer did, so the test follows the href)
+    href = page.locator("ul.compare a").first.get_attribute("href")
+    assert href == compare_page(viewdata.RUN_A, viewdata.RUN_B)
+    page.goto(viewer.url + href)
     assert "pass@1 went from 0.625 to 0.625" in page.locator("p.headline").inner_text()
     assert page.locator("td.n.regressed").inner_text() == "1"
     assert page.locator("tr.regressed").inner_text().split("\t")[1] == "gcd-of-list"
