@@ -47,5 +47,5 @@ def test_ranges_with_prereleases():
     assert satisfies("2.0.0-rc.1", "<2.0.0")
     assert not satisfies("1.0.0-rc.1", ">=1.0.0")
     assert satisfies("1.2.3+meta", "==1.2.3")
-    assert max_version(["1.0.0-rc.10", "1.0.0-rc.9", "1.0.0-beta"]) == V("1.0.0-rc.10")
+    assert str(max_version(["1.0.0-rc.10", "1.0.0-rc.9", "1.0.0-beta"])) == "1.0.0-rc.10"
     assert str(max_version(["2.0.0", "2.0.0-rc.1", "1.9.0"], "<2.0.0")) == "2.0.0-rc.1"
