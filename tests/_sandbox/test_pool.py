@@ -58,6 +58,15 @@ def test_resize_and_close_remove_ready_sandboxes(small_config):
     )
 
 
+def refill_failed_and_released(config) -> bool:
+    """A pool of one spare on ``config``: its refill failed and its reservation is free."""
+    pool = SandboxPool(config, size=1, run="pytest")
+    try:
+        return wait_for(lambda: pool._failures >= 1 and pool.filling == 0, seconds=10)
+    finally:
+        pool.close()
+
+
 def test_a_missing_image_is_an_image_error_and_the_pool_keeps_working(small_config):
     from gym._sandbox import DockerSandbox
     from gym.errors import ImageError
@@ -65,12 +74,8 @@ def test_a_missing_image_is_an_image_error_and_the_pool_keeps_working(small_conf
     missing = small_config.model_copy(update={"image": "boxgym/never-built:0"})
     with pytest.raises(ImageError, match="boxgym/never-built:0"):
         DockerSandbox.create(missing, run="pytest")
-    pool = SandboxPool(missing, size=1, run="pytest")
-    try:
-        # the controller's worker logged the failure and released its reservation
-        assert wait_for(lambda: pool._failures >= 1 and pool.filling == 0, seconds=10)
-    finally:
-        pool.close()
+    # the controller's worker logged the failure and released its reservation
+    assert refill_failed_and_released(missing)
 
 
 def test_an_unexpected_error_in_a_refill_releases_the_reservation(small_config, monkeypatch):
@@ -78,11 +83,7 @@ def test_an_unexpected_error_in_a_refill_releases_the_reservation(small_config, 
         raise RuntimeError("not a GymError")
 
     monkeypatch.setattr(SandboxPool, "_make", broken)
-    pool = SandboxPool(small_config, size=1, run="pytest")
-    try:
-        assert wait_for(lambda: pool._failures >= 1 and pool.filling == 0, seconds=10)
-    finally:
-        pool.close()
+    assert refill_failed_and_released(small_config)
 
 
 def test_a_taker_waits_for_a_stuck_start_only_so_long(small_config, monkeypatch):

@@ -82,14 +82,6 @@ class Sentinel:
         return "<object>"
 
 
-def _identical(a, b):
-    """Same type and equal (for deduplicating probe values; never raises)."""
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except Exception:
-        return True
-
-
 def _local_only(name):
     """Attribute names never asked of the worker (the judge's own, pytest's probes)."""
     if name.startswith("_bx_") or name.startswith("_pytest") or name == "pytestmark":
@@ -707,7 +699,7 @@ class Session:
         found = []
         for _ in range(3 * PROBES):
             for value in wire.variants(b, RNG):
-                if len(found) < PROBES and not any(_identical(value, f) for f in found):
+                if len(found) < PROBES and not any(wire.same(value, f) for f in found):
                     found.append(value)
             if len(found) >= PROBES:
                 break

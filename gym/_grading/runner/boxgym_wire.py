@@ -373,12 +373,13 @@ def variants(value, rng):
     """
     try:
         out = [v for v in _variants(value, type(value), rng) if type(v) is type(value)]
-        return [v for v in out if not _same(v, value)]
+        return [v for v in out if not same(v, value)]
     except (ArithmeticError, ValueError, TypeError, OverflowError):
         return []
 
 
-def _same(a, b):
+def same(a, b):
+    """Whether two values are equal (one that cannot say counts as equal; never raises)."""
     try:
         return bool(a == b)
     except Exception:
