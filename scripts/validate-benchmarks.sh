@@ -3,7 +3,7 @@
 # oracle, noop, perturbed and regrade check in real containers). Too long for the main
 # suite (scripts/test.sh): run it after it. Resumable: results are kept per task under
 # the data dir, so running it again after an interruption finishes only what is left.
-# About 1.5-2 hours on 2 busy cores (docs/benchmarks.md). GYM_CONCURRENCY sets the tasks
+# About 27 minutes on 2 idle cores, two tasks at once (docs/benchmarks.md). GYM_CONCURRENCY sets the tasks
 # validated at once (3 by default).
 set -euo pipefail
 cd "$(dirname "$0")/.."

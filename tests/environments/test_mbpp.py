@@ -350,7 +350,7 @@ def test_twenty_records_imported_with_the_importer_validate(engine: None, tmp_pa
 @pytest.mark.benchmark
 @pytest.mark.timeout(8 * 3600)
 def test_every_task_validates(engine: None) -> None:
-    """All 974 tasks (scripts/validate-benchmarks.sh; hours on 2 cores, resumable)."""
+    """All 974 tasks (scripts/validate-benchmarks.sh; about half an hour on 2 cores, resumable)."""
     checks = validate_env(
         ENV_ID, repeats=1, concurrency=int(os.environ.get("GYM_CONCURRENCY", "3")),
         store=ValidationStore(),
