@@ -9,8 +9,12 @@ root-only directory created after all of that; never from exit codes or printed 
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
+import py_compile
+import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -156,9 +160,37 @@ def _bundle(base: dict[str, bytes], export: Export, spec: CheckSpec) -> bytes:
     bundle = {f"workspace/{rel}": data for rel, data in files.items()}
     bundle |= {f"grade/tests/{rel}": data for rel, data in spec.hidden.items()}
     bundle |= {f"grade/runner/{name}": data for name, data in _RUNNER.items()}
+    bundle |= {f"grade/runner/{name}": data for name, data in _runner_bytecode().items()}
     bundle["grade/pytest.ini"] = b"[pytest]\n"
     bundle["grade/spec.json"] = json.dumps(_runner_spec(spec)).encode()
     return pack(bundle)
+
+
+@functools.cache
+def _runner_bytecode() -> dict[str, bytes]:
+    """The runner's modules compiled by this Python, for a grading container with the same.
+
+    Each file is named with this interpreter's cache tag (``__pycache__/boxgym_wire.
+    cpython-311.pyc``) and carries its magic number: a container whose Python differs
+    looks for another name, or rejects the magic, and compiles the source as before.
+    Unchecked-hash files: the sources are extracted with new times, and nothing in the
+    container can change them (root-owned, written before any other process starts).
+    Saves each grading the compiling of the runner, judge and worker modules.
+    """
+    tag = sys.implementation.cache_tag
+    if tag is None:
+        return {}
+    compiled: dict[str, bytes] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, data in _RUNNER.items():
+            source, target = Path(tmp) / name, Path(tmp) / f"{name}c"
+            source.write_bytes(data)
+            mode = py_compile.PycInvalidationMode.UNCHECKED_HASH
+            py_compile.compile(
+                str(source), str(target), f"{_GRADE}/runner/{name}", True, invalidation_mode=mode
+            )
+            compiled[f"__pycache__/{name[:-3]}.{tag}.pyc"] = target.read_bytes()
+    return compiled
 
 
 def _runner_spec(spec: CheckSpec) -> dict[str, Any]:
@@ -188,7 +220,7 @@ def _runner_spec(spec: CheckSpec) -> dict[str, Any]:
 
 _REPORT_MARK = "__BOXGYM_REPORT__"
 _BOOT = f"""
-import os, runpy, sys, tarfile
+import os, sys, tarfile
 os.umask(0o022)
 with tarfile.open(fileobj=sys.stdin.buffer, mode="r|") as archive:
     for member in archive:
@@ -196,8 +228,10 @@ with tarfile.open(fileobj=sys.stdin.buffer, mode="r|") as archive:
 os.chmod("/grade/tests", 0o700)
 os.mkdir("/grade/out", 0o700)
 sys.argv = ["boxgym_runner", "--spec", "/grade/spec.json", "--out", "/grade/out/report.json"]
+sys.path.insert(0, "/grade/runner")
+import boxgym_runner
 try:
-    runpy.run_path("/grade/runner/boxgym_runner.py", run_name="__main__")
+    boxgym_runner.main()
 except SystemExit:
     pass
 with open("/grade/out/report.json") as report:

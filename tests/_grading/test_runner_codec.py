@@ -65,3 +65,22 @@ def test_final_outcome_requires_a_passing_call_phase():
 def test_huge_ints_cross_the_boundary():
     big = -(10**5000) + 7
     assert runner.decode(runner.encode(big)) == big
+
+
+def test_the_runner_bytecode_shipped_is_the_runner_source_compiled():
+    """Each runner module's .pyc decodes to the code of its shipped source, under this
+    Python's cache tag (a container with another Python ignores it and compiles)."""
+    import marshal
+    import sys
+
+    from gym._grading._checks import _RUNNER, _runner_bytecode
+
+    compiled = _runner_bytecode()
+    tag = sys.implementation.cache_tag
+    assert set(compiled) == {f"__pycache__/{name[:-3]}.{tag}.pyc" for name in _RUNNER}
+    for name, source in _RUNNER.items():
+        pyc = compiled[f"__pycache__/{name[:-3]}.{tag}.pyc"]
+        assert pyc[:4] == importlib.util.MAGIC_NUMBER
+        assert int.from_bytes(pyc[4:8], "little") == 0b01  # hash-based, unchecked
+        assert pyc[8:16] == importlib.util.source_hash(source)
+        assert marshal.loads(pyc[16:]) == compile(source, name, "exec", dont_inherit=True)

@@ -25,7 +25,6 @@ import fcntl
 import json
 import os
 import resource
-import secrets
 import select
 import signal
 import socket
@@ -58,7 +57,7 @@ class Uids:
     """The uids of one grading: judge, probes, and one per worker generation."""
 
     def __init__(self):
-        base = (1 << 24) + (secrets.randbelow(1 << 22) << 8)  # below 2**31, 256 apart
+        base = (1 << 24) + (int.from_bytes(os.urandom(3), "big") % (1 << 22) << 8)  # < 2**31
         self.judge, self.probe, self.base = base, base + 1, base + 2
 
     def worker(self, gen):
@@ -205,7 +204,7 @@ def prepare(spec, uids):
     os.chmod("/grade", 0o711)
     os.chmod("/grade/spec.json", 0o600)
     share_with_group("/grade/tests", uids.judge)
-    tag = secrets.token_hex(8)
+    tag = os.urandom(8).hex()
     home = private_dir(f"/tmp/boxgym-judge-{tag}", uids.judge, 0o711)
     return {"home": home, "tag": tag}
 
@@ -249,7 +248,7 @@ def run_probes(spec, uids):
     results = {}
     if not spec.get("probes"):
         return results
-    home = private_dir(f"/tmp/boxgym-probe-{secrets.token_hex(8)}", uids.probe)
+    home = private_dir(f"/tmp/boxgym-probe-{os.urandom(8).hex()}", uids.probe)
     env = wire.environment({"HOME": home})
     for probe in spec["probes"]:
         argv = ["/bin/sh", "-c", probe["command"]]
