@@ -166,31 +166,31 @@ def _bundle(base: dict[str, bytes], export: Export, spec: CheckSpec) -> bytes:
     return pack(bundle)
 
 
-@functools.cache
 def _runner_bytecode() -> dict[str, bytes]:
-    """The runner's modules compiled by this Python, for a grading container with the same.
+    """The runner's modules as shipped, compiled by this Python for a container with the same.
 
     Each file is named with this interpreter's cache tag (``__pycache__/boxgym_wire.
     cpython-311.pyc``) and carries its magic number: a container whose Python differs
     looks for another name, or rejects the magic, and compiles the source as before.
-    Unchecked-hash files: the sources are extracted with new times, and nothing in the
-    container can change them (root-owned, written before any other process starts).
-    Saves each grading the compiling of the runner, judge and worker modules.
+    Unchecked-hash files, each compiled from the very bytes shipped beside it: the
+    sources are extracted with new times, and nothing in the container can change them
+    (root-owned, written before any other process starts). Saves each grading the
+    compiling of the runner, judge and worker modules.
     """
     tag = sys.implementation.cache_tag
     if tag is None:
         return {}
-    compiled: dict[str, bytes] = {}
+    return {f"__pycache__/{n[:-3]}.{tag}.pyc": _compiled(n, data) for n, data in _RUNNER.items()}
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled(name: str, source: bytes) -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
-        for name, data in _RUNNER.items():
-            source, target = Path(tmp) / name, Path(tmp) / f"{name}c"
-            source.write_bytes(data)
-            mode = py_compile.PycInvalidationMode.UNCHECKED_HASH
-            py_compile.compile(
-                str(source), str(target), f"{_GRADE}/runner/{name}", True, invalidation_mode=mode
-            )
-            compiled[f"__pycache__/{name[:-3]}.{tag}.pyc"] = target.read_bytes()
-    return compiled
+        path, target = Path(tmp) / name, Path(tmp) / f"{name}c"
+        path.write_bytes(source)
+        mode = py_compile.PycInvalidationMode.UNCHECKED_HASH
+        py_compile.compile(str(path), str(target), f"{_GRADE}/runner/{name}", True, -1, mode)
+        return target.read_bytes()
 
 
 def _runner_spec(spec: CheckSpec) -> dict[str, Any]:

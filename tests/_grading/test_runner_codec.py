@@ -84,3 +84,18 @@ def test_the_runner_bytecode_shipped_is_the_runner_source_compiled():
         assert int.from_bytes(pyc[4:8], "little") == 0b01  # hash-based, unchecked
         assert pyc[8:16] == importlib.util.source_hash(source)
         assert marshal.loads(pyc[16:]) == compile(source, name, "exec", dont_inherit=True)
+
+
+def test_a_changed_runner_ships_its_own_bytecode(monkeypatch):
+    """The bytecode follows the source shipped (a weakened runner in the red team too)."""
+    import marshal
+    import sys
+
+    from gym._grading import _checks
+
+    changed = _checks._RUNNER["boxgym_runner.py"] + b"\nCHANGED = 1\n"
+    monkeypatch.setitem(_checks._RUNNER, "boxgym_runner.py", changed)
+    pyc = _checks._runner_bytecode()[
+        f"__pycache__/boxgym_runner.{sys.implementation.cache_tag}.pyc"
+    ]
+    assert "CHANGED" in marshal.loads(pyc[16:]).co_names
