@@ -14,7 +14,8 @@ second of the whole command, start to exit:
     commands (`bash` on boxgym, `run_command` on agentbox).
 
 From the same runs: (d) the runner's peak memory per concurrent episode and the time from
-an episode's scheduling to its first step, and the containers each side started.
+an episode's scheduling to its first step, and the containers each side started. Then the
+engine's floor: the machine's CPU per bare container lifecycle, which bounds (b).
 agentbox-rl is installed into its own venv under ``--work`` (never boxgym's), and its
 image is built from the local debian:bookworm-slim. Writes docs/benchmarks.md (section
 ``scale``) and the raw figures to ``--work``/scale.json.
@@ -174,6 +175,78 @@ def _boxgym_details(events: Path, result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def engine_floor(n: int = 24, c: int = 4) -> dict[str, Any]:
+    """CPU-seconds the whole machine spends per bare container lifecycle, nothing else.
+
+    ``n`` containers of boxgym's python image with boxgym's hardening, command ``true``,
+    ``c`` at once: create, start, exit, auto-remove. Every boxgym episode costs at least
+    this per container it uses (one in (a), two in (b): the agent's and the grader's).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from docker.models.containers import _create_container_args
+
+    from gym._images import ensure_image
+    from gym._sandbox import SandboxConfig
+
+    engine = docker.from_env()
+    kwargs = SandboxConfig(image=ensure_image("python")).create_kwargs({}, ["true"])
+    kwargs.pop("detach")
+    kwargs["auto_remove"] = True
+
+    def one(_: int) -> None:
+        args = _create_container_args({**kwargs, "version": engine.api._version})
+        cid = engine.api.create_container(**args)["Id"]
+        url = engine.api._url("/containers/{0}/wait", cid)
+        removed = engine.api._post(url, params={"condition": "removed"}, stream=True, timeout=60)
+        engine.api.start(cid)
+        removed.json()
+        removed.close()
+
+    one(0)
+    before, start = _busy(), time.monotonic()
+    with ThreadPoolExecutor(c) as pool:
+        list(pool.map(one, range(n)))
+    wall = time.monotonic() - start
+    time.sleep(0.5)
+    cpu = _busy() - before
+    return {
+        "workload": "floor",
+        "side": "engine",
+        "cpu_s": cpu / n,
+        "per_s": n / wall,
+        "n": n,
+        "c": c,
+    }
+
+
+def _busy() -> float:
+    """CPU-seconds the whole machine has been busy (from /proc/stat)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:8]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def bound(rows: list[dict[str, Any]], cs: list[int], n: int) -> str:
+    """What the engine alone allows (b), against what 2.5x the peer would need."""
+    floor = next((r for r in rows if r["workload"] == "floor"), None)
+    if floor is None or not any(r["workload"] == "b" for r in rows):
+        return ""
+    cores = len(os.sched_getaffinity(0))
+    _, figures = table(rows, "b", cs, n)
+    ceiling = cores / (2 * floor["cpu_s"])
+    need = TARGETS["b"] * figures["best"]["agentbox"]
+    return f"""
+The engine's floor, measured in the same run: a bare container lifecycle of boxgym's
+image and hardening (`true` as its command, {floor["n"]} of them, {floor["c"]} at once)
+costs the machine **{floor["cpu_s"]:.2f} CPU-seconds** ({floor["per_s"]:.1f} containers/s). An
+episode of (b) needs two containers (the agent's, and the fresh one it is graded in),
+so with nothing else done {cores} cores allow at most {ceiling:.2f} episodes/s; 2.5x
+agentbox-rl's best would be {need:.2f}. Reaching it would take grading in the agent's
+container (as agentbox-rl does), or reusing agent containers across episodes: boxgym
+does neither (a reward hack of one episode must not reach the next, nor its grader).
+"""
+
+
 def _median(rows: list[dict[str, Any]], key: str) -> float:
     values = [r[key] for r in rows if r.get(key) is not None]
     return statistics.median(values) if values else float("nan")
@@ -262,7 +335,7 @@ fresh container from the pristine image; agentbox-rl in the agent's own containe
 {tables}
 
 {chr(10).join(verdicts)}
-
+{bound(rows, cs, n)}
 (d) The runner's memory and the time from an episode's scheduling to its first step
 (boxgym: from `--events`; agentbox-rl: sandbox create + seed, before its first call):
 
@@ -288,6 +361,9 @@ def main() -> None:
     opts.concurrency = [int(c) for c in opts.concurrency.split(",")]
     if opts.from_json:
         rows = json.loads(opts.from_json.read_text())
+        if not any(r["workload"] == "floor" for r in rows):  # saved before it was measured
+            rows.append({**engine_floor(), "load_at_start": rows[0].get("load_at_start")})
+            save(opts.from_json.parent, rows)
         finish(rows, opts, ("(not recorded)", load()))
         return
     opts.work.mkdir(parents=True, exist_ok=True)
@@ -307,9 +383,14 @@ def main() -> None:
         for rep in range(opts.reps):
             for c in opts.concurrency:
                 bench.measure(workload, c, rep)
-                saved = [{**r, "load_at_start": start_load} for r in bench.rows]
-                (opts.work / "scale.json").write_text(json.dumps(saved, indent=1))
+                save(opts.work, [{**r, "load_at_start": start_load} for r in bench.rows])
+    bench.rows.append(engine_floor())
+    save(opts.work, [{**r, "load_at_start": start_load} for r in bench.rows])
     finish(bench.rows, opts, (start_load, load()))
+
+
+def save(work: Path, rows: list[dict[str, Any]]) -> None:
+    (work / "scale.json").write_text(json.dumps(rows, indent=1))
 
 
 def finish(rows: list[dict[str, Any]], opts: argparse.Namespace, loads: tuple[str, str]) -> None:

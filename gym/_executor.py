@@ -12,6 +12,7 @@ from __future__ import annotations
 import abc
 import collections
 import contextlib
+import os
 import queue
 import threading
 import time
@@ -144,8 +145,10 @@ class LocalExecutor(Executor):
     """Episodes in threads of this process, as many acting at once as a `Limiter` allows.
 
     Each finished episode is yielded at once, so the runner commits it at once. An
-    episode that enters grading frees its place for the next one (grading overlaps the
-    next episode's start); at most twice the limit are in flight. Policies are built by
+    episode that enters grading frees its place for the next one at once (grading
+    overlaps the next episode's start); at most twice the limit are in flight, and at
+    most ``grading_slots`` grade at once (grading is CPU work on this machine: more at
+    once than there are CPUs only slows each down). Policies are built by
     the work's factory when none is free, and reused by later episodes one at a time.
     The warm pools follow the limit and the episodes still to start.
 
@@ -163,6 +166,7 @@ class LocalExecutor(Executor):
         stop: set it to stop the run (it stays set: later runs stop at once).
         grace: seconds the episodes in flight get to finish after a stop.
         events: receives ``scheduled``, ``finished`` and ``stopping`` events.
+        grading_slots: episodes graded at once; by default the CPUs this process may use.
     """
 
     def __init__(
@@ -173,8 +177,11 @@ class LocalExecutor(Executor):
         stop: threading.Event | None = None,
         grace: float = 3.0,
         events: Callable[[Event], None] | None = None,
+        grading_slots: int | None = None,
     ) -> None:
         self.limiter = limiter or Limiter(None if concurrency is None else max(1, concurrency))
+        slots = grading_slots or len(os.sched_getaffinity(0))
+        self.grading = threading.BoundedSemaphore(max(1, slots))
         self.stop = stop or threading.Event()
         self.grace = grace
         self._events = events or _ignore
@@ -213,6 +220,7 @@ _Item = tuple[bool, Any]
 
 _END = object()
 _INTERRUPTED = object()
+_WAKE = object()  # an episode entered grading: the scheduler may admit the next one
 
 
 def _ignore(event: Event) -> None:
@@ -263,7 +271,7 @@ class _Flight:
         self.deadline = 0.0
         self.pool_size = 0
         self.lock = threading.Lock()
-        self.done: queue.Queue[_Item] = queue.Queue()
+        self.done: queue.Queue[Any] = queue.Queue()  # finished items, and _WAKE
         self.follow_pools()
 
     def next_result(self, work: EpisodeWork) -> Any:
@@ -290,6 +298,8 @@ class _Flight:
         try:
             item: Any = self.done.get(timeout=0.25)
         except queue.Empty:
+            item = None
+        if item is _WAKE:
             item = None
         waiting = bool(self.todo) and self.acting >= self.owner.limiter.value
         self.owner.limiter.update(waiting=waiting)
@@ -327,13 +337,19 @@ class _Flight:
             thread.start()
 
     def _work(self, job: Job, work: EpisodeWork) -> None:
-        acting = [True]
+        acting, grading = [True], [False]
 
         def on_phase(name: str) -> None:
-            if name == "grading" and acting[0]:
+            if name != "grading":
+                return
+            if acting[0]:
                 with self.lock:
                     self.acting -= 1
                 acting[0] = False
+                self.done.put(_WAKE)
+            if not grading[0]:
+                self.owner.grading.acquire()
+                grading[0] = True
 
         with watch_phases(on_phase):
             try:
@@ -341,6 +357,9 @@ class _Flight:
                     item: _Item = (True, work(job, policy))
             except BaseException as exc:  # re-raised where the results are read
                 item = (False, exc)
+            finally:
+                if grading[0]:
+                    self.owner.grading.release()
         self._finished(job, item, acting[0])
 
     def _finished(self, job: Job, item: _Item, acting: bool) -> None:
@@ -360,7 +379,9 @@ class _Flight:
             self.closed = True
             items = []
             while not self.done.empty():
-                items.append(self.done.get_nowait())
+                item = self.done.get_nowait()
+                if item is not _WAKE:
+                    items.append(item)
         return items
 
     def close(self) -> int:

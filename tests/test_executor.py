@@ -96,3 +96,49 @@ def test_a_stopped_run_commits_what_finished_and_the_same_run_finishes_later(sto
     assert events[-1]["event"] == "stopped"
     rest = run(config, store=store, policy_factory=OraclePolicy, concurrency=1)
     assert not rest.stopped and rest.skipped == state.done and rest.done == total - state.done
+
+
+class _GradingWork(EpisodeWork):
+    """Work that enters grading at once and grades for a while, counting who grades at once."""
+
+    lock = threading.Lock()
+    now = 0
+    most = 0
+    entered: list[float] = []
+    seconds = 0.05
+
+    def __call__(self, job: Job, policy: object) -> Finished:  # type: ignore[override]
+        import time
+
+        from gym._phase import enter
+
+        cls = type(self)
+        with cls.lock:
+            cls.entered.append(time.monotonic())
+        enter("grading")  # waits here for a grading slot
+        with cls.lock:
+            cls.now += 1
+            cls.most = max(cls.most, cls.now)
+        time.sleep(cls.seconds)
+        with cls.lock:
+            cls.now -= 1
+        return Finished(job, None, 1)  # type: ignore[arg-type]
+
+
+def test_at_most_grading_slots_grade_at_once_and_grading_frees_the_acting_place_at_once():
+    config = RunConfig(envs=[ENV_ID], policy="oracle", k=4)
+    jobs = plan(config)
+    work = _GradingWork(config.run_id, OraclePolicy)
+    with LocalExecutor(4, grading_slots=2) as executor:
+        finished = list(executor.run(jobs, work))
+    assert len(finished) == len(jobs) == 8
+    assert _GradingWork.most == 2
+    # one acting at a time: the second episode starts as soon as the first enters grading
+    # (not at the scheduler's next poll, 0.25 s later); the third waits for the first to
+    # end (at most twice the limit in flight)
+    _GradingWork.entered.clear()
+    _GradingWork.seconds = 1.0
+    with LocalExecutor(1, grading_slots=8) as executor:
+        list(executor.run(jobs[:4], work))
+    gaps = [b - a for a, b in zip(_GradingWork.entered, _GradingWork.entered[1:], strict=False)]
+    assert gaps[0] < 0.15 and gaps[1] > 0.9, gaps
