@@ -318,7 +318,7 @@ def report(rows: list[dict[str, Any]], opts: argparse.Namespace, loads: tuple[st
         verdicts.append(
             f"- ({w}) boxgym's best is **{ratio:.2f}x** agentbox-rl's best (target >= "
             f"{TARGETS[w]}x): {met(ratio >= TARGETS[w])}; at c={max(cs)} boxgym runs at "
-            f"**{cliff:.2f}x** its best (target >= 0.95x, no cliff): {met(cliff >= 0.95)}."
+            f"**{cliff:.3f}x** its best (target >= 0.95x, no cliff): {met(cliff >= 0.95)}."
         )
     args = f"--episodes {n} --reps {opts.reps} --concurrency {','.join(map(str, cs))}"
     tables = "\n\n".join(sections)
