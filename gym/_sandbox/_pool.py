@@ -189,17 +189,26 @@ class _Pool(abc.ABC, Generic[T]):
         with self._lock:
             return self.target() - len(self._ready) - self.filling
 
-    def take(self) -> T | None:
+    def take(self, on_take: Callable[[], None] | None = None) -> T | None:
         """A ready spare, or None when there is none (the caller then starts one).
 
         When none is ready but one is being started, wait for it (its start is promoted
         to urgent): it is ready no later than a fresh start would be.
+
+        Args:
+            on_take: called under the pool's lock as the taker arrives, for the demand
+                change the take stands for (an episode starting its container): a
+                spare whose start ends at that moment then sees either the demand with
+                the taker in it, or the taker waiting for it; never neither (it would be
+                dropped and the taker start one cold).
         """
         found: T | None = None
         dead: list[T] = []
         give_up = time.monotonic() + _FILL_WAIT
         with self._lock:
             self.uses += 1
+            if on_take is not None:
+                on_take()
             while found is None:
                 while self._ready and found is None:
                     item = self._ready.popleft()
@@ -327,9 +336,9 @@ class SandboxPool(_Pool[DockerSandbox]):
         self.role = role
         super().__init__(size, by_demand=by_demand)
 
-    def acquire(self) -> DockerSandbox:
-        """Take a ready sandbox, or start one now if none is ready."""
-        ready = self.take()
+    def acquire(self, on_take: Callable[[], None] | None = None) -> DockerSandbox:
+        """Take a ready sandbox, or start one now if none is ready (see `take`)."""
+        ready = self.take(on_take)
         if ready is not None:
             return ready
         return _prepare(DockerSandbox.create(self.config, run=self.run, role=self.role), True)

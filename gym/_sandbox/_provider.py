@@ -130,9 +130,8 @@ class DockerSandboxes(SandboxProvider):
         demand.opened()
         return LazySandbox(
             config,
-            start=lambda: pool_for(config, role).acquire(),
+            start=lambda: pool_for(config, role).acquire(on_take=demand.started),
             release=discard,
-            on_start=demand.started,
             on_close=lambda started: demand.closed_one(started=started),
         )
 

@@ -117,3 +117,29 @@ def test_a_taker_waits_for_the_spare_being_started_instead_of_starting_another(d
         assert got and got[0] is not None, "it got the spare that was being started"
     finally:
         pool.close()
+
+
+class AgentThings(Things):
+    role = "agent"
+
+
+def test_the_last_episode_gets_the_spare_started_for_it_and_none_is_dropped(demand):
+    """An episode starting its container leaves the demand as it takes (one step, under
+    the pool's lock): the spare being started for it is kept for it, whenever it ends."""
+    demand.expect(1)
+    pool = AgentThings(2, demand, delay=0.5)
+    try:
+        demand.opened()  # a first episode teaches the pool: one container per episode
+        pool.take(on_take=demand.started)
+        demand.closed_one(started=True)
+        demand.opened()  # the last episode: the pool starts one spare for it
+        demand.expect(0)
+        deadline = time.monotonic() + 5
+        while not pool.filling:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        got = pool.take(on_take=demand.started)
+        assert got is not None, "it waited for the spare being started for it"
+        assert settle(pool, 0) and pool.dropped == []
+    finally:
+        pool.close()
