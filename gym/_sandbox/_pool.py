@@ -267,7 +267,10 @@ class _Pool(abc.ABC, Generic[T]):
         count(self.role, "spare")
         with self._lock:
             self.filling -= 1
-            keep = not self._stopped and len(self._ready) < max(self.target(), self._claimed)
+            # kept up to the size even if the demand fell while it started: it is started
+            # already, and a taker may be a moment away (a graded episode gives its agent
+            # sandbox back, lowering the demand, just before it takes its grader)
+            keep = not self._stopped and len(self._ready) < max(self.size, self._claimed)
             if keep:
                 self._ready.append(item)
             self._lock.notify_all()

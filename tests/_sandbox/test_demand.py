@@ -143,3 +143,26 @@ def test_the_last_episode_gets_the_spare_started_for_it_and_none_is_dropped(dema
         assert settle(pool, 0) and pool.dropped == []
     finally:
         pool.close()
+
+
+def test_a_grader_spare_that_ends_its_start_as_its_episode_closes_is_kept_for_its_grading(demand):
+    """An episode gives its agent sandbox back (the demand for graders falls) just before it
+    takes its grader: the spare started for it, ending in between, is kept, not dropped."""
+    demand.expect(1)
+    pool = Things(2, demand, delay=0.5)
+    try:
+        demand.opened()  # a first episode: one grader per episode
+        demand.closed_one(started=True)
+        pool.take()
+        demand.opened()  # the last episode: a spare is started for its grading
+        demand.expect(0)
+        deadline = time.monotonic() + 5
+        while not pool.filling:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        demand.closed_one(started=True)  # it gives its sandbox back...
+        assert pool.target() == 0
+        assert settle(pool, 1), "...and the spare that ends its start meanwhile is kept"
+        assert pool.take() is not None and pool.dropped == []
+    finally:
+        pool.close()
