@@ -46,6 +46,14 @@ def settle(pool: Things, ready: int, seconds: float = 5.0) -> bool:
     return False
 
 
+def wait_until_filling(pool: Things) -> None:
+    """Wait (at most 5 s) until the controller is starting a spare for the pool."""
+    deadline = time.monotonic() + 5
+    while not pool.filling:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
 @pytest.fixture
 def demand() -> Demand:
     return Demand()
@@ -106,10 +114,7 @@ def test_an_episode_that_needs_none_teaches_the_pool_to_keep_none(demand):
 def test_a_taker_waits_for_the_spare_being_started_instead_of_starting_another(demand):
     pool = Things(1, demand, delay=0.5)
     try:
-        deadline = time.monotonic() + 5
-        while not pool.filling:
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        wait_until_filling(pool)
         got: list[int | None] = []
         taker = threading.Thread(target=lambda: got.append(pool.take()))
         taker.start()
@@ -134,10 +139,7 @@ def test_the_last_episode_gets_the_spare_started_for_it_and_none_is_dropped(dema
         demand.closed_one(started=True)
         demand.opened()  # the last episode: the pool starts one spare for it
         demand.expect(0)
-        deadline = time.monotonic() + 5
-        while not pool.filling:
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        wait_until_filling(pool)
         got = pool.take(on_take=demand.started)
         assert got is not None, "it waited for the spare being started for it"
         assert settle(pool, 0) and pool.dropped == []
@@ -156,10 +158,7 @@ def test_a_grader_spare_that_ends_its_start_as_its_episode_closes_is_kept_for_it
         pool.take()
         demand.opened()  # the last episode: a spare is started for its grading
         demand.expect(0)
-        deadline = time.monotonic() + 5
-        while not pool.filling:
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        wait_until_filling(pool)
         demand.closed_one(started=True)  # it gives its sandbox back...
         assert pool.target() == 0
         assert settle(pool, 1), "...and the spare that ends its start meanwhile is kept"
