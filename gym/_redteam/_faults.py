@@ -364,10 +364,12 @@ def grading_containers(change: Callable[[dict[str, Any]], None]) -> Iterator[lis
             hits.append(labels.get("boxgym.episode", "?"))
         return kwargs
 
-    def acquire(pool: SandboxPool) -> Sandbox:
+    def acquire(pool: SandboxPool, on_take: Callable[[], None] | None = None) -> Sandbox:
         if pool.config.disposable:
+            if on_take is not None:
+                on_take()
             return DockerSandbox.create(pool.config, run=pool.run, role="grader")
-        return real_acquire(pool)
+        return real_acquire(pool, on_take)
 
     with (
         mock.patch.object(SandboxConfig, "create_kwargs", kwargs_),
