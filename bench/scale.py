@@ -217,6 +217,7 @@ def engine_floor(n: int = 24, c: int = 4) -> dict[str, Any]:
         "per_s": n / wall,
         "n": n,
         "c": c,
+        "load": load(),
     }
 
 

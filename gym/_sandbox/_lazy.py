@@ -38,9 +38,9 @@ class LazySandbox(Sandbox):
 
     Args:
         config: the settings of the container it will start.
-        start: gives a started sandbox for ``config`` (a warm pool's `acquire`).
+        start: gives a started sandbox for ``config`` (a warm pool's `acquire`, which also
+            tells the demand that this episode now has its container).
         release: gives the started sandbox back when this one closes.
-        on_start: called once, when the container is first needed.
         on_close: called once with whether a container was ever started.
     """
 
@@ -50,12 +50,11 @@ class LazySandbox(Sandbox):
         *,
         start: Callable[[], Sandbox],
         release: Callable[[Sandbox], None],
-        on_start: Callable[[], None] = lambda: None,
         on_close: Callable[[bool], None] = lambda started: None,
     ) -> None:
         self.config = config
         self._start, self._release = start, release
-        self._on_start, self._on_close = on_start, on_close
+        self._on_close = on_close
         self._inner: Sandbox | None = None
         self._writes: list[_Write] = []
         self._baseline = Manifest()
@@ -97,7 +96,6 @@ class LazySandbox(Sandbox):
             return self._inner
 
     def _materialise(self) -> Sandbox:
-        self._on_start()
         box = self._start()
         try:
             for write in self._writes:  # the shell is still the harness's own: the fast path
