@@ -37,6 +37,7 @@ from gym._sandbox._docker import DockerSandbox
 from gym._sandbox._engine import connected, disconnect, labels
 from gym._sandbox._gate import gate
 from gym._sandbox._link import (
+    holders,
     later,
     refuse_new,
     remove_later,
@@ -550,6 +551,7 @@ def shutdown_pools() -> None:
     for pool in pools:
         with contextlib.suppress(Exception):
             pool.close(fast=True)
+    holders.close()
     shutdown_removals()
     if connected():
         disconnect()

@@ -1,0 +1,197 @@
+"""Network namespaces reused one container at a time (gym/_sandbox/_netns.py)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from gym._sandbox import DockerSandbox, SandboxConfig, client
+from gym._sandbox._link import holders
+from gym._sandbox._netns import Holder, NetnsHolders
+
+LISTEN = """
+import os, socket, time
+tcp = socket.socket(); tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+tcp.bind(("127.0.0.1", 7077)); tcp.listen()
+unix = socket.socket(socket.AF_UNIX); unix.bind("\\0boxgym-left-behind"); unix.listen()
+open("/tmp/ready", "w").close()
+time.sleep(600)
+"""
+REACH = """
+import socket
+for family, address in ((socket.AF_INET, ("127.0.0.1", 7077)),
+                        (socket.AF_UNIX, "\\0boxgym-left-behind")):
+    s = socket.socket(family)
+    try:
+        s.connect(address)
+        print("reached", family.name)
+    except OSError:
+        print("refused", family.name)
+"""
+
+
+def network(box: DockerSandbox) -> str:
+    return str(client().api.inspect_container(box.container.id)["HostConfig"]["NetworkMode"])
+
+
+def returned(holder_mode: str, timeout: float = 20.0) -> None:
+    """Wait until the holder behind ``holder_mode`` is idle again (its lessee destroyed)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(h.mode == holder_mode for h in holders._idle):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{holder_mode} never came back: {holders.counts()}")
+
+
+def reach(box: DockerSandbox) -> str:
+    return box.run(f"python3 -I -c '{REACH}'", timeout=30).stdout
+
+
+@pytest.fixture
+def boxes(small_config: SandboxConfig) -> Iterator[Any]:
+    made: list[DockerSandbox] = []
+
+    def make(config: SandboxConfig = small_config) -> DockerSandbox:
+        box = DockerSandbox.create(config, run="pytest")
+        made.append(box)
+        return box
+
+    yield make
+    for box in made:
+        box.close()
+
+
+@pytest.mark.docker
+def test_a_sandbox_joins_a_holder_no_live_sandbox_shares_and_a_destroyed_ones_is_reused(boxes):
+    first, second = boxes(), boxes()
+    assert network(first).startswith("container:")
+    assert network(second).startswith("container:") and network(second) != network(first)
+    mode = network(first)
+    first.close()
+    returned(mode)
+    third = boxes()
+    assert network(third) == mode != network(second)
+
+
+@pytest.mark.docker
+def test_nothing_a_sandbox_left_listening_reaches_a_neighbour_or_the_next_lessee(boxes):
+    first, neighbour = boxes(), boxes()
+    first.run(f"setsid python3 -I -c '{LISTEN}' >/dev/null 2>&1 &", timeout=30)
+    assert first.run("for i in $(seq 100); do [ -e /tmp/ready ] && break; sleep 0.1; done").ok
+    assert reach(first).split() == ["reached", "AF_INET", "reached", "AF_UNIX"]  # the control
+    assert reach(neighbour).split() == ["refused", "AF_INET", "refused", "AF_UNIX"]
+    mode = network(first)
+    first.close()
+    returned(mode)
+    following = boxes()
+    assert network(following) == mode
+    assert reach(following).split() == ["refused", "AF_INET", "refused", "AF_UNIX"]
+
+
+@pytest.mark.docker
+def test_a_lessee_has_only_loopback_and_cannot_write_the_holders_name_files(boxes):
+    box = boxes()
+    assert network(box).startswith("container:")
+    interfaces = box.run("tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '").stdout.split()
+    assert interfaces == ["lo"]
+    for path in ("/etc/hosts", "/etc/resolv.conf", "/etc/hostname"):
+        wrote = box.exec(f"echo planted >> {path}", user="0:0", timeout=30)
+        assert not wrote.ok and "Read-only" in wrote.stderr, path
+
+
+@pytest.mark.docker
+def test_a_sandbox_with_a_writable_root_gets_a_namespace_of_its_own(boxes, small_config):
+    box = boxes(small_config.model_copy(update={"read_only": False}))
+    assert network(box) == "none"
+
+
+@pytest.mark.docker
+def test_a_holder_that_died_is_let_go_and_the_sandbox_still_starts(boxes):
+    first = boxes()
+    mode = network(first)
+    first.close()
+    returned(mode)
+    client().api.kill(mode.removeprefix("container:"))
+    box = boxes()
+    assert network(box) != mode
+    assert box.run("echo alive").stdout.strip() == "alive"
+
+
+class FakeHolder(Holder):
+    def __init__(self, name: str, gone: list[str]) -> None:
+        super().__init__(name, lambda: gone.append(name))
+
+
+def fake_holders(gone: list[str]) -> NetnsHolders:
+    names = iter(f"h{i}" for i in range(100))
+    made = NetnsHolders(lambda kwargs, urgent: FakeHolder(next(names), gone))
+    made._watch = lambda: setattr(made, "_watching", True) or True  # type: ignore[method-assign]
+    return made
+
+
+ELIGIBLE = {"network_mode": "none", "read_only": True, "cap_drop": ["ALL"], "image": "i"}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"network_mode": "bridge"},
+        {"read_only": False},
+        {"runtime": "runsc"},
+        {"cap_drop": []},
+        {"cap_add": ["NET_ADMIN"]},
+        {"privileged": True},
+    ],
+)
+def test_only_a_read_only_network_less_capability_less_runc_container_is_leased(change):
+    gone: list[str] = []
+    assert fake_holders(gone).lease({**ELIGIBLE, "cap_add": ["SETUID"]}) is not None
+    assert fake_holders(gone).lease({**ELIGIBLE, **change}) is None
+
+
+def test_reuse_can_be_turned_off(monkeypatch):
+    monkeypatch.setenv("BOXGYM_REUSE_NETNS", "0")
+    assert fake_holders([]).lease(ELIGIBLE) is None
+
+
+def test_a_holder_comes_back_only_when_its_own_lessee_is_destroyed():
+    held = fake_holders([])
+    holder = held.lease(ELIGIBLE)
+    assert holder is not None
+    held.bind(holder, "c1")
+    held._returned("c-other")
+    assert held.counts()["idle"] == 0
+    held._returned("c1")
+    assert held.counts() == {"made": 1, "idle": 1, "leased": 0}
+    assert held.lease(ELIGIBLE) is holder
+
+
+def test_when_the_event_stream_breaks_every_holder_is_let_go_not_reused():
+    gone: list[str] = []
+    held = fake_holders(gone)
+    stream = held._stream = object()
+    idle, busy = held.lease(ELIGIBLE), held.lease(ELIGIBLE)
+    assert idle is not None and busy is not None
+    held.bind(idle, "c1")
+    held._returned("c1")
+    held.bind(busy, "c2")
+    held._stream_ended(stream)
+    assert sorted(gone) == ["h0", "h1"] and held.counts()["idle"] == 0
+    late = held.lease(ELIGIBLE)  # a new stream is opened for the next lease
+    assert late is not None and late.id == "h2"
+    held._watching = False  # ...but if it broke again before the bind
+    held.bind(late, "c3")
+    assert "h2" in gone
+
+
+def test_a_failed_create_never_reuses_its_holder():
+    gone: list[str] = []
+    held = fake_holders(gone)
+    holder = held.lease(ELIGIBLE)
+    assert holder is not None
+    held.discard(holder)
+    assert gone == ["h0"] and held.lease(ELIGIBLE) is not holder
