@@ -174,8 +174,8 @@ def _start(
 
 
 def _start_holder(kwargs: dict[str, Any], urgent: bool) -> Holder:
-    container_id, sock = start_linked(kwargs, urgent=urgent, reuse_netns=False)
-    return Holder(container_id, sock.close)
+    container_id, sock = start_linked(kwargs, output=True, urgent=urgent, reuse_netns=False)
+    return Holder(container_id, sock)
 
 
 holders = NetnsHolders(_start_holder)

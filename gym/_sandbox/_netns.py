@@ -4,8 +4,8 @@ A container started with ``network_mode: none`` still gets a network namespace o
 own (only ``lo``), and making and tearing one down costs the machine more CPU than the
 rest of the container's life: 0.29 against 0.17-0.19 CPU-s per bare lifecycle on a
 2-core machine (bench/scale.py, engine floor). So a sandbox is instead started in the
-namespace of a *holder*: a tiny hardened container of its own (``cat``, linked to this
-process like every container here) whose namespace has only ``lo`` and that nothing
+namespace of a *holder*: a tiny hardened container of its own (a shell loop, linked to
+this process like every container here) whose namespace has only ``lo`` and that nothing
 but its lessee ever joins.
 
 The isolation argument, one lessee at a time:
@@ -21,6 +21,9 @@ The isolation argument, one lessee at a time:
   read-only root, so only those are leased a holder. A writable one (or one under
   another runtime, such as gVisor) gets a namespace of its own, as before.
 - Two live containers never share a namespace: concurrent sandboxes hold different holders.
+- Connections a lessee made outlive it in TIME_WAIT (a minute on ``lo``), and would make
+  a later bind of the same port fail: a holder is leased again only when its namespace
+  has no TCP socket left (it answers that itself; see `Holder.sockets`).
 
 When anything is unsure (the engine's event stream broke, a holder died, a create
 failed) the holder is let go rather than reused, and the container gets a namespace of
@@ -29,42 +32,74 @@ its own. ``BOXGYM_REUSE_NETNS=0`` turns reuse off.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 import docker
 
 from gym._sandbox._engine import LABEL_OWNER, labels, owner_label
+from gym._sandbox._stream import STDOUT, ExecSocket, FrameReader
 
 __all__ = ["Holder", "NetnsHolders"]
 
+_CHECKS = 3
+"""Idle holders asked for a quiet namespace per lease before a new one is started."""
 _MAX_IDLE = 64
-"""The most holders kept waiting; one returned beyond that is let go."""
+"""The most holders kept waiting by default; one returned beyond that is let go."""
 
-HOLDER_COMMAND = ["cat"]
+HOLDER_SCRIPT = (
+    "while read -r _; do n=0; for f in /proc/net/tcp /proc/net/tcp6; do "
+    '[ -r "$f" ] || continue; n=$((n-1)); while read -r _; do n=$((n+1)); done < "$f"; '
+    'done; echo "$n"; done'
+)
+"""A holder's main process: shell builtins only (no fork per question)."""
 _HARMLESS_CAPS = {"SETUID", "SETGID"}
 """Capabilities a lessee may have: none of them touches a network namespace."""
 
 
 class Holder:
-    """A running holder container and the link that keeps it alive (see `_link`)."""
+    """A running holder container and its link (see `_link`), which it also answers on.
 
-    def __init__(self, container_id: str, let_go: Callable[[], None]) -> None:
+    Its main process (`HOLDER_SCRIPT`) answers each line it reads with the number of TCP
+    sockets left in its namespace, and ends at end of input, like every linked container.
+    """
+
+    def __init__(self, container_id: str, sock: ExecSocket) -> None:
         self.id = container_id
-        self._let_go = let_go
+        self._sock = sock
+        self._reader = FrameReader(sock)
 
     @property
     def mode(self) -> str:
         """The ``network_mode`` that joins this holder's namespace."""
         return f"container:{self.id}"
 
+    def sockets(self, timeout: float = 5.0) -> int | None:
+        """TCP sockets left in the namespace (None: the holder did not answer).
+
+        A lessee's connections outlive it for up to a minute in TIME_WAIT, and one on a
+        port the next lessee binds without ``SO_REUSEADDR`` would make its bind fail: a
+        namespace is leased again only when none are left.
+        """
+        try:
+            self._sock.sendall(b"?\n")
+            line = b""
+            deadline = time.monotonic() + timeout
+            while not line.endswith(b"\n"):
+                frames = self._reader.frames(deadline)
+                if self._reader.eof:
+                    return None
+                line += b"".join(data for kind, data in frames if kind == STDOUT)
+            return int(line)
+        except (OSError, ValueError):
+            return None
+
     def let_go(self) -> None:
         """Close the link: the holder ends and the engine removes it."""
-        with contextlib.suppress(Exception):
-            self._let_go()
+        self._sock.close()
 
 
 StartHolder = Callable[[dict[str, Any], bool], Holder]
@@ -86,6 +121,7 @@ class NetnsHolders:
         self._watching = False
         self._stream: Any = None
         self._pid = os.getpid()
+        self._keep = _MAX_IDLE
         self.made = 0
 
     def eligible(self, kwargs: dict[str, Any]) -> bool:
@@ -114,8 +150,20 @@ class NetnsHolders:
         if not self._watch():
             return None
         with self._lock:
-            if self._idle:
-                return self._idle.pop()
+            asked, self._idle = self._idle[:_CHECKS], self._idle[_CHECKS:]  # longest back first
+        found, busy = None, []
+        for holder in asked:
+            left = holder.sockets() if found is None else 0
+            if left is None:
+                holder.let_go()
+            elif left == 0 and found is None:
+                found = holder
+            else:
+                busy.append(holder)  # asked again later, after its sockets time out
+        with self._lock:
+            self._idle = busy + self._idle if found is not None else self._idle + busy
+        if found is not None:
+            return found
         try:
             holder = self._start(_holder_kwargs(kwargs["image"]), urgent)
         except Exception:  # no holder: the container gets a namespace of its own
@@ -151,6 +199,14 @@ class NetnsHolders:
         for holder in held:
             holder.let_go()
 
+    def keep(self, most: int) -> None:
+        """Keep at most ``most`` idle holders (0: none; a warm-pool size of 0 means that)."""
+        with self._lock:
+            self._keep = most
+            extra, self._idle = self._idle[most:], self._idle[:most]
+        for holder in extra:
+            holder.let_go()
+
     def counts(self) -> dict[str, int]:
         """Holders made, idle and leased (for tests and reports)."""
         with self._lock:
@@ -160,7 +216,7 @@ class NetnsHolders:
         """A container of ours was destroyed: a lessee (its holder is free) or a holder."""
         with self._lock:
             holder = self._leased.pop(container_id, None)
-            if holder is not None and len(self._idle) < _MAX_IDLE:
+            if holder is not None and len(self._idle) < self._keep:
                 self._idle.append(holder)
                 return
             done = [holder] if holder is not None else []
@@ -196,6 +252,8 @@ class NetnsHolders:
     def _read(self, stream: Any) -> None:
         try:
             for event in stream:
+                if self._stream is not stream:
+                    break  # closed: a newer stream (if any) sees the events
                 self._returned(str(event.get("id") or event.get("Actor", {}).get("ID", "")))
         except Exception:
             pass
@@ -220,10 +278,10 @@ def _owner() -> str:
 
 
 def _holder_kwargs(image: str) -> dict[str, Any]:
-    """A holder: the lessee's image (it has ``cat``), every hardening, almost no resources."""
+    """A holder: the lessee's image (it has ``sh``), every hardening, almost no resources."""
     return {
         "image": image,
-        "command": HOLDER_COMMAND,
+        "command": ["sh", "-c", HOLDER_SCRIPT],
         "user": "65534:65534",
         "init": True,
         "network_mode": "none",

@@ -487,6 +487,10 @@ class _Controller:
         return best
 
 
+_MAX_IDLE_HOLDERS = 64
+"""Idle network-namespace holders kept while pools keep spares (none when they keep none)."""
+holders.keep(_MAX_IDLE_HOLDERS if _DEFAULT_SIZE > 0 else 0)
+
 controller = _Controller()
 _pools: dict[str, SandboxPool] = {}
 _once_pools: dict[tuple[str, tuple[str, ...]], OncePool] = {}
@@ -521,6 +525,7 @@ def set_pool_size(size: int) -> None:
         pools: list[_Pool[object]] = [*_pools.values(), *_once_pools.values()]  # type: ignore[list-item]
     for pool in pools:
         pool.resize(size)
+    holders.keep(_MAX_IDLE_HOLDERS if size > 0 else 0)
 
 
 def discard(sandbox: Sandbox) -> None:

@@ -92,6 +92,38 @@ def test_nothing_a_sandbox_left_listening_reaches_a_neighbour_or_the_next_lessee
     assert reach(following).split() == ["refused", "AF_INET", "refused", "AF_UNIX"]
 
 
+CLOSE_FIRST = """
+import socket
+server = socket.socket(); server.bind(("127.0.0.1", 7078)); server.listen()
+client = socket.create_connection(("127.0.0.1", 7078))
+conn, _ = server.accept()
+conn.close()  # the server side closes first: its port is left in TIME_WAIT
+client.close(); server.close()
+"""
+BIND = """
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 7078))
+print("bound")
+"""
+
+
+@pytest.mark.docker
+def test_a_namespace_with_a_port_in_time_wait_is_not_leased_until_it_is_free(boxes):
+    first = boxes()
+    assert first.run(f"python3 -I -c '{CLOSE_FIRST}'", timeout=30).ok
+    control = first.run(f"python3 -I -c '{BIND}'", timeout=30)
+    assert "Address already in use" in control.stderr  # without SO_REUSEADDR
+    mode = network(first)
+    first.close()
+    returned(mode)
+    holder = next(h for h in holders._idle if h.mode == mode)
+    assert (holder.sockets() or 0) >= 1
+    following = boxes()
+    assert network(following) != mode
+    assert following.run(f"python3 -I -c '{BIND}'", timeout=30).stdout.strip() == "bound"
+
+
 @pytest.mark.docker
 def test_a_lessee_has_only_loopback_and_cannot_write_the_holders_name_files(boxes):
     box = boxes()
@@ -123,7 +155,13 @@ def test_a_holder_that_died_is_let_go_and_the_sandbox_still_starts(boxes):
 
 class FakeHolder(Holder):
     def __init__(self, name: str, gone: list[str]) -> None:
-        super().__init__(name, lambda: gone.append(name))
+        self.id, self.gone, self.left = name, gone, [0]
+
+    def sockets(self, timeout: float = 5.0) -> int | None:
+        return self.left.pop(0) if self.left else 0
+
+    def let_go(self) -> None:
+        self.gone.append(self.id)
 
 
 def fake_holders(gone: list[str]) -> NetnsHolders:
@@ -186,6 +224,35 @@ def test_when_the_event_stream_breaks_every_holder_is_let_go_not_reused():
     held._watching = False  # ...but if it broke again before the bind
     held.bind(late, "c3")
     assert "h2" in gone
+
+
+def test_a_holder_with_sockets_left_waits_and_one_that_does_not_answer_is_let_go():
+    gone: list[str] = []
+    held = fake_holders(gone)
+    first, second = held.lease(ELIGIBLE), held.lease(ELIGIBLE)
+    assert isinstance(first, FakeHolder) and isinstance(second, FakeHolder)
+    for n, holder in enumerate((first, second)):
+        held.bind(holder, f"c{n}")
+        held._returned(f"c{n}")
+    first.left, second.left = [3, 0], [None]  # first: TIME_WAIT left; second: dead
+    third = held.lease(ELIGIBLE)
+    assert third is not None and third.id == "h2"  # neither was leased again
+    assert gone == ["h1"] and held.counts()["idle"] == 1
+    assert held.lease(ELIGIBLE) is first  # its sockets have gone meanwhile
+
+
+def test_a_pool_size_of_zero_keeps_no_idle_holder():
+    gone: list[str] = []
+    held = fake_holders(gone)
+    first, second = held.lease(ELIGIBLE), held.lease(ELIGIBLE)
+    assert first is not None and second is not None
+    held.bind(first, "c1")
+    held.bind(second, "c2")
+    held._returned("c1")
+    held.keep(0)
+    assert gone == ["h0"]
+    held._returned("c2")  # returned after: let go too
+    assert gone == ["h0", "h1"] and held.counts()["idle"] == 0
 
 
 def test_a_failed_create_never_reuses_its_holder():
