@@ -257,7 +257,7 @@ The engine's floor, measured in the same run: a bare container lifecycle of boxg
 image and hardening (`true` as its command, {floor["n"]} of them, {floor["c"]} at once)
 costs the machine **{floor["cpu_s"]:.2f} CPU-seconds** in a network namespace of its own
 ({floor["per_s"]:.1f} containers/s) and **{joined:.2f}** joining a held one, as boxgym's
-sandboxes do (gym/_sandbox/_netns.py). An episode of (b) needs two containers (the
+sandboxes do with `BOXGYM_REUSE_NETNS=1` (gym/_sandbox/_netns.py). An episode of (b) needs two containers (the
 agent's, and the fresh one it is graded in), so with nothing else done {cores} cores
 allow at most {ceiling:.2f} episodes/s; 2.5x agentbox-rl's best would be {need:.2f}.
 Grading itself (three Python processes in the grading container) and the runner come

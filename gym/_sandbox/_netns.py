@@ -27,7 +27,13 @@ The isolation argument, one lessee at a time:
 
 When anything is unsure (the engine's event stream broke, a holder died, a create
 failed) the holder is let go rather than reused, and the container gets a namespace of
-its own. ``BOXGYM_REUSE_NETNS=0`` turns reuse off.
+its own.
+
+Reuse is opt-in (``BOXGYM_REUSE_NETNS=1``): a holder costs a full lifecycle with its
+own namespace, and pays back after about three leases. Measured on 2 cores (command
+and figures in docs/scale.md): +13-15% episodes/s over 64-episode runs at c=4, but
+at 16 episodes and c=8 thirteen holders were made for 32 containers and throughput
+fell to 0.83-0.87x of the best concurrency.
 """
 
 from __future__ import annotations
@@ -126,8 +132,8 @@ class NetnsHolders:
 
     def eligible(self, kwargs: dict[str, Any]) -> bool:
         """Whether a container with these arguments may join a holder's namespace."""
-        if os.environ.get("BOXGYM_REUSE_NETNS", "1") == "0":
-            return False
+        if os.environ.get("BOXGYM_REUSE_NETNS", "0") != "1":
+            return False  # opt-in: it pays only over runs of more than a few dozen episodes
         return (
             kwargs.get("network_mode") == "none"
             and kwargs.get("read_only") is True

@@ -33,6 +33,11 @@ for family, address in ((socket.AF_INET, ("127.0.0.1", 7077)),
 """
 
 
+@pytest.fixture(autouse=True)
+def reuse_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOXGYM_REUSE_NETNS", "1")  # opt-in
+
+
 def network(box: DockerSandbox) -> str:
     return str(client().api.inspect_container(box.container.id)["HostConfig"]["NetworkMode"])
 
@@ -191,8 +196,12 @@ def test_only_a_read_only_network_less_capability_less_runc_container_is_leased(
     assert fake_holders(gone).lease({**ELIGIBLE, **change}) is None
 
 
-def test_reuse_can_be_turned_off(monkeypatch):
-    monkeypatch.setenv("BOXGYM_REUSE_NETNS", "0")
+@pytest.mark.parametrize("setting", [None, "0", "yes"])
+def test_reuse_is_off_unless_asked_for(monkeypatch, setting):
+    if setting is None:
+        monkeypatch.delenv("BOXGYM_REUSE_NETNS")
+    else:
+        monkeypatch.setenv("BOXGYM_REUSE_NETNS", setting)
     assert fake_holders([]).lease(ELIGIBLE) is None
 
 
