@@ -49,11 +49,11 @@ import docker
 from gym._sandbox._engine import LABEL_OWNER, labels, owner_label
 from gym._sandbox._stream import STDOUT, ExecSocket, FrameReader
 
-__all__ = ["Holder", "NetnsHolders"]
+__all__ = ["MAX_IDLE", "Holder", "NetnsHolders"]
 
 _CHECKS = 3
 """Idle holders asked for a quiet namespace per lease before a new one is started."""
-_MAX_IDLE = 64
+MAX_IDLE = 64
 """The most holders kept waiting by default; one returned beyond that is let go."""
 
 HOLDER_SCRIPT = (
@@ -124,10 +124,9 @@ class NetnsHolders:
         self._lock = threading.Lock()
         self._idle: list[Holder] = []
         self._leased: dict[str, Holder] = {}  # container id -> its holder
-        self._watching = False
-        self._stream: Any = None
+        self._stream: Any = None  # the engine's destroy events, while they are read
         self._pid = os.getpid()
-        self._keep = _MAX_IDLE
+        self._keep = MAX_IDLE
         self.made = 0
 
     def eligible(self, kwargs: dict[str, Any]) -> bool:
@@ -181,7 +180,7 @@ class NetnsHolders:
     def bind(self, holder: Holder, container_id: str) -> None:
         """Record that a created container uses a holder (until it is destroyed)."""
         with self._lock:
-            if self._watching:
+            if self._stream is not None:
                 self._leased[container_id] = holder
                 return
         holder.let_go()  # the stream broke meanwhile: its return would go unseen
@@ -195,15 +194,8 @@ class NetnsHolders:
         holder.let_go()
 
     def close(self) -> None:
-        """Let every holder go (this process is ending)."""
-        with self._lock:
-            held = [*self._idle, *self._leased.values()]
-            self._idle.clear()
-            self._leased.clear()
-            self._watching = False
-            self._stream = None  # its reader goes on, ignored, until this process ends
-        for holder in held:
-            holder.let_go()
+        """Let every holder go (this process is ending); a stream's reader goes on, ignored."""
+        self._forget(self._stream)
 
     def keep(self, most: int) -> None:
         """Keep at most ``most`` idle holders (0: none; a warm-pool size of 0 means that)."""
@@ -234,13 +226,13 @@ class NetnsHolders:
     def _after_fork(self) -> None:
         if self._pid != os.getpid():  # a forked child: the parent's holders are not its own
             self._lock = threading.Lock()
-            self._idle, self._leased, self._watching, self._stream = [], {}, False, None
+            self._idle, self._leased, self._stream = [], {}, None
             self._pid = os.getpid()
 
     def _watch(self) -> bool:
         """Make sure the engine's destroy events for our containers are being read."""
         with self._lock:
-            if self._watching:
+            if self._stream is not None:
                 return True
             try:
                 # a client of its own: the stream blocks for as long as nothing is destroyed
@@ -249,7 +241,6 @@ class NetnsHolders:
                 self._stream = engine.api.events(decode=True, filters=filters)
             except Exception:
                 return False
-            self._watching = True
         threading.Thread(
             target=self._read, args=(self._stream,), name="gym-netns", daemon=True
         ).start()
@@ -263,17 +254,19 @@ class NetnsHolders:
                 self._returned(str(event.get("id") or event.get("Actor", {}).get("ID", "")))
         except Exception:
             pass
-        self._stream_ended(stream)
+        self._forget(stream)
 
-    def _stream_ended(self, stream: Any) -> None:
-        """The stream broke (engine restart, close): what is leased can no longer come back."""
+    def _forget(self, stream: Any) -> None:
+        """Let every holder go: ``stream`` broke (engine restart), or we close.
+
+        What is leased could no longer be seen coming back.
+        """
         with self._lock:
             if self._stream is not stream:
-                return
+                return  # an older stream: its holders went with it
             lost = [*self._leased.values(), *self._idle]
             self._leased.clear()
             self._idle.clear()
-            self._watching = False
             self._stream = None
         for holder in lost:
             holder.let_go()

@@ -44,6 +44,7 @@ from gym._sandbox._link import (
     shutdown_removals,
     start_linked,
 )
+from gym._sandbox._netns import MAX_IDLE
 from gym._sandbox._stream import ExecSocket
 
 __all__ = [
@@ -487,9 +488,7 @@ class _Controller:
         return best
 
 
-_MAX_IDLE_HOLDERS = 64
-"""Idle network-namespace holders kept while pools keep spares (none when they keep none)."""
-holders.keep(_MAX_IDLE_HOLDERS if _DEFAULT_SIZE > 0 else 0)
+holders.keep(MAX_IDLE if _DEFAULT_SIZE > 0 else 0)  # a pool that keeps no spare: no holder
 
 controller = _Controller()
 _pools: dict[str, SandboxPool] = {}
@@ -525,7 +524,7 @@ def set_pool_size(size: int) -> None:
         pools: list[_Pool[object]] = [*_pools.values(), *_once_pools.values()]  # type: ignore[list-item]
     for pool in pools:
         pool.resize(size)
-    holders.keep(_MAX_IDLE_HOLDERS if size > 0 else 0)
+    holders.keep(MAX_IDLE if size > 0 else 0)
 
 
 def discard(sandbox: Sandbox) -> None:

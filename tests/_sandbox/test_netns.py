@@ -172,7 +172,13 @@ class FakeHolder(Holder):
 def fake_holders(gone: list[str]) -> NetnsHolders:
     names = iter(f"h{i}" for i in range(100))
     made = NetnsHolders(lambda kwargs, urgent: FakeHolder(next(names), gone))
-    made._watch = lambda: setattr(made, "_watching", True) or True  # type: ignore[method-assign]
+
+    def watch() -> bool:
+        if made._stream is None:
+            made._stream = object()  # a stream that breaks only when a test says so
+        return True
+
+    made._watch = watch  # type: ignore[method-assign]
     return made
 
 
@@ -226,11 +232,11 @@ def test_when_the_event_stream_breaks_every_holder_is_let_go_not_reused():
     held.bind(idle, "c1")
     held._returned("c1")
     held.bind(busy, "c2")
-    held._stream_ended(stream)
+    held._forget(stream)
     assert sorted(gone) == ["h0", "h1"] and held.counts()["idle"] == 0
     late = held.lease(ELIGIBLE)  # a new stream is opened for the next lease
     assert late is not None and late.id == "h2"
-    held._watching = False  # ...but if it broke again before the bind
+    held._stream = None  # ...but if it broke again before the bind
     held.bind(late, "c3")
     assert "h2" in gone
 
