@@ -57,11 +57,17 @@ MAX_IDLE = 64
 """The most holders kept waiting by default; one returned beyond that is let go."""
 
 HOLDER_SCRIPT = (
-    "while read -r _; do n=0; for f in /proc/net/tcp /proc/net/tcp6; do "
-    '[ -r "$f" ] || continue; n=$((n-1)); while read -r _; do n=$((n+1)); done < "$f"; '
+    "while read -r _; do n=0; for f in /proc/net/sockstat /proc/net/sockstat6; do "
+    '[ -r "$f" ] || continue; while read -r p _ a _ _ _ b _; do case "$p" in '
+    'TCP:) n=$((n+a+b)) ;; TCP6:) n=$((n+a)) ;; esac; done < "$f"; '
     'done; echo "$n"; done'
 )
-"""A holder's main process: shell builtins only (no fork per question)."""
+"""A holder's main process: shell builtins only (no fork per question).
+
+It sums the namespace's own counters in ``/proc/net/sockstat{,6}``: TCP sockets in use
+(listening, connected or closing) and in TIME_WAIT. Reading them costs the same whatever
+the machine's TCP load; counting the lines of ``/proc/net/tcp`` walked the whole hash
+table of the host, and cost 3% of a busy machine's CPU."""
 _HARMLESS_CAPS = {"SETUID", "SETGID"}
 """Capabilities a lessee may have: none of them touches a network namespace."""
 
