@@ -179,11 +179,8 @@ def engine_floor(n: int = 24, c: int = 4) -> dict[str, Any]:
     """CPU-seconds the whole machine spends per bare container lifecycle, nothing else.
 
     ``n`` containers of boxgym's python image with boxgym's hardening, command ``true``,
-    ``c`` at once: create, start, exit, auto-remove; each in a network namespace of its
-    own (``network_mode: none``) and, interleaved, each joining one held namespace (what
-    boxgym's sandboxes do, see gym/_sandbox/_netns.py). Every boxgym episode costs at
-    least this per container it uses (one in (a), two in (b): the agent's and the
-    grader's).
+    ``c`` at once: create, start, exit, auto-remove. Every boxgym episode costs at least
+    this per container it uses (one in (a), two in (b): the agent's and the grader's).
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -196,40 +193,28 @@ def engine_floor(n: int = 24, c: int = 4) -> dict[str, Any]:
     kwargs = SandboxConfig(image=ensure_image("python")).create_kwargs({}, ["true"])
     kwargs.pop("detach")
     kwargs["auto_remove"] = True
-    holder = engine.containers.run(
-        kwargs["image"], ["sleep", "600"], network_mode="none", detach=True, auto_remove=True
-    )
 
-    def one(network: str) -> None:
-        args = {**kwargs, "network_mode": network, "version": engine.api._version}
-        cid = engine.api.create_container(**_create_container_args(args))["Id"]
+    def one(_: int) -> None:
+        args = _create_container_args({**kwargs, "version": engine.api._version})
+        cid = engine.api.create_container(**args)["Id"]
         url = engine.api._url("/containers/{0}/wait", cid)
         removed = engine.api._post(url, params={"condition": "removed"}, stream=True, timeout=60)
         engine.api.start(cid)
         removed.json()
         removed.close()
 
-    cpu: dict[str, list[float]] = {"none": [], "joined": []}
-    rate: dict[str, list[float]] = {"none": [], "joined": []}
-    try:
-        for _ in range(2):
-            for name, network in (("none", "none"), ("joined", f"container:{holder.id}")):
-                one(network)
-                before, start = _busy(), time.monotonic()
-                with ThreadPoolExecutor(c) as pool:
-                    list(pool.map(one, [network] * n))
-                rate[name].append(n / (time.monotonic() - start))
-                time.sleep(0.5)
-                cpu[name].append((_busy() - before) / n)
-    finally:
-        holder.kill()
+    one(0)
+    before, start = _busy(), time.monotonic()
+    with ThreadPoolExecutor(c) as pool:
+        list(pool.map(one, range(n)))
+    wall = time.monotonic() - start
+    time.sleep(0.5)
+    cpu = _busy() - before
     return {
         "workload": "floor",
         "side": "engine",
-        "cpu_s": statistics.median(cpu["none"]),
-        "per_s": statistics.median(rate["none"]),
-        "cpu_s_joined": statistics.median(cpu["joined"]),
-        "per_s_joined": statistics.median(rate["joined"]),
+        "cpu_s": cpu / n,
+        "per_s": n / wall,
         "n": n,
         "c": c,
         "load": load(),
@@ -249,21 +234,17 @@ def bound(rows: list[dict[str, Any]], cs: list[int], n: int) -> str:
         return ""
     cores = len(os.sched_getaffinity(0))
     _, figures = table(rows, "b", cs, n)
-    joined = floor.get("cpu_s_joined", floor["cpu_s"])
-    ceiling = cores / (2 * joined)
+    ceiling = cores / (2 * floor["cpu_s"])
     need = TARGETS["b"] * figures["best"]["agentbox"]
     return f"""
 The engine's floor, measured in the same run: a bare container lifecycle of boxgym's
 image and hardening (`true` as its command, {floor["n"]} of them, {floor["c"]} at once)
-costs the machine **{floor["cpu_s"]:.2f} CPU-seconds** in a network namespace of its own
-({floor["per_s"]:.1f} containers/s) and **{joined:.2f}** joining a held one, as boxgym's
-sandboxes do with `BOXGYM_REUSE_NETNS=1` (gym/_sandbox/_netns.py). An episode of (b) needs two containers (the
-agent's, and the fresh one it is graded in), so with nothing else done {cores} cores
-allow at most {ceiling:.2f} episodes/s; 2.5x agentbox-rl's best would be {need:.2f}.
-Grading itself (three Python processes in the grading container) and the runner come
-on top. Reaching it would take grading in the agent's container (as agentbox-rl does),
-or reusing agent containers across episodes: boxgym does neither (a reward hack of one
-episode must not reach the next, nor its grader).
+costs the machine **{floor["cpu_s"]:.2f} CPU-seconds** ({floor["per_s"]:.1f} containers/s). An
+episode of (b) needs two containers (the agent's, and the fresh one it is graded in),
+so with nothing else done {cores} cores allow at most {ceiling:.2f} episodes/s; 2.5x
+agentbox-rl's best would be {need:.2f}. Reaching it would take grading in the agent's
+container (as agentbox-rl does), or reusing agent containers across episodes: boxgym
+does neither (a reward hack of one episode must not reach the next, nor its grader).
 """
 
 

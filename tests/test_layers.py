@@ -54,7 +54,6 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._sandbox._link",
         "gym._sandbox._local",
         "gym._sandbox._manifest",
-        "gym._sandbox._netns",
         "gym._sandbox._once",
         "gym._sandbox._pool",
         "gym._sandbox._provider",

@@ -19,7 +19,6 @@ from gym._policy import ScriptPolicy
 from gym._redteam._core import Attack, Context, Finding, Names
 from gym._registry import make
 from gym._rollout import EpisodeResult, run_episode
-from gym._sandbox import client
 from gym._tools import ToolCall
 
 __all__ = [
@@ -88,10 +87,6 @@ class AttackPolicy(ScriptPolicy):
         if sandbox is not None and "inspect" not in self.seen:
             try:
                 self.seen["inspect"] = sandbox.inspect()
-                mode = self.seen["inspect"].get("HostConfig", {}).get("NetworkMode", "")
-                if mode.startswith("container:"):  # whose network it joined (see _netns)
-                    joined = mode.removeprefix("container:")
-                    self.seen["network_holder"] = client().api.inspect_container(joined)
             except Exception as exc:  # noqa: BLE001 - an observation, never a crash
                 self.seen["inspect_error"] = repr(exc)
 

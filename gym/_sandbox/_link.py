@@ -35,12 +35,10 @@ from docker.types import LogConfig
 from gym._errors import GymError, ImageError, SandboxUnavailable
 from gym._sandbox._engine import client, docker_errors, owner_label, remove_container
 from gym._sandbox._gate import gate
-from gym._sandbox._netns import Holder, NetnsHolders
 from gym._sandbox._stream import ExecSocket
 
 __all__ = [
     "LINK_COMMAND",
-    "holders",
     "later",
     "refuse_new",
     "remove_later",
@@ -105,7 +103,6 @@ def start_linked(
     output: bool = False,
     urgent: bool = True,
     before_start: Callable[[str], None] | None = None,
-    reuse_netns: bool = True,
 ) -> tuple[str, ExecSocket]:
     """Create and start a container whose life is linked to this process.
 
@@ -115,8 +112,6 @@ def start_linked(
         urgent: an episode waits for it (else a warm-pool refill: it yields to episodes).
         before_start: called with the container id once it is created and attached,
             before it starts (for example to register a wait for its exit).
-        reuse_netns: a network-less container joins an idle holder's namespace instead
-            of getting a new one (see `_netns`; only where that is safe).
 
     Returns:
         The container id and the attached socket: the link (and the output stream). Close
@@ -132,32 +127,9 @@ def start_linked(
     args = {**kwargs, "auto_remove": True, "stdin_open": True}
     args.pop("detach", None)  # attached standard input, closed when this process lets go
     args["log_config"] = LogConfig(type=LogConfig.types.NONE)
-    holder = holders.lease(args, urgent=urgent) if reuse_netns else None  # before the gate
-    if holder is None:
-        return _start(args, output, urgent, before_start)
-    try:
-        return _start({**args, "network_mode": holder.mode}, output, urgent, before_start, holder)
-    except ImageError:
-        holders.discard(holder)
-        raise
-    except GymError:  # a dead holder, or the engine failed: try once in a namespace of its own
-        holders.discard(holder)
-        return _start(args, output, urgent, before_start)
-
-
-def _start(
-    args: dict[str, Any],
-    output: bool,
-    urgent: bool,
-    before_start: Callable[[str], None] | None,
-    holder: Holder | None = None,
-) -> tuple[str, ExecSocket]:
     engine = client()
     with gate.urgent() if urgent else gate.background():
         container_id = _create(engine, args)
-        if holder is not None:
-            holders.bind(holder, container_id)
-        sock: ExecSocket | None = None
         try:
             with docker_errors(container_id):
                 params = {"stdin": 1, "stream": 1, "stdout": int(output), "stderr": int(output)}
@@ -166,20 +138,9 @@ def _start(
                     before_start(container_id)
                 engine.api.start(container_id)
         except BaseException:
-            if sock is not None:
-                sock.close()
             remove_quietly(container_id)
             raise
     return container_id, sock
-
-
-def _start_holder(kwargs: dict[str, Any], urgent: bool) -> Holder:
-    container_id, sock = start_linked(kwargs, output=True, urgent=urgent, reuse_netns=False)
-    return Holder(container_id, sock)
-
-
-holders = NetnsHolders(_start_holder)
-"""This process's network-namespace holders (see `_netns`)."""
 
 
 def _create(engine: docker.DockerClient, args: dict[str, Any]) -> str:

@@ -70,7 +70,7 @@ def run_once(
             urgent=True,
             before_start=lambda c: waits.append(_wait(c, timeout)),
         )
-        exit_wait = waits[-1]  # the container that started (a retry makes a second)
+        exit_wait = waits[0]
     exit_code: int | None = None
     try:
         out, err, timed_out = pump(started.sock, stdin, start + timeout, max_output)

@@ -37,14 +37,12 @@ from gym._sandbox._docker import DockerSandbox
 from gym._sandbox._engine import connected, disconnect, labels
 from gym._sandbox._gate import gate
 from gym._sandbox._link import (
-    holders,
     later,
     refuse_new,
     remove_later,
     shutdown_removals,
     start_linked,
 )
-from gym._sandbox._netns import MAX_IDLE
 from gym._sandbox._stream import ExecSocket
 
 __all__ = [
@@ -488,8 +486,6 @@ class _Controller:
         return best
 
 
-holders.keep(MAX_IDLE if _DEFAULT_SIZE > 0 else 0)  # a pool that keeps no spare: no holder
-
 controller = _Controller()
 _pools: dict[str, SandboxPool] = {}
 _once_pools: dict[tuple[str, tuple[str, ...]], OncePool] = {}
@@ -524,7 +520,6 @@ def set_pool_size(size: int) -> None:
         pools: list[_Pool[object]] = [*_pools.values(), *_once_pools.values()]  # type: ignore[list-item]
     for pool in pools:
         pool.resize(size)
-    holders.keep(MAX_IDLE if size > 0 else 0)
 
 
 def discard(sandbox: Sandbox) -> None:
@@ -555,7 +550,6 @@ def shutdown_pools() -> None:
     for pool in pools:
         with contextlib.suppress(Exception):
             pool.close(fast=True)
-    holders.close()
     shutdown_removals()
     if connected():
         disconnect()

@@ -198,34 +198,6 @@ def test_docker_inspect_weaknesses_are_named():
     assert any("PidMode" in w for w in found)
 
 
-def test_a_joined_network_is_clean_only_when_it_is_a_holders_none():
-    from gym._redteam._containment import _weaknesses
-
-    host = {
-        "CapDrop": ["ALL"],
-        "SecurityOpt": ["no-new-privileges"],
-        "NetworkMode": "container:ab12",
-        "Memory": 1 << 30,
-        "MemorySwap": 1 << 30,
-        "PidsLimit": 256,
-    }
-    holder = {
-        "Id": "ab12cd",
-        "HostConfig": {"NetworkMode": "none"},
-        "Config": {"Labels": {"boxgym.role": "netns"}},
-    }
-    joined = "joined a network other than a holder's none"
-
-    def weak(seen: dict | None) -> list[str]:
-        return [w for w, bad in _weaknesses({"HostConfig": host, "Mounts": []}, seen) if bad]
-
-    assert weak(holder) == []
-    assert weak(None) == [joined]  # not looked at: not clean
-    assert weak({**holder, "HostConfig": {"NetworkMode": "bridge"}}) == [joined]
-    assert weak({**holder, "Config": {"Labels": {"boxgym.role": "agent"}}}) == [joined]
-    assert weak({**holder, "Id": "ffff"}) == [joined]
-
-
 def test_every_known_gap_names_a_registered_row_and_its_owner():
     from gym._redteam._reward import GAPS
 
