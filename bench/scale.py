@@ -32,6 +32,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -181,21 +182,22 @@ def engine_floor(n: int = 24, c: int = 4) -> dict[str, Any]:
     ``n`` containers of boxgym's python image with boxgym's hardening, command ``true``,
     ``c`` at once: create, start, exit, auto-remove. Every boxgym episode costs at least
     this per container it uses (one in (a), two in (b): the agent's and the grader's).
+    Measured as boxgym creates them (no network sandbox of the engine, see
+    gym/_sandbox/_netless.py) and, for comparison, with the engine's network sandbox.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
     from docker.models.containers import _create_container_args
 
     from gym._images import ensure_image
     from gym._sandbox import SandboxConfig
+    from gym._sandbox._netless import netless
 
     engine = docker.from_env()
     kwargs = SandboxConfig(image=ensure_image("python")).create_kwargs({}, ["true"])
     kwargs.pop("detach")
     kwargs["auto_remove"] = True
 
-    def one(_: int) -> None:
-        args = _create_container_args({**kwargs, "version": engine.api._version})
+    def one(args: dict[str, Any]) -> None:
+        args = _create_container_args({**args, "version": engine.api._version})
         cid = engine.api.create_container(**args)["Id"]
         url = engine.api._url("/containers/{0}/wait", cid)
         removed = engine.api._post(url, params={"condition": "removed"}, stream=True, timeout=60)
@@ -203,22 +205,32 @@ def engine_floor(n: int = 24, c: int = 4) -> dict[str, Any]:
         removed.json()
         removed.close()
 
-    one(0)
-    before, start = _busy(), time.monotonic()
-    with ThreadPoolExecutor(c) as pool:
-        list(pool.map(one, range(n)))
-    wall = time.monotonic() - start
-    time.sleep(0.5)
-    cpu = _busy() - before
+    boxgym, engine_net = _lifecycles(one, netless(kwargs), n, c), _lifecycles(one, kwargs, n, c)
     return {
         "workload": "floor",
         "side": "engine",
-        "cpu_s": cpu / n,
-        "per_s": n / wall,
+        "cpu_s": boxgym[0],
+        "per_s": boxgym[1],
+        "cpu_s_engine_network": engine_net[0],
         "n": n,
         "c": c,
         "load": load(),
     }
+
+
+def _lifecycles(
+    one: Callable[[dict[str, Any]], None], args: dict[str, Any], n: int, c: int
+) -> tuple[float, float]:
+    """(machine CPU-s per lifecycle, lifecycles per second) of ``n`` at ``c`` at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    one(args)
+    before, start = _busy(), time.monotonic()
+    with ThreadPoolExecutor(c) as pool:
+        list(pool.map(lambda _: one(args), range(n)))
+    wall = time.monotonic() - start
+    time.sleep(0.5)
+    return (_busy() - before) / n, n / wall
 
 
 def _busy() -> float:
@@ -236,15 +248,22 @@ def bound(rows: list[dict[str, Any]], cs: list[int], n: int) -> str:
     _, figures = table(rows, "b", cs, n)
     ceiling = cores / (2 * floor["cpu_s"])
     need = TARGETS["b"] * figures["best"]["agentbox"]
+    engine_net = ""
+    if floor.get("cpu_s_engine_network"):
+        engine_net = (
+            f"; with the engine's own network sandbox, which boxgym does without, "
+            f"{floor['cpu_s_engine_network']:.2f}"
+        )
     return f"""
 The engine's floor, measured in the same run: a bare container lifecycle of boxgym's
 image and hardening (`true` as its command, {floor["n"]} of them, {floor["c"]} at once)
-costs the machine **{floor["cpu_s"]:.2f} CPU-seconds** ({floor["per_s"]:.1f} containers/s). An
+costs the machine **{floor["cpu_s"]:.2f} CPU-seconds** ({floor["per_s"]:.1f} containers/s){engine_net}. An
 episode of (b) needs two containers (the agent's, and the fresh one it is graded in),
 so with nothing else done {cores} cores allow at most {ceiling:.2f} episodes/s; 2.5x
 agentbox-rl's best would be {need:.2f}. Reaching it would take grading in the agent's
-container (as agentbox-rl does), or reusing agent containers across episodes: boxgym
-does neither (a reward hack of one episode must not reach the next, nor its grader).
+container (as agentbox-rl does), or reusing containers or their namespaces across
+episodes: boxgym does neither (a reward hack of one episode must not reach the next, nor
+its grader; see docs/scale.md).
 """
 
 

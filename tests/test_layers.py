@@ -54,6 +54,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._sandbox._link",
         "gym._sandbox._local",
         "gym._sandbox._manifest",
+        "gym._sandbox._netless",
         "gym._sandbox._once",
         "gym._sandbox._pool",
         "gym._sandbox._provider",

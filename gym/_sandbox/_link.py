@@ -35,6 +35,7 @@ from docker.types import LogConfig
 from gym._errors import GymError, ImageError, SandboxUnavailable
 from gym._sandbox._engine import client, docker_errors, owner_label, remove_container
 from gym._sandbox._gate import gate
+from gym._sandbox._netless import netless
 from gym._sandbox._stream import ExecSocket
 
 __all__ = [
@@ -130,6 +131,7 @@ def start_linked(
     engine = client()
     with gate.urgent() if urgent else gate.background():
         container_id = _create(engine, args)
+        sock: ExecSocket | None = None
         try:
             with docker_errors(container_id):
                 params = {"stdin": 1, "stream": 1, "stdout": int(output), "stderr": int(output)}
@@ -138,6 +140,8 @@ def start_linked(
                     before_start(container_id)
                 engine.api.start(container_id)
         except BaseException:
+            if sock is not None:
+                sock.close()
             remove_quietly(container_id)
             raise
     return container_id, sock
@@ -146,7 +150,7 @@ def start_linked(
 def _create(engine: docker.DockerClient, args: dict[str, Any]) -> str:
     image = args.get("image")
     # what `containers.create` adds; the docker SDK's helper pops keys from the dict it gets
-    args = {**args, "version": engine.api._version}
+    args = {**netless(args), "version": engine.api._version}
     with docker_errors():
         try:
             return str(engine.api.create_container(**_create_container_args(args))["Id"])
