@@ -53,6 +53,7 @@ def _weaknesses(info: dict[str, Any]) -> list[tuple[str, bool]]:
     """(weakness, present) for everything ``docker inspect`` shows of a container."""
     host = info.get("HostConfig", {})
     options = host.get("SecurityOpt") or []
+    binds = [m for m in info.get("Mounts") or [] if m.get("Type") == "bind"]
     mounts = [m.get("Source", "") for m in info.get("Mounts") or []] + list(host.get("Binds") or [])
     shared = [
         k for k in ("PidMode", "UTSMode", "UsernsMode", "CgroupnsMode") if host.get(k) == "host"
@@ -69,6 +70,7 @@ def _weaknesses(info: dict[str, Any]) -> list[tuple[str, bool]]:
         ("no memory or pids limit", not host.get("Memory") or not host.get("PidsLimit")),
         ("swap allowed", host.get("Memory") != host.get("MemorySwap")),
         ("engine socket mounted", any("docker.sock" in m or "containerd" in m for m in mounts)),
+        ("a writable bind mount", any(m.get("Type") == "bind" and m.get("RW") for m in binds)),
         ("devices mounted", bool(host.get("Devices"))),
     ]
 

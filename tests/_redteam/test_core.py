@@ -188,13 +188,17 @@ def test_docker_inspect_weaknesses_are_named():
             "MemorySwap": 1 << 30,
             "PidsLimit": 256,
         },
-        "Mounts": [],
+        "Mounts": [{"Type": "bind", "Source": "/data/etc-hosts", "RW": False}],
     }
     assert [w for w, bad in _weaknesses(clean) if bad] == []
     weak = {**clean, "HostConfig": {**clean["HostConfig"], "Privileged": True, "PidMode": "host"}}
-    weak["Mounts"] = [{"Source": "/var/run/docker.sock"}]
+    weak["Mounts"] = [
+        {"Source": "/var/run/docker.sock"},
+        {"Type": "bind", "Source": "/", "RW": True},
+    ]
     found = [w for w, bad in _weaknesses(weak) if bad]
     assert "privileged" in found and "engine socket mounted" in found
+    assert "a writable bind mount" in found
     assert any("PidMode" in w for w in found)
 
 
