@@ -33,9 +33,9 @@ from docker.models.containers import _create_container_args
 from docker.types import LogConfig
 
 from gym._errors import GymError, ImageError, SandboxUnavailable
+from gym._sandbox import _netless
 from gym._sandbox._engine import client, docker_errors, owner_label, remove_container
 from gym._sandbox._gate import gate
-from gym._sandbox._netless import netless
 from gym._sandbox._stream import ExecSocket
 
 __all__ = [
@@ -149,15 +149,28 @@ def start_linked(
 
 def _create(engine: docker.DockerClient, args: dict[str, Any]) -> str:
     image = args.get("image")
-    # what `containers.create` adds; the docker SDK's helper pops keys from the dict it gets
-    args = {**netless(args), "version": engine.api._version}
+    fast = _netless.netless(args)
     with docker_errors():
         try:
-            return str(engine.api.create_container(**_create_container_args(args))["Id"])
+            container_id = _create_as(engine, fast)
         except docker.errors.ImageNotFound as exc:
             raise ImageError(
                 f"image {image!r} is not in the engine: build it with `gym images build`"
             ) from exc
+        except docker.errors.APIError as exc:
+            if fast is args or exc.status_code != 400:  # 400: "bind source path does not exist"
+                raise
+            container_id = _create_as(engine, args)  # raises again if the mount was not why
+            _netless.refused()
+            return container_id
+    _netless.created(fast)
+    return container_id
+
+
+def _create_as(engine: docker.DockerClient, args: dict[str, Any]) -> str:
+    # what `containers.create` adds; the docker SDK's helper pops keys from the dict it gets
+    args = {**args, "version": engine.api._version}
+    return str(engine.api.create_container(**_create_container_args(args))["Id"])
 
 
 def remove_quietly(container_id: str) -> None:

@@ -15,9 +15,10 @@ still shows ``NetworkMode: none``). What it loses is Docker's ``/etc/hosts``, wi
 which ``localhost`` does not resolve, so boxgym bind-mounts a read-only hosts file of its
 own with the same lines Docker writes for a network-less container.
 
-That needs the engine to see this process's files, which a remote engine does not; it is
-checked once per process, by creating (never starting) a container with that mount. Where
-the check fails, containers get the engine's network sandbox, as before.
+That needs the engine to see this process's files, which a remote engine does not. The
+first container created with the mount tells: where the engine refuses it and creates
+the same container without it, containers get the engine's network sandbox from then on,
+as before (`created`, `refused`).
 """
 
 from __future__ import annotations
@@ -27,15 +28,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import docker.errors
-import requests.exceptions
-from docker.models.containers import _create_container_args
 from docker.types import Mount
 
 from gym._paths import data_dir
-from gym._sandbox._engine import client, labels
 
-__all__ = ["HOSTS", "netless"]
+__all__ = ["HOSTS", "created", "netless", "refused"]
 
 HOSTS = (
     "127.0.0.1\tlocalhost\n"
@@ -48,35 +45,37 @@ HOSTS = (
 """What Docker writes into ``/etc/hosts`` for a container with no network."""
 
 _lock = threading.Lock()
-_mounts: dict[str, Mount | None] = {}  # data folder -> the hosts mount, None: unusable
+_usable: dict[str, bool] = {}  # data folder -> whether the engine mounts its hosts file
 
 
 def netless(args: dict[str, Any]) -> dict[str, Any]:
     """``args`` for a container with no network, without the engine's network sandbox.
 
     Unchanged for a container that has a network, runs under gVisor (which brings its
-    own network stack), or where the engine cannot mount this process's hosts file.
+    own network stack), or where the engine could not mount this process's hosts file.
     """
     if args.get("network_mode") != "none" or args.get("runtime") == "runsc":
         return args
-    mount = _hosts_mount(str(args["image"]))
-    if mount is None:
-        return args
+    folder = data_dir()
+    with _lock:
+        if _usable.get(str(folder)) is False:
+            return args
+        path = _write_hosts(folder, check=str(folder) not in _usable)
+    mount = Mount(target="/etc/hosts", source=str(path), type="bind", read_only=True)
     return {**args, "network_disabled": True, "mounts": [*(args.get("mounts") or []), mount]}
 
 
-def _hosts_mount(image: str) -> Mount | None:
-    folder = data_dir()
+def created(args: dict[str, Any]) -> None:
+    """A container was created from ``netless`` arguments: the engine mounts the file."""
+    if args.get("network_disabled"):
+        with _lock:
+            _usable.setdefault(str(data_dir()), True)
+
+
+def refused() -> None:
+    """The engine refused ``netless`` arguments and took the same container without."""
     with _lock:
-        known = str(folder) in _mounts
-        path = _write_hosts(folder, check=not known)  # written again if someone removed it
-        if known:
-            return _mounts[str(folder)]
-        mount = Mount(target="/etc/hosts", source=str(path), type="bind", read_only=True)
-        usable = _engine_mounts(image, mount)
-        if usable is not None:  # None: the check itself could not run; ask again next time
-            _mounts[str(folder)] = mount if usable else None
-        return mount if usable else None
+        _usable[str(data_dir())] = False
 
 
 def _write_hosts(folder: Path, check: bool) -> Path:
@@ -87,30 +86,3 @@ def _write_hosts(folder: Path, check: bool) -> Path:
         tmp.chmod(0o644)
         tmp.replace(path)
     return path
-
-
-def _engine_mounts(image: str, mount: Mount) -> bool | None:
-    """Whether the engine can bind-mount ``mount`` (None: no answer about it)."""
-    engine = client()
-    args = {
-        "image": image,
-        "command": ["true"],
-        "mounts": [mount],
-        "network_disabled": True,
-        "labels": labels("probe", "probe", "probe"),  # the reaper's, should this process die
-    }
-    try:
-        created = engine.api.create_container(
-            **_create_container_args({**args, "version": engine.api._version})
-        )
-    except docker.errors.ImageNotFound:
-        return None
-    except docker.errors.APIError:
-        return False  # "bind source path does not exist": the engine is elsewhere
-    except requests.exceptions.RequestException:
-        return None
-    try:
-        engine.api.remove_container(created["Id"], force=True)
-    except (docker.errors.DockerException, requests.exceptions.RequestException):
-        pass
-    return True

@@ -77,46 +77,48 @@ def test_nothing_of_a_namespace_reaches_the_next_container(python_image):
         assert after.stdout.split() == ["0", "0", "0", "0"]
 
 
-def test_only_network_less_runc_containers_change():
+def test_containers_with_a_network_or_under_gvisor_are_left_alone():
     named = {"image": "x", "network_mode": "boxgym-internal"}
     gvisor = {"image": "x", "network_mode": "none", "runtime": "runsc"}
     assert netless(named) is named
     assert netless(gvisor) is gvisor
 
 
-def test_an_engine_that_cannot_mount_the_hosts_file_gets_the_old_way(monkeypatch, tmp_path):
-    asked: list[str] = []
-
-    def cannot(image, mount):
-        asked.append(image)
-        return False
-
+@pytest.mark.docker
+def test_an_engine_that_cannot_mount_the_hosts_file_gets_the_old_way(
+    monkeypatch, tmp_path, python_image
+):
+    """The engine sees no file at the source (as a remote engine would): the container is
+    created the old way, and so is every later one."""
     monkeypatch.setenv("GYM_DATA", str(tmp_path))
-    monkeypatch.setattr(_netless, "_engine_mounts", cannot)
-    args = {"image": "img", "network_mode": "none"}
-    assert netless(args) is args
-    assert netless(args) is args
-    assert asked == ["img"]  # asked once per data folder
-    assert (tmp_path / "etc-hosts").read_text() == HOSTS
+    monkeypatch.setattr(_netless, "_write_hosts", lambda folder, check: folder / "not-there")
+    config = SandboxConfig(image=python_image)
+    for _ in range(2):
+        with DockerSandbox.create(config, run="pytest") as box:
+            info = box.inspect()
+            assert not info["Config"].get("NetworkDisabled")
+            assert box.exec("getent hosts localhost").ok  # the engine's own hosts file
+    assert netless({"image": "x", "network_mode": "none"}) == {"image": "x", "network_mode": "none"}
 
 
-def test_no_answer_from_the_engine_is_asked_again(monkeypatch, tmp_path):
-    answers = iter([None, True])
+def test_only_network_less_runc_containers_change_and_a_refusal_sticks(monkeypatch, tmp_path):
     monkeypatch.setenv("GYM_DATA", str(tmp_path))
-    monkeypatch.setattr(_netless, "_engine_mounts", lambda image, mount: next(answers))
     args = {"image": "img", "network_mode": "none", "mounts": []}
-    assert netless(args) is args
-    again = netless(args)
-    assert again["network_disabled"] is True
-    (mount,) = again["mounts"]
+    fast = netless(args)
+    assert fast["network_disabled"] is True
+    (mount,) = fast["mounts"]
     assert mount["Target"] == "/etc/hosts" and mount["ReadOnly"] is True
     assert mount["Source"] == str(tmp_path / "etc-hosts")
+    assert (tmp_path / "etc-hosts").read_text() == HOSTS
+    _netless.created(fast)
+    assert netless(args)["network_disabled"] is True
+    _netless.refused()
+    assert netless(args) is args
 
 
 def test_a_removed_hosts_file_is_written_again(monkeypatch, tmp_path):
     monkeypatch.setenv("GYM_DATA", str(tmp_path))
-    monkeypatch.setattr(_netless, "_engine_mounts", lambda image, mount: True)
-    netless({"image": "img", "network_mode": "none"})
+    _netless.created(netless({"image": "img", "network_mode": "none"}))
     (tmp_path / "etc-hosts").unlink()
     netless({"image": "img", "network_mode": "none"})
     assert (tmp_path / "etc-hosts").read_text() == HOSTS
