@@ -48,22 +48,25 @@ GYM = [sys.executable, "-c", "import sys; from gym._cli import main; sys.argv[0]
 
 
 def timed(cmd: list[str], *, env: dict[str, str] | None = None, boxgym: bool) -> dict[str, Any]:
-    """Run a command; its wall time, peak RSS (MiB), containers created and output."""
+    """Run a command; its wall time, peak RSS (MiB), containers created, the whole
+    machine's busy CPU-seconds meanwhile (the command, the engine, the containers) and
+    its output."""
     creations = Creations()
-    start = time.time()
+    busy, start = _busy(), time.time()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=ROOT)
         _, status, usage = os.wait4(proc.pid, 0)
         containers = creations.stop(owner_pid=proc.pid if boxgym else None)
         proc.returncode = os.waitstatus_to_exitcode(status)
         wall = time.time() - start
+        cpu = _busy() - busy
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read().decode(), err.read().decode()
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:4])}... failed ({proc.returncode}):\n{stderr[-3000:]}")
     rss = usage.ru_maxrss / 1024
-    return {"wall": wall, "rss_mb": rss, "stdout": stdout, "containers": containers}
+    return {"wall": wall, "rss_mb": rss, "stdout": stdout, "containers": containers, "cpu_s": cpu}
 
 
 class Creations:
@@ -240,13 +243,15 @@ def _busy() -> float:
 
 
 def bound(rows: list[dict[str, Any]], cs: list[int], n: int) -> str:
-    """What the engine alone allows (b), against what 2.5x the peer would need."""
+    """What the machine allows (b), against what 2.5x the peer would need."""
     floor = next((r for r in rows if r["workload"] == "floor"), None)
     if floor is None or not any(r["workload"] == "b" for r in rows):
         return ""
     cores = len(os.sched_getaffinity(0))
     _, figures = table(rows, "b", cs, n)
-    ceiling = cores / (2 * floor["cpu_s"])
+    at = figures["at"]
+    best_c = max(cs, key=lambda c: at[("boxgym", c)])
+    per_episode, peer = at[("boxgym_cpu", best_c)], at[("agentbox_cpu", best_c)]
     need = TARGETS["b"] * figures["best"]["agentbox"]
     engine_net = ""
     if floor.get("cpu_s_engine_network"):
@@ -257,13 +262,18 @@ def bound(rows: list[dict[str, Any]], cs: list[int], n: int) -> str:
     return f"""
 The engine's floor, measured in the same run: a bare container lifecycle of boxgym's
 image and hardening (`true` as its command, {floor["n"]} of them, {floor["c"]} at once)
-costs the machine **{floor["cpu_s"]:.2f} CPU-seconds** ({floor["per_s"]:.1f} containers/s){engine_net}. An
-episode of (b) needs two containers (the agent's, and the fresh one it is graded in),
-so with nothing else done {cores} cores allow at most {ceiling:.2f} episodes/s; 2.5x
-agentbox-rl's best would be {need:.2f}. Reaching it would take grading in the agent's
-container (as agentbox-rl does), or reusing containers or their namespaces across
-episodes: boxgym does neither (a reward hack of one episode must not reach the next, nor
-its grader; see docs/scale.md).
+costs the machine **{floor["cpu_s"]:.2f} CPU-seconds** ({floor["per_s"]:.1f} containers/s){engine_net}.
+An episode of (b) needs two containers (the agent's, and the fresh one it is graded in).
+At boxgym's best concurrency (c={best_c}) a (b) episode cost the whole machine
+**{per_episode:.2f} CPU-seconds** (its share of the command's start, both containers, the ten
+calls, grading; agentbox-rl's {peer:.2f}, with one container and no separate grader), so
+{cores} cores allow boxgym at most {cores / per_episode:.2f} episodes/s, against the {need:.2f}
+that 2.5x agentbox-rl's best would take: an episode of at most {cores / need:.2f} CPU-seconds
+with every core busy. Two container lifecycles are {2 * floor["cpu_s"]:.2f} of boxgym's.
+Grading in the agent's container (as agentbox-rl does) would save one, reusing containers
+or their namespaces across episodes most of one: boxgym does neither (a reward hack of
+one episode must not reach the next, nor its grader). docs/scale.md shows where the rest
+of the CPU goes.
 """
 
 
@@ -278,8 +288,9 @@ def _pick(rows: list[dict[str, Any]], workload: str, c: int, side: str) -> list[
 
 def table(rows: list[dict[str, Any]], workload: str, cs: list[int], n: int) -> tuple[str, dict]:
     lines = [
-        "| c | boxgym eps/s | agentbox eps/s | ratio | containers per episode (boxgym / agentbox) |",
-        "|---|---|---|---|---|",
+        "| c | boxgym eps/s | agentbox eps/s | ratio | containers per episode (boxgym / agentbox) "
+        "| machine CPU-s per episode (boxgym / agentbox) |",
+        "|---|---|---|---|---|---|",
     ]
     best: dict[str, float] = {"boxgym": 0.0, "agentbox": 0.0}
     at: dict[tuple[str, int], float] = {}
@@ -289,7 +300,12 @@ def table(rows: list[dict[str, Any]], workload: str, cs: list[int], n: int) -> t
         at[("boxgym", c)], at[("agentbox", c)] = eb, ea
         best = {"boxgym": max(best["boxgym"], eb), "agentbox": max(best["agentbox"], ea)}
         cb, ca = _median(b, "containers") / n, _median(a, "containers") / n
-        lines.append(f"| {c} | {eb:.2f} | {ea:.2f} | {eb / ea:.2f} | {cb:.2f} / {ca:.2f} |")
+        ub, ua = _median(b, "cpu_s") / n, _median(a, "cpu_s") / n
+        at[("boxgym_cpu", c)], at[("agentbox_cpu", c)] = ub, ua
+        lines.append(
+            f"| {c} | {eb:.2f} | {ea:.2f} | {eb / ea:.2f} | {cb:.2f} / {ca:.2f} "
+            f"| {ub:.2f} / {ua:.2f} |"
+        )
     return "\n".join(lines), {"best": best, "at": at}
 
 
