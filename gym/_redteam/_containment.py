@@ -70,7 +70,7 @@ def _weaknesses(info: dict[str, Any]) -> list[tuple[str, bool]]:
         ("no memory or pids limit", not host.get("Memory") or not host.get("PidsLimit")),
         ("swap allowed", host.get("Memory") != host.get("MemorySwap")),
         ("engine socket mounted", any("docker.sock" in m or "containerd" in m for m in mounts)),
-        ("a writable bind mount", any(m.get("Type") == "bind" and m.get("RW") for m in binds)),
+        ("a writable bind mount", any(m.get("RW") for m in binds)),
         ("devices mounted", bool(host.get("Devices"))),
     ]
 
