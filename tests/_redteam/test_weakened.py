@@ -31,6 +31,7 @@ def only(name: str, env: str) -> list:
         (weaken.capability_added, "sandbox.capabilities", "breach"),
         (weaken.seccomp_off, "sandbox.seccomp", "breach"),
         (weaken.host_pids, "sandbox.namespaces", "breach"),
+        (weaken.shared_network, "sandbox.network_counters_between_episodes", "breach"),
     ],
 )
 def test_a_weakened_sandbox_makes_its_row_fail(engine, switch, row, sign):

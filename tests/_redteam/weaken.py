@@ -12,7 +12,9 @@ from typing import Any
 from unittest import mock
 
 from gym._grading import _checks as code_grading
-from gym._sandbox import SandboxConfig, set_pool_size
+from gym._images import ensure_image
+from gym._sandbox import SandboxConfig, client, set_pool_size
+from gym._sandbox._engine import labels
 
 
 @contextlib.contextmanager
@@ -55,6 +57,25 @@ def seccomp_off() -> contextlib.AbstractContextManager[None]:
 def host_pids() -> contextlib.AbstractContextManager[None]:
     """Agent containers in the host's process namespace."""
     return agent_containers(lambda kw: kw.update(pid_mode="host"))
+
+
+@contextlib.contextmanager
+def shared_network() -> Iterator[None]:
+    """Agent containers join one long-lived container's network namespace, one after the
+    other (what reusing namespaces across episodes would do)."""
+    holder = client().containers.run(
+        ensure_image("python"),
+        ["sleep", "600"],
+        network_mode="none",
+        detach=True,
+        auto_remove=True,
+        labels=labels("redteam-weaken", "holder", "netns"),
+    )
+    try:
+        with agent_containers(lambda kw: kw.update(network_mode=f"container:{holder.id}")):
+            yield
+    finally:
+        holder.remove(force=True)
 
 
 @contextlib.contextmanager
