@@ -3,9 +3,8 @@
 For ``network_mode: none`` Docker still builds a network sandbox per container
 (libnetwork): it creates and bind-mounts a network namespace, writes ``/etc/hosts`` and
 ``resolv.conf``, and has runc run a prestart hook that executes the whole dockerd binary
-again (``libnetwork-setkey``). That is most of a container's cost to the engine: a bare
-lifecycle of boxgym's hardened image costs the machine 0.33 CPU-s with it and 0.18
-without it (2 cores; see docs/scale.md).
+again (``libnetwork-setkey``). That is about half of what a bare lifecycle of boxgym's
+hardened image costs the machine (docs/scale.md has the figures).
 
 A container created with ``NetworkDisabled`` skips all of it: runc creates the new
 network namespace itself, with only ``lo`` (up), as it does for any namespace the

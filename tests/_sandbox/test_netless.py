@@ -101,7 +101,9 @@ def test_an_engine_that_cannot_mount_the_hosts_file_gets_the_old_way(
     assert netless({"image": "x", "network_mode": "none"}) == {"image": "x", "network_mode": "none"}
 
 
-def test_only_network_less_runc_containers_change_and_a_refusal_sticks(monkeypatch, tmp_path):
+def test_a_network_less_container_gets_the_hosts_mount_until_the_engine_refuses_it(
+    monkeypatch, tmp_path
+):
     monkeypatch.setenv("GYM_DATA", str(tmp_path))
     args = {"image": "img", "network_mode": "none", "mounts": []}
     fast = netless(args)
