@@ -10,8 +10,9 @@ A worker that dies (its process killed, its node lost) takes its episode with it
 job goes back to the queue for another worker, and an episode lost ``max_losses`` times
 is returned as infra_error (never as a reward). The containers of a dead worker are
 removed by the reaper of its node: a new worker reaps its node when it first connects
-to the engine, and after a run that lost a worker (and when the executor closes) every
-node a worker ran on reaps once more.
+to the engine, and after a run that lost a worker every node a worker ran on reaps once
+more. When the executor closes, each node waits for its workers' processes to end and
+for their containers to leave the engine, so that none is left when `close` returns.
 
 Ray is an optional extra (``pip install 'boxgym[ray]'``), imported only here.
 """
@@ -21,7 +22,8 @@ from __future__ import annotations
 import collections
 import logging
 import socket
-from collections.abc import Generator, Iterable
+import time
+from collections.abc import Generator, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +33,23 @@ from gym._errors import ConfigError, GymError
 from gym._executor import EpisodeWork, Executor, Finished, Job
 from gym._policy import Policy
 from gym._rollout import EpisodeResult
-from gym._sandbox import owner_label, reap, set_pool_size, shutdown_pools
+from gym._sandbox import (
+    LABEL_OWNER,
+    list_boxgym,
+    owner_alive,
+    owner_label,
+    reap,
+    set_pool_size,
+    shutdown_pools,
+)
 
 __all__ = ["EpisodeWorker", "RayExecutor", "WorkerInfo", "import_ray"]
 
 log = logging.getLogger("gym.ray")
 
 INSTALL_HINT = "pip install 'boxgym[ray]'"
+SETTLE_S = 30.0
+"""The longest a node waits, when the executor closes, for its workers' containers to go."""
 
 
 def import_ray() -> Any:
@@ -113,9 +125,29 @@ class EpisodeWorker:
             self._policy = None
 
 
-def reap_node() -> list[str]:
-    """Remove the containers of dead boxgym processes from this node's engine."""
-    return reap()
+def reap_node(ended: Sequence[str] = (), settle_s: float = 0.0) -> list[str]:
+    """Remove the containers of dead boxgym processes from this node's engine.
+
+    Args:
+        ended: owner labels of processes just ended (their containers leave with them,
+            a little after); those of this host are waited for, up to ``settle_s``
+            seconds, until neither they nor any container of theirs is left.
+        settle_s: the longest wait.
+
+    Returns:
+        The ids of the containers this call removed.
+    """
+    deadline = time.monotonic() + settle_s
+    here = {o for o in ended if owner_alive(o) is not None}
+    while any(owner_alive(o) for o in here) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    removed = reap()
+    while time.monotonic() < deadline and any(
+        c.labels.get(LABEL_OWNER) in here for c in list_boxgym()
+    ):
+        time.sleep(0.05)
+        removed += [r for r in reap() if r not in removed]
+    return removed
 
 
 def _lost_result(job: Job, times: int, exc: BaseException) -> EpisodeResult:
@@ -258,17 +290,21 @@ class RayExecutor(Executor):
                 self.reap()
 
     def close(self) -> None:
-        """End every worker (their containers go), reap their nodes, leave the cluster."""
+        """End every worker and wait until their containers are gone; leave the cluster."""
         fleet, self._fleet = self._fleet, None
         if fleet is not None:
             fleet.close()
-            self.reap()
+            self.reap(ended=[w.owner for w in self.workers])
         if self._owns_ray:
             self._ray.shutdown()
             self._owns_ray = False
 
-    def reap(self) -> list[str]:
+    def reap(self, ended: Sequence[str] = ()) -> list[str]:
         """On every live node a worker ran on, remove containers of dead processes.
+
+        Args:
+            ended: owner labels of workers that were just ended: each node waits (up to
+                ``SETTLE_S``) for those of its host to be gone, with their containers.
 
         Returns:
             The ids of the removed containers.
@@ -279,7 +315,9 @@ class RayExecutor(Executor):
 
         task = self._ray.remote(reap_node)
         calls = [
-            task.options(num_cpus=0, scheduling_strategy=OnNode(node, soft=False)).remote()
+            task.options(num_cpus=0, scheduling_strategy=OnNode(node, soft=False)).remote(
+                list(ended), SETTLE_S if ended else 0.0
+            )
             for node in nodes
         ]
         removed: list[str] = []

@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -58,6 +59,36 @@ def test_a_worker_refuses_a_task_whose_folder_is_not_on_its_node(tmp_path):
     work = EpisodeWork(config.run_id, NamedPolicy("noop"))
     with pytest.raises(ConfigError, match="same path on every node"):
         EpisodeWorker().run(work, moved)
+
+
+WORKER = """
+import sys, time, gymnasium, gym
+from gym._sandbox import owner_label
+env = gymnasium.make("boxgym/PyFunc-v0")
+env.reset(seed=0)
+env.step({"name": "bash", "arguments": {"command": "sleep 0"}})
+print(owner_label(), flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.docker
+def test_a_node_reaps_an_ended_worker_only_when_its_containers_are_gone(engine):
+    # What `RayExecutor.close` asks of every node: a worker killed a moment ago may still
+    # be alive, and its containers leave with it a little later; none may be left.
+    from gym._ray import reap_node
+
+    proc = subprocess.Popen([sys.executable, "-c", WORKER], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        with proc.stdout:
+            owner = proc.stdout.readline().strip()
+        assert left_behind({owner}), "the worker's agent container runs"
+    finally:
+        proc.kill()  # as `ray.kill` does, and reaped by its parent as the raylet does
+        threading.Thread(target=proc.wait, daemon=True).start()
+    reap_node([owner], settle_s=30)
+    assert not left_behind({owner})
 
 
 @pytest.fixture(scope="module")

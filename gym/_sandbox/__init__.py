@@ -10,7 +10,14 @@ Environments get theirs from a `SandboxProvider` (`DockerSandboxes`, `LocalSandb
 from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._docker import DockerSandbox
-from gym._sandbox._engine import client, list_boxgym, owner_alive, owner_label, reap
+from gym._sandbox._engine import (
+    LABEL_OWNER,
+    client,
+    list_boxgym,
+    owner_alive,
+    owner_label,
+    reap,
+)
 from gym._sandbox._lazy import LazySandbox
 from gym._sandbox._local import LocalSandbox
 from gym._sandbox._manifest import Change, Manifest, Node
@@ -30,6 +37,7 @@ from gym._sandbox._stream import ExecResult, decode
 from gym._sandbox._tar import Entry, pack, unpack
 
 __all__ = [
+    "LABEL_OWNER",
     "Change",
     "DockerSandbox",
     "DockerSandboxes",
