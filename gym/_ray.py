@@ -10,9 +10,10 @@ A worker that dies (its process killed, its node lost) takes its episode with it
 job goes back to the queue for another worker, and an episode lost ``max_losses`` times
 is returned as infra_error (never as a reward). The containers of a dead worker are
 removed by the reaper of its node: a new worker reaps its node when it first connects
-to the engine, and after a run that lost a worker every node a worker ran on reaps once
-more. When the executor closes, each node waits for its workers' processes to end and
-for their containers to leave the engine, so that none is left when `close` returns.
+to the engine. Whenever the executor itself ends workers (a run that lost one or was
+stopped, and `close`), every live node a worker ran on waits for those processes to end
+and for their containers to leave the engine, then reaps: none of theirs is left when
+the run or `close` returns.
 
 Ray is an optional extra (``pip install 'boxgym[ray]'``), imported only here.
 """
@@ -172,6 +173,10 @@ class _Fleet:
         self.idle: list[Any] = []
         self.busy: dict[Any, tuple[Any, Job]] = {}
         """The ``run`` call of each busy actor -> the actor and its job."""
+        self.owners: dict[Any, str] = {}
+        """Each started actor -> the owner label of its containers."""
+        self.ended: list[str] = []
+        """Owner labels of the actors this fleet killed."""
 
     @property
     def size(self) -> int:
@@ -199,11 +204,17 @@ class _Fleet:
         ready, _ = self._ray.wait([*self.starting, *self.busy], num_returns=1, timeout=timeout)
         return list(ready)
 
+    def kill(self, actor: Any) -> None:
+        """End an actor at once (its process, with its links to its containers)."""
+        self._ray.kill(actor, no_restart=True)
+        if actor in self.owners:
+            self.ended.append(self.owners.pop(actor))
+
     def abandon_busy(self) -> None:
         """Kill the actors still running jobs (the run stopped) and wait for their end."""
         calls = list(self.busy)
         for actor, _ in self.busy.values():
-            self._ray.kill(actor, no_restart=True)
+            self.kill(actor)
         self.busy.clear()
         if calls:
             self._ray.wait(calls, num_returns=len(calls), timeout=30)
@@ -215,7 +226,7 @@ class _Fleet:
             self._ray.wait(calls, num_returns=len(calls), timeout=60)
         self.abandon_busy()
         for actor in [*self.idle, *self.starting.values()]:
-            self._ray.kill(actor, no_restart=True)
+            self.kill(actor)
         self.idle.clear()
         self.starting.clear()
 
@@ -274,7 +285,6 @@ class RayExecutor(Executor):
         fleet.grow(min(self._size(), len(queue)))
         work_ref = self._ray.put(work)
         losses: collections.Counter[str] = collections.Counter()
-        lost_before = self.lost
         try:
             while queue or fleet.busy:
                 fleet.dispatch(queue, work_ref)
@@ -284,17 +294,17 @@ class RayExecutor(Executor):
                         fleet.dispatch(queue, work_ref)
                         yield finished
         finally:
-            stopped = bool(fleet.busy)
             fleet.abandon_busy()
-            if stopped or self.lost > lost_before:
-                self.reap()
+            if fleet.ended:  # workers lost, or ended because the run stopped
+                self.reap(ended=fleet.ended)
+                fleet.ended.clear()
 
     def close(self) -> None:
         """End every worker and wait until their containers are gone; leave the cluster."""
         fleet, self._fleet = self._fleet, None
         if fleet is not None:
             fleet.close()
-            self.reap(ended=[w.owner for w in self.workers])
+            self.reap(ended=fleet.ended)
         if self._owns_ray:
             self._ray.shutdown()
             self._owns_ray = False
@@ -303,7 +313,7 @@ class RayExecutor(Executor):
         """On every live node a worker ran on, remove containers of dead processes.
 
         Args:
-            ended: owner labels of workers that were just ended: each node waits (up to
+            ended: owner labels of workers just ended: each node waits (up to
                 ``SETTLE_S``) for those of its host to be gone, with their containers.
 
         Returns:
@@ -399,6 +409,7 @@ class RayExecutor(Executor):
             fleet.start()
             return
         self.workers.append(info)
+        fleet.owners[actor] = info.owner
         fleet.idle.append(actor)
 
     def _lost(
@@ -411,7 +422,7 @@ class RayExecutor(Executor):
         losses: collections.Counter[str],
     ) -> Finished | None:
         """A worker died with a job: run it again elsewhere, or give it up as infra_error."""
-        self._ray.kill(actor, no_restart=True)
+        fleet.kill(actor)
         fleet.start()
         self.lost += 1
         losses[job.episode_id] += 1
