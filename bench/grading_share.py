@@ -31,6 +31,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _report import machine, write_section  # noqa: E402
 from scale import CALLS, _busy  # noqa: E402
 
+from gym._cli import _leave  # noqa: E402
+
 MODES = ("real", "bare", "none")
 _BARE = (
     "import sys\nsys.stdin.buffer.read()\n"
@@ -116,7 +118,7 @@ def main() -> None:
     opts = parser.parse_args()
     if opts.mode:
         episodes(opts.mode, opts.episodes, opts.concurrency, opts.db)
-        return
+        _leave(0)  # as `gym run` and bench/_boxgym_scripted.py end
     rows: dict[str, list[dict[str, float]]] = {m: [] for m in MODES}
     with tempfile.TemporaryDirectory() as tmp:
         for rep in range(opts.reps):
