@@ -10,14 +10,17 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from gym._cli._app import DbOpt, JsonFlag, RuntimeOpt, app, console, err, print_json, use_runtime
-from gym._errors import ConfigError
+from gym._errors import ConfigError, StoreError
+
+if TYPE_CHECKING:
+    from gym._store import Store
 
 __all__: list[str] = []
 
@@ -331,7 +334,10 @@ def render_report(report: Any, *, slices: bool = True) -> None:
 
 @app.command()
 def report(
-    run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    run_id: Annotated[
+        str | None,
+        typer.Argument(help="Run id (or a unique prefix); the newest run by default."),
+    ] = None,
     plot: Annotated[
         Path | None,
         typer.Option("--plot", help="Also draw pass@1 per env and pass@k as a PNG file."),
@@ -343,7 +349,8 @@ def report(
     from gym._report import build_report
     from gym._store import Store
 
-    result = build_report(Store(db), run_id)
+    store = Store(db)
+    result = build_report(store, run_id or _newest_run(store))
     if plot is not None:
         from gym._plot import report_figure, save_png
 
@@ -353,6 +360,16 @@ def report(
         print_json(result.model_dump(mode="json"))
     else:
         render_report(result)
+
+
+def _newest_run(store: Store) -> str:
+    """The id of the newest run in the store, said on stderr."""
+    runs = store.runs()
+    if not runs:
+        raise StoreError(f"no run in {store._safe_url()}: `gym run` stores one")
+    more = f" (the newest of {len(runs)}; `gym runs` lists them)" if len(runs) > 1 else ""
+    err.print(f"run {runs[0].id}{more}")
+    return runs[0].id
 
 
 @app.command()

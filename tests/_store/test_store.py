@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -180,3 +181,25 @@ def test_report_and_cli_show_the_valid_call_rate(tmp_path):
     out = CliRunner().invoke(app, ["report", "run1", "--db", url], env={"COLUMNS": "200"})
     assert out.exit_code == 0, out.output
     assert "valid calls" in out.output and "0.75" in out.output
+
+
+def test_gym_report_without_a_run_id_reports_the_newest_run(tmp_path):
+    from typer.testing import CliRunner
+
+    from gym._cli import app
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    nothing = CliRunner().invoke(app, ["report", "--db", url])
+    assert isinstance(nothing.exception, StoreError) and "`gym run`" in str(nothing.exception)
+    s = Store(url)
+    older = run_row("older")
+    older.created_at -= 60
+    s.ensure_run(older)
+    s.commit_episode(episode("o1", run_id="older"), [], None)
+    s.ensure_run(run_row("newer"))
+    s.commit_episode(episode("n1", "fail", run_id="newer"), [], None)
+    s.close()
+    out = CliRunner().invoke(app, ["report", "--db", url, "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["run_id"] == "newer"
+    assert "run newer (the newest of 2" in out.stderr
