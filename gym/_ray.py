@@ -50,7 +50,7 @@ log = logging.getLogger("gym.ray")
 
 INSTALL_HINT = "pip install 'boxgym[ray]'"
 SETTLE_S = 30.0
-"""The longest a node waits, when the executor closes, for its workers' containers to go."""
+"""The longest a node waits for the workers the executor ended, and their containers, to go."""
 
 
 def import_ray() -> Any:
@@ -142,12 +142,11 @@ def reap_node(ended: Sequence[str] = (), settle_s: float = 0.0) -> list[str]:
     here = {o for o in ended if owner_alive(o) is not None}
     while any(owner_alive(o) for o in here) and time.monotonic() < deadline:
         time.sleep(0.05)
-    removed = reap()
+    removed = reap()  # their owners are gone: every container of theirs is removed or leaving
     while time.monotonic() < deadline and any(
         c.labels.get(LABEL_OWNER) in here for c in list_boxgym()
     ):
         time.sleep(0.05)
-        removed += [r for r in reap() if r not in removed]
     return removed
 
 
