@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import toy_env  # noqa: F401 - registers the toy family (toy/Answer-v0) for every test
@@ -85,6 +88,41 @@ def engine() -> None:
 @pytest.fixture(scope="session")
 def python_image(engine: None) -> str:
     return gym.images.ensure_image("python")
+
+
+RUN_EPISODE = """
+import signal, sys, time, gymnasium, gym, gym._cli
+if "--cli-signals" in sys.argv:
+    signal.signal(signal.SIGTERM, gym._cli._terminate)
+env = gymnasium.make("boxgym/PyFunc-v0")
+env.reset(seed=0)
+env.step({"name": "bash", "arguments": {"command": "sleep 0"}})
+print("RUNNING", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.fixture
+def episode_process(engine: None) -> Iterator[Any]:
+    """Start a process with an episode's agent container running (``--cli-signals``: the
+    CLI's SIGTERM handling); ``start(*args)`` returns its Popen, killed at teardown."""
+
+    def start(*args: str) -> subprocess.Popen[str]:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", RUN_EPISODE, *args], stdout=subprocess.PIPE, text=True
+        )
+        assert proc.stdout is not None
+        assert "RUNNING" in proc.stdout.readline()
+        procs.append(proc)
+        return proc
+
+    procs: list[subprocess.Popen[str]] = []
+    yield start
+    for proc in procs:
+        proc.kill()
+        proc.wait()
+        if proc.stdout:
+            proc.stdout.close()
 
 
 @pytest.fixture

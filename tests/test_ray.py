@@ -61,32 +61,20 @@ def test_a_worker_refuses_a_task_whose_folder_is_not_on_its_node(tmp_path):
         EpisodeWorker().run(work, moved)
 
 
-WORKER = """
-import sys, time, gymnasium, gym
-from gym._sandbox import owner_label
-env = gymnasium.make("boxgym/PyFunc-v0")
-env.reset(seed=0)
-env.step({"name": "bash", "arguments": {"command": "sleep 0"}})
-print(owner_label(), flush=True)
-time.sleep(600)
-"""
-
-
 @pytest.mark.docker
-def test_a_node_reaps_an_ended_worker_only_when_its_containers_are_gone(engine):
+def test_a_node_reaps_an_ended_worker_only_when_its_containers_are_gone(episode_process):
     # What `RayExecutor.close` asks of every node: a worker killed a moment ago may still
     # be alive, and its containers leave with it a little later; none may be left.
     from gym._ray import reap_node
 
-    proc = subprocess.Popen([sys.executable, "-c", WORKER], stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        with proc.stdout:
-            owner = proc.stdout.readline().strip()
-        assert left_behind({owner}), "the worker's agent container runs"
-    finally:
-        proc.kill()  # as `ray.kill` does, and reaped by its parent as the raylet does
-        threading.Thread(target=proc.wait, daemon=True).start()
+    proc = episode_process()
+    (owner,) = {
+        c.labels["boxgym.owner"]
+        for c in list_boxgym()
+        if c.labels["boxgym.owner"].split(":")[1] == str(proc.pid)
+    }
+    proc.kill()  # as `ray.kill` does, and reaped by its parent as the raylet does
+    threading.Thread(target=proc.wait, daemon=True).start()
     reap_node([owner], settle_s=30)
     assert not left_behind({owner})
 

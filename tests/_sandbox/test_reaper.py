@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -15,37 +14,7 @@ from gym._sandbox import list_boxgym
 
 pytestmark = pytest.mark.docker
 
-RUN_EPISODE = """
-import signal, sys, time, gymnasium, gym, gym._cli
-if "--cli-signals" in sys.argv:
-    signal.signal(signal.SIGTERM, gym._cli._terminate)
-env = gymnasium.make("boxgym/PyFunc-v0")
-env.reset(seed=0)
-env.step({"name": "bash", "arguments": {"command": "sleep 0"}})
-print("RUNNING", flush=True)
-time.sleep(600)
-"""
 GYM = os.path.join(os.path.dirname(sys.executable), "gym")
-
-
-@pytest.fixture
-def episode_process(engine) -> Iterator[subprocess.Popen[str]]:
-    def start(*args: str) -> subprocess.Popen[str]:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", RUN_EPISODE, *args], stdout=subprocess.PIPE, text=True
-        )
-        assert proc.stdout is not None
-        assert "RUNNING" in proc.stdout.readline()
-        procs.append(proc)
-        return proc
-
-    procs: list[subprocess.Popen[str]] = []
-    yield start  # type: ignore[misc]
-    for proc in procs:
-        proc.kill()
-        proc.wait()
-        if proc.stdout:
-            proc.stdout.close()
 
 
 def owned_by(pid: int) -> list[str]:
