@@ -129,27 +129,31 @@ def start_linked(
     args.pop("detach", None)  # attached standard input, closed when this process lets go
     args["log_config"] = LogConfig(type=LogConfig.types.NONE)
     engine = client()
-    with gate.urgent() if urgent else gate.background():
-        container_id = _create(engine, args)
-        sock: ExecSocket | None = None
-        try:
-            with docker_errors(container_id):
-                params = {"stdin": 1, "stream": 1, "stdout": int(output), "stderr": int(output)}
-                sock = ExecSocket(engine.api.attach_socket(container_id, params=params))
-                if before_start is not None:
-                    before_start(container_id)
-                engine.api.start(container_id)
-        except BaseException:
-            if sock is not None:
-                sock.close()
-            remove_quietly(container_id)
-            raise
+    fast = _netless.netless(args)
+    try:
+        with gate.urgent() if urgent else gate.background():
+            container_id = _create(engine, args, fast)
+            sock: ExecSocket | None = None
+            try:
+                with docker_errors(container_id):
+                    params = {"stdin": 1, "stream": 1, "stdout": int(output), "stderr": int(output)}
+                    sock = ExecSocket(engine.api.attach_socket(container_id, params=params))
+                    if before_start is not None:
+                        before_start(container_id)
+                    engine.api.start(container_id)
+            except BaseException:
+                if sock is not None:
+                    sock.close()
+                remove_quietly(container_id)
+                raise
+    finally:
+        _netless.release(fast)  # started, its mount keeps the file; or never started
     return container_id, sock
 
 
-def _create(engine: docker.DockerClient, args: dict[str, Any]) -> str:
+def _create(engine: docker.DockerClient, args: dict[str, Any], fast: dict[str, Any]) -> str:
+    """Create from ``fast`` (`_netless.netless` of ``args``), or from ``args`` if refused."""
     image = args.get("image")
-    fast = _netless.netless(args)
     with docker_errors():
         try:
             container_id = _create_as(engine, fast)

@@ -11,8 +11,12 @@ network namespace itself, with only ``lo`` (up), as it does for any namespace th
 engine did not provide. The isolation is the same: each container has a network
 namespace of its own, new, which no other container ever joins (``docker inspect``
 still shows ``NetworkMode: none``). What it loses is Docker's ``/etc/hosts``, without
-which ``localhost`` does not resolve, so boxgym bind-mounts a read-only hosts file of its
-own with the same lines Docker writes for a network-less container.
+which ``localhost`` does not resolve, so boxgym bind-mounts a read-only hosts file with
+the same lines Docker writes for a network-less container. Each container gets a file of
+its own, unlinked on the host once the container has started (its mount keeps it): one
+file shared by all would be one inode that every container can lock (``flock`` needs
+only a file open for reading), a channel between containers that run at the same time,
+such as a grading worker holding hidden inputs and another episode's agent.
 
 That needs the engine to see this process's files, which a remote engine does not. The
 first container created with the mount tells: where the engine refuses it and creates
@@ -22,8 +26,11 @@ as before (`created`, `refused`).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +38,7 @@ from docker.types import Mount
 
 from gym._paths import data_dir
 
-__all__ = ["HOSTS", "created", "netless", "refused"]
+__all__ = ["HOSTS", "created", "netless", "refused", "release"]
 
 HOSTS = (
     "127.0.0.1\tlocalhost\n"
@@ -44,7 +51,10 @@ HOSTS = (
 """What Docker writes into ``/etc/hosts`` for a container with no network."""
 
 _lock = threading.Lock()
-_usable: dict[str, bool] = {}  # data folder -> whether the engine mounts its hosts file
+_usable: dict[str, bool] = {}  # data folder -> whether the engine mounts its hosts files
+_swept: set[str] = set()  # data folders whose leftover hosts files this process removed
+ORPHAN_S = 600
+"""Age after which a hosts file is a leftover (its creator died between create and start)."""
 
 
 def netless(args: dict[str, Any]) -> dict[str, Any]:
@@ -52,6 +62,8 @@ def netless(args: dict[str, Any]) -> dict[str, Any]:
 
     Unchanged for a container that has a network, runs under gVisor (which brings its
     own network stack), or where the engine could not mount this process's hosts file.
+    Otherwise the container's own hosts file is written: `release` it once the container
+    has started (or could not be created or started).
     """
     if args.get("network_mode") != "none" or args.get("runtime") == "runsc":
         return args
@@ -59,7 +71,9 @@ def netless(args: dict[str, Any]) -> dict[str, Any]:
     with _lock:
         if _usable.get(str(folder)) is False:
             return args
-        path = _write_hosts(folder, check=str(folder) not in _usable)
+        first = str(folder) not in _swept
+        _swept.add(str(folder))
+    path = _new_hosts(folder / "hosts", sweep=first)
     mount = Mount(target="/etc/hosts", source=str(path), type="bind", read_only=True)
     return {**args, "network_disabled": True, "mounts": [*(args.get("mounts") or []), mount]}
 
@@ -77,11 +91,24 @@ def refused() -> None:
         _usable[str(data_dir())] = False
 
 
-def _write_hosts(folder: Path, check: bool) -> Path:
-    path = folder / "etc-hosts"
-    if not path.exists() or (check and path.read_text() != HOSTS):
-        tmp = folder / f".etc-hosts.{os.getpid()}"
-        tmp.write_text(HOSTS)
-        tmp.chmod(0o644)
-        tmp.replace(path)
+def release(args: dict[str, Any]) -> None:
+    """Unlink the hosts file of a container made from ``netless`` arguments, if any."""
+    if args.get("network_disabled"):
+        for mount in args.get("mounts") or []:
+            if mount.get("Target") == "/etc/hosts":
+                Path(mount["Source"]).unlink(missing_ok=True)
+
+
+def _new_hosts(folder: Path, *, sweep: bool) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    if sweep:
+        for old in folder.iterdir():
+            with contextlib.suppress(OSError):
+                if time.time() - old.stat().st_mtime > ORPHAN_S:
+                    old.unlink()
+    path = folder / secrets.token_hex(8)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(HOSTS)
+    os.chmod(path, 0o644)  # whatever the umask
     return path

@@ -8,10 +8,14 @@ to, and the fallback when the engine cannot mount the hosts file.
 
 from __future__ import annotations
 
+import os
+import threading
+import time
+from pathlib import Path
+
 import pytest
 
 from gym._grading._checks import grader_config
-from gym._paths import data_dir
 from gym._sandbox import DockerSandbox, SandboxConfig, _netless, run_once
 from gym._sandbox._netless import HOSTS, netless
 
@@ -30,6 +34,7 @@ def test_a_sandbox_has_no_network_sandbox_of_the_engine_but_its_own_namespace(sa
     assert info["NetworkSettings"]["SandboxKey"] in ("", None)
     hosts = [m for m in info["Mounts"] if m["Destination"] == "/etc/hosts"]
     assert len(hosts) == 1 and hosts[0]["RW"] is False
+    assert not Path(hosts[0]["Source"]).exists(), "its own file, unlinked once it started"
     mine = sandbox.exec("readlink /proc/self/ns/net; ls /sys/class/net").stdout.split()
     with DockerSandbox.create(SandboxConfig(image=info["Config"]["Image"]), run="pytest") as other:
         theirs = other.exec("readlink /proc/self/ns/net").stdout.strip()
@@ -60,7 +65,26 @@ def test_root_in_a_grading_container_cannot_change_the_hosts_file(python_image):
     assert result.stdout.startswith("0\n")
     assert "Read-only file system" in result.stdout
     assert result.stdout.endswith(HOSTS)
-    assert (data_dir() / "etc-hosts").read_text() == HOSTS
+
+
+@pytest.mark.docker
+def test_two_containers_share_no_hosts_file_to_lock(python_image):
+    """A lock is held on an inode: one hosts file for all would let any two containers
+    running at once signal through ``flock`` (a grading worker to another episode's agent)."""
+    lock = "import fcntl; f = open('/etc/hosts'); fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)"
+    hold = f"{lock}; import time; open('/tmp/held', 'w').close(); time.sleep(8)"
+    config = SandboxConfig(image=python_image)
+    with DockerSandbox.create(config, run="pytest") as a:
+        with DockerSandbox.create(config, run="pytest") as b:
+            holder = threading.Thread(target=a.exec, args=(["python3", "-c", hold],))
+            holder.start()
+            deadline = time.monotonic() + 20
+            while not a.exec("test -e /tmp/held").ok and time.monotonic() < deadline:
+                time.sleep(0.1)
+            in_a, in_b = a.exec(["python3", "-c", lock]), b.exec(["python3", "-c", lock])
+            holder.join()
+    assert not in_a.ok, "the holder held its lock"
+    assert in_b.ok, in_b.stderr  # b's own file: a's lock is not on it
 
 
 @pytest.mark.docker
@@ -91,7 +115,7 @@ def test_an_engine_that_cannot_mount_the_hosts_file_gets_the_old_way(
     """The engine sees no file at the source (as a remote engine would): the container is
     created the old way, and so is every later one."""
     monkeypatch.setenv("GYM_DATA", str(tmp_path))
-    monkeypatch.setattr(_netless, "_write_hosts", lambda folder, check: folder / "not-there")
+    monkeypatch.setattr(_netless, "_new_hosts", lambda folder, sweep: folder / "not-there")
     config = SandboxConfig(image=python_image)
     for _ in range(2):
         with DockerSandbox.create(config, run="pytest") as box:
@@ -110,17 +134,27 @@ def test_a_network_less_container_gets_the_hosts_mount_until_the_engine_refuses_
     assert fast["network_disabled"] is True
     (mount,) = fast["mounts"]
     assert mount["Target"] == "/etc/hosts" and mount["ReadOnly"] is True
-    assert mount["Source"] == str(tmp_path / "etc-hosts")
-    assert (tmp_path / "etc-hosts").read_text() == HOSTS
+    source = Path(mount["Source"])
+    assert source.parent == tmp_path / "hosts" and source.read_text() == HOSTS
+    _netless.release(fast)
+    assert not source.exists()
     _netless.created(fast)
     assert netless(args)["network_disabled"] is True
     _netless.refused()
     assert netless(args) is args
 
 
-def test_a_removed_hosts_file_is_written_again(monkeypatch, tmp_path):
+def test_every_container_gets_a_hosts_file_of_its_own_and_leftovers_are_swept(
+    monkeypatch, tmp_path
+):
     monkeypatch.setenv("GYM_DATA", str(tmp_path))
-    _netless.created(netless({"image": "img", "network_mode": "none"}))
-    (tmp_path / "etc-hosts").unlink()
-    netless({"image": "img", "network_mode": "none"})
-    assert (tmp_path / "etc-hosts").read_text() == HOSTS
+    monkeypatch.setattr(_netless, "_swept", set())
+    (tmp_path / "hosts").mkdir()
+    old, recent = tmp_path / "hosts" / "old", tmp_path / "hosts" / "recent"
+    old.write_text(HOSTS)
+    recent.write_text(HOSTS)
+    os.utime(old, (time.time() - _netless.ORPHAN_S - 60,) * 2)
+    args = {"image": "img", "network_mode": "none"}
+    first, second = netless(args), netless(args)
+    assert first["mounts"][0]["Source"] != second["mounts"][0]["Source"]
+    assert not old.exists() and recent.exists()  # a creator may start it any moment
