@@ -79,6 +79,11 @@ class SandboxConfig(BaseModel):
     disposable: bool = False
     """Used once, by the harness only (grading): a timed-out exec removes the container
     instead of killing the exec user's processes, so main and exec user may be equal."""
+    init: bool = True
+    """Run the main process under the engine's init (``docker-init``, which reaps
+    orphans). That init is one host file bind-mounted into every container that has it:
+    an inode any of them can ``flock``, so a container whose main process reaps its own
+    children (the grading runner) goes without it."""
 
     @field_validator("network")
     @classmethod
@@ -148,7 +153,7 @@ class SandboxConfig(BaseModel):
             "command": command or ["sleep", "infinity"],
             "user": self.main_user,
             "working_dir": self.workdir,
-            "init": True,
+            "init": self.init,
             "network_mode": self.network,
             "cap_drop": ["ALL"],
             "security_opt": ["no-new-privileges"],

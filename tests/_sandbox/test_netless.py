@@ -88,6 +88,17 @@ def test_two_containers_share_no_hosts_file_to_lock(python_image):
 
 
 @pytest.mark.docker
+def test_a_grading_container_holds_no_host_file_another_container_has(python_image):
+    """The code under test runs beside other episodes' agents: no inode may be shared with
+    them. Docker's init is one host file bind-mounted into every container that has one;
+    the hosts file and the hostname file are the container's own."""
+    binds = "grep -E ' - (ext[234]|xfs|btrfs) ' /proc/self/mountinfo | cut -d' ' -f5 | sort"
+    result = run_once(grader_config(python_image), ["sh", "-c", binds], pooled=False)
+    assert result.ok, result.stderr
+    assert result.stdout.split() == ["/etc/hostname", "/etc/hosts"]
+
+
+@pytest.mark.docker
 def test_nothing_of_a_namespace_reaches_the_next_container(python_image):
     """Packet counters of lo are a channel no process can reset: a shared or reused
     namespace would carry one episode's message to the next (the reason boxgym never
