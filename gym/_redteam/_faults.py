@@ -357,7 +357,7 @@ def grading_containers(change: Callable[[dict[str, Any]], None]) -> Iterator[lis
     """
     real_kwargs, real_acquire, hits = SandboxConfig.create_kwargs, SandboxPool.acquire, []
 
-    def kwargs_(self: SandboxConfig, labels: dict[str, str], command: Any = None) -> Any:
+    def kwargs_(self: SandboxConfig, labels: dict[str, str], command: Any) -> Any:
         kwargs = real_kwargs(self, labels, command)
         if self.disposable:
             change(kwargs)

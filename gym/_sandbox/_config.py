@@ -28,10 +28,9 @@ _TMPFS_OPT = re.compile(r"^[a-z0-9_]+(=[A-Za-z0-9_.]+)?(,[a-z0-9_]+(=[A-Za-z0-9_
 class SandboxConfig(BaseModel):
     """How a sandbox container is created. Defaults are the hardened ones.
 
-    The container's main process (``sleep infinity`` under an init) runs as
-    ``main_user``; every exec runs as ``exec_user``, a different uid, so that a
-    timeout can kill all of the exec user's processes (``kill -9 -1``) without
-    killing the container.
+    The container's main process (given to `create_kwargs`) runs as ``main_user``;
+    every exec runs as ``exec_user``, a different uid, so that a timeout can kill all of
+    the exec user's processes (``kill -9 -1``) without killing the container.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -79,11 +78,12 @@ class SandboxConfig(BaseModel):
     disposable: bool = False
     """Used once, by the harness only (grading): a timed-out exec removes the container
     instead of killing the exec user's processes, so main and exec user may be equal."""
-    init: bool = True
+    init: bool = False
     """Run the main process under the engine's init (``docker-init``, which reaps
-    orphans). That init is one host file bind-mounted into every container that has it:
-    an inode any of them can ``flock``, so a container whose main process reaps its own
-    children (the grading runner) goes without it."""
+    orphans). Off: that init is one host file bind-mounted into every container that has
+    it, an inode any of them can ``flock`` to signal another running at the same time.
+    boxgym's main processes reap their own children (the agent container's shell, the
+    grading runner); turn it on only for a main process of your own that does not."""
 
     @field_validator("network")
     @classmethod
@@ -139,18 +139,16 @@ class SandboxConfig(BaseModel):
         """The numeric uid of ``exec_user``."""
         return int(self.exec_user.split(":")[0])
 
-    def create_kwargs(
-        self, labels: dict[str, str], command: list[str] | None = None
-    ) -> dict[str, Any]:
+    def create_kwargs(self, labels: dict[str, str], command: list[str]) -> dict[str, Any]:
         """Keyword arguments for ``docker.containers.create`` with every hardening set.
 
         Args:
             labels: the container's labels.
-            command: the main process (``sleep infinity`` by default, for execs).
+            command: the main process (it must reap its children unless ``init`` is on).
         """
         kwargs: dict[str, Any] = {
             "image": self.image,
-            "command": command or ["sleep", "infinity"],
+            "command": command,
             "user": self.main_user,
             "working_dir": self.workdir,
             "init": self.init,

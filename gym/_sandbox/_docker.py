@@ -35,6 +35,9 @@ _OOM_PROBE = (
     " | sed -n 's/^oom_kill //p' | head -n1"
 )
 
+_QUICK_S = 30.0
+"""Seconds a harness script (a kill, a probe) may take."""
+
 
 class DockerSandbox(Sandbox):
     """One hardened container: exec, a persistent shell, files, diffs, close.
@@ -155,18 +158,22 @@ class DockerSandbox(Sandbox):
         self, cmd: Sequence[str], *, user: str | None = None, urgent: bool = True
     ) -> tuple[str, ExecSocket]:
         """Start a command with stdin attached; return its exec id and raw socket."""
-        return self._start(list(cmd), stdin=True, user=user, urgent=urgent)
+        return self._start(list(cmd), user=user, urgent=urgent)
 
     def _start(
         self,
         argv: list[str],
         *,
-        stdin: bool,
         user: str | None = None,
         cwd: str | None = None,
         env: dict[str, str] | None = None,
         urgent: bool = True,
     ) -> tuple[str, ExecSocket]:
+        """Start an exec with its own input attached, always.
+
+        Without one the engine gives an exec the host's /dev/null, one inode for every
+        container: a lock on it (by way of ``/proc/<pid>/fd/0``) is seen in all of them.
+        """
         if self._closed:
             raise SandboxUnavailable(f"sandbox {self.id} was closed")
         api = client().api
@@ -174,7 +181,7 @@ class DockerSandbox(Sandbox):
             exec_id = api.exec_create(
                 self.container.id,
                 argv,
-                stdin=stdin,
+                stdin=True,
                 user=user or self.config.exec_user,
                 workdir=cwd or self.config.workdir,
                 environment=self._env(env),
@@ -193,9 +200,9 @@ class DockerSandbox(Sandbox):
     ) -> tuple[ExecResult, bytes]:
         argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
         start = time.monotonic()
-        exec_id, sock = self._start(argv, stdin=stdin is not None, user=user, cwd=cwd, env=env)
+        exec_id, sock = self._start(argv, user=user, cwd=cwd, env=env)
         try:
-            out, err, timed_out = pump(sock, stdin, start + timeout, max_output)
+            out, err, timed_out = pump(sock, stdin or b"", start + timeout, max_output)
         finally:
             with contextlib.suppress(OSError):
                 sock.close()
@@ -252,21 +259,24 @@ class DockerSandbox(Sandbox):
             time.sleep(0.01)
         return None
 
+    def _quick(self, script: str, user: str) -> bytes:
+        """Run a short harness script (``sh -c``) as ``user``; its standard output."""
+        _, sock = self._start(["sh", "-c", script], user=user)
+        try:
+            out, _, _ = pump(sock, b"", time.monotonic() + _QUICK_S, 1 << 16)
+        finally:
+            with contextlib.suppress(OSError):
+                sock.close()
+        return out.bytes()
+
     def kill_processes(self, user: str | None = None) -> None:
         """Kill every process of the exec user (the whole tree, setsid'd ones included).
 
         The container's main process runs as a different uid and survives.
         """
-        api = client().api
         for _ in range(3):
             try:
-                with docker_errors(self.container.id):
-                    exec_id = api.exec_create(
-                        self.container.id,
-                        ["sh", "-c", "kill -9 -1 2>/dev/null; exit 0"],
-                        user=user or self.config.exec_user,
-                    )["Id"]
-                    api.exec_start(exec_id)
+                self._quick("kill -9 -1 2>/dev/null; exit 0", user or self.config.exec_user)
             except SandboxUnavailable:
                 raise
             except SandboxError:
@@ -278,20 +288,11 @@ class DockerSandbox(Sandbox):
     def _no_processes_left(self, user: str | None) -> bool:
         uid = (user or self.config.exec_user).split(":")[0]
         script = f'for p in /proc/[0-9]*; do [ "$(stat -c %u $p)" = {uid} ] && echo $p; done'
-        api = client().api
-        with docker_errors(self.container.id):
-            exec_id = api.exec_create(self.container.id, ["sh", "-c", script], user="65534:65534")[
-                "Id"
-            ]
-            out = api.exec_start(exec_id)
-        return not out.strip()
+        return not self._quick(script, "65534:65534").strip()
 
     def oom_since_last_check(self) -> bool:
         """Whether the memory limit killed a process since the last call."""
-        api = client().api
-        with docker_errors(self.container.id):
-            exec_id = api.exec_create(self.container.id, ["sh", "-c", _OOM_PROBE])["Id"]
-            raw = api.exec_start(exec_id).decode(errors="replace").strip()
+        raw = self._quick(_OOM_PROBE, self.config.main_user).decode(errors="replace").strip()
         count = int(raw) if raw.isdigit() else 0
         fired, self._ooms = count > self._ooms, max(count, self._ooms)
         if not raw.isdigit():

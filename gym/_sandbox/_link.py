@@ -3,10 +3,11 @@
 Every container boxgym starts is linked to this process twice over:
 
 1. Its standard input is attached (``stdin_open``, closed when the attaching client
-   goes) and held by this process. The main process of an agent container is ``cat``,
-   which ends at end of input; a waiting grading container's main process ends the same
-   way. The container then stops and the engine removes it (``auto_remove``), also when
-   this process is killed with ``kill -9``: the kernel closes its sockets.
+   goes) and held by this process. The main process of an agent container is a shell
+   waiting on ``cat`` (`LINK_COMMAND`), which ends at end of input; a waiting grading
+   container's main process ends the same way. The container then stops and the engine
+   removes it (``auto_remove``), also when this process is killed with ``kill -9``: the
+   kernel closes its sockets.
 2. A watchdog process, started with the first container, waits on a pipe from this
    process; when the pipe closes (this process exited or was killed) it removes every
    container carrying this process's owner label. That covers the moments the first link
@@ -49,8 +50,13 @@ __all__ = [
     "start_watchdog",
 ]
 
-LINK_COMMAND = ["cat"]
-"""The main process of a container that lives as long as its link: ends at end of input."""
+LINK_COMMAND = ["sh", "-c", "cat; exit 0"]
+"""The main process of a container that lives as long as its link: ends at end of input.
+
+The shell is the container's init: while it waits for ``cat`` it reaps every child it
+has, so orphans of the agent's processes (reparented to it) leave no zombies to fill the
+pids limit. The engine's init would do the same, but it is one host file shared by every
+container that has it: an inode two agents running at once could ``flock`` to signal."""
 
 _WATCHDOG = """
 import sys

@@ -5,12 +5,12 @@ from gym.sandbox import SandboxConfig
 
 
 def test_defaults_are_hardened():
-    kwargs = SandboxConfig(image="img").create_kwargs({"boxgym.run": "r"})
+    kwargs = SandboxConfig(image="img").create_kwargs({"boxgym.run": "r"}, ["cat"])
     assert kwargs["network_mode"] == "none"
     assert kwargs["cap_drop"] == ["ALL"] and "cap_add" not in kwargs
     assert kwargs["security_opt"] == ["no-new-privileges"]
     assert kwargs["privileged"] is False and kwargs["read_only"] is True
-    assert kwargs["init"] is True and kwargs["pids_limit"] == 256
+    assert kwargs["init"] is False and kwargs["pids_limit"] == 256
     assert kwargs["mem_limit"] == kwargs["memswap_limit"] == "1024m"
     assert kwargs["user"] == "65534:65534"
     assert all("size=" in opts for opts in kwargs["tmpfs"].values())
@@ -44,17 +44,17 @@ def test_key_changes_with_settings():
 
 
 def test_the_cgroup_namespace_is_private():
-    assert SandboxConfig(image="img").create_kwargs({})["cgroupns"] == "private"
+    assert SandboxConfig(image="img").create_kwargs({}, ["cat"])["cgroupns"] == "private"
 
 
 def test_the_runtime_comes_from_the_environment_and_must_be_a_name(monkeypatch):
     monkeypatch.delenv("GYM_RUNTIME", raising=False)
     assert SandboxConfig(image="img").runtime is None
-    assert "runtime" not in SandboxConfig(image="img").create_kwargs({})
+    assert "runtime" not in SandboxConfig(image="img").create_kwargs({}, ["cat"])
     monkeypatch.setenv("GYM_RUNTIME", "runsc")
     config = SandboxConfig(image="img", pids_limit=64)
     assert config.runtime == "runsc" and config.key != SandboxConfig(image="img", runtime=None).key
-    kwargs = config.create_kwargs({})
+    kwargs = config.create_kwargs({}, ["cat"])
     assert kwargs["runtime"] == "runsc"
     assert kwargs["pids_limit"] > 64  # headroom for gVisor's own threads
     assert kwargs["ulimits"] == [{"name": "nproc", "soft": 16, "hard": 16}]

@@ -19,6 +19,8 @@ from gym._grading._checks import grader_config
 from gym._sandbox import DockerSandbox, SandboxConfig, _netless, run_once
 from gym._sandbox._netless import HOSTS, netless
 
+BINDS = "grep -E ' - (ext[234]|xfs|btrfs) ' /proc/self/mountinfo | cut -d' ' -f5 | sort"
+"""Where the host's files are mounted in this container."""
 LO_COUNTERS = "grep 'lo:' /proc/net/dev | tr -s ' ' | cut -d' ' -f3,4,11,12"
 SEND = (
     'python3 -c "import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); '
@@ -68,11 +70,15 @@ def test_root_in_a_grading_container_cannot_change_the_hosts_file(python_image):
 
 
 @pytest.mark.docker
-def test_two_containers_share_no_hosts_file_to_lock(python_image):
-    """A lock is held on an inode: one hosts file for all would let any two containers
-    running at once signal through ``flock`` (a grading worker to another episode's agent)."""
-    lock = "import fcntl; f = open('/etc/hosts'); fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)"
-    hold = f"{lock}; import time; open('/tmp/held', 'w').close(); time.sleep(8)"
+@pytest.mark.parametrize("path", ["/etc/hosts", "/proc/self/fd/0"])
+def test_two_containers_share_no_file_to_lock(python_image, path):
+    """A lock is held on an inode: one hosts file for all, or the host's /dev/null as every
+    exec's input, would let any two containers running at once signal through ``flock``
+    (a grading worker to another episode's agent, or two agents of one GRPO group)."""
+    lock = f"import fcntl; f = open('{path}'); fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)"
+    hold = f"{lock}; import os, time; open('/tmp/held', 'w').write(str(os.getpid())); time.sleep(8)"
+    # the holder's own file, as another process of its container sees it
+    again = lock.replace("'/proc/self", "'/proc/' + open('/tmp/held').read() + '")
     config = SandboxConfig(image=python_image)
     with DockerSandbox.create(config, run="pytest") as a:
         with DockerSandbox.create(config, run="pytest") as b:
@@ -81,7 +87,7 @@ def test_two_containers_share_no_hosts_file_to_lock(python_image):
             deadline = time.monotonic() + 20
             while not a.exec("test -e /tmp/held").ok and time.monotonic() < deadline:
                 time.sleep(0.1)
-            in_a, in_b = a.exec(["python3", "-c", lock]), b.exec(["python3", "-c", lock])
+            in_a, in_b = a.exec(["python3", "-c", again]), b.exec(["python3", "-c", lock])
             holder.join()
     assert not in_a.ok, "the holder held its lock"
     assert in_b.ok, in_b.stderr  # b's own file: a's lock is not on it
@@ -92,8 +98,15 @@ def test_a_grading_container_holds_no_host_file_another_container_has(python_ima
     """The code under test runs beside other episodes' agents: no inode may be shared with
     them. Docker's init is one host file bind-mounted into every container that has one;
     the hosts file and the hostname file are the container's own."""
-    binds = "grep -E ' - (ext[234]|xfs|btrfs) ' /proc/self/mountinfo | cut -d' ' -f5 | sort"
-    result = run_once(grader_config(python_image), ["sh", "-c", binds], pooled=False)
+    result = run_once(grader_config(python_image), ["sh", "-c", BINDS], pooled=False)
+    assert result.ok, result.stderr
+    assert result.stdout.split() == ["/etc/hostname", "/etc/hosts"]
+
+
+@pytest.mark.docker
+def test_an_agent_container_holds_no_host_file_another_container_has(sandbox):
+    """Two agents running at once (one GRPO group's samples) must share no inode either."""
+    result = sandbox.exec(["sh", "-c", BINDS])
     assert result.ok, result.stderr
     assert result.stdout.split() == ["/etc/hostname", "/etc/hosts"]
 

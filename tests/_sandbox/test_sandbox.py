@@ -29,7 +29,7 @@ def test_container_is_hardened_as_seen_by_the_engine(sandbox):
     assert "no-new-privileges" in host["SecurityOpt"]
     assert host["PidsLimit"] == 64
     assert host["Memory"] == 256 * 2**20 and host["MemorySwap"] == host["Memory"]
-    assert host["NanoCpus"] == 10**9 and host["Init"] is True
+    assert host["NanoCpus"] == 10**9 and host["Init"] is False
     assert host["ReadonlyRootfs"] is True and not host["Privileged"]
     assert config["User"] not in ("", "0", "root") and not config["User"].startswith("0:")
     assert {"boxgym.run", "boxgym.episode", "boxgym.owner"} <= set(config["Labels"])
@@ -107,6 +107,17 @@ def test_fork_bomb_is_contained_and_the_sandbox_recovers(sandbox):
     assert result.timed_out
     assert agent_processes(sandbox) == []
     assert sandbox.run("echo recovered").stdout == "recovered\n"
+
+
+def test_orphans_of_the_agent_leave_no_zombies_to_fill_the_pids_limit(sandbox):
+    """The main process is the container's init (no engine init: a shared host file). It
+    must reap the agent's orphans: 90 of them would fill this sandbox's limit of 64."""
+    for _ in range(3):
+        assert sandbox.run("for i in $(seq 30); do (sleep 0.05 &); done", timeout=10).ok
+    time.sleep(1)
+    states = sandbox.exec(["sh", "-c", "cat /proc/[0-9]*/stat"], user="65534:65534").stdout
+    assert [line.split(") ")[1][0] for line in states.splitlines()].count("Z") == 0
+    assert sandbox.run("echo alive").stdout == "alive\n"
 
 
 def test_a_dead_container_raises_sandbox_unavailable_not_a_failed_command(sandbox):
