@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,7 @@ from gym._tools import ToolCall
 
 __all__ = [
     "AttackPolicy",
+    "Beside",
     "Expect",
     "Script",
     "ScriptAttack",
@@ -37,6 +39,8 @@ Script = Callable[[Names, Task, Any], list[ToolCall]]
 """Builds an attack's calls: (random names, the task, the unwrapped environment)."""
 Observer = Callable[[Context, Names, EpisodeResult, Any], Finding | None]
 """A side observation after the episode (the host's view): a `Finding`, or None."""
+Beside = Callable[[Names, Any], AbstractContextManager[Any]]
+"""What runs beside an episode: (the names, the unwrapped environment) -> a context."""
 
 
 def bash(command: str) -> ToolCall:
@@ -168,6 +172,9 @@ class ScriptAttack(Attack):
         env_kwargs: keyword arguments for making the environment.
         then: scripts of further episodes, each on a fresh container, sharing the names
             (persistence checks); the expectation applies to every episode.
+        beside: a context entered around each episode, given the names and the
+            unwrapped environment: something running at the same time (another agent's
+            container, for example).
         gap: a known gap (who closes it), when it does not hold yet.
         fast: part of the quick subset.
         solo: run alone.
@@ -182,6 +189,7 @@ class ScriptAttack(Attack):
     observers: Sequence[Observer] = ()
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     then: tuple[Script, ...] = ()
+    beside: Beside | None = None
     gap: str = ""
     fast: bool = False
     solo: bool = False
@@ -233,8 +241,10 @@ class ScriptAttack(Attack):
         self, ctx: Context, env_id: str, policy: AttackPolicy
     ) -> EpisodeResult | Finding:
         env = make(env_id, run=ctx.label, **{**self.env_kwargs, **ctx.env_kwargs})
+        beside = self.beside(policy.names, env.unwrapped) if self.beside else nullcontext()
         try:
-            return run_episode(env, policy, task_id=self.task_for(env_id))
+            with beside:
+                return run_episode(env, policy, task_id=self.task_for(env_id))
         except Exception as exc:  # noqa: BLE001 - a crash of the harness is the finding
             where = traceback.extract_tb(exc.__traceback__)[-1]
             return Finding(

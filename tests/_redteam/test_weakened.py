@@ -32,6 +32,7 @@ def only(name: str, env: str) -> list:
         (weaken.seccomp_off, "sandbox.seccomp", "breach"),
         (weaken.host_pids, "sandbox.namespaces", "breach"),
         (weaken.shared_network, "sandbox.network_counters_between_episodes", "breach"),
+        (weaken.engine_init, "sandbox.file_locks_between_agents_running_at_once", "breach"),
     ],
 )
 def test_a_weakened_sandbox_makes_its_row_fail(engine, switch, row, sign):

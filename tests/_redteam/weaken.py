@@ -22,7 +22,7 @@ def agent_containers(change: Callable[[dict[str, Any]], None]) -> Iterator[None]
     """Change the creation arguments of every agent container (not grading ones)."""
     real = SandboxConfig.create_kwargs
 
-    def patched(self: SandboxConfig, labels: dict[str, str], command: Any = None) -> Any:
+    def patched(self: SandboxConfig, labels: dict[str, str], command: Any) -> Any:
         kwargs = real(self, labels, command)
         if not self.disposable:
             change(kwargs)
@@ -57,6 +57,11 @@ def seccomp_off() -> contextlib.AbstractContextManager[None]:
 def host_pids() -> contextlib.AbstractContextManager[None]:
     """Agent containers in the host's process namespace."""
     return agent_containers(lambda kw: kw.update(pid_mode="host"))
+
+
+def engine_init() -> contextlib.AbstractContextManager[None]:
+    """Agent containers under the engine's init: one host file mounted into all of them."""
+    return agent_containers(lambda kw: kw.update(init=True))
 
 
 @contextlib.contextmanager
