@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import importlib
+import queue
 import random
 import secrets
+import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from pydantic import BaseModel, Field
 
@@ -142,13 +143,38 @@ def _run_pairs(
     concurrency: int,
     progress: Callable[[Row], None] | None,
 ) -> list[Row]:
+    """Run rows, ``concurrency`` at once, in daemon threads.
+
+    A stop (SIGINT, SIGTERM: an exception in this thread) leaves at once: no row starts
+    after it, and the rows in flight are not waited for (a pool's threads would be, to
+    the end of every row queued). Their containers leave with this process.
+    """
+    todo: queue.SimpleQueue[Planned] = queue.SimpleQueue()
+    for planned in pairs:
+        todo.put(planned)
+    done: queue.SimpleQueue[Row | BaseException] = queue.SimpleQueue()
+
+    def work() -> None:
+        while True:
+            try:
+                planned = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put(_one(*planned, ctx))
+            except BaseException as exc:  # noqa: BLE001 - raised again in the caller
+                done.put(exc)
+
+    for i in range(min(max(1, concurrency), len(pairs))):
+        threading.Thread(target=work, name=f"redteam-{i}", daemon=True).start()
     rows: list[Row] = []
-    with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="redteam") as pool:
-        futures = [pool.submit(_one, *planned, ctx) for planned in pairs]
-        for future in as_completed(futures):
-            rows.append(future.result())
-            if progress:
-                progress(rows[-1])
+    for _ in pairs:
+        item = done.get()
+        if isinstance(item, BaseException):
+            raise item
+        rows.append(item)
+        if progress:
+            progress(item)
     return rows
 
 
