@@ -76,6 +76,7 @@ def test_run_names_the_executors_it_knows(tmp_path):
     assert "--executor must be local or ray" in out.stderr and "Traceback" not in out.stderr
 
 
+@pytest.mark.docker
 @pytest.mark.parametrize("command", [["run", "boxgym/PyFunc-v0", "--policy", "noop"], ["redteam"]])
 def test_an_unknown_runtime_is_refused_with_how_to_add_it(engine, command):
     out = gym_cli(*command, "--runtime", "nosuchruntime")
