@@ -11,6 +11,7 @@ Faults that disturb the shared Docker engine (restarting the daemon) are marked
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -535,14 +536,16 @@ class RunnerKilled(Fault):
             f"sqlite:///{path}",
             "--json",
         ]
-        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 300
-        while _count(path) < 1 and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.2)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        with _child(command, **quiet) as proc:
+            deadline = time.monotonic() + 300
+            while _count(path) < 1 and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.2)
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
         before = snapshot(path)
-        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        with _child(command, **quiet) as resumed:
+            code = resumed.wait(timeout=600)
         after, ids = snapshot(path), episode_ids(path)
         orphans = [
             c.id[:12]
@@ -550,11 +553,11 @@ class RunnerKilled(Fault):
             if c.labels.get(OWNER, "").split(":")[1:2] == [str(proc.pid)]
         ]
         seen = (
-            f"killed after {_count_of(before)} of 4 episodes; resume exit {done.returncode}, "
+            f"killed after {_count_of(before)} of 4 episodes; resume exit {code}, "
             f"{len(set(ids))} episodes"
         )
         held = (
-            done.returncode == 0
+            code == 0
             and 1 <= _count_of(before) < 4
             and len(ids) == len(set(ids)) == 4
             and not changed(before, after)
@@ -563,6 +566,37 @@ class RunnerKilled(Fault):
         if orphans:
             seen += f"; the killed runner's containers remain: {orphans[:3]}"
         return Finding(seen, held)
+
+
+_children: set[subprocess.Popen[bytes]] = set()
+"""Processes of fault rows still running (a ``gym run``): ended when this process ends."""
+
+
+@contextlib.contextmanager
+def _child(command: list[str], **kwargs: Any) -> Iterator[subprocess.Popen[bytes]]:
+    """A child process, killed if the block ends while it runs.
+
+    If this process ends first (a stopped suite), the child is sent SIGTERM: no ``gym
+    run`` of a fault row goes on without its suite.
+    """
+    proc = subprocess.Popen(command, **kwargs)
+    _children.add(proc)
+    try:
+        yield proc
+    finally:
+        _children.discard(proc)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _end_children() -> None:
+    for proc in list(_children):
+        with contextlib.suppress(OSError):
+            proc.terminate()
+
+
+atexit.register(_end_children)
 
 
 def _count(path: Path) -> int:

@@ -11,6 +11,10 @@ restarts the shared Docker engine.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -45,3 +49,32 @@ def test_fault_ends_as_it_must(engine, name):
     if row.gap:
         pytest.xfail(f"known gap ({row.gap}): {row.observed}")
     assert row.held, row.observed
+
+
+STOPPED_WITH_A_CHILD = """
+import threading, time
+from gym._cli import _leave
+from gym._redteam._faults import _child
+
+def row():
+    with _child(["sleep", "60"], stdout=-3, stderr=-3) as proc:  # -3: DEVNULL
+        print(proc.pid, flush=True)
+        time.sleep(60)
+
+threading.Thread(target=row, daemon=True).start()
+time.sleep(1)
+_leave(143)  # as a SIGTERM ends `gym redteam`: the row's thread never finishes its block
+"""
+
+
+def test_a_fault_rows_child_ends_when_the_suite_is_stopped():
+    """A stopped suite must not leave a fault row's `gym run` going on without it."""
+    done = subprocess.run(
+        [sys.executable, "-c", STOPPED_WITH_A_CHILD], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 143, done.stderr
+    child = int(done.stdout.split()[0])
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{child}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path(f"/proc/{child}").exists(), "the child outlived the suite"
