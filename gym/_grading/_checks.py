@@ -116,7 +116,6 @@ def grader_config(image: str, **settings: Any) -> SandboxConfig:
         "main_user": "0:0",
         "exec_user": "0:0",
         "disposable": True,
-        "init": False,  # the runner reaps as PID 1; no host file for the code under test to lock
         "cap_add": ("SETUID", "SETGID"),
         "tmpfs": {
             "/workspace": "size=256m,mode=0755",
