@@ -85,6 +85,22 @@ def engine() -> None:
         pytest.fail(f"{exc} (or pass --no-docker to skip container tests)")
 
 
+@pytest.fixture
+def owned(engine: None) -> Iterator[Any]:
+    """Containers (running or not) whose owner label names process ``pid``, as a
+    function of ``pid``; listed by a bare Docker client, which starts and reaps nothing."""
+    import docker
+
+    plain = docker.from_env()
+
+    def of(pid: int) -> list[str]:
+        rows = plain.api.containers(all=True, filters={"label": "boxgym.owner"})
+        return [r["Id"] for r in rows if r["Labels"]["boxgym.owner"].split(":")[1] == str(pid)]
+
+    yield of
+    plain.close()
+
+
 @pytest.fixture(scope="session")
 def python_image(engine: None) -> str:
     return gym.images.ensure_image("python")

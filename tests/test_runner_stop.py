@@ -1,7 +1,8 @@
 """Stopping a run: nothing lost, nothing left behind.
 
 `kill -9` of a running `gym run`: its containers go away by themselves within seconds,
-with no later run or reaper (checked with a plain engine client that reaps nothing).
+with no later run or reaper (checked with a plain engine client that reaps nothing: the
+`owned` fixture).
 SIGTERM: the run stops scheduling, commits every episode that had finished, removes its
 containers and exits within 10 seconds.
 """
@@ -17,7 +18,6 @@ import sys
 import time
 from pathlib import Path
 
-import docker
 import pytest
 
 # Each test runs a real `gym run` (27 s on 2 busy cores, load average near 8): slow, and
@@ -31,12 +31,6 @@ def gym_run(db: Path, events: Path, *extra: str) -> subprocess.Popen[bytes]:
     cmd = [GYM, "run", "boxgym/PyFunc-v0", "--policy", "oracle", "--db", f"sqlite:///{db}"]
     cmd += ["--events", str(events), *extra]
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-
-
-def owned(engine: docker.DockerClient, pid: int) -> list[str]:
-    """Containers whose owner label names process ``pid`` (running or not)."""
-    rows = engine.api.containers(all=True, filters={"label": "boxgym.owner"})
-    return [r["Id"] for r in rows if r["Labels"]["boxgym.owner"].split(":")[1] == str(pid)]
 
 
 def stored(db: Path) -> set[str]:
@@ -62,19 +56,11 @@ def wait_until(predicate, seconds: float) -> bool:
     return predicate()
 
 
-@pytest.fixture
-def plain_engine(engine) -> docker.DockerClient:
-    """A bare Docker client: listing with it starts and reaps nothing."""
-    c = docker.from_env()
-    yield c
-    c.close()
-
-
-def test_kill_9_of_a_run_leaves_none_of_its_containers(plain_engine, tmp_path):
+def test_kill_9_of_a_run_leaves_none_of_its_containers(owned, tmp_path):
     db, events = tmp_path / "runs.db", tmp_path / "events.jsonl"
     proc = gym_run(db, events, "--limit", "12", "-c", "3")
     try:
-        mid_run = wait_until(lambda: len(stored(db)) >= 1 and owned(plain_engine, proc.pid), 240)
+        mid_run = wait_until(lambda: len(stored(db)) >= 1 and owned(proc.pid), 240)
         assert mid_run, "the run should be mid-way, with containers of its own"
     finally:
         os.kill(proc.pid, signal.SIGKILL)
@@ -82,10 +68,10 @@ def test_kill_9_of_a_run_leaves_none_of_its_containers(plain_engine, tmp_path):
         proc.stderr.close()
     assert len(stored(db)) < 12, "killed before the end"
     time.sleep(10)
-    assert owned(plain_engine, proc.pid) == []
+    assert owned(proc.pid) == []
 
 
-def test_sigterm_commits_every_finished_episode_and_exits_clean(plain_engine, tmp_path):
+def test_sigterm_commits_every_finished_episode_and_exits_clean(owned, tmp_path):
     db, events = tmp_path / "runs.db", tmp_path / "events.jsonl"
     proc = gym_run(db, events, "--limit", "16", "-c", "3")
     try:
@@ -106,4 +92,4 @@ def test_sigterm_commits_every_finished_episode_and_exits_clean(plain_engine, tm
     assert len(done) < 16, "stopped before the end"
     assert done <= stored(db), "every episode reported finished is committed"
     assert {e["job"] for e in read_events(events) if e["event"] == "committed"} == stored(db)
-    assert wait_until(lambda: owned(plain_engine, proc.pid) == [], 3)
+    assert wait_until(lambda: owned(proc.pid) == [], 3)

@@ -9,7 +9,6 @@ import sys
 import threading
 import time
 
-import docker
 import pytest
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(180)]
@@ -17,21 +16,14 @@ pytestmark = [pytest.mark.docker, pytest.mark.timeout(180)]
 GYM = os.path.join(os.path.dirname(sys.executable), "gym")
 
 
-def owned(engine: docker.DockerClient, pid: int) -> list[str]:
-    """Containers whose owner label names process ``pid`` (running or not)."""
-    rows = engine.api.containers(all=True, filters={"label": "boxgym.owner"})
-    return [r["Id"] for r in rows if r["Labels"]["boxgym.owner"].split(":")[1] == str(pid)]
-
-
-def test_sigterm_stops_the_suite_within_seconds_and_leaves_no_container(engine):
+def test_sigterm_stops_the_suite_within_seconds_and_leaves_no_container(owned):
     """Rows queued behind the ones in flight must not run (they once all did, for minutes)."""
-    plain = docker.from_env()  # lists without reaping anything
     proc = subprocess.Popen(
         [GYM, "redteam", "--family", "code", "--kind", "attack", "-c", "2"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    lines: list[str] = []
+    lines: list[bytes] = []
     reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
     reader.start()
     try:
@@ -39,7 +31,7 @@ def test_sigterm_stops_the_suite_within_seconds_and_leaves_no_container(engine):
         while not any(b"held" in line for line in lines) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert any(b"held" in line for line in lines), "a row should have finished"
-        assert owned(plain, proc.pid), "rows should be running, in containers of their own"
+        assert owned(proc.pid), "rows should be running, in containers of their own"
         sent = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=60)
@@ -52,7 +44,6 @@ def test_sigterm_stops_the_suite_within_seconds_and_leaves_no_container(engine):
     assert code == 128 + signal.SIGTERM, b"".join(lines)[-2000:].decode()
     assert took < 10, f"exit took {took:.1f}s"
     deadline = time.monotonic() + 10
-    while owned(plain, proc.pid) and time.monotonic() < deadline:
+    while owned(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert owned(plain, proc.pid) == []
-    plain.close()
+    assert owned(proc.pid) == []
