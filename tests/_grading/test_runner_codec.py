@@ -99,3 +99,45 @@ def test_a_changed_runner_ships_its_own_bytecode(monkeypatch):
         f"__pycache__/boxgym_runner.{sys.implementation.cache_tag}.pyc"
     ]
     assert "CHANGED" in marshal.loads(pyc[16:]).co_names
+
+
+_LAZY = ("fractions", "decimal", "datetime", "pathlib")
+_FRESH = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import boxgym_wire as wire
+before = sorted(m for m in {lazy!r} if m in sys.modules)
+tagged = [
+    {{"t": "Fraction", "v": ["3", "7"]}},
+    {{"t": "Decimal", "v": "1.10"}},
+    {{"t": "path", "k": "PurePosixPath", "v": "/a/b"}},
+    {{"t": "date", "v": [2024, 2, 29]}},
+    {{"t": "datetime", "v": [2024, 2, 29, 1, 2, 3, 4, 1], "z": [0, 3600, 0, "X"]}},
+    {{"t": "time", "v": [1, 2, 3, 4, 0], "z": None}},
+    {{"t": "timedelta", "v": [1, 2, 3]}},
+]
+values = [wire.decode(t) for t in tagged]
+again = [wire.encode(v) for v in values]
+import random
+varied = [bool(wire.variants(v, random.Random(0))) for v in values]
+print(before, again == tagged, varied)
+"""
+
+
+def test_the_codec_imports_value_modules_only_when_a_value_needs_them():
+    """A grading process starts without fractions, decimal, datetime or pathlib (about 20
+    ms each start); values of their types still cross, and vary, as before."""
+    import subprocess
+    import sys
+
+    from gym._grading._checks import RUNNER_PATH
+
+    script = _FRESH.format(lazy=_LAZY)
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", script, str(RUNNER_PATH.parent)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split(" ", 1)
+    assert out[0] == "[]"
+    assert out[1].strip() == "True [True, True, True, True, True, True, True]"
