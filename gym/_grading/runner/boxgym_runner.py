@@ -5,11 +5,14 @@ fresh grading container. Three kinds of processes, each a uid of its own drawn a
 random for this grading (no other container shares them):
 
 * the **judge** (``boxgym_judge``): runs the hidden checks, never imports the code
-  under test; only it can read the hidden checks (``/grade/tests``, 0700);
+  under test; only it can read the hidden checks (``/grade/tests``, 0700). It is a fork
+  of the runner (trusted, so it may inherit the runner's memory) that keeps only the
+  descriptors it is handed;
 * the **worker** (``boxgym_worker``): the only process that imports the code under
-  test; a new worker (and uid) replaces one that hung, died or lied; it runs with a
-  process limit, an address-space limit and the highest OOM score, so that a fork or
-  memory bomb cannot starve the runner;
+  test, always a fresh interpreter (it never holds what the runner read); a new worker
+  (and uid) replaces one that hung, died or lied; it runs with a process limit, an
+  address-space limit and the highest OOM score, so that a fork or memory bomb cannot
+  starve the runner;
 * **probes**: shell commands a task declares, run first, before any code under test.
 
 The judge reaches the worker through one socket the runner hands it for each worker
@@ -42,10 +45,6 @@ VERSION = "2"
 PYTHON = "/usr/bin/python3"
 WORKER_NPROC = 96
 WORKER_MEMORY = 768 << 20
-_JUDGE_BOOT = (
-    "import os, sys; sys.path.insert(0, os.environ['BOXGYM_RUNNER_DIR']); import boxgym_judge; "
-    "sys.exit(boxgym_judge.main(int(sys.argv[1]), int(sys.argv[2])))"
-)
 _WORKER_BOOT = (
     "import os, sys; sys.path.insert(0, os.environ['BOXGYM_RUNNER_DIR']); import boxgym_worker; "
     "sys.path.pop(0); boxgym_worker.main(int(sys.argv[1]))"
@@ -94,7 +93,13 @@ def _limit_worker(spec):
 
 
 def spawn(argv, uid, *, cwd, env, fds=(), stdout=None, setup=None):
-    """Fork a child that becomes uid and execs argv; ``fds`` are (fd, number) to pass."""
+    """Fork a child that becomes uid and execs argv; ``fds`` are (fd, number) to pass.
+
+    ``argv`` may instead be a function, run in the child without an exec (its return
+    value is the exit status): only for trusted code (the judge), which then inherits
+    this process's memory and imports. The code under test always gets a fresh
+    interpreter, which has never held what this process read.
+    """
     pid = os.fork()
     if pid != 0:
         return pid
@@ -110,9 +115,48 @@ def spawn(argv, uid, *, cwd, env, fds=(), stdout=None, setup=None):
         high = [(fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 64), n) for fd, n in wanted]
         for fd, number in high:
             os.dup2(fd, number)
+        if callable(argv):
+            os._exit(_run_here(argv, env, 3 + len(fds)))
         os.execve(argv[0], argv, env)
     except BaseException:
         os._exit(98)
+
+
+def _run_here(fn, env, keep):
+    """Run fn in a forked child as a new interpreter would run it; its exit status.
+
+    The child keeps only the descriptors below ``keep`` (those it was handed), gets the
+    given environment and the site folders on its path, and flushes its streams.
+    """
+    os.closerange(keep, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    os.environ.clear()
+    os.environ.update(env)
+    time.tzset()
+    if "site" not in sys.modules:  # the boot runs without site; pytest lives there
+        import site
+
+        site.main()
+    try:
+        status = fn()
+    except SystemExit as stop:
+        status = 0 if stop.code is None else stop.code if isinstance(stop.code, int) else 1
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        status = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    return status
+
+
+def _judge():
+    import boxgym_judge
+
+    return boxgym_judge.main(3, 4)
 
 
 def kill_uid(uid, sig=signal.SIGKILL):
@@ -309,10 +353,11 @@ class Supervisor:
 
     def start_judge(self, event_w, out_w, ctl):
         env = wire.environment({"HOME": self.staging["home"]})
-        argv = [PYTHON, "-I", "-c", _JUDGE_BOOT, "3", "4"]
         fds = [(event_w, 3), (ctl.fileno(), 4)]
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()  # the judge is a fork of this process: nothing of ours to repeat
         self.judge = spawn(
-            argv, self.uids.judge, cwd=self.staging["home"], env=env, fds=fds, stdout=out_w
+            _judge, self.uids.judge, cwd=self.staging["home"], env=env, fds=fds, stdout=out_w
         )
 
     def start_worker(self):
@@ -530,7 +575,6 @@ def final_outcome(phases):
 
 def main():
     import argparse
-    import traceback
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--spec", required=True)
@@ -548,6 +592,8 @@ def main():
         probes = run_probes(spec, uids)
         report.update(run_session(spec, uids, staging), probes=probes)
     except Exception:
+        import traceback
+
         report.update(error=traceback.format_exc()[-4000:])
     report["duration_s"] = round(time.monotonic() - start, 3)
     tmp = opts.out + ".tmp"

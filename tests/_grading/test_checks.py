@@ -1,0 +1,34 @@
+"""The trusted runner's processes in a real grading container (`run_checks`)."""
+
+import pytest
+
+from gym._grading import CheckSpec, Export, run_checks
+
+_LOOK = b"""
+import os
+import stat
+
+
+def test_the_judge_reads_no_pipe():
+    readable = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            mode = os.stat(f"/proc/self/fd/{name}").st_mode
+            flags = open(f"/proc/self/fdinfo/{name}").read().split("flags:")[1].split()[0]
+        except OSError:
+            continue  # the listing's own descriptor
+        if stat.S_ISFIFO(mode) and int(flags, 8) & os.O_ACCMODE != os.O_WRONLY:
+            readable.append(int(name))
+    assert readable == []
+"""
+
+
+@pytest.mark.docker
+def test_the_judge_holds_no_descriptor_of_the_runner(python_image):
+    """The judge is forked from the root runner (no new interpreter): it must still hold
+    only what it is handed. The runner reads the judge's output and events from pipes;
+    a judge holding their read ends could read or drain what the runner is told."""
+    spec = CheckSpec(kind="pytest", hidden={"test_look.py": _LOOK}, timeout=60)
+    report = run_checks(python_image, {"solution.py": b"x = 1\n"}, Export(), spec)
+    assert report.error is None
+    assert report.tests == {"grade/tests/test_look.py::test_the_judge_reads_no_pipe": "passed"}
