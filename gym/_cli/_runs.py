@@ -349,7 +349,7 @@ def report(
     from gym._report import build_report
     from gym._store import Store
 
-    store = Store(db)
+    store = Store(db, read_only=True)
     result = build_report(store, run_id or _newest_run(store))
     if plot is not None:
         from gym._plot import report_figure, save_png
@@ -377,7 +377,7 @@ def runs(db: DbOpt = None, as_json: JsonFlag = False) -> None:
     """List stored runs."""
     from gym._store import Store
 
-    store = Store(db)
+    store = Store(db, read_only=True)
     rows: list[dict[str, Any]] = [
         {
             "id": r.id,
@@ -411,7 +411,7 @@ def compare(
     from gym._report import compare as compare_runs
     from gym._store import Store
 
-    result = compare_runs(Store(db), run_a, run_b)
+    result = compare_runs(Store(db, read_only=True), run_a, run_b)
     if as_json:
         print_json(result.model_dump(mode="json"))
         return
@@ -443,7 +443,7 @@ def gate(
     from gym._report import load_rules
     from gym._store import Store
 
-    results = check_gate(Store(db), run_id, load_rules(rules), baseline)
+    results = check_gate(Store(db, read_only=True), run_id, load_rules(rules), baseline)
     if as_json:
         print_json([r.model_dump(mode="json") for r in results])
     else:
@@ -596,7 +596,7 @@ def export_run(
     from gym._store import Store
 
     n = export_records(
-        Store(db),
+        Store(db, read_only=True),
         run_id,
         out,
         fmt=fmt,

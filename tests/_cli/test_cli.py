@@ -121,3 +121,16 @@ def test_an_error_exits_2_with_its_message_and_json_output_arrives_whole(tmp_pat
         done = subprocess.run([GYM, "env", "list", "--json"], stdout=fh, timeout=300)
     assert done.returncode == 0
     assert any(e["id"] == "boxgym/MBPP-v0" for e in json.loads((tmp_path / "out.json").read_text()))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["runs"], ["report"], ["compare", "a", "b"], ["gate", "a", "--rules", "r.toml"], ["export", "a", "-o", "x.jsonl"]],
+)
+def test_a_reading_command_on_a_missing_store_says_so_and_creates_none(tmp_path, command):
+    """A mistyped --db names the missing store; it is not created empty ("no runs")."""
+    missing = tmp_path / "typo.db"
+    out = gym_cli(*command, "--db", f"sqlite:///{missing}")
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "no run store" in out.stderr and "Traceback" not in out.stderr
+    assert not missing.exists()
