@@ -125,7 +125,13 @@ def test_an_error_exits_2_with_its_message_and_json_output_arrives_whole(tmp_pat
 
 @pytest.mark.parametrize(
     "command",
-    [["runs"], ["report"], ["compare", "a", "b"], ["gate", "a", "--rules", "r.toml"], ["export", "a", "-o", "x.jsonl"]],
+    [
+        ["runs"],
+        ["report"],
+        ["compare", "a", "b"],
+        ["gate", "a", "--rules", "r.toml"],
+        ["export", "a", "-o", "x.jsonl"],
+    ],
 )
 def test_a_reading_command_on_a_missing_store_says_so_and_creates_none(tmp_path, command):
     """A mistyped --db names the missing store; it is not created empty ("no runs")."""
