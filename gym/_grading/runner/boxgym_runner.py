@@ -116,22 +116,22 @@ def spawn(argv, uid, *, cwd, env, fds=(), stdout=None, setup=None):
         for fd, number in high:
             os.dup2(fd, number)
         if callable(argv):
-            os._exit(_run_here(argv, env, 3 + len(fds)))
+            os._exit(_run_here(argv, env, {number for _, number in wanted}))
         os.execve(argv[0], argv, env)
     except BaseException:
         os._exit(98)
 
 
-def _run_here(fn, env, keep):
+def _run_here(fn, env, kept):
     """Run fn in a forked child as a new interpreter would run it; its exit status.
 
-    The child keeps only the descriptors below ``keep`` (those it was handed), gets the
-    given environment and the site folders on its path, and flushes its streams.
+    The child keeps only the descriptor numbers in ``kept`` (those it was handed), gets
+    the given environment and the site folders on its path, and flushes its streams.
     """
-    for name in os.listdir("/proc/self/fd"):  # not closerange: without close_range
-        if int(name) >= keep:  # (kernels before 5.9) it tries every number up to the limit
+    for fd in map(int, os.listdir("/proc/self/fd")):  # not closerange: without close_range
+        if fd not in kept:  # (kernels before 5.9) it tries every number up to the limit
             try:
-                os.close(int(name))
+                os.close(fd)
             except OSError:
                 pass  # the listing's own descriptor, closed already
     os.environ.clear()
@@ -150,12 +150,17 @@ def _run_here(fn, env, keep):
 
         traceback.print_exc()
         status = 1
+    _flush()
+    return status
+
+
+def _flush():
+    """Flush this process's standard streams (before a fork, or an exit without teardown)."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except Exception:
             pass
-    return status
 
 
 def _judge():
@@ -359,8 +364,7 @@ class Supervisor:
     def start_judge(self, event_w, out_w, ctl):
         env = wire.environment({"HOME": self.staging["home"]})
         fds = [(event_w, 3), (ctl.fileno(), 4)]
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()  # the judge is a fork of this process: nothing of ours to repeat
+        _flush()  # the judge is a fork of this process: nothing of ours to repeat
         self.judge = spawn(
             _judge, self.uids.judge, cwd=self.staging["home"], env=env, fds=fds, stdout=out_w
         )

@@ -131,7 +131,7 @@ def named_type(name):
     if mod == "builtins":
         t = getattr(builtins, qual, None)
     elif name in _TYPE_NAMES:
-        t = getattr(__import__(mod), qual)
+        t = getattr(_std(mod), qual)
     else:
         t = None
     if not isinstance(t, type):
