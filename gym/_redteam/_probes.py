@@ -161,6 +161,7 @@ _SYSCALLS = {
         "mount": (165, 0, 0, 0, 0, 0),
         "pivot_root": (155, 0, 0),
         "swapon": (167, 0, 0),
+        "io_uring_setup": (425, 1, 0),
     },
     "aarch64": {
         "unshare_user": (97, 0x10000000),
@@ -177,8 +178,15 @@ _SYSCALLS = {
         "mount": (40, 0, 0, 0, 0, 0),
         "pivot_root": (41, 0, 0),
         "swapon": (224, 0, 0),
+        "io_uring_setup": (425, 1, 0),
     },
 }
+"""Calls that must be refused, by machine: (number, arguments). ``io_uring_setup`` with
+no parameters reaches the kernel only if the filter lets it (the kernel answers EFAULT)."""
+
+_COMPAT_GETPID = {"x86_64": bytes([0xB8, 0x14, 0, 0, 0, 0xCD, 0x80, 0xC3])}
+"""Machine code for getpid through the 32-bit entry (``mov eax, 20; int 0x80; ret``):
+a second system call ABI on the host, which boxgym's profile does not admit."""
 
 
 _SENTRY_OWN = ("unshare_user", "unshare_mount", "setns", "mount", "pivot_root")
@@ -219,6 +227,32 @@ for name, (number, *args) in table.items():
 unshared = subprocess.run(["unshare", "-Ur", "true"], capture_output=True, timeout=20)
 if not {gvisor!r} and unshared.returncode == 0:
     breach("unshare -Ur worked")
+child = subprocess.Popen(["sleep", "30"])
+try:
+    if libc.ptrace(ctypes.c_long(16), ctypes.c_long(child.pid), None, None) == 0:
+        breach("ptrace attached to a process of the agent's own")
+finally:
+    child.kill()
+    child.wait()
+class Iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+source, target = ctypes.create_string_buffer(b"boxgym!", 8), ctypes.create_string_buffer(8)
+local = Iovec(ctypes.cast(target, ctypes.c_void_p), 8)
+remote = Iovec(ctypes.cast(source, ctypes.c_void_p), 8)
+if libc.process_vm_readv(os.getpid(), ctypes.byref(local), 1, ctypes.byref(remote), 1, 0) == 8:
+    breach("process_vm_readv read a process's memory")
+code = {json.dumps({k: list(v) for k, v in _COMPAT_GETPID.items()})}.get(platform.machine())
+if code and not {gvisor!r}:
+    compat = "; ".join([
+        "import ctypes, mmap",
+        "page = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)",
+        f"page.write(bytes({{code}}))",
+        "at = ctypes.addressof(ctypes.c_char.from_buffer(page))",
+        "print('compat', ctypes.CFUNCTYPE(ctypes.c_int)(at)())",
+    ])
+    ran = subprocess.run(["python3", "-c", compat], capture_output=True, text=True, timeout=20)
+    if ran.stdout.startswith("compat") and int(ran.stdout.split()[1]) > 0:
+        breach("a 32-bit system call ran (getpid through int 0x80)")
 """
     return py_probe(names, body)
 

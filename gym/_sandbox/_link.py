@@ -34,7 +34,7 @@ from docker.models.containers import _create_container_args
 from docker.types import LogConfig
 
 from gym._errors import GymError, ImageError, SandboxUnavailable
-from gym._sandbox import _netless
+from gym._sandbox import _netless, _seccomp
 from gym._sandbox._engine import client, docker_errors, owner_label, remove_container
 from gym._sandbox._gate import gate
 from gym._sandbox._stream import ExecSocket
@@ -135,6 +135,7 @@ def start_linked(
     args.pop("detach", None)  # attached standard input, closed when this process lets go
     args["log_config"] = LogConfig(type=LogConfig.types.NONE)
     engine = client()
+    args = _seccomp.apply(args, engine)
     fast = _netless.netless(args)
     try:
         with gate.urgent() if urgent else gate.background():

@@ -30,6 +30,7 @@ def only(name: str, env: str) -> list:
         (weaken.network_on, "sandbox.network_egress_dns", "breach"),
         (weaken.capability_added, "sandbox.capabilities", "breach"),
         (weaken.seccomp_off, "sandbox.seccomp", "breach"),
+        (weaken.engine_seccomp, "sandbox.seccomp", "breach"),
         (weaken.host_pids, "sandbox.namespaces", "breach"),
         (weaken.shared_network, "sandbox.network_counters_between_episodes", "breach"),
         (weaken.engine_init, "sandbox.file_locks_between_agents_running_at_once", "breach"),

@@ -54,6 +54,19 @@ def seccomp_off() -> contextlib.AbstractContextManager[None]:
     )
 
 
+@contextlib.contextmanager
+def engine_seccomp() -> Iterator[None]:
+    """Containers under the engine's default seccomp profile instead of boxgym's (which
+    admits 32-bit system calls, ptrace and io_uring)."""
+    set_pool_size(0)
+    try:
+        with mock.patch("gym._sandbox._seccomp.apply", lambda args, engine: args):
+            yield
+    finally:
+        set_pool_size(0)
+        set_pool_size(1)
+
+
 def host_pids() -> contextlib.AbstractContextManager[None]:
     """Agent containers in the host's process namespace."""
     return agent_containers(lambda kw: kw.update(pid_mode="host"))
