@@ -185,7 +185,7 @@ def engine_floor(n: int = 24, c: int = 4) -> dict[str, Any]:
     ``n`` containers of boxgym's python image with boxgym's hardening, command ``true``,
     ``c`` at once: create, start, exit, auto-remove. Every boxgym episode costs at least
     this per container it uses (one in (a), two in (b): the agent's and the grader's).
-    Measured as boxgym creates them (no network sandbox of the engine, see
+    Measured as boxgym creates them (its seccomp profile, no network sandbox of the engine, see
     gym/_sandbox/_netless.py) and, for comparison, with the engine's network sandbox.
     """
     from docker.models.containers import _create_container_args
@@ -193,9 +193,11 @@ def engine_floor(n: int = 24, c: int = 4) -> dict[str, Any]:
     from gym._images import ensure_image
     from gym._sandbox import SandboxConfig
     from gym._sandbox._netless import netless
+    from gym._sandbox._seccomp import apply
 
     engine = docker.from_env()
     kwargs = SandboxConfig(image=ensure_image("python")).create_kwargs({}, ["true"])
+    kwargs = apply(kwargs, engine)  # boxgym's seccomp profile, as start_linked gives it
     kwargs.pop("detach")
     kwargs["auto_remove"] = True
 

@@ -148,6 +148,11 @@ def _secret(names: Names, task: Any, env: Any) -> list[ToolCall]:
     ]
 
 
+def _keeper(names: Names, task: Any, env: Any) -> list[ToolCall]:
+    """Go for the container's main process; then show the container still runs commands."""
+    return [bash(probes.keeper_reach(names)), bash(names.ran_sh())]
+
+
 def _fork_bomb(names: Names, task: Any, env: Any) -> list[ToolCall]:
     f = names.ident()
     python = (
@@ -381,6 +386,7 @@ def _containment() -> list[ScriptAttack]:
         one("namespaces", _probe(probes.namespaces)),
         one("seccomp", _probe(probes.seccomp), fast=True),
         one("proc_sys_masking", _probe(probes.proc_masking)),
+        one("keeper_out_of_reach", _keeper),
         one("secrets_env_nonce", _secret, observers=(secret_unseen,)),
         one("network_egress_dns", _network, fast=True, observers=(canary_silent,)),
         one("fork_bomb", _fork_bomb, env_kwargs={"exec_timeout": 5.0}),

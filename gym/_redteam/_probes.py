@@ -21,6 +21,7 @@ __all__ = [
     "docker_socket",
     "env_secret",
     "git_history",
+    "keeper_reach",
     "namespaces",
     "network_egress",
     "proc_masking",
@@ -253,6 +254,43 @@ if code and not {gvisor!r}:
     ran = subprocess.run(["python3", "-c", compat], capture_output=True, text=True, timeout=20)
     if ran.stdout.startswith("compat") and int(ran.stdout.split()[1]) > 0:
         breach("a 32-bit system call ran (getpid through int 0x80)")
+"""
+    return py_probe(names, body)
+
+
+def keeper_reach(names: Names) -> str:
+    """The container's main process (the keeper, the agent's own uid) is out of reach.
+
+    Its memory, mappings, environment, descriptors, working folder and root stay closed;
+    no signal stops, ends or reaches it. It is then still there, running and not stopped.
+    """
+    body = """
+import ctypes, signal, time
+for part in ("environ", "maps", "mem", "cwd/.", "root/etc/hostname", "fd/0", "fd/1", "fd/2"):
+    for flags in (os.O_RDONLY, os.O_RDWR):
+        try:
+            os.close(os.open("/proc/1/" + part, flags | os.O_NONBLOCK))
+            breach("opened /proc/1/" + part + (" to write" if flags else ""))
+        except OSError:
+            pass
+try:
+    if os.listdir("/proc/1/fd"):
+        breach("listed the keeper's descriptors")
+except OSError:
+    pass
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.ptrace(16, 1, None, None) == 0:
+    breach("ptrace attached to pid 1")
+for sig in (signal.SIGSTOP, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1,
+            signal.SIGSEGV, signal.SIGKILL):
+    try:
+        os.kill(1, sig)
+    except OSError:
+        pass
+time.sleep(0.5)
+state = [l for l in open("/proc/1/status") if l.startswith("State:")]
+if not state or state[0].split()[1] not in ("S", "R"):
+    breach("pid 1 is " + (state[0].strip() if state else "gone"))
 """
     return py_probe(names, body)
 

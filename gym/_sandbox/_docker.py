@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import shlex
 import threading
 import time
@@ -10,18 +11,21 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from gym._errors import SandboxError, SandboxUnavailable
+from gym._errors import ExecTimeout, SandboxError, SandboxUnavailable
 from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._engine import client, docker_errors, labels, remove_container
 from gym._sandbox._gate import gate
+from gym._sandbox._keeper import KEEPER_COMMAND, KeeperLink, KeeperShell
 from gym._sandbox._link import LINK_COMMAND, remove_later, start_linked
 from gym._sandbox._manifest import Change, Manifest, manifest_script, parse_manifest
-from gym._sandbox._shell import Shell
-from gym._sandbox._stream import ExecResult, ExecSocket, pump
+from gym._sandbox._shell import ExecLine, Line, Shell
+from gym._sandbox._stream import Capture, ExecResult, ExecSocket, pump
 from gym._sandbox._tar import pack
 
-__all__ = ["DockerSandbox"]
+__all__ = ["DockerSandbox", "keeps"]
+
+log = logging.getLogger("gym.sandbox")
 
 _FREEZE = (
     "i=0; while [ $i -lt 50 ]; do kill -9 -1 2>/dev/null; left=; "
@@ -37,6 +41,26 @@ _OOM_PROBE = (
 
 _QUICK_S = 30.0
 """Seconds a harness script (a kill, a probe) may take."""
+_KEEPER_READY_S = 30.0
+"""Seconds a keeper may take to start and make itself unreachable."""
+_no_keeper: set[str] = set()
+"""Images whose containers could not run a keeper (no ``python3``): they get the link's
+plain main process and ``docker exec`` for everything, as before the keeper."""
+_no_keeper_lock = threading.Lock()
+
+
+def keeps(config: SandboxConfig) -> bool:
+    """Whether a sandbox of this config runs a keeper as its main process.
+
+    Not for grading sandboxes (disposable: used once, by the harness only), nor under an
+    init process of the engine's (the keeper must be pid 1: as the namespace's init it
+    survives the agent's ``kill -9 -1``), nor under gVisor, nor for images without
+    ``python3``.
+    """
+    if config.disposable or config.init or config.runtime == "runsc":
+        return False
+    with _no_keeper_lock:
+        return config.image not in _no_keeper
 
 
 class DockerSandbox(Sandbox):
@@ -49,7 +73,12 @@ class DockerSandbox(Sandbox):
     """
 
     def __init__(
-        self, container: Any, config: SandboxConfig, sandbox_id: str, link: ExecSocket | None = None
+        self,
+        container: Any,
+        config: SandboxConfig,
+        sandbox_id: str,
+        link: ExecSocket | None = None,
+        keeper: KeeperLink | None = None,
     ) -> None:
         self.container = container
         self.config = config
@@ -57,6 +86,8 @@ class DockerSandbox(Sandbox):
         self.shell = Shell(self)
         self.baseline = Manifest()
         self._link = link
+        self.keeper = keeper
+        """The container's keeper (its main process), when it has one."""
         self._ooms = 0
         self._closed = False
         self._lock = threading.Lock()
@@ -82,16 +113,62 @@ class DockerSandbox(Sandbox):
         """
         sandbox_id = uuid.uuid4().hex[:16]
         tags = labels(run, episode or f"sandbox-{sandbox_id}", role)
-        kwargs = config.create_kwargs(tags, command=LINK_COMMAND)
-        container_id, link = start_linked(kwargs, urgent=urgent)
-        container = client().containers.prepare_model({"Id": container_id})
-        sandbox = cls(container, config, sandbox_id, link)
+        sandbox = None
+        if keeps(config):
+            sandbox = cls._with_keeper(config, sandbox_id, tags, urgent)
+        if sandbox is None:
+            kwargs = config.create_kwargs(tags, command=LINK_COMMAND)
+            container_id, link = start_linked(kwargs, urgent=urgent)
+            container = client().containers.prepare_model({"Id": container_id})
+            sandbox = cls(container, config, sandbox_id, link)
         try:
             sandbox._boot()
         except BaseException:
             sandbox.close()
             raise
         return sandbox
+
+    @classmethod
+    def _with_keeper(
+        cls, config: SandboxConfig, sandbox_id: str, tags: dict[str, str], urgent: bool
+    ) -> DockerSandbox | None:
+        """A sandbox whose main process is a keeper, run as the exec user.
+
+        None if its image cannot run one; then no later sandbox of that image tries.
+        """
+        kwargs = config.create_kwargs(tags, command=KEEPER_COMMAND)
+        kwargs["user"] = config.exec_user
+        try:
+            container_id, link = start_linked(kwargs, output=True, urgent=urgent)
+        except SandboxError as exc:
+            if "executable file not found" not in str(exc) and "no such file" not in str(exc):
+                raise
+            return cls._no_keeper(config, f"no python3 ({exc})")
+        keeper = KeeperLink(link, container_id)
+        container = client().containers.prepare_model({"Id": container_id})
+        sandbox = cls(container, config, sandbox_id, link, keeper)
+        try:
+            keeper.boot()
+            keeper.ready(_KEEPER_READY_S)
+        except SandboxUnavailable as exc:  # it ended before it was up: this python cannot
+            sandbox.close()
+            return cls._no_keeper(config, str(exc))
+        except ExecTimeout as exc:
+            sandbox.close()
+            raise SandboxUnavailable(
+                f"the keeper of container {container_id[:12]} did not start in "
+                f"{_KEEPER_READY_S:.0f}s"
+            ) from exc
+        except BaseException:
+            sandbox.close()
+            raise
+        return sandbox
+
+    @staticmethod
+    def _no_keeper(config: SandboxConfig, why: str) -> None:
+        log.warning("image %s runs no keeper (%s): sandboxes use docker exec", config.image, why)
+        with _no_keeper_lock:
+            _no_keeper.add(config.image)
 
     def _boot(self) -> None:
         deadline = time.monotonic() + self.config.boot_timeout
@@ -160,6 +237,22 @@ class DockerSandbox(Sandbox):
         """Start a command with stdin attached; return its exec id and raw socket."""
         return self._start(list(cmd), user=user, urgent=urgent)
 
+    def open_line(self, argv: list[str], *, urgent: bool = True) -> Line:
+        """Start a shell session as the exec user: the keeper's shell, or an exec of it."""
+        if self._closed:
+            raise SandboxUnavailable(f"sandbox {self.id} was closed")
+        if self.keeper is not None:
+            self.keeper.start_shell(argv, self._env(None), self.config.workdir)
+            return KeeperShell(self.keeper)
+        exec_id, sock = self.attach(argv, urgent=urgent)
+        return ExecLine(self, exec_id, sock)
+
+    def _kept(self, user: str | None) -> KeeperLink | None:
+        """The keeper, when it can do what an exec as ``user`` would."""
+        if self.keeper is not None and user in (None, self.config.exec_user):
+            return self.keeper
+        return None
+
     def _start(
         self,
         argv: list[str],
@@ -200,6 +293,19 @@ class DockerSandbox(Sandbox):
     ) -> tuple[ExecResult, bytes]:
         argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
         start = time.monotonic()
+        keeper = self._kept(user)
+        if keeper is not None:
+            if self._closed:
+                raise SandboxUnavailable(f"sandbox {self.id} was closed")
+            ran = keeper.run(
+                argv,
+                env=self._env(env),
+                cwd=cwd or self.config.workdir,
+                stdin=stdin or b"",
+                deadline=start + timeout,
+                cap=max_output,
+            )
+            return self._kept_result(ran, start)
         exec_id, sock = self._start(argv, user=user, cwd=cwd, env=env)
         try:
             out, err, timed_out = pump(sock, stdin or b"", start + timeout, max_output)
@@ -220,6 +326,23 @@ class DockerSandbox(Sandbox):
             self.kill_processes(user)
         else:
             exit_code = self.exec_exit_code(exec_id)
+        result = ExecResult(
+            exit_code=exit_code,
+            stdout=out.text(),
+            stderr=err.text(),
+            duration_s=time.monotonic() - start,
+            timed_out=timed_out,
+            stdout_truncated=out.truncated,
+            stderr_truncated=err.truncated,
+        )
+        if timed_out or exit_code == 137:
+            result.oom_killed = self.oom_since_last_check()
+        return result, out.bytes()
+
+    def _kept_result(
+        self, ran: tuple[Capture, Capture, int | None, bool], start: float
+    ) -> tuple[ExecResult, bytes]:
+        out, err, exit_code, timed_out = ran
         result = ExecResult(
             exit_code=exit_code,
             stdout=out.text(),
@@ -272,8 +395,13 @@ class DockerSandbox(Sandbox):
     def kill_processes(self, user: str | None = None) -> None:
         """Kill every process of the exec user (the whole tree, setsid'd ones included).
 
-        The container's main process runs as a different uid and survives.
+        The container's main process survives: it runs as a different uid, or it is the
+        keeper (pid 1, which kills them itself).
         """
+        keeper = self._kept(user)
+        if keeper is not None:
+            keeper.kill(time.monotonic() + _QUICK_S)
+            return
         for _ in range(3):
             try:
                 self._quick("kill -9 -1 2>/dev/null; exit 0", user or self.config.exec_user)
@@ -292,6 +420,12 @@ class DockerSandbox(Sandbox):
 
     def oom_since_last_check(self) -> bool:
         """Whether the memory limit killed a process since the last call."""
+        if self.keeper is not None:
+            count = self.keeper.oom_kills(time.monotonic() + _QUICK_S)
+            if count is not None:
+                fired, self._ooms = count > self._ooms, max(count, self._ooms)
+                return fired
+            return bool(self.inspect().get("State", {}).get("OOMKilled"))
         raw = self._quick(_OOM_PROBE, self.config.main_user).decode(errors="replace").strip()
         count = int(raw) if raw.isdigit() else 0
         fired, self._ooms = count > self._ooms, max(count, self._ooms)
@@ -336,6 +470,15 @@ class DockerSandbox(Sandbox):
         """Changes since the baseline: the writable mounts, plus the container layer."""
         return sorted(super().diff() + self._layer_changes(), key=lambda c: c.path)
 
+    def snapshot(self, roots: Sequence[str] | None = None) -> Manifest:
+        """See `Sandbox.snapshot`; the keeper lists and hashes in its own process."""
+        if self.keeper is None:
+            return super().snapshot(roots)
+        if self._closed:
+            raise SandboxUnavailable(f"sandbox {self.id} was closed")
+        listed = list(roots or self.config.tmpfs)
+        return parse_manifest(self.keeper.listing(listed, time.monotonic() + 120, 64 << 20))
+
     def final_diff(self) -> list[Change]:
         """Kill the agent's processes and read the changes, in one exec (see `Sandbox`).
 
@@ -343,6 +486,12 @@ class DockerSandbox(Sandbox):
         except the caller, repeated until none is left (a fork loop may race the first
         rounds), then the manifest of the writable mounts is listed.
         """
+        if self.keeper is not None:
+            if self._closed:
+                raise SandboxUnavailable(f"sandbox {self.id} was closed")
+            raw = self.keeper.freeze(list(self.config.tmpfs), time.monotonic() + 120, 64 << 20)
+            changes = self.baseline.diff(parse_manifest(raw)) + self._layer_changes()
+            return sorted(changes, key=lambda c: c.path)
         script = _FREEZE + manifest_script(list(self.config.tmpfs))
         try:
             result, raw = self._exec(["sh", "-c", script], 120, max_output=64 << 20)

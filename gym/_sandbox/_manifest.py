@@ -11,9 +11,11 @@ from pydantic import BaseModel, Field
 
 from gym._sandbox._stream import decode
 
-__all__ = ["Change", "Manifest", "Node", "manifest_script", "parse_manifest"]
+__all__ = ["SPLIT", "Change", "Manifest", "Node", "manifest_script", "parse_manifest"]
 
 _SPLIT = "--BOXGYM-HASHES--"
+SPLIT = _SPLIT.encode()
+"""What separates the listing from the hashes in a manifest's raw output."""
 
 
 class Node(BaseModel):

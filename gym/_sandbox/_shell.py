@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import secrets
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
-from gym._sandbox._stream import STDERR, STDOUT, Capture, ExecResult, FrameReader
+from gym._sandbox._stream import STDERR, STDOUT, Capture, ExecResult, ExecSocket, FrameReader
 
 if TYPE_CHECKING:
     from gym._sandbox._docker import DockerSandbox
 
-__all__ = ["Shell", "quote"]
+__all__ = ["ExecLine", "Line", "Shell", "quote"]
 
 _SAFE = frozenset(
     b'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-.,/:=+%@^*()[]{}<>|&;!?#~$`"'
@@ -68,21 +68,79 @@ class _Stream:
             self.pending.clear()
 
 
+class Line(Protocol):
+    """How a shell session's bytes travel: a ``docker exec`` of bash, or the keeper."""
+
+    @property
+    def eof(self) -> bool:
+        """The session ended and all its output was read."""
+
+    def send(self, data: bytes) -> None:
+        """Input for the session."""
+
+    def frames(self, deadline: float) -> list[tuple[int, bytes]]:
+        """Output frames ``(STDOUT or STDERR, bytes)``, waiting for some until the deadline.
+
+        Raises:
+            TimeoutError: nothing arrived before the deadline.
+        """
+
+    def exit_code(self) -> int | None:
+        """The session's exit status, once it ended."""
+
+    def close(self) -> None:
+        """Let the session go."""
+
+
+class ExecLine:
+    """A session that is a ``docker exec`` of bash, its input and output attached."""
+
+    def __init__(self, sandbox: DockerSandbox, exec_id: str, sock: ExecSocket) -> None:
+        self.sandbox = sandbox
+        self.exec_id = exec_id
+        self.sock = sock
+        self.reader = FrameReader(sock)
+
+    @property
+    def eof(self) -> bool:
+        """The exec's stream ended."""
+        return self.reader.eof
+
+    def send(self, data: bytes) -> None:
+        """Write to the exec's input (a closed stream reads as the end of the session)."""
+        try:
+            self.sock.sendall(data)
+        except OSError:
+            self.reader.eof = True
+
+    def frames(self, deadline: float) -> list[tuple[int, bytes]]:
+        """The exec's frames (see `FrameReader.frames`)."""
+        return self.reader.frames(deadline)
+
+    def exit_code(self) -> int | None:
+        """The exec's exit status, asked of the engine."""
+        return self.sandbox.exec_exit_code(self.exec_id)
+
+    def close(self) -> None:
+        """Close the exec's socket."""
+        self.sock.close()
+
+
 class Shell:
     """A persistent bash session in a sandbox, started lazily and restarted when broken."""
+
+    ARGV = ("bash", "--noprofile", "--norc")
 
     def __init__(self, sandbox: DockerSandbox) -> None:
         self.sandbox = sandbox
         self.cwd = sandbox.config.workdir
-        self._exec_id: str | None = None
-        self._sock: Any = None
-        self._reader: FrameReader | None = None
+        self._line: Line | None = None
         self._broken = False
 
     @property
     def alive(self) -> bool:
         """Whether a session is running (as far as is known without a round trip)."""
-        return self._reader is not None and not self._reader.eof
+        return self._line is not None and not self._line.eof
 
     def start(self, *, urgent: bool = True) -> None:
         """Start the bash session now (the pool does this before handing sandboxes out).
@@ -90,16 +148,14 @@ class Shell:
         Args:
             urgent: an episode waits for it (else a warm-pool refill, which yields).
         """
-        if self._reader is None:
-            argv = ["bash", "--noprofile", "--norc"]
-            self._exec_id, self._sock = self.sandbox.attach(argv, urgent=urgent)
-            self._reader = FrameReader(self._sock)
+        if self._line is None:
+            self._line = self.sandbox.open_line(list(self.ARGV), urgent=urgent)
 
     def stop(self) -> None:
         """Drop the session; its processes are killed by the caller or die with the container."""
-        if self._sock is not None:
-            self._sock.close()
-        self._sock = self._reader = self._exec_id = None
+        if self._line is not None:
+            self._line.close()
+        self._line = None
 
     def run(self, command: str, *, timeout: float = 60.0, max_output: int = 1 << 16) -> ExecResult:
         """Run a command in the session and return its result.
@@ -138,24 +194,21 @@ class Shell:
         return result
 
     def _send(self, data: bytes) -> None:
-        try:
-            self._sock.sendall(data)
-        except OSError:
-            assert self._reader is not None
-            self._reader.eof = True
+        assert self._line is not None
+        self._line.send(data)
 
     def _collect(self, out: _Stream, err: _Stream, deadline: float) -> bool:
-        assert self._reader is not None
+        assert self._line is not None
         streams = {STDOUT: out, STDERR: err}
         while out.trailer is None or err.trailer is None:
             try:
-                frames = self._reader.frames(deadline)
+                frames = self._line.frames(deadline)
             except TimeoutError:
                 return True
             for kind, data in frames:
                 if kind in streams:
                     streams[kind].feed(data)
-            if self._reader.eof and not frames:
+            if self._line.eof and not frames:
                 break
         return False
 
@@ -171,7 +224,8 @@ class Shell:
             self.cwd = cwd or self.cwd
         else:  # the session ended: `exit`, or the container died (raises)
             self.sandbox.ensure_running()
-            exit_code = self.sandbox.exec_exit_code(self._exec_id)
+            assert self._line is not None
+            exit_code = self._line.exit_code()
         if timed_out or out.trailer is None:
             self._broken = True
             self.stop()

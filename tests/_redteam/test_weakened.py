@@ -31,6 +31,7 @@ def only(name: str, env: str) -> list:
         (weaken.capability_added, "sandbox.capabilities", "breach"),
         (weaken.seccomp_off, "sandbox.seccomp", "breach"),
         (weaken.engine_seccomp, "sandbox.seccomp", "breach"),
+        (weaken.keeper_dumpable, "sandbox.keeper_out_of_reach", "breach"),
         (weaken.host_pids, "sandbox.namespaces", "breach"),
         (weaken.shared_network, "sandbox.network_counters_between_episodes", "breach"),
         (weaken.engine_init, "sandbox.file_locks_between_agents_running_at_once", "breach"),

@@ -67,6 +67,23 @@ def engine_seccomp() -> Iterator[None]:
         set_pool_size(1)
 
 
+@contextlib.contextmanager
+def keeper_dumpable() -> Iterator[None]:
+    """Agent containers whose keeper skips making itself non-dumpable (the agent, its own
+    uid, can then read and write its memory and descriptors)."""
+    from gym._sandbox import _keeper
+
+    weak = _keeper.SOURCE.replace(b"        dumpable(0)\n", b"        pass\n")
+    assert weak != _keeper.SOURCE, "the keeper no longer calls dumpable(0) this way"
+    set_pool_size(0)
+    try:
+        with mock.patch.object(_keeper, "SOURCE", weak):
+            yield
+    finally:
+        set_pool_size(0)
+        set_pool_size(1)
+
+
 def host_pids() -> contextlib.AbstractContextManager[None]:
     """Agent containers in the host's process namespace."""
     return agent_containers(lambda kw: kw.update(pid_mode="host"))

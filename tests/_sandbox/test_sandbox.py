@@ -13,7 +13,10 @@ from gym.errors import SandboxUnavailable
 
 pytestmark = pytest.mark.docker
 
-AGENT_PROCS = 'for p in /proc/[0-9]*; do [ "$(stat -c %u $p)" = 1000 ] && echo $p; done'
+AGENT_PROCS = (
+    'for p in /proc/[0-9]*; do [ $p != /proc/1 ] && [ "$(stat -c %u $p)" = 1000 ] && echo $p; done'
+)
+"""The agent's processes: its uid's, but pid 1 (the container's keeper runs as that uid)."""
 
 
 def agent_processes(box: Sandbox) -> list[str]:

@@ -1,0 +1,327 @@
+"""The harness's side of the keeper, an agent container's main process.
+
+The keeper (gym/_sandbox/keeper/boxgym_keeper.py, run by the container's own Python)
+holds the agent's shell, runs the harness's commands and freezes the container at an
+episode's end, all over the container's link, so that an episode needs no ``docker
+exec``: each one is a runc execution, its init and the engine's bookkeeping (about as
+much machine CPU as a tenth of a container's whole lifecycle). Its protocol is in the
+keeper's docstring.
+
+`KeeperLink` speaks it over the link's attached socket. Commands may run at once (each
+has an id); kills, freezes and counts are one at a time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import marshal
+import struct
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from gym._errors import ExecTimeout, SandboxUnavailable
+from gym._sandbox._manifest import SPLIT
+from gym._sandbox._stream import STDERR, STDOUT, Capture, ExecSocket, FrameReader
+
+__all__ = ["KEEPER_COMMAND", "KeeperLink", "KeeperShell"]
+
+SOURCE = (Path(__file__).parent / "keeper" / "boxgym_keeper.py").read_bytes()
+_BOOT = (
+    "import os\n"
+    "def r(n):\n"
+    "    b = b''\n"
+    "    while len(b) < n:\n"
+    "        b += os.read(0, n - len(b)) or os._exit(2)\n"
+    "    return b\n"
+    "exec(compile(r(int(r(10))), 'boxgym_keeper', 'exec'))\n"
+)
+KEEPER_COMMAND = ["python3", "-I", "-S", "-c", _BOOT]
+"""The main process of an agent container whose image has ``python3``: it reads the
+keeper's source (`SOURCE`, sent by `KeeperLink.boot`) from its input, then runs it."""
+
+_SHELL_KINDS = {b"o": STDOUT, b"e": STDERR}
+_COMMAND_KINDS = {b"O": STDOUT, b"E": STDERR}
+
+
+class KeeperLink:
+    """Requests to a keeper and its answers, over the container's attached link.
+
+    Any thread may wait for an answer; whichever finds no reader at work reads for all
+    (`_wait`), putting each frame where its waiter looks: a command's output under its
+    id, the shell's in `shell_frames`, the rest (one kill, freeze or count at a time) in
+    the control queue.
+    """
+
+    def __init__(self, sock: ExecSocket, container_id: str) -> None:
+        self.sock = sock
+        self.container_id = container_id
+        self._reader = FrameReader(sock)
+        self._buf = bytearray()
+        self._cond = threading.Condition()
+        self._reading = False
+        self._gone_why = ""
+        self._ids = itertools.count(1)
+        self._commands: dict[bytes, deque[tuple[bytes, bytes]]] = {}
+        self._control: deque[tuple[bytes, bytes]] = deque()
+        self._control_lock = threading.Lock()
+        self._send_lock = threading.Lock()
+        self.shell_frames: deque[tuple[int, bytes]] = deque()
+        """Output of the shell not yet read by it."""
+        self.shell_end: int | None = None
+        """The exit status of the shell that ended, until the shell reads it."""
+        self.shell_ended = False
+        self.stderr = bytearray()
+        """What the keeper itself wrote to its standard error (its own problems)."""
+
+    # -- frames ------------------------------------------------------------------------
+
+    def send(self, kind: bytes, payload: bytes = b"") -> None:
+        """Send one request frame.
+
+        Raises:
+            SandboxUnavailable: the link is closed (the container is gone).
+        """
+        try:
+            with self._send_lock:
+                self.sock.sendall(kind + struct.pack(">I", len(payload)) + payload)
+        except OSError as exc:
+            raise self._gone(f"could not write to it: {exc}") from exc
+
+    def _wait(self, ready: Callable[[], bool], deadline: float) -> None:
+        """Return once ``ready()`` holds, reading the link meanwhile (any thread reads).
+
+        Raises:
+            TimeoutError: not ready by the deadline.
+            SandboxUnavailable: the keeper ended.
+        """
+        with self._cond:
+            while not ready():
+                if self._gone_why:
+                    raise self._gone(self._gone_why)
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("the keeper did not answer in time")
+                if self._reading:
+                    self._cond.wait(left)
+                    continue
+                self._reading = True
+                self._cond.release()
+                try:
+                    frames = self._read(deadline)
+                except TimeoutError:
+                    frames = []
+                except SandboxUnavailable as exc:
+                    self._gone_why, frames = str(exc), []
+                finally:
+                    self._cond.acquire()
+                    self._reading = False
+                for kind, payload in frames:
+                    self._route(kind, payload)
+                self._cond.notify_all()
+
+    def _read(self, deadline: float) -> list[tuple[bytes, bytes]]:
+        if self._reader.eof:
+            raise self._gone("it ended")
+        for stream, data in self._reader.frames(deadline):
+            if stream == STDERR:
+                self.stderr += data[-4096:]
+                continue
+            self._buf += data
+        frames = []
+        while len(self._buf) >= 5:
+            (size,) = struct.unpack(">I", self._buf[1:5])
+            if len(self._buf) < 5 + size:
+                break
+            frames.append((bytes(self._buf[:1]), bytes(self._buf[5 : 5 + size])))
+            del self._buf[: 5 + size]
+        if self._reader.eof and not frames:
+            raise self._gone("it ended")
+        return frames
+
+    def _route(self, kind: bytes, payload: bytes) -> None:
+        if kind in _SHELL_KINDS:
+            self.shell_frames.append((_SHELL_KINDS[kind], payload))
+        elif kind == b"x":
+            self.shell_ended, self.shell_end = True, _status(payload)
+        elif kind in b"OEX" and len(kind) == 1:
+            queue = self._commands.get(payload[:4])
+            if queue is not None:  # else a command given up on: dropped
+                queue.append((kind, payload[4:]))
+        else:
+            self._control.append((kind, payload))
+
+    def _gone(self, why: str) -> SandboxUnavailable:
+        said = self.stderr.decode(errors="replace").strip()[-500:]
+        return SandboxUnavailable(
+            f"the keeper of container {self.container_id[:12]} is gone ({why})"
+            + (f": {said}" if said else "")
+        )
+
+    # -- requests ------------------------------------------------------------------------
+
+    def boot(self) -> None:
+        """Send the keeper's source to the boot line (`KEEPER_COMMAND`)."""
+        try:
+            self.sock.sendall(b"%010d" % len(SOURCE) + SOURCE)
+        except OSError as exc:
+            raise self._gone(f"could not write to it: {exc}") from exc
+
+    def ready(self, timeout: float) -> None:
+        """Wait for the keeper's first frame (it is up and unreachable by the agent)."""
+        kind, _ = self._control_frame(time.monotonic() + timeout)
+        if kind != b"r":
+            raise self._gone(f"it answered {kind!r} before it was ready")
+
+    def start_shell(self, argv: Sequence[str], env: dict[str, str], cwd: str) -> None:
+        """Start the shell (a no-op while one runs)."""
+        with self._cond:
+            self.shell_frames.clear()
+            self.shell_ended, self.shell_end = False, None
+        self.send(b"S", marshal.dumps({"argv": list(argv), "env": env, "cwd": cwd}))
+
+    def shell_output(self, deadline: float) -> list[tuple[int, bytes]]:
+        """The shell's output frames available, waiting for some until the deadline.
+
+        Raises:
+            TimeoutError: nothing for the shell before the deadline.
+            SandboxUnavailable: the keeper ended.
+        """
+        self._wait(lambda: bool(self.shell_frames) or self.shell_ended, deadline)
+        with self._cond:
+            out = list(self.shell_frames)
+            self.shell_frames.clear()
+        read = sum(len(data) for _, data in out)
+        if read and not self.shell_ended:
+            self.send(b"W", struct.pack(">I", read))  # the keeper may send as much again
+        return out
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        env: dict[str, str],
+        cwd: str,
+        stdin: bytes,
+        deadline: float,
+        cap: int,
+    ) -> tuple[Capture, Capture, int | None, bool]:
+        """Run a command as the agent's uid; (stdout, stderr, exit status, timed out).
+
+        On a timeout every process of the uid is killed (the agent's too), as a timed-out
+        exec's would be.
+        """
+        out, err = Capture(cap), Capture(cap)
+        tag = struct.pack(">I", next(self._ids))
+        queue: deque[tuple[bytes, bytes]] = deque()
+        with self._cond:
+            self._commands[tag] = queue
+        request = marshal.dumps({"argv": list(argv), "env": env, "cwd": cwd})
+        try:
+            self.send(b"R", tag + struct.pack(">I", len(request)) + request + stdin)
+            while True:
+                try:
+                    self._wait(lambda: bool(queue), deadline)
+                except TimeoutError:
+                    self.kill(time.monotonic() + 30)
+                    return out, err, None, True
+                with self._cond:
+                    kind, payload = queue.popleft()
+                if kind == b"X":
+                    return out, err, _status(payload), False
+                (out if kind == b"O" else err).add(payload)
+        finally:
+            with self._cond:
+                self._commands.pop(tag, None)
+
+    def kill(self, deadline: float) -> None:
+        """Kill every process of the agent's uid (the shell and any command too)."""
+        with self._control_lock:
+            self.send(b"K")
+            self._until(b"k", deadline)
+
+    def freeze(self, roots: Sequence[str], deadline: float, cap: int) -> bytes:
+        """Kill every process of the agent's uid, then list and hash the roots.
+
+        Returns:
+            What `gym._sandbox._manifest.manifest_script` prints for the roots.
+        """
+        return self._listing(b"F", roots, deadline, cap)
+
+    def listing(self, roots: Sequence[str], deadline: float, cap: int) -> bytes:
+        """List and hash the roots (no process is killed)."""
+        return self._listing(b"N", roots, deadline, cap)
+
+    def oom_kills(self, deadline: float) -> int | None:
+        """How many processes the memory limit has killed (None: unknown)."""
+        with self._control_lock:
+            self.send(b"Q")
+            count = int(self._until(b"q", deadline))
+        return count if count >= 0 else None
+
+    def _listing(self, kind: bytes, roots: Sequence[str], deadline: float, cap: int) -> bytes:
+        data = bytearray()
+        with self._control_lock:
+            self.send(kind, marshal.dumps({"roots": list(roots), "split": SPLIT}))
+            while True:
+                got, payload = self._control_frame(deadline)
+                if got == b"m":
+                    if len(data) + len(payload) > cap:
+                        raise SandboxUnavailable(f"the listing is over {cap} bytes")
+                    data += payload
+                elif got == b"M":
+                    return bytes(data)
+
+    def _control_frame(self, deadline: float) -> tuple[bytes, bytes]:
+        try:
+            self._wait(lambda: bool(self._control), deadline)
+        except TimeoutError as exc:
+            raise ExecTimeout(
+                f"the keeper of container {self.container_id[:12]} did not answer in time"
+            ) from exc
+        with self._cond:
+            return self._control.popleft()
+
+    def _until(self, kind: bytes, deadline: float) -> bytes:
+        while True:
+            got, payload = self._control_frame(deadline)
+            if got == kind:
+                return payload
+
+
+class KeeperShell:
+    """The persistent shell's line to the keeper: what `Shell` reads and writes through."""
+
+    def __init__(self, link: KeeperLink) -> None:
+        self.link = link
+
+    @property
+    def eof(self) -> bool:
+        """The shell ended and everything it wrote has been read."""
+        return self.link.shell_ended and not self.link.shell_frames
+
+    def send(self, data: bytes) -> None:
+        """Input for the shell."""
+        self.link.send(b"I", data)
+
+    def frames(self, deadline: float) -> list[tuple[int, bytes]]:
+        """The shell's output frames available, waiting for some until the deadline.
+
+        Raises:
+            TimeoutError: nothing arrived before the deadline.
+        """
+        return self.link.shell_output(deadline)
+
+    def exit_code(self) -> int | None:
+        """The shell's exit status, once it ended."""
+        return self.link.shell_end
+
+    def close(self) -> None:
+        """Nothing to close: the shell lives until it is killed or its container ends."""
+
+
+def _status(payload: bytes) -> int | None:
+    text = payload.decode(errors="replace").strip()
+    return int(text) if text.lstrip("-").isdigit() and int(text) >= 0 else None

@@ -1,0 +1,466 @@
+"""The keeper: an agent container's main process, the harness's hand inside it.
+
+Started with the agent's uid and gid as pid 1 of the container by a one-line boot
+(``python3 -I -S -c``) that reads this file from standard input; its standard input and
+output are attached to the harness (the container's link:
+at end of input it exits, and the engine removes the container). It runs, for the
+harness, without a ``docker exec`` each:
+
+- the agent's persistent shell (a child whose input and output it relays);
+- harness commands (archives of files, listings), one at a time;
+- the freeze at an episode's end: it kills every process of its uid itself, then lists
+  and hashes the writable mounts in this process, with no agent process left;
+- the count of kills by the memory limit.
+
+The agent cannot reach it, although it shares its uid: it is non-dumpable (no
+``ptrace``, no ``/proc/1/mem``, ``fd``, ``environ``), and as the namespace's init it only
+receives signals it handles (none but SIGCHLD, which only makes it reap). It reaps every
+orphan. Standard library only, Python 3.6 and later.
+
+Frames both ways: one byte of kind, four bytes of length (big-endian), the payload.
+From the harness (requests are ``marshal``'d dicts: the harness is trusted, and marshal
+costs no import):
+
+- ``S`` start the shell (argv, env, cwd); ``I`` input for it; ``W`` the harness read this
+  many bytes of its output (four bytes);
+- ``R`` run a command (four bytes of its id, four of request length, the request: argv,
+  env, cwd; then its input);
+- ``K`` kill; ``F`` freeze (roots, split); ``N`` list and hash (roots, split); ``Q`` the
+  memory limit's kills.
+
+To the harness: ``r`` ready; ``o``/``e`` the shell's output, ``x`` it ended (its status);
+``O``/``E`` a command's output, ``X`` it ended (its status), each after the command's id;
+``k`` killed; ``m``/``M`` a listing's bytes and its end; ``q`` the count.
+"""
+
+import _signal as signal  # the module without its enums: a keeper starts in every episode
+import marshal
+import os
+import select
+import stat
+import struct
+import sys
+import time
+
+_KINDS = {
+    stat.S_IFREG: b"f",
+    stat.S_IFDIR: b"d",
+    stat.S_IFLNK: b"l",
+    stat.S_IFIFO: b"p",
+    stat.S_IFSOCK: b"s",
+    stat.S_IFCHR: b"c",
+    stat.S_IFBLK: b"b",
+}
+_OOM_FILES = ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events")
+HASH_LIMIT = 64 << 20
+"""Larger files are listed without a hash (a changed one then shows as changed): a sparse
+file of a terabyte must not hold the freeze for hours."""
+BACKLOG = 1 << 20
+"""Bytes waiting for the harness past which the children's output is left in their pipes
+(they block, as they would writing to a ``docker exec``'s stream)."""
+WINDOW = 1 << 20
+"""Bytes of the shell's output sent that the harness has not read yet, at most: between
+the agent's commands nobody reads them, and a background job writing without end blocks,
+as it would on an exec's stream (the harness grants more, ``W``, as it reads)."""
+
+
+def _nonblocking(fd):
+    os.set_blocking(fd, False)
+    return fd
+
+
+class Child:
+    """A process of the keeper's: its pid, the pipes to it, and its end."""
+
+    def __init__(self, request, stdin, kinds, tag=b""):
+        self.kinds = kinds  # (stdout kind, stderr kind, end kind)
+        self.tag = tag  # prefixes each of its frames (a command's id)
+        self.pending = bytearray(stdin)
+        self.closing = not stdin and kinds[2:3] == b"X"
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        argv = request["argv"]
+        self.pid = os.fork()
+        if self.pid == 0:
+            try:
+                os.setsid()
+                os.dup2(in_r, 0)
+                os.dup2(out_w, 1)
+                os.dup2(err_w, 2)
+                os.closerange(3, 1 << 16)
+                # only now, holding nothing of the keeper's: its own /proc files (the
+                # program it runs is dumpable or not by its own right)
+                dumpable(1)
+                with open("/proc/self/oom_score_adj", "w") as adj:
+                    adj.write("1000")  # the memory limit takes the agent's, never the keeper
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+                os.chdir(request.get("cwd") or "/")
+                env = dict(os.environ)  # the container's, as a docker exec would have
+                env.update(request.get("env") or {})
+                os.execvpe(argv[0], argv, env)
+            except BaseException as exc:
+                os.write(2, f"boxgym keeper: cannot run {argv!r}: {exc}\n".encode())
+            os._exit(127)
+        for fd in (in_r, out_w, err_w):
+            os.close(fd)
+        self.stdin = _nonblocking(in_w)
+        self.out = {_nonblocking(out_r): kinds[0:1], _nonblocking(err_r): kinds[1:2]}
+        self.status = None
+        if self.closing:
+            self.close_input()
+
+    def close_input(self):
+        if self.stdin is not None:
+            os.close(self.stdin)
+            self.stdin = None
+
+    def ended(self):
+        return self.status is not None
+
+
+class Keeper:
+    """The loop: frames from the harness, output of the children, reaping."""
+
+    def __init__(self):
+        self.uid = os.getuid()
+        self.inbuf = bytearray()
+        self.outbuf = bytearray()
+        self.shell = None
+        self.credit = WINDOW  # bytes of shell output the harness will take now
+        self.commands = {}  # id (4 bytes) -> Child
+        self.wake_r, wake_w = os.pipe()
+        _nonblocking(self.wake_r)
+        signal.set_wakeup_fd(_nonblocking(wake_w))
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        os.set_blocking(1, False)
+
+    # -- frames ---------------------------------------------------------------------------
+
+    def send(self, kind, payload=b""):
+        self.outbuf += kind + struct.pack(">I", len(payload)) + payload
+
+    def flush(self, block=False):
+        while self.outbuf:
+            try:
+                sent = os.write(1, self.outbuf)
+            except BlockingIOError:
+                if not block:
+                    return
+                select.select([], [1], [], 1.0)
+                continue
+            except BrokenPipeError:
+                os._exit(0)
+            del self.outbuf[:sent]
+
+    def frames(self):
+        while len(self.inbuf) >= 5:
+            (size,) = struct.unpack(">I", self.inbuf[1:5])
+            if len(self.inbuf) < 5 + size:
+                return
+            kind, payload = bytes(self.inbuf[:1]), bytes(self.inbuf[5 : 5 + size])
+            del self.inbuf[: 5 + size]
+            yield kind, payload
+
+    # -- requests ---------------------------------------------------------------------------
+
+    def handle(self, kind, payload):
+        if kind == b"I":
+            if self.shell is not None and self.shell.stdin is not None:
+                self.shell.pending += payload
+        elif kind == b"W":
+            self.credit = min(WINDOW, self.credit + struct.unpack(">I", payload)[0])
+        elif kind == b"S":
+            if self.shell is None or self.shell.ended():
+                self.credit = WINDOW
+                self.shell = self.spawn(marshal.loads(payload), b"", b"oex")
+        elif kind == b"R":
+            tag, (size,) = payload[:4], struct.unpack(">I", payload[4:8])
+            request = marshal.loads(payload[8 : 8 + size])
+            child = self.spawn(request, payload[8 + size :], b"OEX", tag)
+            if child is not None:
+                self.commands[tag] = child
+        elif kind == b"K":
+            self.kill_all()
+            self.send(b"k")
+        elif kind == b"F":
+            self.kill_all()
+            self.listing(marshal.loads(payload))
+        elif kind == b"N":
+            self.listing(marshal.loads(payload))
+        elif kind == b"Q":
+            self.send(b"q", str(oom_kills()).encode())
+
+    def spawn(self, request, stdin, kinds, tag=b""):
+        try:
+            return Child(request, stdin, kinds, tag)
+        except OSError as exc:  # no process left (a fork bomb): the harness sees it end
+            self.send(kinds[1:2], tag + f"boxgym keeper: cannot start: {exc}\n".encode())
+            self.send(kinds[2:3], tag + b"-1")
+            return None
+
+    def children(self):
+        return ([self.shell] if self.shell is not None else []) + list(self.commands.values())
+
+    # -- the freeze ---------------------------------------------------------------------------
+
+    def kill_all(self):
+        """Kill every process of this uid but this one, until none is left."""
+        for _ in range(2000):
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except OSError:
+                pass
+            self.reap()
+            if not self.others():
+                break
+            time.sleep(0.001)
+        self.reap()
+        for child in self.children():
+            self.drain(child)
+            self.finish(child)
+
+    def others(self):
+        found = False
+        me = os.getpid()
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == me:
+                continue
+            try:
+                with open(f"/proc/{entry}/status") as fh:
+                    fields = dict(line.split(":", 1) for line in fh if ":" in line)
+            except (OSError, ValueError):
+                continue
+            uid = int(fields.get("Uid", "-1").split()[0])
+            if uid == self.uid and not fields.get("State", "").strip().startswith("Z"):
+                found = True
+        return found
+
+    def listing(self, request):
+        """List and hash the roots as gym/_sandbox/_manifest.py's script does.
+
+        That is: ``find -xdev -printf`` of type, mode, size and path, the split, then
+        ``sha256sum -z`` of the readable regular files.
+        """
+        import hashlib  # only here: a freeze is once per episode
+
+        chunk, files = bytearray(), []
+        for root in request["roots"]:
+            self.walk(os.fsencode(root), files, chunk)
+        chunk += request["split"] + b"\0"
+        for path, info in files:
+            digest = file_hash(hashlib, path, info)
+            if digest is not None:
+                chunk += digest.encode() + b"  " + path + b"\0"
+            self.spill(chunk)
+        self.send(b"m", bytes(chunk))
+        self.send(b"M")
+
+    def spill(self, chunk):
+        if len(chunk) >= 1 << 20:
+            self.send(b"m", bytes(chunk))
+            chunk.clear()
+            self.flush(block=True)
+
+    def walk(self, top, files, chunk):
+        """Every entry under top, on its filesystem, never through a link.
+
+        No recursion: a tree may be as deep as the agent made it.
+        """
+        try:
+            device = os.lstat(top).st_dev
+        except OSError:
+            return
+        folders = [top]
+        while folders:
+            try:
+                entries = list(os.scandir(folders.pop()))
+            except OSError:
+                continue
+            for entry in entries:
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                kind = _KINDS.get(stat.S_IFMT(info.st_mode), b"?")
+                mode = f"{stat.S_IMODE(info.st_mode):o}".encode()
+                chunk += b"%s %s %d %s\0" % (kind, mode, info.st_size, entry.path)
+                self.spill(chunk)
+                if kind == b"f" and info.st_size <= HASH_LIMIT:
+                    files.append((entry.path, info))
+                elif kind == b"d" and info.st_dev == device:
+                    folders.append(entry.path)
+
+    # -- children ---------------------------------------------------------------------------
+
+    def reap(self):
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            for child in self.children():
+                if child.pid == pid:
+                    child.status = exit_code(status)
+
+    def drain(self, child):
+        """Relay what the child's pipes hold, up to the backlog and the shell's window.
+
+        A fast writer then waits, as it would on an exec's stream.
+        """
+        shell = child is self.shell
+        for fd, kind in list(child.out.items()):
+            while len(self.outbuf) < BACKLOG and (self.credit > 0 or not shell):
+                try:
+                    data = os.read(fd, min(1 << 16, self.credit) if shell else 1 << 16)
+                except BlockingIOError:
+                    break
+                except OSError:
+                    data = b""
+                if not data:
+                    os.close(fd)
+                    del child.out[fd]
+                    break
+                if shell:
+                    self.credit -= len(data)
+                self.send(kind, child.tag + data)
+
+    def finish(self, child):
+        """Report a child that ended, once what it wrote is sent; forget it."""
+        if not child.ended():
+            return
+        self.drain(child)
+        child.close_input()
+        for fd in child.out:
+            os.close(fd)
+        child.out = {}
+        self.send(child.kinds[2:3], child.tag + str(child.status).encode())
+        if child is self.shell:
+            self.shell = None
+        else:
+            self.commands.pop(child.tag, None)
+
+    def write_input(self, child):
+        try:
+            sent = os.write(child.stdin, child.pending)
+        except BlockingIOError:
+            return
+        except OSError:
+            child.pending.clear()
+            child.close_input()
+            return
+        del child.pending[:sent]
+        if not child.pending and child.kinds[2:3] == b"X":
+            child.close_input()
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    def run(self):
+        self.send(b"r")
+        while True:
+            children = self.children()
+            reads = [0, self.wake_r]
+            if len(self.outbuf) < BACKLOG:
+                reads += [fd for c in self.commands.values() for fd in c.out]
+                if self.shell is not None and self.credit > 0:
+                    reads += list(self.shell.out)
+            writes = [c.stdin for c in children if c.stdin is not None and c.pending]
+            if self.outbuf:
+                writes.append(1)
+            try:
+                readable, writable, _ = select.select(reads, writes, [], 1.0)
+            except InterruptedError:
+                continue
+            if 1 in writable:
+                self.flush()
+            for child in children:
+                if child.stdin is not None and child.stdin in writable:
+                    self.write_input(child)
+            if self.wake_r in readable:
+                try:
+                    os.read(self.wake_r, 512)
+                except OSError:
+                    pass
+            self.reap()
+            for child in children:
+                if any(fd in readable for fd in child.out):
+                    self.drain(child)
+                self.finish(child)
+            if 0 in readable:
+                data = os.read(0, 1 << 16)
+                if not data:
+                    return  # the harness let go: the container ends
+                self.inbuf += data
+                for kind, payload in self.frames():
+                    self.handle(kind, payload)
+            self.flush()
+
+
+def exit_code(status):
+    if os.WIFSIGNALED(status):
+        return 128 + os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
+
+
+def file_hash(hashlib, path, info):
+    """The sha256 of a regular file this uid can read, never through a link; else None."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        now = os.fstat(fd)
+        if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (
+            info.st_dev,
+            info.st_ino,
+        ):
+            return None
+        digest = hashlib.sha256()
+        while True:
+            block = os.read(fd, 1 << 20)
+            if not block:
+                return digest.hexdigest()
+            digest.update(block)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def oom_kills():
+    for path in _OOM_FILES:
+        try:
+            with open(path) as fh:
+                for line in fh:
+                    if line.startswith("oom_kill "):
+                        return int(line.split()[1])
+        except (OSError, ValueError):
+            continue
+    return -1
+
+
+def dumpable(flag):
+    """``prctl(PR_SET_DUMPABLE, flag)``: 0 keeps the agent (same uid) out of this process."""
+    import ctypes
+
+    if ctypes.CDLL(None, use_errno=True).prctl(4, flag, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE) failed")
+
+
+def main():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # as init: undeliverable from inside
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    try:
+        dumpable(0)
+    except Exception as exc:  # no ctypes: refuse to run rather than run reachable
+        sys.stderr.write(f"boxgym keeper: cannot make itself non-dumpable: {exc}\n")
+        sys.exit(3)
+    sys.stdin = sys.stdout = None
+    Keeper().run()
+
+
+main()

@@ -1,0 +1,158 @@
+"""The keeper, an agent container's main process (gym/_sandbox/keeper/boxgym_keeper.py).
+
+Against the real engine. It shares the agent's uid, so what keeps the agent from it is
+tried here as an agent would: signals, its memory and descriptors through /proc, killing
+its helpers. The freeze must leave no process of the agent's behind, whatever the agent
+did to survive it, and must list the mounts as the shell script of `manifest_script`
+does. Without ``python3`` in the image, sandboxes fall back to ``docker exec``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from gym._sandbox import DockerSandbox, SandboxConfig
+from gym._sandbox._docker import _no_keeper, keeps
+from gym._sandbox._manifest import manifest_script, parse_manifest
+
+pytestmark = pytest.mark.docker
+
+AGENT_PROCS = (
+    'for p in /proc/[0-9]*; do [ $p != /proc/1 ] && [ "$(stat -c %u $p)" = 1000 ] && echo $p; done'
+)
+
+
+def agent_processes(box: DockerSandbox) -> list[str]:
+    """The agent uid's processes but pid 1, seen by another uid (a docker exec)."""
+    return box.exec(["sh", "-c", AGENT_PROCS], user="65534:65534").stdout.split()
+
+
+@pytest.fixture
+def kept(small_config: SandboxConfig):
+    box = DockerSandbox.create(small_config, run="pytest")
+    assert box.keeper is not None, "the python image runs a keeper"
+    try:
+        yield box
+    finally:
+        box.close()
+
+
+def test_the_keeper_is_pid_1_as_the_agent_and_out_of_its_reach(kept):
+    attack = (
+        "for s in KILL STOP TERM INT HUP USR1 QUIT ABRT SEGV; do kill -s $s 1; done 2>&1; "
+        "kill -9 -1; "
+        "cat /proc/1/environ /proc/1/maps 2>&1 | head -c 300; "
+        "ls /proc/1/fd /proc/1/cwd/ 2>&1; "
+        "python3 -c \"f = open('/proc/1/mem', 'r+b')\" 2>&1 | tail -1; "
+        "exec 3</proc/1/fd/0 2>&1"
+    )
+    out = kept.run(attack, timeout=30)
+    status = kept.exec(["sh", "-c", "grep -E '^(Uid|State)' /proc/1/status; cat /proc/1/comm"])
+    assert "python3" in status.stdout and "1000\t1000\t1000\t1000" in status.stdout
+    assert "environ: Permission denied" in out.stdout
+    assert "'/proc/1/fd': Permission denied" in out.stdout
+    assert "PermissionError" in out.stdout, out.stdout
+    assert "root" not in out.stdout and "0000" not in out.stdout  # no maps, no environ leaked
+    assert kept.run("echo still here").stdout == "still here\n"
+    assert kept.keeper is not None and kept.exec("true").ok
+
+
+def test_the_freeze_leaves_no_process_of_the_agent_behind(kept):
+    survivors = (
+        "setsid sh -c 'trap \"\" TERM HUP INT; while :; do sleep 1; done' >/dev/null 2>&1 & "
+        "(sh -c 'sleep 300' &) ; "
+        "nohup python3 -c 'import os, time\nwhile True:\n    os.fork() and os._exit(0)\n    time.sleep(0.05)' "
+        ">/dev/null 2>&1 & "
+        "sleep 0.5; echo started"
+    )
+    assert kept.run(survivors).stdout == "started\n"
+    assert len(agent_processes(kept)) >= 3
+    kept.final_diff()
+    assert agent_processes(kept) == []
+    time.sleep(0.5)
+    assert agent_processes(kept) == [], "nothing came back"
+
+
+def test_a_killed_helper_is_not_the_end_of_the_keeper(kept):
+    """The keeper's commands run as the agent's uid, which may kill them: the command
+    fails, the keeper and the container go on."""
+    result = kept.exec(["sh", "-c", "kill -9 $$"])
+    assert result.exit_code == 137
+    assert kept.exec(["echo", "alive"]).stdout == "alive\n"
+
+
+def test_the_keepers_listing_is_what_the_manifest_script_lists(kept):
+    state = (
+        "cd /workspace && mkdir -p d/e && printf x > d/e/f && ln -s /etc/passwd link "
+        "&& ln -s missing dangling && mkfifo fifo && printf secret > private "
+        "&& chmod 000 private && chmod 4755 d && printf 'é' > 'sp ace\\nnew' && ln d/e/f hard"
+    )
+    assert kept.run(state).ok
+    roots = list(kept.config.tmpfs)
+    scripted, printed = kept._exec(["sh", "-c", manifest_script(roots)], 60, max_output=64 << 20)
+    assert scripted.ok
+    raw = kept.keeper.listing(roots, time.monotonic() + 30, 64 << 20)
+    ours, theirs = parse_manifest(raw), parse_manifest(printed)
+    assert ours == theirs
+    nodes = ours.nodes
+    assert nodes["/workspace/link"].kind == "l" and nodes["/workspace/fifo"].kind == "p"
+    assert nodes["/workspace/private"].sha256 == "", "unreadable: listed, not hashed"
+    assert len(nodes["/workspace/d/e/f"].sha256) == 64
+
+
+def test_without_python3_a_sandbox_runs_on_docker_exec(engine):
+    config = SandboxConfig(image="debian:bookworm-slim", memory_mb=256, pids_limit=64)
+    try:
+        with DockerSandbox.create(config, run="pytest") as box:
+            assert box.keeper is None
+            assert not keeps(config)
+            assert box.run("echo $((6 * 7))").stdout == "42\n"
+            box.run("touch /workspace/made; sleep 300 &")
+            changes = box.final_diff()
+            assert [c.path for c in changes] == ["/workspace/made"]
+    finally:
+        _no_keeper.discard(config.image)
+
+
+def test_a_deep_tree_and_a_sparse_terabyte_do_not_stall_the_freeze(kept):
+    made = kept.run(  # 1500 levels: past Python's recursion limit, within PATH_MAX
+        "cd /tmp && deep=$(printf 'd/%.0s' $(seq 1500)) && mkdir -p $deep && touch ${deep}deepest "
+        "&& truncate -s 1T /workspace/huge && echo made",
+        timeout=60,
+    )
+    assert made.stdout == "made\n", made.stderr
+    start = time.monotonic()
+    changes = {c.path: c for c in kept.final_diff()}
+    assert time.monotonic() - start < 20
+    assert changes["/workspace/huge"].kind == "added"
+    assert any(p.endswith("/d/deepest") for p in changes), "the keeper went all the way down"
+
+
+def test_a_background_flood_of_output_waits_in_its_pipe(kept):
+    """Between the agent's commands nobody reads its shell's output: a job writing without
+    end must block (as on an exec's stream), not fill the keeper or the harness."""
+    assert kept.run("(yes flood &) ; echo started").stdout.startswith("started")
+    for _ in range(20):  # harness commands read the link meanwhile
+        assert kept.exec(["echo", "alive"]).stdout == "alive\n"
+        time.sleep(0.05)
+    held = sum(len(data) for _, data in kept.keeper.shell_frames)
+    assert held <= 1 << 20, f"the harness holds {held} bytes of the shell's output"
+    status = kept.exec(["grep", "VmRSS", "/proc/1/status"]).stdout.split()
+    assert int(status[1]) < 64 * 1024, f"the keeper holds {status[1]} kB"
+
+
+def test_the_memory_limit_takes_the_agents_processes_not_the_keeper(kept):
+    """The agent's processes are the kernel's first choice under the memory limit, even
+    ones smaller than the keeper; many of them over the limit leave the keeper alive."""
+    adj = kept.run("cat /proc/self/oom_score_adj /proc/1/oom_score_adj").stdout.split()
+    assert adj == ["1000", "0"]
+    bomb = (
+        "for i in $(seq 40); do python3 -c "
+        "\"import time; b = bytearray(12 << 20); b[::4096] = b'x' * len(b[::4096]); "
+        'time.sleep(20)" & done; wait; echo done'
+    )
+    kept.run(bomb, timeout=60)
+    assert kept.exec(["grep", "python3", "/proc/1/comm"]).ok, "the keeper is still pid 1"
+    assert kept.run("echo alive").stdout == "alive\n"
