@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from gym._errors import ExecTimeout, ExportTooLarge, SandboxError
 from gym._sandbox._config import SandboxConfig
-from gym._sandbox._manifest import Change, Manifest, manifest_script, parse_manifest
+from gym._sandbox._manifest import Change, Manifest, manifest_script, new_split, parse_manifest
 from gym._sandbox._stream import ExecResult, decode
 from gym._sandbox._tar import Entry, pack, unpack
 
@@ -240,9 +240,11 @@ class Sandbox(abc.ABC):
     def snapshot(self, roots: Sequence[str] | None = None) -> Manifest:
         """A manifest (type, mode, size, sha256) of everything under the writable mounts."""
         roots = list(roots or self.config.tmpfs)
-        result, raw = self._exec(["sh", "-c", manifest_script(roots)], 120, max_output=64 << 20)
+        split = new_split()
+        script = manifest_script(roots, split)
+        result, raw = self._exec(["sh", "-c", script], 120, max_output=64 << 20)
         self._check(result, "snapshot")
-        return parse_manifest(raw)
+        return parse_manifest(raw, split)
 
     def diff(self) -> list[Change]:
         """Changes in the writable mounts since the baseline."""

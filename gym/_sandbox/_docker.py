@@ -18,7 +18,7 @@ from gym._sandbox._engine import client, docker_errors, labels, remove_container
 from gym._sandbox._gate import gate
 from gym._sandbox._keeper import KEEPER_COMMAND, KeeperLink, KeeperShell
 from gym._sandbox._link import LINK_COMMAND, remove_later, start_linked
-from gym._sandbox._manifest import Change, Manifest, manifest_script, parse_manifest
+from gym._sandbox._manifest import Change, Manifest, manifest_script, new_split, parse_manifest
 from gym._sandbox._shell import ExecLine, Line, Shell
 from gym._sandbox._stream import Capture, ExecResult, ExecSocket, pump
 from gym._sandbox._tar import pack
@@ -477,7 +477,7 @@ class DockerSandbox(Sandbox):
         if self._closed:
             raise SandboxUnavailable(f"sandbox {self.id} was closed")
         listed = list(roots or self.config.tmpfs)
-        return parse_manifest(self.keeper.listing(listed, time.monotonic() + 120, 64 << 20))
+        return self.keeper.listing(listed, time.monotonic() + 120, 64 << 20)
 
     def final_diff(self) -> list[Change]:
         """Kill the agent's processes and read the changes, in one exec (see `Sandbox`).
@@ -489,10 +489,11 @@ class DockerSandbox(Sandbox):
         if self.keeper is not None:
             if self._closed:
                 raise SandboxUnavailable(f"sandbox {self.id} was closed")
-            raw = self.keeper.freeze(list(self.config.tmpfs), time.monotonic() + 120, 64 << 20)
-            changes = self.baseline.diff(parse_manifest(raw)) + self._layer_changes()
+            final = self.keeper.freeze(list(self.config.tmpfs), time.monotonic() + 120, 64 << 20)
+            changes = self.baseline.diff(final) + self._layer_changes()
             return sorted(changes, key=lambda c: c.path)
-        script = _FREEZE + manifest_script(list(self.config.tmpfs))
+        split = new_split()
+        script = _FREEZE + manifest_script(list(self.config.tmpfs), split)
         try:
             result, raw = self._exec(["sh", "-c", script], 120, max_output=64 << 20)
         except SandboxUnavailable:
@@ -500,7 +501,7 @@ class DockerSandbox(Sandbox):
         except SandboxError:  # no process left to start the exec (a fork bomb): kill first
             return super().final_diff()
         self._check(result, "freeze and snapshot")
-        changes = self.baseline.diff(parse_manifest(raw)) + self._layer_changes()
+        changes = self.baseline.diff(parse_manifest(raw, split)) + self._layer_changes()
         return sorted(changes, key=lambda c: c.path)
 
     def _layer_changes(self) -> list[Change]:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from gym._errors import ExecTimeout, SandboxUnavailable
-from gym._sandbox._manifest import SPLIT
+from gym._sandbox._manifest import Manifest, new_split, parse_manifest
 from gym._sandbox._stream import STDERR, STDOUT, Capture, ExecSocket, FrameReader
 
 __all__ = ["KEEPER_COMMAND", "KeeperLink", "KeeperShell"]
@@ -242,15 +242,15 @@ class KeeperLink:
             self.send(b"K")
             self._until(b"k", deadline)
 
-    def freeze(self, roots: Sequence[str], deadline: float, cap: int) -> bytes:
+    def freeze(self, roots: Sequence[str], deadline: float, cap: int) -> Manifest:
         """Kill every process of the agent's uid, then list and hash the roots.
 
         Returns:
-            What `gym._sandbox._manifest.manifest_script` prints for the roots.
+            What `gym._sandbox._manifest.manifest_script` lists for the roots.
         """
         return self._listing(b"F", roots, deadline, cap)
 
-    def listing(self, roots: Sequence[str], deadline: float, cap: int) -> bytes:
+    def listing(self, roots: Sequence[str], deadline: float, cap: int) -> Manifest:
         """List and hash the roots (no process is killed)."""
         return self._listing(b"N", roots, deadline, cap)
 
@@ -261,10 +261,10 @@ class KeeperLink:
             count = int(self._until(b"q", deadline))
         return count if count >= 0 else None
 
-    def _listing(self, kind: bytes, roots: Sequence[str], deadline: float, cap: int) -> bytes:
-        data = bytearray()
+    def _listing(self, kind: bytes, roots: Sequence[str], deadline: float, cap: int) -> Manifest:
+        data, split = bytearray(), new_split()
         with self._control_lock:
-            self.send(kind, marshal.dumps({"roots": list(roots), "split": SPLIT}))
+            self.send(kind, marshal.dumps({"roots": list(roots), "split": split.encode()}))
             while True:
                 got, payload = self._control_frame(deadline)
                 if got == b"m":
@@ -272,7 +272,7 @@ class KeeperLink:
                         raise SandboxUnavailable(f"the listing is over {cap} bytes")
                     data += payload
                 elif got == b"M":
-                    return bytes(data)
+                    return parse_manifest(bytes(data), split)
 
     def _control_frame(self, deadline: float) -> tuple[bytes, bytes]:
         try:

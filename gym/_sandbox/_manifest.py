@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
+import secrets
 import shlex
 from collections.abc import Sequence
 
@@ -11,11 +12,16 @@ from pydantic import BaseModel, Field
 
 from gym._sandbox._stream import decode
 
-__all__ = ["SPLIT", "Change", "Manifest", "Node", "manifest_script", "parse_manifest"]
+__all__ = ["Change", "Manifest", "Node", "manifest_script", "new_split", "parse_manifest"]
 
-_SPLIT = "--BOXGYM-HASHES--"
-SPLIT = _SPLIT.encode()
-"""What separates the listing from the hashes in a manifest's raw output."""
+
+def new_split() -> str:
+    """A separator between a listing and its hashes that no file can be named after.
+
+    Drawn anew for each listing, after the agent's processes are gone: a fixed one could
+    be a file's name, and the records after that file's would read as hashes.
+    """
+    return f"--BOXGYM-HASHES-{secrets.token_hex(8)}--"
 
 
 class Node(BaseModel):
@@ -89,19 +95,19 @@ class Manifest(BaseModel):
         return sorted(changes, key=lambda c: c.path)
 
 
-def manifest_script(roots: Sequence[str]) -> str:
-    """A POSIX shell script listing roots (NUL-separated records), then file hashes."""
+def manifest_script(roots: Sequence[str], split: str) -> str:
+    """A POSIX shell script listing roots (NUL-separated records), ``split``, then hashes."""
     quoted = " ".join(shlex.quote(r) for r in roots)
     return (
         f"find {quoted} -xdev -mindepth 1 -printf '%y %m %s %p\\0' 2>/dev/null; "
-        f"printf '%s\\0' {_SPLIT}; "
+        f"printf '%s\\0' {shlex.quote(split)}; "
         f"find {quoted} -xdev -type f -readable -print0 2>/dev/null | xargs -0 -r sha256sum -z"
     )
 
 
-def parse_manifest(raw: bytes) -> Manifest:
-    """Parse the output of `manifest_script`."""
-    listing, _, hashes = raw.partition(_SPLIT.encode() + b"\0")
+def parse_manifest(raw: bytes, split: str) -> Manifest:
+    """Parse the output of `manifest_script` (or the keeper's listing) made with ``split``."""
+    listing, _, hashes = raw.partition(split.encode() + b"\0")
     nodes: dict[str, Node] = {}
     for rec in listing.split(b"\0"):
         if not rec:

@@ -15,7 +15,7 @@ import pytest
 
 from gym._sandbox import DockerSandbox, SandboxConfig
 from gym._sandbox._docker import _no_keeper, keeps
-from gym._sandbox._manifest import manifest_script, parse_manifest
+from gym._sandbox._manifest import manifest_script, new_split, parse_manifest
 
 pytestmark = pytest.mark.docker
 
@@ -87,19 +87,24 @@ def test_the_keepers_listing_is_what_the_manifest_script_lists(kept):
     state = (
         "cd /workspace && mkdir -p d/e && printf x > d/e/f && ln -s /etc/passwd link "
         "&& ln -s missing dangling && mkfifo fifo && printf secret > private "
-        "&& chmod 000 private && chmod 4755 d && printf 'é' > 'sp ace\\nnew' && ln d/e/f hard"
+        "&& chmod 000 private && chmod 4755 d && printf 'é' > 'sp ace\\nnew' && ln d/e/f hard "
+        "&& touch -- --BOXGYM-HASHES-- '--BOXGYM-HASHES--0123456789abcdef--'"
     )
     assert kept.run(state).ok
     roots = list(kept.config.tmpfs)
-    scripted, printed = kept._exec(["sh", "-c", manifest_script(roots)], 60, max_output=64 << 20)
+    split = new_split()
+    script = manifest_script(roots, split)
+    scripted, printed = kept._exec(["sh", "-c", script], 60, max_output=64 << 20)
     assert scripted.ok
-    raw = kept.keeper.listing(roots, time.monotonic() + 30, 64 << 20)
-    ours, theirs = parse_manifest(raw), parse_manifest(printed)
-    assert ours == theirs
+    ours = kept.keeper.listing(roots, time.monotonic() + 30, 64 << 20)
+    assert ours == parse_manifest(printed, split)
     nodes = ours.nodes
     assert nodes["/workspace/link"].kind == "l" and nodes["/workspace/fifo"].kind == "p"
     assert nodes["/workspace/private"].sha256 == "", "unreadable: listed, not hashed"
     assert len(nodes["/workspace/d/e/f"].sha256) == 64
+    named = {n.rsplit("/", 1)[1] for n in nodes if "HASHES" in n}
+    assert named == {"--BOXGYM-HASHES--", "--BOXGYM-HASHES--0123456789abcdef--"}
+    assert len(nodes["/workspace/hard"].sha256) == 64, "files named like a separator end nothing"
 
 
 def test_without_python3_a_sandbox_runs_on_docker_exec(engine):
