@@ -82,6 +82,8 @@ def client() -> docker.DockerClient:
 def _connect() -> docker.DockerClient:
     try:
         c = docker.from_env(timeout=120)
+        if c.api.base_url.startswith("http+docker://"):  # a unix socket: no proxy applies
+            c.api.trust_env = False  # (requests would read the proxy variables per call)
         c.ping()
     except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
         where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
