@@ -4,7 +4,7 @@
 
 Runs boxgym's runner (the same code path as `gym run`) over PyFunc-v0 with a policy
 that makes each command of CALLS_JSON as a `bash` tool call, then submits; every
-episode is graded in a fresh container. It ends as `gym run` ends (`gym._cli.main`):
+episode is graded in a fresh container. It ends as `gym run` ends (`gym._exit.leave`):
 atexit cleanup and flushed streams, without the interpreter's teardown. Used by
 bench/scale.py.
 """
@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 
 from gym import ScriptPolicy, ToolCall
-from gym._cli import _leave
+from gym._exit import leave
 from gym._runner import RunConfig, run
 from gym._store import Store
 
@@ -44,7 +44,7 @@ def main() -> None:
             events=events,
         )
     print(json.dumps({"done": state.done, "containers": state.containers}))
-    _leave(0)
+    leave(0)
 
 
 if __name__ == "__main__":

