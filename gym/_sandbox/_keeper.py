@@ -43,6 +43,9 @@ KEEPER_COMMAND = ["python3", "-I", "-S", "-c", _BOOT]
 keeper's source (`SOURCE`, sent by `KeeperLink.boot`) from its input, then runs it."""
 
 _SHELL_KINDS = {b"o": STDOUT, b"e": STDERR}
+_ACK_EVERY = 1 << 18
+"""Bytes of the shell's output read before the keeper is told (``W``): a quarter of its
+window (boxgym_keeper.WINDOW), so that a command's usual output costs no extra message."""
 _COMMAND_KINDS = {b"O": STDOUT, b"E": STDERR}
 
 
@@ -73,6 +76,7 @@ class KeeperLink:
         self.shell_end: int | None = None
         """The exit status of the shell that ended, until the shell reads it."""
         self.shell_ended = False
+        self._unacked = 0  # bytes of the shell's output read but not yet granted back
         self.stderr = bytearray()
         """What the keeper itself wrote to its standard error (its own problems)."""
 
@@ -180,6 +184,7 @@ class KeeperLink:
         with self._cond:
             self.shell_frames.clear()
             self.shell_ended, self.shell_end = False, None
+            self._unacked = 0
         self.send(b"S", marshal.dumps({"argv": list(argv), "env": env, "cwd": cwd}))
 
     def shell_output(self, deadline: float) -> list[tuple[int, bytes]]:
@@ -193,9 +198,10 @@ class KeeperLink:
         with self._cond:
             out = list(self.shell_frames)
             self.shell_frames.clear()
-        read = sum(len(data) for _, data in out)
-        if read and not self.shell_ended:
-            self.send(b"W", struct.pack(">I", read))  # the keeper may send as much again
+        self._unacked += sum(len(data) for _, data in out)
+        if self._unacked >= _ACK_EVERY and not self.shell_ended:
+            self.send(b"W", struct.pack(">I", self._unacked))  # the keeper may send as much
+            self._unacked = 0
         return out
 
     def run(
