@@ -28,10 +28,17 @@ use the import name ``gym``.
 """
 
 import importlib as _importlib
+import os as _os
 import warnings as _warnings
 from typing import Any as _Any
 
-from gym._code import CodeEnv
+# gymnasium imports numpy, whose OpenBLAS starts a thread per core that spins for about
+# 2**28 cycles before it sleeps: about 0.1 CPU-s in every process that imports boxgym,
+# 5% of a short benchmark run on 2 cores. Spinning 2**4 cycles instead keeps BLAS
+# threaded and wastes nothing (a value set by the user is left alone).
+_os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
+from gym._code import CodeEnv  # noqa: E402
 from gym._env import ContainerEnv, StepRecord
 from gym._errors import (
     ConfigError,

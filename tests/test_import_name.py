@@ -1,6 +1,9 @@
-"""`import gym` must be boxgym, never the legacy `gym` package."""
+"""`import gym` must be boxgym, never the legacy `gym` package, and must cost little."""
 
 import importlib.metadata
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import gym
@@ -30,3 +33,17 @@ def test_legacy_gym_distribution_is_not_installed():
     except importlib.metadata.PackageNotFoundError:
         return
     raise AssertionError("the legacy `gym` package is installed and shadows boxgym")
+
+
+def test_importing_gym_keeps_numpys_blas_threads_from_spinning():
+    """OpenBLAS threads sleep at once (not after 2**28 cycles); a user's own value stays."""
+    probe = "import gym, os; print(os.environ['OPENBLAS_THREAD_TIMEOUT'])"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    ours = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    theirs = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**env, "OPENBLAS_THREAD_TIMEOUT": "20"},
+        capture_output=True,
+        text=True,
+    )
+    assert (ours.stdout, theirs.stdout) == ("4\n", "20\n")
