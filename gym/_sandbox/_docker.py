@@ -20,7 +20,7 @@ from gym._sandbox._keeper import KEEPER_COMMAND, KeeperLink, KeeperShell
 from gym._sandbox._link import LINK_COMMAND, remove_later, start_linked
 from gym._sandbox._manifest import Change, Manifest, manifest_script, new_split, parse_manifest
 from gym._sandbox._shell import ExecLine, Line, Shell
-from gym._sandbox._stream import Capture, ExecResult, ExecSocket, pump
+from gym._sandbox._stream import Capture, ExecResult, ExecSocket, pump, result_of
 from gym._sandbox._tar import pack
 
 __all__ = ["DockerSandbox", "keeps"]
@@ -305,7 +305,7 @@ class DockerSandbox(Sandbox):
                 deadline=start + timeout,
                 cap=max_output,
             )
-            return self._kept_result(ran, start)
+            return self._finished(ran, start)
         exec_id, sock = self._start(argv, user=user, cwd=cwd, env=env)
         try:
             out, err, timed_out = pump(sock, stdin or b"", start + timeout, max_output)
@@ -315,43 +315,19 @@ class DockerSandbox(Sandbox):
         exit_code = None
         if timed_out and self.config.disposable:
             self.close()
-            return ExecResult(
-                exit_code=None,
-                stdout=out.text(),
-                stderr=err.text(),
-                duration_s=time.monotonic() - start,
-                timed_out=True,
-            ), out.bytes()
+            return result_of(out, err, None, True, start), out.bytes()
         if timed_out:
             self.kill_processes(user)
         else:
             exit_code = self.exec_exit_code(exec_id)
-        result = ExecResult(
-            exit_code=exit_code,
-            stdout=out.text(),
-            stderr=err.text(),
-            duration_s=time.monotonic() - start,
-            timed_out=timed_out,
-            stdout_truncated=out.truncated,
-            stderr_truncated=err.truncated,
-        )
-        if timed_out or exit_code == 137:
-            result.oom_killed = self.oom_since_last_check()
-        return result, out.bytes()
+        return self._finished((out, err, exit_code, timed_out), start)
 
-    def _kept_result(
+    def _finished(
         self, ran: tuple[Capture, Capture, int | None, bool], start: float
     ) -> tuple[ExecResult, bytes]:
+        """A command's result (and its raw output), with the memory limit's verdict."""
         out, err, exit_code, timed_out = ran
-        result = ExecResult(
-            exit_code=exit_code,
-            stdout=out.text(),
-            stderr=err.text(),
-            duration_s=time.monotonic() - start,
-            timed_out=timed_out,
-            stdout_truncated=out.truncated,
-            stderr_truncated=err.truncated,
-        )
+        result = result_of(out, err, exit_code, timed_out, start)
         if timed_out or exit_code == 137:
             result.oom_killed = self.oom_since_last_check()
         return result, out.bytes()

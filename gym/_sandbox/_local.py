@@ -36,7 +36,7 @@ from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._manifest import Manifest
 from gym._sandbox._shell import _Stream, quote
-from gym._sandbox._stream import STDERR, STDOUT, Capture, ExecResult
+from gym._sandbox._stream import STDERR, STDOUT, Capture, ExecResult, result_of
 
 __all__ = ["LocalSandbox"]
 
@@ -144,16 +144,8 @@ class LocalSandbox(Sandbox):
             out, err, timed_out = _communicate(proc, stdin, timeout, max_output)
         finally:
             self._groups.discard(proc.pid)
-        result = ExecResult(
-            exit_code=None if timed_out else _exit_code(proc.returncode),
-            stdout=out.text(),
-            stderr=err.text(),
-            duration_s=time.monotonic() - start,
-            timed_out=timed_out,
-            stdout_truncated=out.truncated,
-            stderr_truncated=err.truncated,
-        )
-        return result, out.bytes()
+        exit_code = None if timed_out else _exit_code(proc.returncode)
+        return result_of(out, err, exit_code, timed_out, start), out.bytes()
 
     def run(self, command: str, *, timeout: float = 60.0, max_output: int = 1 << 16) -> ExecResult:
         """Run a command in the persistent local bash session."""

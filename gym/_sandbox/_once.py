@@ -25,7 +25,7 @@ from gym._sandbox._config import SandboxConfig
 from gym._sandbox._engine import client, docker_errors
 from gym._sandbox._link import remove_later
 from gym._sandbox._pool import Started, count, once_pool_for, start_once
-from gym._sandbox._stream import ExecResult, pump
+from gym._sandbox._stream import ExecResult, pump, result_of
 
 __all__ = ["run_once"]
 
@@ -75,16 +75,9 @@ def run_once(
     try:
         out, err, timed_out = pump(started.sock, stdin, start + timeout, max_output)
         exit_code = None if timed_out else _exit_code(exit_wait)
-        return ExecResult(
-            exit_code=exit_code,
-            stdout=out.text(),
-            stderr=err.text(),
-            duration_s=time.monotonic() - start,
-            timed_out=timed_out,
-            oom_killed=_oom_killed(started.id) if exit_code == 137 else False,
-            stdout_truncated=out.truncated,
-            stderr_truncated=err.truncated,
-        )
+        result = result_of(out, err, exit_code, timed_out, start)
+        result.oom_killed = _oom_killed(started.id) if exit_code == 137 else False
+        return result
     finally:
         _finish(started, exit_wait, kill=exit_code is None)
 

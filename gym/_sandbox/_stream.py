@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-__all__ = ["Capture", "ExecResult", "ExecSocket", "FrameReader", "decode", "pump"]
+__all__ = ["Capture", "ExecResult", "ExecSocket", "FrameReader", "decode", "pump", "result_of"]
 
 STDOUT, STDERR = 1, 2
 
@@ -46,6 +46,21 @@ class ExecResult(BaseModel):
     def ok(self) -> bool:
         """The command finished with exit status 0."""
         return self.exit_code == 0 and not self.timed_out
+
+
+def result_of(
+    out: Capture, err: Capture, exit_code: int | None, timed_out: bool, start: float
+) -> ExecResult:
+    """The result of a command whose streams were captured, started at ``start``."""
+    return ExecResult(
+        exit_code=exit_code,
+        stdout=out.text(),
+        stderr=err.text(),
+        duration_s=time.monotonic() - start,
+        timed_out=timed_out,
+        stdout_truncated=out.truncated,
+        stderr_truncated=err.truncated,
+    )
 
 
 class Capture:

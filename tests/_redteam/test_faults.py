@@ -53,7 +53,7 @@ def test_fault_ends_as_it_must(engine, name):
 
 STOPPED_WITH_A_CHILD = """
 import threading, time
-from gym._cli import _leave
+from gym._exit import leave
 from gym._redteam._faults import _child
 
 def row():
@@ -63,7 +63,7 @@ def row():
 
 threading.Thread(target=row, daemon=True).start()
 time.sleep(1)
-_leave(143)  # as a SIGTERM ends `gym redteam`: the row's thread never finishes its block
+leave(143)  # as a SIGTERM ends `gym redteam`: the row's thread never finishes its block
 """
 
 
