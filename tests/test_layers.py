@@ -42,6 +42,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym.errors",  # public: the exception tree
         "gym._phase",
         "gym._git",
+        "gym._exit",
     ),
     2: (  # sandbox (Docker) and the images it runs
         "gym._sandbox",
@@ -55,9 +56,12 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._sandbox._local",
         "gym._sandbox._manifest",
         "gym._sandbox._netless",
+        "gym._sandbox._keeper",
+        "gym._sandbox.keeper.boxgym_keeper",
         "gym._sandbox._once",
         "gym._sandbox._pool",
         "gym._sandbox._provider",
+        "gym._sandbox._seccomp",
         "gym._sandbox._shell",
         "gym._sandbox._stream",
         "gym._sandbox._tar",
@@ -187,7 +191,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
 ALLOWED: frozenset[tuple[str, str]] = frozenset()
 
 # Files that run inside containers, not on the host: their imports are the image's.
-IN_IMAGES = ("gym/_grading/runner/", "environments/sql/runner.py")
+IN_IMAGES = ("gym/_grading/runner/", "gym/_sandbox/keeper/", "environments/sql/runner.py")
 
 
 @dataclass(frozen=True)
