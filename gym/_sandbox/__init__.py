@@ -34,7 +34,7 @@ from gym._sandbox._pool import (
 from gym._sandbox._provider import DockerSandboxes, LocalSandboxes, Role, SandboxProvider
 from gym._sandbox._shell import quote
 from gym._sandbox._stream import ExecResult, decode
-from gym._sandbox._tar import Entry, pack, unpack
+from gym._sandbox._tar import Entry, check_name, pack, unpack
 
 __all__ = [
     "LABEL_OWNER",
@@ -53,6 +53,7 @@ __all__ = [
     "SandboxConfig",
     "SandboxPool",
     "SandboxProvider",
+    "check_name",
     "client",
     "container_counts",
     "decode",

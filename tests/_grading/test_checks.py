@@ -32,3 +32,41 @@ def test_the_judge_holds_no_descriptor_of_the_runner(python_image):
     report = run_checks(python_image, {"solution.py": b"x = 1\n"}, Export(), spec)
     assert report.error is None
     assert report.tests == {"grade/tests/test_look.py::test_the_judge_reads_no_pipe": "passed"}
+
+
+def test_the_bundle_refuses_a_name_that_climbs_out():
+    """The grading container writes each bundled file where its name says, as root: an
+    exported name climbing out of the workspace must never reach it."""
+    from gym._errors import UnsafeArchive
+    from gym._grading._checks import _bundle
+
+    spec = CheckSpec(kind="pytest", hidden={"test_x.py": b"def test_x():\n    pass\n"})
+    export = Export(files={"../grade/runner/boxgym_runner.py": b"print('mine')\n"})
+    with pytest.raises(UnsafeArchive, match="climbs out"):
+        _bundle({"solution.py": b"x = 1\n"}, export, spec)
+
+
+_NESTED = b"""
+from pkg.sub.mod import VALUE
+
+
+def test_nested():
+    assert VALUE == 42
+"""
+
+
+@pytest.mark.docker
+def test_nested_workspace_files_reach_the_grading_container(python_image):
+    """Files in folders the pristine task lacks (created by the agent) are unpacked with
+    their folders, and the code under test imports them."""
+    spec = CheckSpec(kind="pytest", hidden={"test_nested.py": _NESTED}, timeout=60)
+    export = Export(
+        files={
+            "pkg/__init__.py": b"",
+            "pkg/sub/__init__.py": b"",
+            "pkg/sub/mod.py": b"VALUE = 42\n",
+        }
+    )
+    report = run_checks(python_image, {"solution.py": b"x = 1\n"}, export, spec)
+    assert report.error is None
+    assert report.tests == {"grade/tests/test_nested.py::test_nested": "passed"}

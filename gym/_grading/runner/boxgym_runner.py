@@ -582,14 +582,12 @@ def final_outcome(phases):
 # -- main ----------------------------------------------------------------------------------
 
 
-def main():
-    import argparse
-
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--spec", required=True)
-    parser.add_argument("--out", required=True)
-    opts = parser.parse_args()
-    with open(opts.spec) as fh:
+def main(argv=None):
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 4 or args[0] != "--spec" or args[2] != "--out":  # no argparse: 4 ms
+        sys.exit("usage: python3 -I boxgym_runner.py --spec SPEC.json --out REPORT.json")
+    spec_path, out_path = args[1], args[3]
+    with open(spec_path) as fh:
         spec = json.load(fh)
     start = time.monotonic()
     report = {"runner": "boxgym_runner", "version": VERSION, "kind": spec.get("kind")}
@@ -605,11 +603,11 @@ def main():
 
         report.update(error=traceback.format_exc()[-4000:])
     report["duration_s"] = round(time.monotonic() - start, 3)
-    tmp = opts.out + ".tmp"
+    tmp = out_path + ".tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as fh:
         json.dump(report, fh)
-    os.rename(tmp, opts.out)
+    os.rename(tmp, out_path)
     return 0
 
 

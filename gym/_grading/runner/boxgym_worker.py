@@ -349,7 +349,7 @@ OUT, ERR = Capture("<stdout>"), Capture("<stderr>")
 def main(fd):
     """Serve the judge on socket ``fd`` until it closes (then exit)."""
     settings = json.loads(os.environ.get("BOXGYM_WORKER") or "{}")
-    sock = wire.socket_from_fd(fd)
+    sock = wire.Descriptor(fd)
     if settings.get("frozen_time"):
         wire.freeze_clock(settings["frozen_time"])
     sys.stdout, sys.stderr = OUT, ERR
