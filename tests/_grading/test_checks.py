@@ -70,3 +70,22 @@ def test_nested_workspace_files_reach_the_grading_container(python_image):
     report = run_checks(python_image, {"solution.py": b"x = 1\n"}, export, spec)
     assert report.error is None
     assert report.tests == {"grade/tests/test_nested.py::test_nested": "passed"}
+
+
+_DUMPABLE = b"""
+import ctypes
+
+
+def test_the_judge_is_not_dumpable():
+    assert ctypes.CDLL(None).prctl(3, 0, 0, 0, 0) == 0  # PR_GET_DUMPABLE
+"""
+
+
+@pytest.mark.docker
+def test_the_judge_is_not_dumpable(python_image):
+    """The judge makes itself non-dumpable (its /proc entries stay root's): the hidden
+    checks run in it, and ask the kernel."""
+    spec = CheckSpec(kind="pytest", hidden={"test_dump.py": _DUMPABLE}, timeout=60)
+    report = run_checks(python_image, {"solution.py": b"x = 1\n"}, Export(), spec)
+    assert report.error is None
+    assert report.tests == {"grade/tests/test_dump.py::test_the_judge_is_not_dumpable": "passed"}

@@ -141,3 +141,50 @@ def test_the_codec_imports_value_modules_only_when_a_value_needs_them():
     ).stdout.split(" ", 1)
     assert out[0] == "[]"
     assert out[1].strip() == "True [True, True, True, True, True, True, True]"
+
+
+_JSON_VALUES = [
+    None,
+    "é\u2028\x00\ud800",
+    -(10**30),
+    [1, 2.5, -0.0, float("inf"), float("-inf"), True, False],
+    {"b": {"z": 1, "a": [None, {}]}, "a": []},
+]
+
+
+@pytest.mark.parametrize("value", _JSON_VALUES)
+@pytest.mark.parametrize("sort_keys", [False, True])
+def test_the_runners_json_is_jsons(value, sort_keys):
+    """The grading processes' JSON (json's C functions, without the json package) writes
+    the text json.dumps writes and reads it back as json.loads does."""
+    import json
+
+    wire = runner.wire
+    assert wire._ENCODER is not None and wire._SCAN is not None  # the C path, on 3.11
+    text = wire.dumps(value, sort_keys=sort_keys)
+    assert text == json.dumps(value, separators=(",", ":"), sort_keys=sort_keys)
+    assert wire.loads(text) == json.loads(text)
+    assert wire.loads(f" \n{text}\t".encode()) == json.loads(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["", " ", "{", "[1,]", "1 2", "nan", '{"a":1}x', b"\xff", '"\x01"']
+)
+def test_the_runners_json_refuses_what_json_refuses(text):
+    import json
+
+    with pytest.raises(ValueError):
+        json.loads(text)
+    with pytest.raises(ValueError):
+        runner.wire.loads(text)
+
+
+def test_the_runners_json_refuses_what_json_cannot_write():
+    wire = runner.wire
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="Circular"):
+        wire.dumps(loop)
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        wire.dumps({"a": object()})
+    assert wire.dumps([{"a": 1}]) == '[{"a":1}]'  # nothing left behind by the failures

@@ -18,13 +18,12 @@ is replaced for the next one.
 Outcomes go to the root runner over a pipe the worker cannot reach.
 """
 
+import _socket as socket  # the module without its enums (and without recv_fds: wire's)
 import importlib
 import importlib.machinery
-import json
 import math
 import os
 import random
-import socket
 import sys
 import types
 import weakref
@@ -534,11 +533,11 @@ class Session:
         """The live worker's side, starting a worker if there is none."""
         if self.side is None or not self.side.alive:
             self.gen += 1
-            self._ctl.sendall(json.dumps({"op": "spawn", "gen": self.gen}).encode() + b"\n")
-            msg, fds, _, _ = socket.recv_fds(self._ctl, 4096, 1)
+            self._ctl.sendall(wire.dumps({"op": "spawn", "gen": self.gen}).encode() + b"\n")
+            msg, fds = wire.recv_fd(self._ctl, 4096)
             if not fds:
                 raise RuntimeError(f"the runner could not start a worker: {msg[:200]!r}")
-            self.side = JudgeSide(self.gen, socket.socket(fileno=fds[0]), self.call_timeout)
+            self.side = JudgeSide(self.gen, wire.Descriptor(fds[0]), self.call_timeout)
         return self.side
 
     def lost(self, lost):
@@ -548,7 +547,7 @@ class Session:
             side.alive = False
             why = {"ended": "early_exit", "protocol": "report_forgery"}.get(lost.why, lost.why)
             self.finding(why, lost.detail)
-            self._ctl.sendall(json.dumps({"op": "kill"}).encode() + b"\n")
+            self._ctl.sendall(wire.dumps({"op": "kill"}).encode() + b"\n")
             try:
                 side.conn.sock.close()
             except OSError:
@@ -960,11 +959,24 @@ def _run_check(fn, candidate, name):
 
 
 def _no_dumping():
-    """Make this process non-dumpable: its /proc entries stay root's (defence in depth)."""
-    try:
-        import ctypes
+    """Make this process non-dumpable: its /proc entries stay root's (defence in depth).
 
-        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    ``prctl`` through ``_ctypes`` alone: ``ctypes`` takes milliseconds to import.
+    """
+    try:
+        import _ctypes
+
+        class Int(_ctypes._SimpleCData):
+            _type_ = "i"
+
+        class Function(_ctypes.CFuncPtr):
+            _flags_ = _ctypes.FUNCFLAG_CDECL
+            _restype_ = Int
+
+        class Libc:
+            _handle = _ctypes.dlopen(None, 0)
+
+        Function(("prctl", Libc()))(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
     except Exception:
         pass
 
@@ -976,7 +988,7 @@ def _read_line(sock):
         if not chunk:
             raise RuntimeError("the runner closed the control channel")
         data += chunk
-    return json.loads(data)
+    return wire.loads(data)
 
 
 def main(event_fd, ctl_fd):
@@ -992,7 +1004,7 @@ def main(event_fd, ctl_fd):
     events = os.fdopen(event_fd, "w", buffering=1)
 
     def emit(event):
-        events.write(json.dumps(event) + "\n")
+        events.write(wire.dumps(event) + "\n")
 
     if spec["kind"] == "pytest":
         import pytest  # noqa: F401  (before the clock is frozen: pytest keeps the real one)

@@ -15,7 +15,6 @@ copied back into the caller's objects when the call returns (``back``).
 """
 
 import collections
-import json
 import math
 import os
 import select
@@ -50,6 +49,89 @@ class Lost(BaseException):
     def __init__(self, why, detail):
         super().__init__(f"{why}: {detail}")
         self.why, self.detail = why, detail
+
+
+# -- JSON text ---------------------------------------------------------------------------
+
+
+def _not_json(obj):
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+class _Decoding:
+    """What json's C scanner reads of its decoder: json.loads's defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float  # NaN, Infinity, -Infinity
+
+
+def _c_codec():
+    """The C scanner and encoder factory of json, if this Python has them as 3.11 has.
+
+    The json package imports re and compiles its patterns: milliseconds in each of a
+    grading's processes. The C functions are what json.loads and json.dumps run; checked
+    on a sample here, else (another Python) the package is used.
+    """
+    try:
+        import _json
+
+        scan = _json.make_scanner(_Decoding())
+
+        def encoder(sort_keys):  # a fresh one per text: its circularity markers too
+            return _json.make_encoder(
+                {},
+                _not_json,
+                _json.encode_basestring_ascii,
+                None,
+                ":",
+                ",",
+                sort_keys,
+                False,
+                True,
+            )
+
+        sample = '{"b":[1,2.5,"\\u00e9",null,true,NaN],"a":{}}'
+        value, end = scan(sample, 0)
+        if end != len(sample) or "".join(encoder(False)(value, 0)) != sample:
+            return None, None
+        return scan, encoder
+    except Exception:
+        return None, None
+
+
+_SCAN, _ENCODER = _c_codec()
+_BLANK = " \t\n\r"
+
+
+def dumps(obj, sort_keys=False):
+    """``json.dumps(obj, separators=(",", ":"), sort_keys=sort_keys)``."""
+    if _ENCODER is None:
+        import json
+
+        return json.dumps(obj, separators=(",", ":"), sort_keys=sort_keys)
+    return "".join(_ENCODER(sort_keys)(obj, 0))
+
+
+def loads(text):
+    """``json.loads(text)``: one JSON value between blanks, else ValueError."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "surrogatepass")
+    if _SCAN is None:
+        import json
+
+        return json.loads(text)
+    start = len(text) - len(text.lstrip(_BLANK))
+    try:
+        value, end = _SCAN(text, start)
+    except StopIteration:
+        raise ValueError(f"no JSON value at {start}: {text[start : start + 40]!r}") from None
+    if text[end:].strip(_BLANK):
+        raise ValueError(f"extra data at {end}: {text[end : end + 40]!r}")
+    return value
 
 
 # -- values ------------------------------------------------------------------------------
@@ -563,7 +645,7 @@ class Connection:
     def send(self, msg):
         if self.extra is not None:
             msg.update(self.extra())
-        data = json.dumps(msg, separators=(",", ":")).encode() + b"\n"
+        data = dumps(msg).encode() + b"\n"
         view = memoryview(data)
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         while view:
@@ -600,7 +682,7 @@ class Connection:
         line, _, rest = bytes(self.buf).partition(b"\n")
         self.buf = bytearray(rest)
         try:
-            msg = json.loads(line)
+            msg = loads(line)
         except ValueError:
             raise Lost("protocol", f"a malformed message: {line[:80]!r}") from None
         if not isinstance(msg, dict):
@@ -681,7 +763,7 @@ def arguments(msg, side, memo):
 
 def _state(obj, side, memo):
     try:
-        return json.dumps(encode_contents(obj, side, memo), sort_keys=True)
+        return dumps(encode_contents(obj, side, memo), sort_keys=True)
     except (NotPrimitive, RecursionError):
         return None
 
@@ -696,7 +778,7 @@ def changed(memo, side):
         except Exception:  # an object that cannot be described: its changes stay there
             continue
         if now is not None and now != old:
-            out.append([key, json.loads(now)])
+            out.append([key, loads(now)])
     return out
 
 
@@ -724,6 +806,30 @@ class Descriptor:
 
     def close(self):
         os.close(self.fd)
+
+
+def send_fd(sock, data, fd):
+    """``socket.send_fds(sock, [data], [fd])`` on a bare ``_socket`` socket."""
+    import _socket
+
+    raw = fd.to_bytes(4, sys.byteorder, signed=True)
+    sock.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, raw)])
+
+
+def recv_fd(sock, size):
+    """``socket.recv_fds(sock, size, 1)`` on a bare ``_socket`` socket: (data, fds)."""
+    import _socket
+
+    data, ancdata, _, _ = sock.recvmsg(size, _socket.CMSG_LEN(4))
+    fds = []
+    for level, kind, raw in ancdata:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+            whole = len(raw) - len(raw) % 4
+            fds += [
+                int.from_bytes(raw[i : i + 4], sys.byteorder, signed=True)
+                for i in range(0, whole, 4)
+            ]
+    return data, fds
 
 
 # -- a frozen clock for tasks that need one ---------------------------------------------

@@ -15,7 +15,6 @@ import copy
 import importlib
 import importlib.util
 import io
-import json
 import math
 import operator
 import os
@@ -348,7 +347,7 @@ OUT, ERR = Capture("<stdout>"), Capture("<stderr>")
 
 def main(fd):
     """Serve the judge on socket ``fd`` until it closes (then exit)."""
-    settings = json.loads(os.environ.get("BOXGYM_WORKER") or "{}")
+    settings = wire.loads(os.environ.get("BOXGYM_WORKER") or "{}")
     sock = wire.Descriptor(fd)
     if settings.get("frozen_time"):
         wire.freeze_clock(settings["frozen_time"])
