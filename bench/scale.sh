@@ -8,4 +8,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 .venv/bin/python bench/scale.py "$@"
-.venv/bin/python bench/ray_overhead.py --episodes 16 --concurrency 2 --nodes 2 --repeats 3
+.venv/bin/python bench/ray_overhead.py --episodes 16 --concurrency 2 --nodes 2 --repeats 5
