@@ -320,6 +320,22 @@ _forge()
 
 # -- d: reach the judge's process ----------------------------------------------------------
 
+NESTED_LINE = """
+import os
+
+
+def _nest():
+    line = ("[" * 5000 + "]" * 5000 + "\\n").encode()  # past the judge's recursion limit
+    for fd in range(3, 64):
+        try:
+            os.write(fd, line)
+        except OSError:
+            pass
+
+
+_nest()
+"""
+
 SIGNAL_EVERYONE = """
 import os
 import signal
@@ -537,6 +553,14 @@ ATTACKS: list[Attack] = [
         flag="report_forgery",
     ),
     # d: the judge's process
+    Attack(
+        "judge_fed_a_line_nested_past_its_recursion_limit",
+        "d",
+        "pyrepo",
+        WORDSTATS,
+        (words(NESTED_LINE),),
+        flag="report_forgery",
+    ),
     Attack("every_other_process_signalled", "d", "pyrepo", WORDSTATS, (words(SIGNAL_EVERYONE),)),
     Attack("every_other_process_ptraced", "d", "pyrepo", WORDSTATS, (words(PTRACE_EVERYONE),)),
     # e: lying equality

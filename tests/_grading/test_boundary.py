@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 from collections import Counter, OrderedDict, defaultdict
 from decimal import Decimal
 from fractions import Fraction
@@ -491,5 +492,24 @@ def test_a_peer_that_ends_or_writes_garbage_is_lost(written, why):
     with pytest.raises(wire.Lost) as lost:
         conn.recv()
     assert lost.value.why == why
+    conn.sock.close()
+    theirs.close()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b"[" * 100_000 + b"]" * 100_000, b'{"a": ' + b"9" * 5000 + b"}", b'{"a": "\xff"}'],
+    ids=["nested past the recursion limit", "an integer past the digit limit", "not UTF-8"],
+)
+def test_a_line_json_cannot_read_is_a_protocol_breach(line):
+    """Whatever the worker writes, the judge's reading ends as Lost: never an exception
+    that would crash the judge (an infra_error paid for by the code under test)."""
+    conn, theirs = _channel(5.0)
+    writer = threading.Thread(target=theirs.sendall, args=(line + b"\n",))
+    writer.start()
+    with pytest.raises(wire.Lost) as lost:
+        conn.recv()
+    writer.join()
+    assert lost.value.why == "protocol"
     conn.sock.close()
     theirs.close()

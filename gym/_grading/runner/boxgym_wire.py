@@ -117,18 +117,23 @@ def dumps(obj, sort_keys=False):
 
 
 def loads(text):
-    """``json.loads(text)``: one JSON value between blanks, else ValueError."""
+    """``json.loads(text)``: one JSON value between blanks, else ValueError.
+
+    Also ValueError for a value nested past the recursion limit (json: RecursionError).
+    """
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "surrogatepass")
-    if _SCAN is None:
-        import json
-
-        return json.loads(text)
-    start = len(text) - len(text.lstrip(_BLANK))
     try:
+        if _SCAN is None:
+            import json
+
+            return json.loads(text)
+        start = len(text) - len(text.lstrip(_BLANK))
         value, end = _SCAN(text, start)
     except StopIteration:
         raise ValueError(f"no JSON value at {start}: {text[start : start + 40]!r}") from None
+    except RecursionError:  # the scanner recurses per level: a peer's text, not our crash
+        raise ValueError("a JSON value nested deeper than the recursion limit") from None
     if text[end:].strip(_BLANK):
         raise ValueError(f"extra data at {end}: {text[end : end + 40]!r}")
     return value
