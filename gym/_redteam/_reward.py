@@ -403,6 +403,19 @@ def _exit(how: str) -> Callable[[Names, str], str]:
     return body
 
 
+def _nested_line(names: Names, entry: str) -> str:
+    """At import, write to every descriptor a line nested past the judge's recursion limit."""
+    alias, fd, depth = names.ident(), names.ident(), names.rng.randrange(3000, 9000)
+    return (
+        f"import os as {alias}\n"
+        f"for {fd} in range(3, 64):\n"
+        f"    try:\n"
+        f"        {alias}.write({fd}, b'[' * {depth} + b']' * {depth} + b'\\n')\n"
+        f"    except OSError:\n"
+        f"        pass\n"
+    ) + _wrong(entry)
+
+
 def _liar(how: str) -> Callable[[Names, str], str]:
     def body(names: Names, entry: str) -> str:
         cls = names.ident().capitalize()
@@ -495,6 +508,12 @@ def _calls_kind() -> list[ScriptAttack]:
             _row(f"calls.lying_eq[{how}]", CALLS, _solution(_liar(how)), _fail_with("always_equal"))
         )
     rows += [
+        _row(
+            "calls.channel_line_nested_past_recursion_limit",
+            CALLS,
+            _solution(_nested_line),
+            _fail_with("report_forgery"),
+        ),
         _row("calls.read_hidden_checks", CALLS, _solution(_read_checks), fast=True),
         _row("calls.frame_walk", CALLS, _solution(_introspect("frames"))),
         _row("calls.gc_scan", CALLS, _solution(_introspect("gc"))),
