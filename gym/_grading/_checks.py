@@ -156,18 +156,28 @@ def _bundle(base: dict[str, bytes], export: Export, spec: CheckSpec) -> bytes:
     """Everything the grading container needs, rooted at /: a marshalled dict.
 
     Path -> bytes, each name checked as an archive's is (never absolute, never climbing).
+    A workspace file where another file needs a folder (the agent replaced the visible
+    tests' folder by a file, their pristine version restored) is left out: the grading
+    container could not write both, and the code's doing is never a grading crash.
     """
     files = export.applied_to(base)
     for rel in spec.visible_tests:  # tests always run in their pristine version
         if rel in base:
             files[rel] = base[rel]
-    bundle = {f"workspace/{rel}": data for rel, data in files.items()}
+    folders = {parent for rel in files for parent in _parents(rel)}
+    bundle = {f"workspace/{rel}": data for rel, data in files.items() if rel not in folders}
     bundle |= {f"grade/tests/{rel}": data for rel, data in spec.hidden.items()}
     bundle |= {f"grade/runner/{name}": data for name, data in _RUNNER.items()}
     bundle |= {f"grade/runner/{name}": data for name, data in _runner_bytecode().items()}
     bundle["grade/pytest.ini"] = b"[pytest]\n"
     bundle["grade/spec.json"] = json.dumps(_runner_spec(spec)).encode()
     return marshal.dumps({check_name(name): data for name, data in sorted(bundle.items())}, 4)
+
+
+def _parents(rel: str) -> list[str]:
+    """The folders of a relative path (``a/b/c`` -> ``a``, ``a/b``)."""
+    parts = rel.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def _runner_bytecode() -> dict[str, bytes]:

@@ -89,3 +89,28 @@ def test_the_judge_is_not_dumpable(python_image):
     report = run_checks(python_image, {"solution.py": b"x = 1\n"}, Export(), spec)
     assert report.error is None
     assert report.tests == {"grade/tests/test_dump.py::test_the_judge_is_not_dumpable": "passed"}
+
+
+_PRISTINE = b"""
+def test_pristine():
+    assert open("/workspace/tests/test_given.py").read().startswith("def test_given")
+"""
+
+
+@pytest.mark.docker
+def test_an_agent_file_where_a_pristine_test_needs_its_folder_is_left_out(python_image):
+    """An agent that replaced the visible tests' folder by a file (where the task allows
+    it): the pristine tests are restored, and the agent's file, which would shadow their
+    folder, is left out. The code's failure stays a verdict, never a grading crash."""
+    base = {"solution.py": b"x = 1\n", "tests/test_given.py": b"def test_given():\n    pass\n"}
+    export = Export(files={"tests": b"zz", "tests/test_given.py": None})
+    spec = CheckSpec(
+        kind="pytest",
+        hidden={"test_pristine.py": _PRISTINE},
+        visible_tests=("tests/test_given.py",),
+        timeout=60,
+    )
+    report = run_checks(python_image, base, export, spec)
+    assert report.error is None
+    assert report.tests["grade/tests/test_pristine.py::test_pristine"] == "passed"
+    assert report.tests["workspace/tests/test_given.py::test_given"] == "passed"
