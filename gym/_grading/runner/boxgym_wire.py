@@ -826,15 +826,10 @@ def recv_fd(sock, size):
     import _socket
 
     data, ancdata, _, _ = sock.recvmsg(size, _socket.CMSG_LEN(4))
-    fds = []
     for level, kind, raw in ancdata:
-        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
-            whole = len(raw) - len(raw) % 4
-            fds += [
-                int.from_bytes(raw[i : i + 4], sys.byteorder, signed=True)
-                for i in range(0, whole, 4)
-            ]
-    return data, fds
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS and len(raw) >= 4:
+            return data, [int.from_bytes(raw[:4], sys.byteorder, signed=True)]
+    return data, []
 
 
 # -- a frozen clock for tasks that need one ---------------------------------------------
