@@ -28,7 +28,7 @@ from gym._phase import watch as watch_phases
 from gym._policy import Policy, policy_from_name
 from gym._registry import make
 from gym._rollout import EpisodeResult, run_episode
-from gym._sandbox import expect_episodes, set_pool_size
+from gym._sandbox import expect_episodes, expect_gradings, set_pool_size
 
 __all__ = [
     "EpisodeWork",
@@ -208,6 +208,7 @@ class LocalExecutor(Executor):
         finally:
             self.abandoned = flight.close()
             expect_episodes(0)  # no spare is started for episodes that will not come
+            expect_gradings(0)
         if interrupted:
             raise KeyboardInterrupt
 
@@ -266,6 +267,7 @@ class _Flight:
         self.policies = policies
         self.acting = 0
         self.in_flight = 0
+        self.queued = 0
         self.stopped = False
         self.closed = False
         self.deadline = 0.0
@@ -348,7 +350,11 @@ class _Flight:
                 acting[0] = False
                 self.done.put(_WAKE)
             if not grading[0]:
-                self.owner.grading.acquire()
+                self._queue(1)
+                try:
+                    self.owner.grading.acquire()
+                finally:
+                    self._queue(-1)
                 grading[0] = True
 
         with watch_phases(on_phase):
@@ -361,6 +367,12 @@ class _Flight:
                 if grading[0]:
                     self.owner.grading.release()
         self._finished(job, item, acting[0])
+
+    def _queue(self, change: int) -> None:
+        """Count an episode in or out of the queue for a grading slot; tell the pools."""
+        with self.lock:
+            self.queued += change
+            expect_gradings(self.queued)
 
     def _finished(self, job: Job, item: _Item, acting: bool) -> None:
         with self.lock:

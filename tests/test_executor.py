@@ -142,3 +142,35 @@ def test_at_most_grading_slots_grade_at_once_and_grading_frees_the_acting_place_
         list(executor.run(jobs[:4], work))
     gaps = [b - a for a, b in zip(_GradingWork.entered, _GradingWork.entered[1:], strict=False)]
     assert gaps[0] < 0.15 and gaps[1] > 0.9, gaps
+
+
+class _QueueWatch(_GradingWork):
+    """Grading work that records, at the end of each grading, how many episodes the pools
+    were told wait for a grading slot."""
+
+    seen: list[int] = []
+
+    def __call__(self, job: Job, policy: object) -> Finished:  # type: ignore[override]
+        import time
+
+        from gym._phase import enter
+        from gym._sandbox._pool import demand
+
+        enter("grading")
+        time.sleep(0.2)
+        type(self).seen.append(demand.queued)
+        return Finished(job, None, 1)  # type: ignore[arg-type]
+
+
+def test_the_pools_learn_how_many_episodes_wait_for_a_grading_slot():
+    from gym._sandbox._pool import demand
+
+    config = RunConfig(envs=[ENV_ID], policy="oracle", k=2)
+    jobs = plan(config)
+    work = _QueueWatch(config.run_id, OraclePolicy)
+    with LocalExecutor(4, grading_slots=1) as executor:
+        finished = list(executor.run(jobs, work))
+    assert len(finished) == 4
+    # one slot: while the first grades the three others wait, then two, one, none
+    assert _QueueWatch.seen == [3, 2, 1, 0]
+    assert demand.queued == 0, "the run is over: nobody waits"

@@ -53,6 +53,7 @@ __all__ = [
     "demand",
     "discard",
     "expect_episodes",
+    "expect_gradings",
     "once_pool_for",
     "pool_for",
     "remove_container_later",
@@ -98,11 +99,19 @@ class Demand:
         self.open = 0
         self.open_unstarted = 0
         self.closed = 0
+        self.queued = 0
+        """Episodes that gave their sandbox back and wait for a grading slot."""
 
     def expect(self, pending: int | None) -> None:
         """Announce how many episodes are still to begin (None: unknown, keep full pools)."""
         with self._lock:
             self.pending = pending
+        controller.poke()
+
+    def queue(self, queued: int) -> None:
+        """Announce how many closed episodes wait for a grading slot (each still grades)."""
+        with self._lock:
+            self.queued = queued
         controller.poke()
 
     def opened(self) -> None:
@@ -124,12 +133,18 @@ class Demand:
             self.closed += 1
         controller.poke()
 
-    def basis(self, role: str) -> int | None:
-        """Episodes that may still need a container of this role (None: unknown)."""
+    def basis(self, role: str) -> tuple[int, int] | None:
+        """Episodes still to take a container of this role, and those past it (or None).
+
+        An agent container is taken while the episode is open, a grader after it
+        closed: an episode waiting for a grading slot still needs its grader.
+        """
         with self._lock:
             if self.pending is None:
                 return None
-            return self.pending + (self.open_unstarted if role == "agent" else self.open)
+            if role == "agent":
+                return self.pending + self.open_unstarted, self.closed
+            return self.pending + self.open + self.queued, self.closed - self.queued
 
 
 demand = Demand()
@@ -139,6 +154,11 @@ demand = Demand()
 def expect_episodes(pending: int | None) -> None:
     """Tell the pools how many episodes are still to begin (None: unknown)."""
     demand.expect(pending)
+
+
+def expect_gradings(queued: int) -> None:
+    """Tell the pools how many episodes wait for a grading slot (each takes a grader)."""
+    demand.queue(queued)
 
 
 class _Pool(abc.ABC, Generic[T]):
@@ -180,9 +200,9 @@ class _Pool(abc.ABC, Generic[T]):
         basis = self.demand.basis(self.role) if self.by_demand else None
         if basis is None:
             return self.size
-        closed = self.demand.closed
-        per_episode = self.uses / closed if closed else float(self.uses > 0)
-        return min(self.size, math.ceil(per_episode * basis - 1e-9))
+        to_come, gone = basis
+        per_episode = self.uses / gone if gone > 0 else float(self.uses > 0)
+        return min(self.size, math.ceil(per_episode * to_come - 1e-9))
 
     def deficit(self) -> int:
         """Spares missing (target minus ready and being started)."""

@@ -165,3 +165,28 @@ def test_a_grader_spare_that_ends_its_start_as_its_episode_closes_is_kept_for_it
         assert pool.take() is not None and pool.dropped == []
     finally:
         pool.close()
+
+
+def test_episodes_waiting_for_a_grading_slot_keep_their_graders_in_the_demand(demand):
+    """Every episode has begun and given its sandbox back, most wait for a grading slot:
+    each still takes a grader, so the pool keeps spares for them (no cold start inside
+    the slot); the episodes still in the queue do not count as having needed none."""
+    demand.expect(0)
+    pool = Things(4, demand)
+    try:
+        for _ in range(10):  # ten episodes began and closed: two graded, eight queued
+            demand.opened()
+            demand.closed_one(started=False)
+        pool.take()
+        pool.take()
+        assert pool.target() == 0, "unannounced, the queue looks like episodes that are done"
+        demand.queue(8)
+        assert pool.target() == 4, "one grader per graded episode, eight to come: the size"
+        for _ in range(5):  # five more graded
+            pool.take()
+        demand.queue(3)
+        assert pool.target() == 3
+        demand.queue(0)
+        assert pool.target() == 0
+    finally:
+        pool.close()
