@@ -4,8 +4,9 @@
     python bench/scale.py --from-json DIR/scale.json [same options]   # report saved rows
 
 Two workloads, each at every concurrency, repeated ``--reps`` times and interleaved
-(boxgym, agentbox, boxgym, agentbox...), medians reported; a figure is the episodes per
-second of the whole command, start to exit:
+(boxgym, agentbox, boxgym, agentbox...; the concurrencies in turn, backwards every other
+rep), medians reported; a figure is the episodes per second of the whole command, start
+to exit:
 
 (a) no tool calls, graded: `gym run boxgym/PyFunc-v0 --policy noop` (grading in a fresh
     container) against `agentbox run --mock` on the same tasks (grading in the agent's
@@ -367,7 +368,8 @@ Machine: {machine()}; load average (1/5/15 min) {loads[0]} at the start, {loads[
 the end.
 
 {n} PyFunc-v0 tasks per run; medians of {opts.reps} runs, boxgym and agentbox-rl
-interleaved; episodes per second of the whole command. boxgym grades each episode in a
+interleaved, the concurrencies in turn (backwards every other run); episodes per second
+of the whole command. boxgym grades each episode in a
 fresh container from the pristine image; agentbox-rl in the agent's own container.
 {f"{chr(10)}{opts.note}{chr(10)}" if opts.note else ""}
 {tables}
@@ -419,7 +421,8 @@ def main() -> None:
     start_load = load()
     for workload in opts.workloads.split(","):
         for rep in range(opts.reps):
-            for c in opts.concurrency:
+            # every other rep runs the concurrencies backwards: none always follows another
+            for c in opts.concurrency[:: 1 if rep % 2 == 0 else -1]:
                 bench.measure(workload, c, rep)
                 save(opts.work, [{**r, "load_at_start": start_load} for r in bench.rows])
     bench.rows.append(engine_floor())
