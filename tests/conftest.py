@@ -107,7 +107,8 @@ def python_image(engine: None) -> str:
 
 
 RUN_EPISODE = """
-import signal, sys, time, gymnasium, gym, gym._cli
+import faulthandler, signal, sys, time, gymnasium, gym, gym._cli
+faulthandler.register(signal.SIGUSR1, all_threads=True)  # stacks for a test that times out
 if "--cli-signals" in sys.argv:
     signal.signal(signal.SIGTERM, gym._cli._terminate)
 env = gymnasium.make("boxgym/PyFunc-v0")

@@ -21,6 +21,17 @@ def owned_by(pid: int) -> list[str]:
     return [c.id for c in list_boxgym() if c.labels["boxgym.owner"].split(":")[1] == str(pid)]
 
 
+def exit_code(proc: subprocess.Popen[str], timeout: float) -> int:
+    """Its exit code; if it is still running after ``timeout`` s, its threads' stacks go
+    to the captured stderr (SIGUSR1: see RUN_EPISODE) before the test fails."""
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGUSR1)
+        time.sleep(1)
+        raise
+
+
 def kill_9(proc: subprocess.Popen[str]) -> None:
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
@@ -74,7 +85,7 @@ def test_sigterm_or_ctrl_c_of_the_cli_cleans_up_at_once(episode_process, sig):
     proc = episode_process("--cli-signals")
     assert owned_by(proc.pid)
     os.kill(proc.pid, sig)
-    assert proc.wait(timeout=60) != 0
+    assert exit_code(proc, timeout=60) != 0
     deadline = time.monotonic() + 10
     while owned_by(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
