@@ -99,18 +99,21 @@ def test_a_stopped_run_commits_what_finished_and_the_same_run_finishes_later(sto
 
 
 class _GradingWork(EpisodeWork):
-    """Work that enters grading at once and grades for a while, counting who grades at once."""
+    """Work that enters grading at once and grades for a while, counting who grades at once
+    and, as each grading ends, how many episodes the pools were told wait for a slot."""
 
     lock = threading.Lock()
     now = 0
     most = 0
     entered: list[float] = []
+    queued: list[int] = []
     seconds = 0.05
 
     def __call__(self, job: Job, policy: object) -> Finished:  # type: ignore[override]
         import time
 
         from gym._phase import enter
+        from gym._sandbox._pool import demand
 
         cls = type(self)
         with cls.lock:
@@ -122,6 +125,7 @@ class _GradingWork(EpisodeWork):
         time.sleep(cls.seconds)
         with cls.lock:
             cls.now -= 1
+            cls.queued.append(demand.queued)
         return Finished(job, None, 1)  # type: ignore[arg-type]
 
 
@@ -144,33 +148,17 @@ def test_at_most_grading_slots_grade_at_once_and_grading_frees_the_acting_place_
     assert gaps[0] < 0.15 and gaps[1] > 0.9, gaps
 
 
-class _QueueWatch(_GradingWork):
-    """Grading work that records, at the end of each grading, how many episodes the pools
-    were told wait for a grading slot."""
-
-    seen: list[int] = []
-
-    def __call__(self, job: Job, policy: object) -> Finished:  # type: ignore[override]
-        import time
-
-        from gym._phase import enter
-        from gym._sandbox._pool import demand
-
-        enter("grading")
-        time.sleep(0.2)
-        type(self).seen.append(demand.queued)
-        return Finished(job, None, 1)  # type: ignore[arg-type]
-
-
 def test_the_pools_learn_how_many_episodes_wait_for_a_grading_slot():
     from gym._sandbox._pool import demand
 
     config = RunConfig(envs=[ENV_ID], policy="oracle", k=2)
     jobs = plan(config)
-    work = _QueueWatch(config.run_id, OraclePolicy)
+    work = _GradingWork(config.run_id, OraclePolicy)
+    _GradingWork.queued.clear()
+    _GradingWork.seconds = 0.2
     with LocalExecutor(4, grading_slots=1) as executor:
         finished = list(executor.run(jobs, work))
     assert len(finished) == 4
     # one slot: while the first grades the three others wait, then two, one, none
-    assert _QueueWatch.seen == [3, 2, 1, 0]
+    assert _GradingWork.queued == [3, 2, 1, 0]
     assert demand.queued == 0, "the run is over: nobody waits"
