@@ -22,11 +22,14 @@ def owned_by(pid: int) -> list[str]:
 
 
 def exit_code(proc: subprocess.Popen[str], timeout: float) -> int:
-    """Its exit code; if it is still running after ``timeout`` s, its threads' stacks go
-    to the captured stderr (SIGUSR1: see RUN_EPISODE) before the test fails."""
+    """Its exit code; if it is still running after ``timeout`` s, its signal masks and its
+    threads' stacks go to the captured stderr (SIGUSR1: see RUN_EPISODE) before the test
+    fails."""
     try:
         return proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
+        with open(f"/proc/{proc.pid}/status") as fh:  # pending, blocked, ignored, caught
+            print(*(line for line in fh if line.startswith("Sig")), file=sys.stderr, sep="")
         os.kill(proc.pid, signal.SIGUSR1)
         time.sleep(1)
         raise
