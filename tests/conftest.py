@@ -109,6 +109,9 @@ def python_image(engine: None) -> str:
 RUN_EPISODE = """
 import faulthandler, signal, sys, time, gymnasium, gym, gym._cli
 faulthandler.register(signal.SIGUSR1, all_threads=True)  # stacks for a test that times out
+# Ctrl-C at a terminal: a suite started in the background (`scripts/test.sh &`, nohup) hands
+# its children SIGINT ignored, as a shell does for background jobs, and Python keeps that
+signal.signal(signal.SIGINT, signal.default_int_handler)
 if "--cli-signals" in sys.argv:
     signal.signal(signal.SIGTERM, gym._cli._terminate)
 env = gymnasium.make("boxgym/PyFunc-v0")
