@@ -10,8 +10,9 @@ background lane: a refill runs only while no episode waits for the engine. How m
 spares a pool keeps is the smaller of its size (the run's concurrency) and the demand
 still expected: a runner announces how many episodes are still to start
 (`expect_episodes`) and how many wait for a grading slot (`expect_gradings`: each still
-takes a grader, after its agent sandbox is given back), and each pool learns from the episodes that ended how many of its
-containers an episode uses (none for an agent pool when the policy makes no tool call).
+takes a grader, after its agent sandbox is given back), and each pool learns from the
+episodes that ended how many of its containers an episode uses (none for an agent pool
+when the policy makes no tool call).
 So no spare is started for an episode that will not come, and at the end of a run
 none is thrown away unused; `container_counts` accounts for every container started.
 """
