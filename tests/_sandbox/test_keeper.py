@@ -9,12 +9,17 @@ does. Without ``python3`` in the image, sandboxes fall back to ``docker exec``.
 
 from __future__ import annotations
 
+import importlib.util
+import marshal
+import subprocess
+import sys
 import time
 
 import pytest
 
 from gym._sandbox import DockerSandbox, SandboxConfig
 from gym._sandbox._docker import _no_keeper, keeps
+from gym._sandbox._keeper import KEEPER_COMMAND, boot_input
 from gym._sandbox._manifest import manifest_script, new_split, parse_manifest
 
 pytestmark = pytest.mark.docker
@@ -37,6 +42,24 @@ def kept(small_config: SandboxConfig):
         yield box
     finally:
         box.close()
+
+
+def boot(data: bytes) -> str:
+    """What the keeper's boot line prints, run by this Python, given ``data`` as input."""
+    argv = [sys.executable, *KEEPER_COMMAND[1:]]
+    done = subprocess.run(argv, input=data, capture_output=True, timeout=60, check=True)
+    return done.stdout.decode().strip()
+
+
+def test_the_boot_line_runs_the_compiled_keeper_only_under_the_same_magic_number():
+    code = marshal.dumps(compile("print('compiled')", "keeper", "exec"))
+    for magic, ran in ((importlib.util.MAGIC_NUMBER, "compiled"), (b"\x00\x00\r\n", "source")):
+        parts = (magic, code, b"print('source')")
+        assert boot(b"".join(b"%010d" % len(part) + part for part in parts)) == ran
+
+
+def test_the_boot_input_runs_its_source_on_the_boot_line():
+    assert boot(boot_input(b"import sys\nprint(sys.argv[0], __name__)")) == "-c __main__"
 
 
 def test_the_keeper_is_pid_1_as_the_agent_and_out_of_its_reach(kept):

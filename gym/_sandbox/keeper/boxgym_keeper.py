@@ -1,10 +1,11 @@
 """The keeper: an agent container's main process, the harness's hand inside it.
 
 Started with the agent's uid and gid as pid 1 of the container by a one-line boot
-(``python3 -I -S -c``) that reads this file from standard input; its standard input and
-output are attached to the harness (the container's link:
-at end of input it exits, and the engine removes the container). It runs, for the
-harness, without a ``docker exec`` each:
+(``python3 -I -S -c``) that reads this file from standard input, compiled by the
+harness's Python (run as is where the magic numbers match) and as source; its standard
+input and output are attached to the harness (the container's link: at end of input it
+exits, and the engine removes the container). It runs, for the harness, without a
+``docker exec`` each:
 
 - the agent's persistent shell (a child whose input and output it relays);
 - harness commands (archives of files, listings), one at a time;
