@@ -43,6 +43,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._phase",
         "gym._git",
         "gym._exit",
+        "gym._startup",
     ),
     2: (  # sandbox (Docker) and the images it runs
         "gym._sandbox",
