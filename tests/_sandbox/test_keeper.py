@@ -161,7 +161,7 @@ def test_a_deep_tree_and_a_sparse_terabyte_do_not_stall_the_freeze(kept):
 def test_a_background_flood_of_output_waits_in_its_pipe(kept):
     """Between the agent's commands nobody reads its shell's output: a job writing without
     end must block (as on an exec's stream), not fill the keeper or the harness."""
-    assert kept.run("(yes flood &) ; echo started").stdout.startswith("started")
+    assert kept.run("echo started; (yes flood &)").stdout.startswith("started")
     for _ in range(20):  # harness commands read the link meanwhile
         assert kept.exec(["echo", "alive"]).stdout == "alive\n"
         time.sleep(0.05)
