@@ -253,7 +253,7 @@ def bound(rows: list[dict[str, Any]], cs: list[int], n: int) -> str:
     cores = len(os.sched_getaffinity(0))
     _, figures = table(rows, "b", cs, n)
     at = figures["at"]
-    best_c = max(cs, key=lambda c: at[("boxgym", c)])
+    best_c = figures["best_c"]["boxgym"]
     per_episode, peer = at[("boxgym_cpu", best_c)], at[("agentbox_cpu", best_c)]
     need = TARGETS["b"] * figures["best"]["agentbox"]
     engine_net = ""
@@ -295,18 +295,11 @@ def table(rows: list[dict[str, Any]], workload: str, cs: list[int], n: int) -> t
         "| machine CPU-s per episode (boxgym / agentbox) |",
         "|---|---|---|---|---|---|",
     ]
-    best: dict[str, float] = {"boxgym": 0.0, "agentbox": 0.0}
-    best_c: dict[str, int] = {"boxgym": cs[0], "agentbox": cs[0]}
     at: dict[tuple[str, int], float] = {}
     for c in cs:
         b, a = _pick(rows, workload, c, "boxgym"), _pick(rows, workload, c, "agentbox")
         eb, ea = _median(b, "eps"), _median(a, "eps")
         at[("boxgym", c)], at[("agentbox", c)] = eb, ea
-        if eb > best["boxgym"]:
-            best_c["boxgym"] = c
-        if ea > best["agentbox"]:
-            best_c["agentbox"] = c
-        best = {"boxgym": max(best["boxgym"], eb), "agentbox": max(best["agentbox"], ea)}
         cb, ca = _median(b, "containers") / n, _median(a, "containers") / n
         ub, ua = _median(b, "cpu_s") / n, _median(a, "cpu_s") / n
         at[("boxgym_cpu", c)], at[("agentbox_cpu", c)] = ub, ua
@@ -314,6 +307,8 @@ def table(rows: list[dict[str, Any]], workload: str, cs: list[int], n: int) -> t
             f"| {c} | {eb:.2f} | {ea:.2f} | {eb / ea:.2f} | {cb:.2f} / {ca:.2f} "
             f"| {ub:.2f} / {ua:.2f} |"
         )
+    best_c = {side: max(cs, key=lambda c: at[(side, c)]) for side in ("boxgym", "agentbox")}
+    best = {side: at[(side, c)] for side, c in best_c.items()}
     return "\n".join(lines), {"best": best, "best_c": best_c, "at": at}
 
 
