@@ -109,6 +109,14 @@ class _GradingWork(EpisodeWork):
     queued: list[int] = []
     seconds = 0.05
 
+    @classmethod
+    def reset(cls, seconds: float) -> None:
+        """Forget what earlier runs counted; grade for ``seconds`` from now on."""
+        cls.now = cls.most = 0
+        cls.entered.clear()
+        cls.queued.clear()
+        cls.seconds = seconds
+
     def __call__(self, job: Job, policy: object) -> Finished:  # type: ignore[override]
         import time
 
@@ -133,6 +141,7 @@ def test_at_most_grading_slots_grade_at_once_and_grading_frees_the_acting_place_
     config = RunConfig(envs=[ENV_ID], policy="oracle", k=4)
     jobs = plan(config)
     work = _GradingWork(config.run_id, OraclePolicy)
+    _GradingWork.reset(seconds=0.05)
     with LocalExecutor(4, grading_slots=2) as executor:
         finished = list(executor.run(jobs, work))
     assert len(finished) == len(jobs) == 8
@@ -140,8 +149,7 @@ def test_at_most_grading_slots_grade_at_once_and_grading_frees_the_acting_place_
     # one acting at a time: the second episode starts as soon as the first enters grading
     # (not at the scheduler's next poll, 0.25 s later); the third waits for the first to
     # end (at most twice the limit in flight)
-    _GradingWork.entered.clear()
-    _GradingWork.seconds = 1.0
+    _GradingWork.reset(seconds=1.0)
     with LocalExecutor(1, grading_slots=8) as executor:
         list(executor.run(jobs[:4], work))
     gaps = [b - a for a, b in zip(_GradingWork.entered, _GradingWork.entered[1:], strict=False)]
@@ -154,8 +162,7 @@ def test_the_pools_learn_how_many_episodes_wait_for_a_grading_slot():
     config = RunConfig(envs=[ENV_ID], policy="oracle", k=2)
     jobs = plan(config)
     work = _GradingWork(config.run_id, OraclePolicy)
-    _GradingWork.queued.clear()
-    _GradingWork.seconds = 0.2
+    _GradingWork.reset(seconds=0.2)
     with LocalExecutor(4, grading_slots=1) as executor:
         finished = list(executor.run(jobs, work))
     assert len(finished) == 4
