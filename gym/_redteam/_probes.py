@@ -261,26 +261,38 @@ if code and not {gvisor!r}:
 def keeper_reach(names: Names) -> str:
     """The container's main process (the keeper, the agent's own uid) is out of reach.
 
-    Its memory, mappings, environment, descriptors, working folder and root stay closed;
-    no signal stops, ends or reaches it. It is then still there, running and not stopped.
+    Its memory, mappings, environment, descriptors, working folder and root stay closed,
+    also through its thread's folder (``/proc/1/task/1``) and ``pidfd_getfd`` (a copy of
+    its link would let the agent forge the harness's requests); no signal stops, ends or
+    reaches it. It is then still there, running and not stopped.
     """
     body = """
 import ctypes, signal, time
-for part in ("environ", "maps", "mem", "cwd/.", "root/etc/hostname", "fd/0", "fd/1", "fd/2"):
+parts = ("environ", "maps", "mem", "cwd/.", "root/etc/hostname", "fd/0", "fd/1", "fd/2")
+for part in (*parts, *("task/1/" + p for p in parts)):
     for flags in (os.O_RDONLY, os.O_RDWR):
         try:
             os.close(os.open("/proc/1/" + part, flags | os.O_NONBLOCK))
             breach("opened /proc/1/" + part + (" to write" if flags else ""))
         except OSError:
             pass
-try:
-    if os.listdir("/proc/1/fd"):
-        breach("listed the keeper's descriptors")
-except OSError:
-    pass
+for folder in ("/proc/1/fd", "/proc/1/task/1/fd"):
+    try:
+        if os.listdir(folder):
+            breach("listed the keeper's descriptors in " + folder)
+    except OSError:
+        pass
 libc = ctypes.CDLL(None, use_errno=True)
 if libc.ptrace(16, 1, None, None) == 0:
     breach("ptrace attached to pid 1")
+try:
+    pidfd = os.pidfd_open(1)
+except OSError:
+    pidfd = -1
+for fd in range(3) if pidfd >= 0 else ():
+    stolen = libc.syscall(438, pidfd, fd, 0)  # pidfd_getfd
+    if stolen >= 0:
+        breach("took a copy of the keeper's descriptor " + str(fd))
 for sig in (signal.SIGSTOP, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1,
             signal.SIGSEGV, signal.SIGKILL):
     try:
