@@ -9,11 +9,16 @@ imports the project, over the boundary of `boxgym_wire`. Values come back as cop
 other objects as `Remote` handles, the project's classes as local mirror classes (one
 per remote class), its exceptions as instances of mirror exception classes.
 
-Objects whose answers to ``==``, ``!=``, orderings, ``in`` or truth contradict each
-other when asked, in an order they cannot predict, about values they could not have
-anticipated are lying: the test fails and the report carries an ``always_equal``
-finding. A worker that hangs, dies or breaks the protocol fails the current test and
-is replaced for the next one.
+Truth lives here: a comparison, a truth value, a membership or an arithmetic operation
+between an object of the worker and a value of the judge is computed here, on the
+object's plain projection (the copy of the value it extends: an ``int`` subclass is its
+``int``); the worker is never handed a value of the judge to compare with, and never
+asked for its objects' truth. An object with no plain projection fails such a check
+(`NotPlain`). Between two objects of the worker, orderings and ``==`` are the code's own
+semantics, asked once and answered with an exact ``bool``, and so is membership in an
+object with no plain projection (a query of its API). A worker that hangs, dies,
+breaks the protocol or answers past its size limits fails the current test and is
+replaced for the next one.
 
 Outcomes go to the root runner over a pipe the worker cannot reach.
 """
@@ -22,16 +27,14 @@ import _socket as socket  # the module without its enums (and without recv_fds: 
 import importlib
 import importlib.machinery
 import math
+import operator
 import os
-import random
 import sys
 import types
 import weakref
 
 import boxgym_wire as wire
 
-RNG = random.SystemRandom()
-PROBES = 8  # differing values asked about with each equality or membership question
 SESSION = None  # the one Session of this process
 _FORWARDED_DUNDERS = {
     "__name__",
@@ -68,17 +71,11 @@ class Aborted(BaseException):
     """The code under test raised KeyboardInterrupt (or a subclass) through a call."""
 
 
-class Lying(BaseException):
-    """An object answered contradictions: its equality (or order, membership) lies."""
+class NotPlain(BaseException):
+    """A check needed a plain value and the code under test gave an object with none.
 
-
-class Sentinel:
-    """A fresh object no code under test can have anticipated."""
-
-    __slots__ = ("__weakref__",)
-
-    def __repr__(self):
-        return "<object>"
+    A BaseException so that ``except Exception`` in checked code cannot swallow it.
+    """
 
 
 def _local_only(name):
@@ -95,6 +92,7 @@ class Remote:
     """An object that lives in the worker; every operation on it is a request there."""
 
     __slots__ = ("_bx_side", "_bx_id", "_bx_path", "_bx_rebound", "__weakref__")
+    _bx_cls_value = False  # mirrors of classes that extend a value type say True
 
     def __getattr__(self, name):
         if _local_only(name):
@@ -126,18 +124,20 @@ class Remote:
         return _text(SESSION.op("format", self, spec))
 
     def __hash__(self):
-        return _int(SESSION.op("hash", self))
+        return SESSION.unary("hash", self, exact=int)
 
     def __bool__(self):
         return SESSION.truth(self)
 
     def __len__(self):
-        n = _int(SESSION.op("len", self))
+        n = SESSION.unary("len", self, exact=int)
         if n < 0:
             raise ValueError("__len__() should return >= 0")
         return n
 
     def __iter__(self):
+        if _has_value(self):
+            return iter(SESSION.plain(self))
         return SESSION.op("iter", self)
 
     def __next__(self):
@@ -147,7 +147,7 @@ class Remote:
         return SESSION.op("reversed", self)
 
     def __contains__(self, item):
-        return SESSION.compare("contains", self, item)
+        return SESSION.contains(self, item)
 
     def __getitem__(self, key):
         return SESSION.op("getitem", self, key)
@@ -171,7 +171,9 @@ class Remote:
         return SESSION.op("deepcopy", self)
 
     def __round__(self, ndigits=None):
-        return SESSION.op("round", self) if ndigits is None else SESSION.op("round", self, ndigits)
+        if ndigits is None:
+            return SESSION.unary("round", self)
+        return SESSION.binary("round", self, ndigits)
 
     def __del__(self):
         side = getattr(self, "_bx_side", None)
@@ -201,29 +203,61 @@ def _comparison(op):
 
 def _binary(op, reflected=False):
     def method(self, other):
-        return SESSION.op(op, other, self) if reflected else SESSION.op(op, self, other)
+        return SESSION.binary(op, other, self) if reflected else SESSION.binary(op, self, other)
 
     method.__name__ = f"__{'r' if reflected else ''}{op}__"
     return method
 
 
-def _unary(op):
+def _unary(op, exact=None):
     def method(self):
-        return SESSION.op(op, self)
+        return SESSION.unary(op, self, exact=exact)
 
     method.__name__ = f"__{op}__"
     return method
 
 
-for _op in ("eq", "ne", "lt", "le", "gt", "ge"):
+_COMPARISONS = {op: getattr(operator, op) for op in ("eq", "ne", "lt", "le", "gt", "ge")}
+_BINARY = {"divmod": divmod, "round": round}
+_UNARY = {
+    "neg": operator.neg,
+    "pos": operator.pos,
+    "abs": abs,
+    "invert": operator.invert,
+    "index": operator.index,
+    "int": int,
+    "float": float,
+    "complex": complex,
+    "trunc": math.trunc,
+    "floor": math.floor,
+    "ceil": math.ceil,
+    "round": round,
+    "hash": hash,
+    "len": len,
+}
+_EXACT = {"index": int, "int": int, "float": float, "complex": complex}
+for _op in _COMPARISONS:
     setattr(Remote, f"__{_op}__", _comparison(_op))
 for _op in "add sub mul matmul truediv floordiv mod divmod pow lshift rshift and xor or".split():
+    _name = _op + "_" if _op in ("and", "or") else _op
+    _BINARY.setdefault(_op, getattr(operator, _name, None))
     setattr(Remote, f"__{_op}__", _binary(_op))
     setattr(Remote, f"__r{_op}__", _binary(_op, reflected=True))
     if _op != "divmod":
+        _BINARY["i" + _op] = getattr(operator, "i" + _op)
         setattr(Remote, f"__i{_op}__", _binary("i" + _op))
 for _op in "neg pos abs invert index int float complex trunc floor ceil".split():
-    setattr(Remote, f"__{_op}__", _unary(_op))
+    setattr(Remote, f"__{_op}__", _unary(_op, _EXACT.get(_op)))
+
+
+def _has_value(obj):
+    """Whether a handle's class extends a value type (it then has a plain projection)."""
+    return isinstance(obj, Remote) and type(obj)._bx_cls_value
+
+
+def _is_worker(obj):
+    """Whether an object lives in the worker (a handle, a mirror class, a module, ...)."""
+    return _owner(obj) is not None
 
 
 class RemoteMeta(type):
@@ -261,7 +295,7 @@ class RemoteMeta(type):
         return SESSION.op("getitem", cls, key)
 
     def __contains__(cls, item):
-        return SESSION.op("contains", cls, item) is True
+        return SESSION.contains(cls, item)
 
     def __repr__(cls):
         return f"<class '{cls.__module__}.{cls.__qualname__}'>"
@@ -315,7 +349,8 @@ class JudgeSide:
         self.exceptions = weakref.WeakValueDictionary()  # mirror exceptions by handle key
         self.classes = {}
         self.released = []
-        self.conn = wire.Connection(conn_sock, self, OPS, timeout=timeout)
+        self.conn = wire.Connection(conn_sock, self, OPS, timeout=timeout, limit=wire.MAX_ANSWER)
+        self.conn.reset_budget(wire.MAX_TEST_BYTES)
         self.conn.extra = self.outgoing
         self.conn.on_message = self.incoming
 
@@ -348,12 +383,11 @@ class JudgeSide:
     def incoming(self, msg):
         out = msg.get("out")
         if isinstance(out, list) and len(out) == 2:
-            if out[0]:
-                sys.stdout.write(str(out[0]))
-            if out[1]:
-                sys.stderr.write(str(out[1]))
+            for text, stream in zip(out, (sys.stdout, sys.stderr), strict=True):
+                if text:
+                    stream.write(wire.clean_text(str(text)))
         for key in msg.get("rel") or ():
-            obj = self.refs.pop(key, None)
+            obj = self.refs.pop(key, None) if type(key) is int else None
             if obj is not None:
                 self.ref_ids.pop(id(obj), None)
 
@@ -386,13 +420,18 @@ class JudgeSide:
         self.proxies[key] = proxy
         return proxy
 
+    def handle(self, key):
+        """The proxy of a worker object by its key (never asked for its truth)."""
+        proxy = self.proxies.get(key)
+        return self.proxy(Remote, key) if proxy is None else proxy
+
     def exception(self, cls, key, args, text):
         exc = self.exceptions.get(key)
         if exc is not None:
             return exc
         exc = cls.__new__(cls, *args)
         BaseException.__init__(exc, *args)
-        handle = self.proxies.get(key) or self.proxy(Remote, key)
+        handle = self.handle(key)
         exc.__dict__["_bx_handle"], exc.__dict__["_bx_str"] = handle, text
         self.exceptions[key] = exc
         return exc
@@ -441,7 +480,7 @@ class JudgeSide:
                 exc = cls.__new__(cls)
                 exc.args = args
         if obj.get("t") == "o":
-            exc.__dict__["_bx_handle"] = self.proxies.get(obj["v"]) or self.proxy(Remote, obj["v"])
+            exc.__dict__["_bx_handle"] = self.handle(obj["v"])
         exc.__dict__["_bx_str"] = enc.get("str")
         return exc
 
@@ -450,7 +489,7 @@ def _refused(obj):
     """Objects never handed to the worker: modules, frames, code, the grader's machinery."""
     if isinstance(obj, _REFUSED_TYPES):
         return True
-    if isinstance(obj, (Sentinel, BaseException)):
+    if isinstance(obj, BaseException):
         return False
     package = type(obj).__module__.split(".")[0]
     if package in ("_pytest", "pytest"):
@@ -511,7 +550,9 @@ OPS = {
 }
 
 
-# -- the session: one worker at a time, findings, lie detection ---------------------------
+# -- the session: one worker at a time, findings, decisions -------------------------------
+
+_LOST_FINDINGS = {"ended": "early_exit", "protocol": "report_forgery", "oversize": "resource_limit"}
 
 
 class Session:
@@ -522,7 +563,7 @@ class Session:
         self.aliases = aliases
         self.side = None
         self.gen = 0
-        self.test = None
+        self._test = None
         self.tainted = {}
         self.mirrors = {}
         self.import_error = None
@@ -545,7 +586,7 @@ class Session:
         side = self.side
         if side is not None and side.alive:
             side.alive = False
-            why = {"ended": "early_exit", "protocol": "report_forgery"}.get(lost.why, lost.why)
+            why = _LOST_FINDINGS.get(lost.why, lost.why)
             self.finding(why, lost.detail)
             self._ctl.sendall(wire.dumps({"op": "kill"}).encode() + b"\n")
             try:
@@ -559,10 +600,25 @@ class Session:
         if self.side is not None and self.side.alive:
             self.test = "session end"
             try:
-                self.request("ping", None)
+                answer = self.request("ping", None)
             except wire.Lost:
-                pass
+                answer = None
+            except BaseException as exc:  # whatever it answers, it is the code's doing
+                answer = exc
+            if answer is not None:
+                self.finding("report_forgery", f"the worker answered a ping with {answer!r:.80}")
             self.test = None
+
+    @property
+    def test(self):
+        """The test (or check) running now; a new one may read as much again of the worker."""
+        return self._test
+
+    @test.setter
+    def test(self, name):
+        self._test = name
+        if self.side is not None:
+            self.side.conn.reset_budget(wire.MAX_TEST_BYTES)
 
     def finding(self, name, detail):
         test = self.test or "collection"
@@ -631,110 +687,78 @@ class Session:
         fields = {"name": name, **({"path": path} if path else {})}
         return self.request("import", None, **fields)
 
-    # lie detection
+    # decisions: made here, on plain values
 
-    def compare(self, op, a, b):
-        """``a <op> b`` asked twice among probes, in random order; contradictions fail."""
-        questions = [("real", op, b), ("real", op, b)] + [
-            ("sentinel" if isinstance(value, Sentinel) else "probe", qop, value)
-            for qop, value in self.probes(op, a, b)
-        ]
-        RNG.shuffle(questions)
-        answers = [
-            (kind, qop, value, *self.ask(kind, qop, a, value)) for kind, qop, value in questions
-        ]
-        reals = [t for kind, _, _, _, t in answers if kind == "real"]
-        if reals[0] != reals[1]:
-            self.lie(op, a, "gave two answers to the same question")
-        if any(t for kind, _, _, _, t in answers if kind == "sentinel"):
-            self.lie(op, a, "said yes about an object it cannot know")
-        probes = [t for kind, _, _, _, t in answers if kind == "probe"]
-        if reals[0] and self.contradicts(op, probes):
-            self.lie(op, a, "also said yes to values it cannot hold")
-        for kind, qop, value, _, truth in answers:  # an odd yes, asked again, must stay yes
-            if kind == "probe" and truth and not reals[0] and not self.ask(kind, qop, a, value)[1]:
-                self.lie(op, a, "gave two answers to the same question")
-        return next(result for kind, _, _, result, _ in answers if kind == "real")
+    def plain(self, obj):
+        """A plain copy of what ``obj`` stands for: itself when it is the judge's own.
 
-    def ask(self, kind, op, a, value):
-        """(result, truth) of one question; a probe that raises counts as no."""
+        A handle of a class that extends a value type is asked for its projection (the
+        value it extends, its items projected too), which must come back made of exact
+        value types; any other object of the worker has none.
+
+        Raises:
+            NotPlain: the object has no plain projection.
+        """
+        if not _is_worker(obj):
+            return obj
+        if not _has_value(obj):
+            raise self.not_plain(obj, "has no plain value")
         try:
-            result = self.op(op, a, value)
-            return result, self.plain_truth(result)
+            value = self.request("plain", obj)
         except wire.Lost:
             raise
         except BaseException:
-            if kind == "real":
-                raise
-            return None, False
+            raise self.not_plain(obj, "could not give its plain value") from None
+        if not wire.is_plain(value):
+            raise self.not_plain(obj, "gave a plain value that is not one")
+        return value
 
-    def contradicts(self, op, probes):
-        """Whether the answers to probes (not sentinels) contradict a real yes."""
-        if op == "contains":  # a container may hold one differing value, not all of them
-            return len(probes) > 1 and all(probes)
-        return any(probes)
+    def compare(self, op, a, b):
+        """``a <op> b`` for a handle ``a``: on plain values here, or asked once of the worker.
 
-    def probes(self, op, a, b):
-        """(operator, value) questions whose answer must be no when ``a <op> b`` is yes."""
-        if op == "eq":
-            return [("eq", Sentinel()), *(("eq", v) for v in self.differing(b))]
-        if op == "ne":
-            return [("ne", a), ("eq", b)]
-        if op == "contains":
-            return [("contains", Sentinel()), *(("contains", v) for v in self.differing(b))]
-        complement = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt"}[op]
-        return [(complement, b), (op, Sentinel())]
-
-    def differing(self, b):
-        """Values unequal to ``b`` to ask about alongside it.
-
-        An object that lies consistently (yes to one value it has seen, no to the rest)
-        passes only when the first value it is asked about is the real one: with two real
-        questions among ``PROBES`` variants, at most 2 / (2 + PROBES) of the time.
+        Only when both sides are objects of the worker with no plain projection does the
+        worker answer (its own semantics), and only with an exact bool.
         """
-        if isinstance(b, Remote):
-            copy = self.request("variant", b, seed=RNG.getrandbits(32))
-            return [copy] if copy is not None else []
-        found = []
-        for _ in range(3 * PROBES):
-            for value in wire.variants(b, RNG):
-                if len(found) < PROBES and not any(wire.same(value, f) for f in found):
-                    found.append(value)
-            if len(found) >= PROBES:
-                break
-        return found
+        if _is_worker(b) and not _has_value(a) and not _has_value(b):
+            return self.exact(self.op(op, a, b), bool, a, op)
+        return _COMPARISONS[op](self.plain(a), self.plain(b))
 
-    def plain_truth(self, value):
-        if type(value) is bool:
-            return value
-        if isinstance(value, Remote):
-            return self.op("bool", value) is True
-        return bool(value)
+    def binary(self, op, a, b):
+        """``a <op> b``, one side a handle: computed here on plain values, as `compare`."""
+        if _is_worker(a) and _is_worker(b) and not _has_value(a) and not _has_value(b):
+            return self.op(op, a, b)
+        return _BINARY[op](self.plain(a), self.plain(b))
+
+    def unary(self, op, a, exact=None):
+        """``op(a)`` of a handle: on its plain value if it has one, else asked of the worker."""
+        if _has_value(a):
+            return _UNARY[op](self.plain(a))
+        result = self.op(op, a)
+        return result if exact is None else self.exact(result, exact, a, op)
 
     def truth(self, obj):
-        """``bool(obj)`` asked twice, with its length, in random order."""
-        questions = ["bool", "bool", "len"]
-        RNG.shuffle(questions)
-        answers = {}
-        for q in questions:
-            try:
-                answers.setdefault(q, []).append(self.op(q, obj))
-            except wire.Lost:
-                raise
-            except BaseException:
-                if q == "bool":
-                    raise
-        first, second = answers["bool"]
-        if first is not second or type(first) is not bool:
-            self.lie("bool", obj, "gave two answers to the same question")
-        if first and answers.get("len") == [0]:
-            self.lie("bool", obj, "is true while its length is 0")
-        return first
+        """``bool(obj)``: the truth of its plain value; the worker is never asked."""
+        return bool(self.plain(obj))
 
-    def lie(self, op, obj, why):
+    def contains(self, container, item):
+        """``item in container``: in its plain value; else the code's own answer, a bool.
+
+        Membership in an object of the code with no plain value (a cache, a trie) is a
+        query of its API, like a method call: asked once, answered with an exact bool.
+        """
+        if _has_value(container):
+            return item in self.plain(container)
+        return self.exact(self.op("contains", container, item), bool, container, "in")
+
+    def exact(self, value, kind, obj, op):
+        if type(value) is not kind:
+            raise self.not_plain(obj, f"answered {op} with a {type(value).__name__}")
+        return value
+
+    def not_plain(self, obj, why):
         name = type(obj).__qualname__
-        self.finding("always_equal", f"a {name} {why} ({op})")
-        raise Lying(f"a {name} object lies about {op}: it {why}")
+        self.finding("not_plain", f"a {name} {why}")
+        return NotPlain(f"a {name} of the code under test {why}; the check needs a plain value")
 
     # mirrors
 
@@ -759,7 +783,10 @@ class Session:
         ns.update(_bx_cls_exc=exc, _bx_cls_path=path)
         if not exc:
             mine = tuple(b for b in bases if isinstance(b, RemoteMeta)) or (Remote,)
-            return RemoteMeta(name, mine, {**ns, "__slots__": ()})
+            value = any(getattr(b, "_bx_cls_value", False) for b in mine) or any(
+                wire.type_name(b) in wire.VALUE_BASES for b in bases if isinstance(b, type)
+            )
+            return RemoteMeta(name, mine, {**ns, "__slots__": (), "_bx_cls_value": value})
         real = _SKIP_CLASSES.get((mod, qual))
         if real is not None:
             mine = (getattr(importlib.import_module(real[0]), real[1]),)

@@ -15,7 +15,6 @@ copied back into the caller's objects when the call returns (``back``).
 """
 
 import collections
-import math
 import os
 import select
 import sys
@@ -24,6 +23,10 @@ import time
 MAX_DEPTH = 64
 MAX_ITEMS = 100_000
 MAX_MESSAGE = 64 << 20
+MAX_ANSWER = 8 << 20
+"""The largest message the judge reads from the worker (bytes of JSON)."""
+MAX_TEST_BYTES = 64 << 20
+"""What the judge reads from the worker within one test, all messages together."""
 MAX_OUTPUT = 1 << 20
 
 VALUE_TYPES = (
@@ -185,7 +188,7 @@ def _loaded(module, name):
     process before their module is imported, so the codec checks types against imported
     modules only: neither side pays for importing them at start (about 20 ms of each
     grading process). A module is imported when a value of it has to be built (decoding,
-    variants); the judge's path holds no project folder, and its finder leaves standard
+    projections); the judge's path holds no project folder, and its finder leaves standard
     names alone, so that import is always the standard library's.
     """
     return getattr(sys.modules.get(module), name, None)
@@ -472,118 +475,80 @@ _CONTAINERS = {name: _decode_mutable for name in _MUTABLE}
 _CONTAINERS.update(tuple=_decode_immutable, frozenset=_decode_immutable)
 
 
-# -- values that differ from a given one (for lie detection) ------------------------------
+# -- plain values (what a check may be decided on) --------------------------------------
+
+VALUE_BASES = frozenset(
+    [
+        "builtins:" + n
+        for n in "int float complex str bytes bytearray list tuple set frozenset dict".split()
+    ]
+    + [n for n in _TYPE_NAMES if n != "datetime:timezone"]
+)
+"""Types whose subclasses have a plain projection: the copy of the value they extend."""
 
 
-def variants(value, rng):
-    """Values of the same exact type as ``value`` that differ from it (possibly none).
+def is_plain(value, depth=0, path=None):
+    """Whether a value is made of exact value types only (no handle, no other object).
 
-    Used to ask an object, which claims to equal ``value``, about values it could not
-    have anticipated: an object that equals two mutually unequal values is lying.
+    Containers are walked to the end (``MAX_DEPTH`` levels); a container that holds
+    itself is plain when everything else in it is.
     """
-    try:
-        out = [v for v in _variants(value, type(value), rng) if type(v) is type(value)]
-        return [v for v in out if not same(v, value)]
-    except (ArithmeticError, ValueError, TypeError, OverflowError):
-        return []
-
-
-def same(a, b):
-    """Whether two values are equal (one that cannot say counts as equal; never raises)."""
-    try:
-        return bool(a == b)
-    except Exception:
+    t = type(value)
+    if depth > MAX_DEPTH:
+        return False
+    if t is slice:
+        return all(is_plain(x, depth + 1, path) for x in (value.start, value.stop, value.step))
+    if isinstance(value, type):
+        return type_name(value) is not None
+    tag = _container_tag(t)
+    if tag is None:
+        return _is_scalar(value, t)
+    path = path or set()
+    if id(value) in path:
         return True
+    path.add(id(value))
+    try:
+        if tag == "bytearray":
+            return True
+        if tag == "defaultdict" and not is_plain(value.default_factory, depth + 1, path):
+            return False
+        pairs = dict.items(value) if tag in _DICTS else ((x, None) for x in value)
+        return all(is_plain(k, depth + 1, path) and is_plain(v, depth + 1, path) for k, v in pairs)
+    finally:
+        path.discard(id(value))
 
 
-def _letters(rng, n):
-    return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(n))
+_DICTS = ("dict", "Counter", "OrderedDict", "defaultdict")
+_SCALARS = (type(None), bool, int, float, complex, str, bytes, range)
 
 
-def _variants(v, t, rng):
-    d = rng.randint(1, 9)
-    if t is bool:
-        return [not v]
-    if t is int:
-        return [v + d, v - rng.randint(1, 9)]
-    if t is float:
-        if math.isnan(v) or math.isinf(v):
-            return [0.0, 1.0]
-        scale = 1.0 + abs(v)
-        return [v + scale * rng.uniform(0.25, 2.0), v - scale * rng.uniform(0.25, 2.0)]
-    if t is complex:
-        return [v + d, v - 1j * d]
-    if t in (str, bytes):
-        return _text_variants(v, t, rng)
+def _is_scalar(value, t):
+    """Whether a value of exact type t crosses as a scalar (what `_encode_scalar` takes)."""
+    if t in _SCALARS or value is Ellipsis or value is NotImplemented:
+        return True
     if t is _loaded("fractions", "Fraction") or t is _loaded("decimal", "Decimal"):
-        if t is _loaded("decimal", "Decimal") and not v.is_finite():
-            return [t(d)]
-        return [v + d, v - t(1) / (d + 1)]
-    if t in (list, tuple):
-        return _sequence_variants(v, t, rng, d)
-    if t in (set, frozenset):
-        token = _letters(rng, 6)
-        return [t(v) | {token}, t(list(v)[1:]) if v else t({d})]
-    if t in (dict, collections.OrderedDict, collections.Counter):
-        return _dict_variants(v, t, rng)
-    return _time_variants(v, t, rng, d)
+        return True
+    if _is_path(t) or t is _loaded("datetime", "timedelta"):
+        return True
+    if _is(t, "datetime") or t is _loaded("datetime", "time"):
+        return _fixed_zone(value.tzinfo)
+    return _is(t, "date") or (t is _loaded("datetime", "timezone"))
 
 
-def _text_variants(v, t, rng):
-    extra = _letters(rng, rng.randint(2, 5))
-    if t is bytes:
-        extra = extra.encode()
-    out = [v + extra]
-    letters = [i for i, c in enumerate(v) if (chr(c) if t is bytes else c).isalpha()]
-    if letters:
-        i = rng.choice(letters)
-        old = chr(v[i]) if t is bytes else v[i]
-        new = rng.choice([c for c in "abcdefghijklmnopqrstuvwxyz" if c != old.lower()])
-        out.append(v[:i] + (new.encode() if t is bytes else new) + v[i + 1 :])
-    else:
-        out.append(extra[:1] + v)
-    return out
-
-
-def _sequence_variants(v, t, rng, d):
-    """Longer, shorter, and one element changed (a variant of it), at random places."""
-    if not v:
-        return [t([d]), t([_letters(rng, 3)])]
-    items = list(v)
-    i = rng.randrange(len(items))
-    longer = items[:i] + [items[rng.randrange(len(items))]] + items[i:]
-    shorter = items[:i] + items[i + 1 :]
-    changed = list(items)
-    inner = [x for x in _variants(items[i], type(items[i]), rng) if type(x) is type(items[i])]
-    changed[i] = inner[0] if inner else d
-    return [t(longer), t(shorter), t(changed)]
-
-
-def _dict_variants(v, t, rng):
-    more = t(v)
-    more[_letters(rng, 7)] = rng.randint(1, 9)
-    less = t(v)
-    if less:
-        del less[next(iter(less))]
-    else:
-        less[_letters(rng, 5)] = 0
-    return [more, less]
-
-
-def _time_variants(v, t, rng, d):
-    if _is_path(t):
-        return [v / _letters(rng, 5), v.with_name(v.name + _letters(rng, 3)) if v.name else v / "x"]
-    if _is(t, "datetime") or _is(t, "date"):
-        days = _std("datetime").timedelta
-        return [v + days(days=d), v - days(days=rng.randint(1, 9))]
-    if t is _loaded("datetime", "timedelta"):
-        return [v + t(seconds=d), -v - t(seconds=d)]
-    if t is _loaded("datetime", "time"):
-        return [v.replace(hour=(v.hour + d) % 24)]
-    return []
+def _fixed_zone(tz):
+    return tz is None or type(tz) is _std("datetime").timezone
 
 
 # -- exceptions ----------------------------------------------------------------------------
+
+
+def clean_text(text):
+    """``text`` with any lone surrogate replaced: it encodes as UTF-8 wherever it goes."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
 def safe_text(fn, obj, limit=2000):
@@ -636,14 +601,20 @@ class Connection:
     each wait for the peer (None: wait forever).
     """
 
-    def __init__(self, sock, side, ops, timeout=None):
+    def __init__(self, sock, side, ops, timeout=None, limit=MAX_MESSAGE):
         sock.setblocking(False)
         self.sock, self.side, self.ops, self.timeout = sock, side, ops, timeout
+        self.limit = limit  # the largest message read
+        self.budget = None  # bytes left to read until `reset_budget` (None: no bound)
         self.buf = bytearray()
         self.seq = 0
         self.depth = 0
         self.extra = None  # a function returning fields added to every message sent
         self.on_message = None  # a function called with every message received
+
+    def reset_budget(self, total):
+        """Allow ``total`` more bytes to be read (a new test starts); None: no bound."""
+        self.budget = total
 
     # framing
 
@@ -672,8 +643,8 @@ class Connection:
     def recv(self):
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         while b"\n" not in self.buf:
-            if len(self.buf) > MAX_MESSAGE:
-                raise Lost("protocol", "a message over the size limit")
+            if len(self.buf) > self.limit:
+                raise Lost("oversize", f"a message over {self.limit >> 20} MiB")
             try:
                 chunk = self.sock.recv(1 << 20)
             except BlockingIOError:
@@ -683,18 +654,31 @@ class Connection:
                 raise Lost("ended", f"the channel closed ({exc.strerror})") from None
             if not chunk:
                 raise Lost("ended", "the peer closed the channel")
+            self._spend(len(chunk))
             self.buf += chunk
         line, _, rest = bytes(self.buf).partition(b"\n")
         self.buf = bytearray(rest)
+        if len(line) > self.limit:
+            raise Lost("oversize", f"a message over {self.limit >> 20} MiB")
         try:
             msg = loads(line)
-        except ValueError:
+        except (ValueError, MemoryError):
             raise Lost("protocol", f"a malformed message: {line[:80]!r}") from None
         if not isinstance(msg, dict):
             raise Lost("protocol", f"a message that is not an object: {line[:80]!r}")
         if self.on_message is not None:
-            self.on_message(msg)
+            try:
+                self.on_message(msg)
+            except Exception as exc:  # fields the peer filled wrongly: its breach, not ours
+                raise Lost("protocol", f"a malformed message ({type(exc).__name__})") from None
         return msg
+
+    def _spend(self, n):
+        if self.budget is None:
+            return
+        self.budget -= n
+        if self.budget < 0:
+            raise Lost("oversize", "more than the answers of one test may hold")
 
     # requests
 
@@ -721,8 +705,8 @@ class Connection:
                 exc = self.side.decode_exception(msg["err"])
             else:
                 return decode(msg["ok"], self.side, memo)
-        except (KeyError, ValueError, TypeError, IndexError, RecursionError) as exc:
-            raise Lost("protocol", f"a malformed answer ({exc})") from None
+        except Exception as exc:  # whatever the peer's answer makes decoding raise
+            raise Lost("protocol", f"a malformed answer ({type(exc).__name__})") from None
         raise exc
 
     def serve(self, msg):

@@ -11,6 +11,7 @@ Everything in this process, this module included, is under the control of the co
 under test: nothing it sends is trusted beyond being the code's own answer.
 """
 
+import collections
 import copy
 import importlib
 import importlib.util
@@ -18,7 +19,6 @@ import io
 import math
 import operator
 import os
-import random
 import sys
 import weakref
 
@@ -307,27 +307,85 @@ def op_op(conn, msg, memo):
     return OPERATORS[str(msg["name"])](*args, **kwargs)
 
 
-def op_variant(conn, msg, memo):
-    """A copy of an object with every field changed (or None): a probe for lying equality."""
-    obj = _target(msg)
-    rng = random.Random(msg.get("seed"))
-    if isinstance(obj, tuple) and hasattr(type(obj), "_fields"):
-        return type(obj)._make(_vary(v, rng) for v in obj)
-    fields = dict(getattr(obj, "__dict__", {}))
-    for name in getattr(type(obj), "__slots__", ()):
-        if hasattr(obj, name):
-            fields[name] = getattr(obj, name)
-    if not fields:
-        return None
-    new = copy.copy(obj)
-    for name, value in fields.items():
-        object.__setattr__(new, name, _vary(value, rng))
-    return new
+class NoPlain(TypeError):
+    """The object has no plain projection (it extends no value type)."""
 
 
-def _vary(value, rng):
-    options = wire.variants(value, rng)
-    return options[0] if options else object()
+def op_plain(conn, msg, memo):
+    """The plain projection of an object: the value it extends, copied, its items too.
+
+    The copies are made with the value type's own methods (``str.__str__``, ``list``'s
+    iteration...), never the subclass's, so that a ``str`` enum projects to its text.
+    """
+    return project(_target(msg))
+
+
+def project(obj, depth=0):
+    if wire.is_plain(obj):
+        return obj
+    if depth > wire.MAX_DEPTH:
+        raise NoPlain("a value nested too deeply")
+    base = _value_base(type(obj))
+    if base is None:
+        raise NoPlain(f"a {type(obj).__qualname__} extends no value type")
+    copy = _COPIES[wire.type_name(base)](base, obj)
+    if base in (list, tuple, set, frozenset, collections.deque):
+        items = [project(x, depth + 1) for x in base.__iter__(copy)]
+        return collections.deque(items, copy.maxlen) if base is collections.deque else base(items)
+    if isinstance(copy, dict):
+        pairs = [(project(k, depth + 1), project(v, depth + 1)) for k, v in dict.items(copy)]
+        dict.clear(copy)
+        for k, v in pairs:
+            dict.__setitem__(copy, k, v)
+    return copy
+
+
+def _value_base(t):
+    for c in t.__mro__:
+        if wire.type_name(c) in wire.VALUE_BASES:
+            return c
+    return None
+
+
+def _dict_copy(base, obj):
+    out = (
+        collections.defaultdict(obj.default_factory) if base is collections.defaultdict else base()
+    )
+    for k, v in dict.items(obj):
+        dict.__setitem__(out, k, v)
+    return out
+
+
+def _time_copy(base, obj):
+    return base(*base.__reduce__(obj)[1])
+
+
+_COPIES = {
+    "builtins:int": lambda b, o: int.__int__(o),
+    "builtins:float": lambda b, o: float.__float__(o),
+    "builtins:complex": lambda b, o: complex.__complex__(o),
+    "builtins:str": lambda b, o: str.__str__(o),
+    "builtins:bytes": lambda b, o: bytes.__bytes__(o),
+    "builtins:bytearray": lambda b, o: bytearray(memoryview(o)),
+    "builtins:list": lambda b, o: list(list.__iter__(o)),
+    "builtins:tuple": lambda b, o: tuple(tuple.__iter__(o)),
+    "builtins:set": lambda b, o: set(set.__iter__(o)),
+    "builtins:frozenset": lambda b, o: frozenset(frozenset.__iter__(o)),
+    "builtins:dict": _dict_copy,
+    "collections:Counter": _dict_copy,
+    "collections:OrderedDict": lambda b, o: b(collections.OrderedDict.items(o)),
+    "collections:defaultdict": _dict_copy,
+    "collections:deque": lambda b, o: b(b.__iter__(o), b.maxlen.__get__(o)),
+    "fractions:Fraction": lambda b, o: b(int(b.numerator.fget(o)), int(b.denominator.fget(o))),
+    "decimal:Decimal": lambda b, o: b(b.__str__(o)),
+    "datetime:date": _time_copy,
+    "datetime:datetime": _time_copy,
+    "datetime:time": _time_copy,
+    "datetime:timedelta": _time_copy,
+    "pathlib:PurePosixPath": lambda b, o: b(b.__str__(o)),
+    "pathlib:PosixPath": lambda b, o: b(b.__str__(o)),
+    "pathlib:Path": lambda b, o: b(b.__str__(o)),
+}
 
 
 OPS = {
@@ -337,7 +395,7 @@ OPS = {
     "delattr": op_delattr,
     "call": op_call,
     "op": op_op,
-    "variant": op_variant,
+    "plain": op_plain,
     "ping": lambda conn, msg, memo: None,
 }
 
