@@ -302,10 +302,36 @@ def run_checks(
             f"the grading container ended without a report (exit {result.exit_code}"
             f"{', out of memory' if result.oom_killed else ''}): {result.stderr[-500:]}"
         )
-    report = RunnerReport.model_validate_json(raw)
+    report = read_report(raw)
     if report.error:
         raise GradingError(f"the grading runner crashed: {report.error[-1500:]}")
     return report
+
+
+def read_report(raw: str) -> RunnerReport:
+    """The runner's report, its texts made safe to store (no lone surrogate survives).
+
+    The runner writes texts that come from the code under test (messages, test ids);
+    whatever they hold, they never make the report unreadable here.
+
+    Raises:
+        GradingError: the text is not a report (the runner's own fault).
+    """
+    try:
+        data = json.loads(raw)
+        return RunnerReport.model_validate(_clean(data))
+    except (ValueError, RecursionError) as exc:
+        raise GradingError(f"the grading runner's report is unreadable: {exc}"[:500]) from exc
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    if isinstance(value, dict):
+        return {_clean(k): _clean(v) for k, v in value.items()}
+    return value
 
 
 def tests_component(report: RunnerReport, expected: Sequence[str], *, label: str) -> Component:

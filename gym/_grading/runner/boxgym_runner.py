@@ -226,6 +226,23 @@ def private_dir(path, uid, mode=0o700):
     return path
 
 
+def worker_home(uid):
+    """A new home for a worker, at a name no earlier worker could guess; None if /tmp is full.
+
+    /tmp is shared with the workers before it: a name one of them could predict may be
+    taken, and a /tmp they filled has no room. Neither may stop the grading (the code
+    under test caused it): the worker then runs with a home it cannot write.
+    """
+    for _ in range(3):
+        try:
+            return private_dir(f"/tmp/boxgym-home-{os.urandom(12).hex()}", uid)
+        except OSError:
+            continue
+        except RuntimeError:
+            continue
+    return None
+
+
 def share_with_group(top, gid):
     """Give a root-owned tree to group gid, readable by it alone (root's own chgrp right)."""
     os.setgroups([gid])
@@ -376,7 +393,7 @@ class Supervisor:
             self.cleared.add(gen)  # a uid is never reused: once empty, it stays empty
         self.gen += 1
         uid = self.uids.worker(self.gen)
-        home = private_dir(f"/tmp/boxgym-home-{self.staging['tag']}-{self.gen}", uid)
+        home = worker_home(uid) or "/nonexistent"
         settings = {"python_paths": self.spec["python_paths"]}
         settings["frozen_time"] = self.spec.get("frozen_time")
         env = wire.environment({"HOME": home, "BOXGYM_WORKER": wire.dumps(settings)})
@@ -540,10 +557,10 @@ def summarise(sup, timed_out):
     for ev in sup.events:
         if ev.get("event") == "finished":
             finished, status = True, ev.get("exitstatus")
-        elif ev.get("event") == "finding":
-            findings.append({k: str(ev.get(k, "")) for k in ("name", "detail", "test")})
+        elif ev.get("event") == "finding" and len(findings) < MAX_FINDINGS:
+            findings.append({k: str(ev.get(k, ""))[:300] for k in ("name", "detail", "test")})
         elif ev.get("event") == "import_error":
-            import_error = str(ev.get("detail"))
+            import_error = str(ev.get("detail"))[:1000]
         elif isinstance(ev.get("id"), str):
             phases.setdefault(ev["id"], {})[ev.get("when")] = ev.get("outcome")
     result = {
@@ -578,6 +595,25 @@ def final_outcome(phases):
     return "passed" if phases.get("call") == "passed" else "failed"
 
 
+MAX_FINDINGS = 100
+
+
+def clean(value):
+    """The report with every text readable by any JSON parser: no lone surrogate.
+
+    Texts in it come from the code under test (an exception's message, printed output,
+    test ids made from its values); whatever they hold, the report stays readable, so
+    that no text of the code can turn its verdict into the grader's fault.
+    """
+    if isinstance(value, str):
+        return wire.clean_text(value)
+    if isinstance(value, list):
+        return [clean(v) for v in value]
+    if isinstance(value, dict):
+        return {clean(str(k)): clean(v) for k, v in value.items()}
+    return value
+
+
 # -- main ----------------------------------------------------------------------------------
 
 
@@ -605,7 +641,7 @@ def main(argv=None):
     tmp = out_path + ".tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as fh:
-        fh.write(wire.dumps(report))
+        fh.write(wire.dumps(clean(report)))
     os.rename(tmp, out_path)
     return 0
 
