@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from gym._errors import ConfigError
-from gym.train._rewards import AdvantageKind, Advantages, advantages, training_reward
+from gym.train._rewards import AdvantageKind, Advantages, advantages, training_reward, verified
 from gym.train._samples import Sample, TurnTokens, episode_samples, turn_tokens
 
 if TYPE_CHECKING:
@@ -32,19 +32,26 @@ class TrainEpisode(BaseModel):
     reward: float | None
     """The verdict's reward (None for infra_error)."""
     flags: list[str] = Field(default_factory=list)
-    """Names of the verdict's flags."""
+    """Names of the verdict's gating flags (each failed the episode)."""
+    notes: list[str] = Field(default_factory=list)
+    """Names of its non-gating flags (notes: they cost no reward, but unverify it)."""
     turns: list[TurnTokens] = Field(default_factory=list)
     """Token records of its turns (empty for an infra_error episode without them)."""
 
     @property
     def reward_for_training(self) -> float | None:
-        """See `training_reward`: None for infra_error, 0 when flagged."""
+        """See `training_reward`: None for infra_error, 0 with a gating flag."""
         return training_reward(self.outcome, self.reward, self.flags)
+
+    @property
+    def verified(self) -> bool:
+        """Passed with no flag at all, notes included (see `verified`)."""
+        return verified(self.outcome, [*self.flags, *self.notes])
 
     @classmethod
     def from_result(cls, result: EpisodeResult, episode_id: str = "") -> TrainEpisode:
         """From a `gym.EpisodeResult` in memory."""
-        flags = [f.name for f in result.verdict.flags] if result.verdict else []
+        flags, notes = flag_names(result.verdict.flags if result.verdict else [])
         return cls(
             episode_id=episode_id,
             group=f"{result.env_id}/{result.task_id}",
@@ -52,6 +59,7 @@ class TrainEpisode(BaseModel):
             outcome=result.outcome,
             reward=result.reward,
             flags=flags,
+            notes=notes,
             turns=_tokens_unless_infra(result.outcome, result.turns),
         )
 
@@ -60,15 +68,30 @@ class TrainEpisode(BaseModel):
         """From a stored episode (its current verdict's flags and its steps' tokens)."""
         row = store.episode(episode_id)
         verdict = store.verdicts(row.run_id).get(row.id)
+        flags, notes = flag_names(verdict.flags if verdict else [])
         return cls(
             episode_id=row.id,
             group=f"{row.env_id}/{row.task_id}",
             split=row.split,
             outcome=row.outcome,
             reward=row.reward,
-            flags=[str(f.get("name", "")) for f in verdict.flags] if verdict else [],
+            flags=flags,
+            notes=notes,
             turns=_tokens_unless_infra(row.outcome, store.steps(row.id)),
         )
+
+
+def flag_names(flags: Sequence[Any]) -> tuple[list[str], list[str]]:
+    """(gating flag names, note names) of a verdict's flags (models or stored dicts).
+
+    A stored flag without ``gating`` comes from before notes existed: it gated.
+    """
+    gating: list[str] = []
+    notes: list[str] = []
+    for flag in flags:
+        data = flag if isinstance(flag, dict) else {"name": flag.name, "gating": flag.gating}
+        (gating if data.get("gating", True) else notes).append(str(data.get("name", "")))
+    return gating, notes
 
 
 def _tokens_unless_infra(outcome: str, turns: Sequence[Any]) -> list[TurnTokens]:

@@ -30,7 +30,7 @@ from gym._registry import make, tasks_of
 from gym._runner import RunConfig, run
 from gym._splits import refuse_held_out, training_tasks
 from gym._store import EpisodeRow, StepRow, Store, VerdictRow
-from gym.train._episodes import TrainEpisode
+from gym.train._episodes import TrainEpisode, flag_names
 from gym.train._samples import turn_tokens
 
 __all__ = [
@@ -220,13 +220,15 @@ def _scored(
         row.reward if reward == "verdict" else visible_reward(row.outcome, row.reward, components)
     )
     infra = row.outcome == "infra_error"
+    flags, notes = flag_names(verdict.flags if verdict is not None else [])
     episode = TrainEpisode(
         episode_id=row.id,
         group=f"{row.env_id}/{row.task_id}",
         split=row.split,
         outcome=row.outcome,
         reward=value,
-        flags=[str(f.get("name", "")) for f in verdict.flags] if verdict is not None else [],
+        flags=flags,
+        notes=notes,
         turns=[] if infra else turn_tokens(steps),
     )
     return ScoredEpisode(

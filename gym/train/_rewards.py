@@ -1,7 +1,9 @@
 """From verdicts to group-relative advantages (pure Python, no torch).
 
 Rewards: an ``infra_error`` episode has no reward and is left out (never punished);
-a flagged episode gets reward 0 and is never verified, whatever its tests said.
+an episode with a gating flag gets reward 0 whatever its tests said, and only one with
+no flag at all is verified. A note (a non-gating flag: text that looks like a hack,
+which grading makes harmless) costs no reward.
 
 Advantages, over the G episodes of one task (a group):
 
@@ -43,12 +45,12 @@ def _flagged(flags: Sequence[Any]) -> bool:
 
 
 def training_reward(outcome: str, reward: float | None, flags: Sequence[Any] = ()) -> float | None:
-    """The reward an episode trains with: None for infra_error, 0 when flagged.
+    """The reward an episode trains with: None for infra_error, 0 with a gating flag.
 
     Args:
         outcome: pass, fail or infra_error.
         reward: the verdict's reward.
-        flags: the verdict's flags (any non-empty list zeroes the reward).
+        flags: the verdict's gating flags (any zeroes the reward; pass notes elsewhere).
     """
     if outcome == "infra_error" or reward is None:
         return None

@@ -46,7 +46,6 @@ from gym._runner import RunConfig, RunProgress, expand_envs, run
 from gym._splits import refuse_held_out, split_role
 from gym.train._batch import Batch, batch_sft_loss, collate, sample_allowed
 from gym.train._episodes import TrainEpisode
-from gym.train._rewards import verified
 from gym.train._samples import Sample, episode_samples
 
 if TYPE_CHECKING:
@@ -236,7 +235,7 @@ def select_episodes(episodes: Sequence[TrainEpisode], cap: int) -> Selection:
             f"{len(held_out)} episodes are from a held-out split (e.g. {held_out[0]}): "
             "rejection sampling trains on training splits only"
         )
-    good = [e for e in episodes if verified(e.outcome, e.flags)]
+    good = [e for e in episodes if e.verified]
     good.sort(key=lambda e: (e.group, sum(len(t.completion) for t in e.turns), e.episode_id))
     seen: set[tuple[str, tuple[tuple[int, ...], ...]]] = set()
     per_task: dict[str, int] = {}

@@ -54,6 +54,19 @@ def test_training_reward_masks_infra_and_zeroes_flags():
     assert verified("pass") and not verified("pass", ["tests_touched"]) and not verified("fail")
 
 
+def test_a_note_costs_no_reward_but_unverifies():
+    from gym._models import Flag
+    from gym.train import TrainEpisode
+    from gym.train._episodes import flag_names
+
+    flags = [Flag(name="network_attempt", gating=False), {"name": "tests_touched"}]
+    assert flag_names(flags) == (["tests_touched"], ["network_attempt"])
+    noted = TrainEpisode(group="g", outcome="pass", reward=1.0, notes=["network_attempt"])
+    assert noted.reward_for_training == 1.0 and not noted.verified
+    clean = TrainEpisode(group="g", outcome="pass", reward=1.0)
+    assert clean.reward_for_training == 1.0 and clean.verified
+
+
 def test_batch_advantages_drop_zero_variance_groups_and_infra():
     rewards = [1.0, 0.0, 1.0, None, 0.5, 0.5, None, 1.0, 0.0]
     groups = ["a", "a", "a", "a", "b", "b", "c", "d", "d"]
