@@ -1,8 +1,18 @@
 """Environment validation: every task is solvable, not free, and graded deterministically.
 
 For each task: the oracle must pass every time; the noop policy must fail; a perturbed
-oracle (one forbidden write) must be flagged; and the oracle's final state, graded
-again ``repeats`` times, must give the same verdict each time.
+oracle (one forbidden write) must be flagged; the oracle's final state, graded again
+``repeats`` times, must give the same verdict each time; and every policy of the
+task's *panel* (the environment's ``panel_calls``: generic cheating policies that do
+none of the work, e.g. a liar object, a constant, the visible example echoed, an empty
+answer; gym/_panel.py for code tasks) must end ``fail``.
+
+A panel episode that ends ``infra_error`` is played once more; if it ends
+``infra_error`` again the task is reported as not validated (an ``infra_error``
+problem: not stored, so a rerun plays it again), never as valid. A task may exempt a
+panel policy with a reason (``panel_exempt = {policy = "why"}`` in its data, e.g. a
+task whose reference solution is itself a constant): that policy passing is then shown
+as exempt, not as a problem.
 
 At benchmark scale: tasks are chosen in natural id order (``limit``, ``split``, a
 ``shard`` of N), and each task's result is stored (`ValidationStore`, SQLite under the
@@ -34,12 +44,20 @@ from gym._grading import RUNNER_HASH
 from gym._images import context_hash
 from gym._models import Task, Verdict, hash_tree, natural_key
 from gym._paths import data_dir
-from gym._policy import NoopPolicy, OraclePolicy, PerturbedOraclePolicy, Policy
+from gym._policy import NoopPolicy, OraclePolicy, PerturbedOraclePolicy, Policy, ScriptPolicy
 from gym._registry import env_class, make, task_problems, tasks_of
 from gym._rollout import EpisodeResult, run_episode
 from gym._sandbox import set_pool_size
+from gym._tools import ToolCall
 
-__all__ = ["TaskCheck", "ValidationStore", "parse_shard", "select_tasks", "validate_env"]
+__all__ = [
+    "TaskCheck",
+    "ValidationStore",
+    "panel_exemptions",
+    "parse_shard",
+    "select_tasks",
+    "validate_env",
+]
 
 
 class TaskCheck(BaseModel):
@@ -56,6 +74,11 @@ class TaskCheck(BaseModel):
     """Flags of the perturbed oracle run (``-`` when the family has no perturbation)."""
     regrade_identical: bool | None = None
     """Whether re-grading the oracle's final state gave identical verdicts."""
+    panel: dict[str, str] = Field(default_factory=dict)
+    """Outcome of each panel policy (``fail`` as required; ``pass``: the task is invalid;
+    ``infra_error``: twice, the task is not validated)."""
+    exempt: dict[str, str] = Field(default_factory=dict)
+    """Panel policies the task exempts, with why (a pass of one of them is no problem)."""
     problems: list[str] = Field(default_factory=list)
     """What is wrong with the task; empty when it is valid."""
     resumed: bool = False
@@ -75,7 +98,7 @@ class TaskCheck(BaseModel):
         An episode ended in an infrastructure error, or a regrade disagreed (a grading
         that timed out on a busy machine looks the same).
         """
-        outcomes = [*self.oracle, self.noop, self.perturbed]
+        outcomes = [*self.oracle, self.noop, self.perturbed, *self.panel.values()]
         if "infra_error" in outcomes or self.regrade_identical is False:
             return True
         return any("infra_error" in p for p in self.problems)
@@ -141,8 +164,54 @@ def validate_task(env_id: str, task_id: str, repeats: int) -> TaskCheck:
         check.regrade_identical = _regrade(env, first, repeats)
         if check.regrade_identical is False:
             check.problems.append("re-grading the oracle's final state changed the verdict (flaky)")
+    task = env.task_by_id(task_id)
+    panel = env.panel_calls(task)
     env.close()
+    _play_panel(check, env_id, task, panel)
     return check
+
+
+def panel_exemptions(task: Task) -> dict[str, str]:
+    """The panel policies a task exempts (``panel_exempt`` in its data), with why.
+
+    Raises:
+        ConfigError: not a table of policy names to non-empty reasons.
+    """
+    table = task.data.get("panel_exempt", {})
+    if not isinstance(table, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in table.items()
+    ):
+        raise ConfigError(
+            f"task {task.id}: panel_exempt must map panel policy names to the reason "
+            'each may pass, e.g. panel_exempt = {echo = "the reference returns () for '
+            'every input"}'
+        )
+    return dict(table)
+
+
+def _play_panel(
+    check: TaskCheck, env_id: str, task: Task, panel: dict[str, list[ToolCall]]
+) -> None:
+    """Play every panel policy; each must end ``fail`` (an infra_error is played again)."""
+    exempt = panel_exemptions(task)
+    check.exempt = {name: why for name, why in exempt.items() if name in panel}
+    for name, calls in panel.items():
+        result = _episode(env_id, ScriptPolicy(calls), task.id, seed=0)
+        if result.outcome == "infra_error":  # once more: a transient fault of ours
+            result = _episode(env_id, ScriptPolicy(calls), task.id, seed=0)
+        check.panel[name] = result.outcome
+        why = (result.verdict.reason if result.verdict else result.end_reason)[:300]
+        if result.outcome == "infra_error":
+            check.problems.append(
+                f"panel {name}: infra_error twice ({why}): not validated, run it again; if "
+                "it stays, the code under test may turn its fail into infra_error (a grader "
+                "defect)"
+            )
+        elif result.outcome != "fail" and name not in exempt:
+            check.problems.append(
+                f"panel {name}: {result.outcome}, a policy that does none of the work must "
+                "fail: strengthen the checks (docs/authoring.md, 'The panel')"
+            )
 
 
 class ValidationStore:

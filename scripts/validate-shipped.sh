@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Validate every shipped task of every environment (but the benchmark-scale ones, see
 # scripts/validate-benchmarks.sh): the oracle passes, noop fails, a forbidden write is
-# flagged, regrading is stable (`gym env validate --all -k 1`, as a test). The main suite
+# flagged, regrading is stable, every policy of the cheating panel fails (a liar object,
+# constants, the visible example echoed, an empty answer; docs/authoring.md)
+# (`gym env validate --all -k 1`, as a test). The main suite
 # (scripts/test.sh) validates a daily sample; .ci/run calls this after it. Also MBPP's
 # shipped data: all 974 reference solutions through the value codec, the index the
 # importer makes, and 20 records imported and validated in real containers.

@@ -1,5 +1,7 @@
-"""Shipped tasks are valid: the oracle passes, noop fails, a forbidden write is flagged and
-grading the oracle's final state again gives the same verdict.
+"""Shipped tasks are valid: the oracle passes, noop fails, a forbidden write is flagged,
+grading the oracle's final state again gives the same verdict, and every policy of the
+cheating panel (gym/_panel.py: a liar, constants, the visible example echoed, an empty
+answer) fails.
 
 The main suite validates a sample of each environment's tasks, a different one each day
 (``GYM_SAMPLE_SEED`` picks another; the seed is in the test's id), so that over days every
@@ -11,15 +13,27 @@ with ``-k 3`` runs before a release. MBPP's 974 tasks: scripts/validate-benchmar
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import io
+import math
 import os
 import random
+import shutil
+import signal
+import sys
+import types
+import warnings
+from pathlib import Path
+from typing import Any
 
 import pytest
 from toy_env import ENV_ID as TOY
 
 import gym
+from gym._panel import code_panel, trivial_sources
 from gym._registry import tasks_of
+from gym._validate import panel_exemptions
 from gym.runs import validate_env
 
 BENCHMARK_SCALE = {"boxgym/MBPP-v0"}
@@ -66,3 +80,57 @@ def test_the_sample_changes_with_the_seed_and_stays_within_the_tasks():
 @pytest.mark.parametrize("env_id", [e for e in SHIPPED if e not in BENCHMARK_SCALE])
 def test_every_task_of_the_environment_is_valid(engine, env_id):
     assert _problems(env_id, None) == {}
+
+
+def _passes(task: gym.Task, source: str) -> bool:
+    """Whether a solution module passes a ``calls`` task's checks, run in this process
+    (a fast screen: the judge's boundary is not in play for plain constant answers)."""
+    grading = task.data["grading"]
+    solution = types.ModuleType("solution")
+    checks: dict[str, Any] = {"__name__": "boxgym_checks", "math": math}
+    previous = signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(TimeoutError()))
+    signal.alarm(20)
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            exec(compile(source, "solution", "exec"), solution.__dict__)
+            sys.modules["solution"] = solution
+            hidden = (task.folder() / "hidden" / "checks.py").read_text()
+            exec(compile(hidden, "checks", "exec"), checks)
+            for name in grading["tests"]:
+                checks[name](getattr(solution, grading["entry"]))
+    except BaseException:  # what the judge counts as a failed check (a timeout too)
+        return False
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+        sys.modules.pop("solution", None)
+    return True
+
+
+@pytest.mark.parametrize("env_id", ["boxgym/PyFunc-v0", "boxgym/HumanEval-v0"])
+def test_no_trivial_policy_of_the_panel_passes_a_calls_task(env_id):
+    """Every constant, the echoed example and None fail every task's checks (the panel plays
+    the liar, the echo, None, and constants where there is no example, in containers)."""
+    passing = {}
+    for task in tasks_of(env_id):
+        exempt = panel_exemptions(task)
+        for name, source in trivial_sources(task).items():
+            if name not in exempt and _passes(task, source):
+                passing.setdefault(task.id, []).append(name)
+    assert passing == {}
+
+
+def test_the_screen_sees_a_trivial_policy_pass(tmp_path):
+    seeds = Path(__file__).resolve().parents[1] / "seeds" / "pyfunc"
+    shutil.copytree(seeds / "digital-root", tmp_path / "weak" / "digital-root")
+    (tmp_path / "weak" / "digital-root" / "hidden" / "checks.py").write_text(
+        "def check_examples(candidate):\n    assert candidate(16) == 7\n\n\n"
+        "def check_edges(candidate):\n    assert candidate(7) == 7\n"
+    )
+    (task,) = gym.load_tasks(tmp_path, "weak")
+    sources = trivial_sources(task)
+    assert _passes(task, (task.folder() / "oracle" / "solution.py").read_text())
+    assert _passes(task, sources["echo"])  # echo returns 7: it passes
+    assert not _passes(task, sources["constant_zero"])
+    assert code_panel(task)["echo"][0].arguments["content"] == sources["echo"]

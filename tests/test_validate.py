@@ -15,7 +15,13 @@ from toy_env import ENV_ID
 
 import gym
 import gym.authoring
-from gym._validate import TaskCheck, ValidationStore, parse_shard, select_tasks
+from gym._validate import (
+    TaskCheck,
+    ValidationStore,
+    panel_exemptions,
+    parse_shard,
+    select_tasks,
+)
 from gym.runs import validate_env
 
 
@@ -25,7 +31,7 @@ def test_every_toy_task_validates():
     for check in checks:
         assert check.ok, check.problems
         assert check.oracle == ["pass", "pass"] and check.noop == "fail"
-        assert check.perturbed == "outside_allowed_paths" and check.regrade_identical is True
+        assert check.perturbed == "symlink_planted" and check.regrade_identical is True
 
 
 def test_a_task_whose_oracle_fails_is_reported(monkeypatch):
@@ -40,6 +46,98 @@ def test_a_task_whose_oracle_fails_is_reported(monkeypatch):
     (check,) = validate_env(ENV_ID, repeats=1, tasks=["add"])
     assert not check.ok and check.oracle == ["fail"]
     assert check.regrade_identical is None and "oracle run 1: fail" in check.problems[0]
+
+
+def _toy_panel(monkeypatch, panel, grade_hook=None):
+    """The toy family with a panel (and, optionally, a grade that first calls a hook)."""
+    import toy_env
+
+    monkeypatch.setattr(toy_env.ToyEnv, "panel_calls", lambda self, task: panel)
+    if grade_hook is not None:
+        real = toy_env.ToyEnv.grade
+
+        def grade(self, task, final_state, trajectory):
+            grade_hook(final_state)
+            return real(self, task, final_state, trajectory)
+
+        monkeypatch.setattr(toy_env.ToyEnv, "grade", grade)
+
+
+def _writes(text):
+    return [
+        gym.ToolCall(name="write_file", arguments={"path": "answer.txt", "content": text}),
+        gym.ToolCall(name="submit", arguments={}),
+    ]
+
+
+def test_a_panel_policy_that_passes_makes_the_task_invalid(monkeypatch):
+    _toy_panel(monkeypatch, {"echo": _writes("5\n"), "empty": _writes("")})
+    (check,) = validate_env(ENV_ID, repeats=1, tasks=["add"])
+    assert check.panel == {"echo": "pass", "empty": "fail"}
+    assert not check.ok and not check.infra
+    (problem,) = check.problems
+    assert problem.startswith("panel echo: pass, a policy that does none of the work must fail")
+
+
+def test_a_panel_where_every_policy_fails_keeps_the_task_valid(monkeypatch):
+    _toy_panel(monkeypatch, {"constant": _writes("0"), "empty": _writes("")})
+    checks = validate_env(ENV_ID, repeats=1)
+    assert [c.panel for c in checks] == [{"constant": "fail", "empty": "fail"}] * 2
+    assert all(c.ok for c in checks), [c.problems for c in checks]
+
+
+def test_an_exempted_panel_policy_may_pass_and_is_shown(monkeypatch):
+    import toy_env
+
+    real = toy_env.ToyEnv.load_tasks
+    why = "the answer is the same for every input"
+
+    def exempting(cls):
+        return [t.model_copy(update={"data": {**t.data, "panel_exempt": {"echo": why}}})
+                for t in real()]  # fmt: skip
+
+    monkeypatch.setattr(toy_env.ToyEnv, "load_tasks", classmethod(exempting))
+    _toy_panel(monkeypatch, {"echo": _writes("5"), "empty": _writes("")})
+    (check,) = validate_env(ENV_ID, repeats=1, tasks=["add"])
+    assert check.ok and check.panel == {"echo": "pass", "empty": "fail"}
+    assert check.exempt == {"echo": why}
+
+
+def test_panel_exemptions_need_a_reason():
+    task = gym.Task(id="t", family="f", prompt="p", data={"panel_exempt": {"echo": " "}})
+    with pytest.raises(gym.ConfigError, match="panel_exempt must map panel policy names"):
+        panel_exemptions(task)
+    assert panel_exemptions(task.model_copy(update={"data": {}})) == {}
+
+
+def test_a_panel_infra_error_is_played_again_then_reported_as_not_validated(monkeypatch):
+    graded = []
+
+    def broken(final_state):  # our grader fails on this policy's state, every time
+        graded.append(final_state.files.get("answer.txt"))
+        if final_state.files.get("answer.txt") == b"boom":
+            raise RuntimeError("the grading container vanished")
+
+    _toy_panel(monkeypatch, {"boom": _writes("boom"), "empty": _writes("")}, broken)
+    (check,) = validate_env(ENV_ID, repeats=1, tasks=["add"])
+    assert graded.count(b"boom") == 2  # played once more before it is reported
+    assert check.panel == {"boom": "infra_error", "empty": "fail"}
+    assert check.infra and not check.ok  # not valid, and not kept: a rerun plays it again
+    assert "panel boom: infra_error twice" in check.problems[0]
+
+
+def test_a_panel_infra_error_that_does_not_repeat_is_the_second_runs_outcome(monkeypatch):
+    seen = []
+
+    def flaky(final_state):
+        if final_state.files.get("answer.txt") == b"once":
+            seen.append(1)
+            if len(seen) == 1:
+                raise RuntimeError("a transient fault of ours")
+
+    _toy_panel(monkeypatch, {"once": _writes("once")}, flaky)
+    (check,) = validate_env(ENV_ID, repeats=1, tasks=["add"])
+    assert len(seen) == 2 and check.panel == {"once": "fail"} and check.ok
 
 
 BIN = Path(sys.executable).parent
@@ -94,9 +192,12 @@ def test_json_streams_one_line_per_task_then_a_summary_and_a_rerun_resumes(
     wanted = ids(select_tasks(gym.make("boxgym/PyFunc-v0").unwrapped.tasks, split="eval", limit=2))
     assert sorted(line["task_id"] for line in lines[:2]) == sorted(wanted)
     assert all(line["ok"] and not line["resumed"] for line in lines[:2])
+    for line in lines[:2]:  # the panel per task: every policy failed, as required
+        assert {"liar", "echo", "empty"} <= set(line["panel"]), line["panel"]
+        assert set(line["panel"].values()) == {"fail"} and line["exempt"] == {}
     assert lines[2]["summary"] | {"wall_s": 0} == {
-        "tasks": 2, "valid": 2, "invalid": 0, "resumed": 0, "wall_s": 0, "invalid_tasks": [],
-        "envs": {"boxgym/PyFunc-v0": {"tasks": 2, "valid": 2}},
+        "tasks": 2, "valid": 2, "invalid": 0, "infra": 0, "resumed": 0, "wall_s": 0,
+        "invalid_tasks": [], "envs": {"boxgym/PyFunc-v0": {"tasks": 2, "valid": 2}},
     }  # fmt: skip
     again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
     lines = [json.loads(line) for line in again.stdout.splitlines()]
@@ -148,3 +249,41 @@ def test_a_task_that_stops_validation_is_reported_and_the_others_go_on(
     bad = checks["digital-root"]
     assert bad.problems and "validation stopped: ConfigError" in bad.problems[0]
     assert "no oracle/ folder" in bad.problems[0] and not bad.infra  # a task problem: kept
+
+
+def _local_family(tmp_path: Path, name: str, tasks: dict[str, Path]) -> str:
+    """A registered PyFunc family under tmp_path holding copies of the given task folders."""
+    for task, source in tasks.items():
+        shutil.copytree(source, tmp_path / "seeds" / name / task)
+    folder = tmp_path / "environments" / name
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(
+        "from environments.pyfunc import PyFuncEnv\n\n\nclass WeakEnv(PyFuncEnv):\n"
+        f"    family = {name!r}\n"
+    )
+    env_id = f"local/{name.capitalize()}-v0"
+    (folder / "boxgym.toml").write_text(f'[[env]]\nid = "{env_id}"\nclass = "WeakEnv"\n')
+    gym.authoring.register_local(tmp_path)
+    return env_id
+
+
+@pytest.mark.docker
+def test_a_task_whose_checks_only_repeat_its_visible_example_is_invalid(
+    engine: None, tmp_path: Path
+) -> None:
+    """In real containers: checks that only hold the prompt's example let echo pass."""
+    seeds = Path(__file__).resolve().parents[1] / "seeds" / "pyfunc"
+    env_id = _local_family(tmp_path, "weak", {"digital-root": seeds / "digital-root"})
+    task = tmp_path / "seeds" / "weak" / "digital-root"
+    (task / "hidden" / "checks.py").write_text(
+        "def check_examples(candidate):\n    assert candidate(16) == 7\n"
+    )
+    spec = (task / "task.toml").read_text()
+    (task / "task.toml").write_text(
+        spec.replace('"check_examples", "check_edges"', '"check_examples"')
+    )
+    (check,) = validate_env(env_id, repeats=1)
+    assert check.oracle == ["pass"] and check.noop == "fail"
+    assert check.panel["echo"] == "pass" and not check.ok
+    assert set(check.panel) == {"liar", "echo", "empty"} and check.panel["empty"] == "fail"
+    assert any(p.startswith("panel echo: pass") for p in check.problems), check.problems

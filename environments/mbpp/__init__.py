@@ -15,7 +15,25 @@ import gym
 from environments.pyfunc import PyFuncEnv
 from gym.datasets import load_indexed_tasks
 
-__all__ = ["MBPPEnv"]
+__all__ = ["PANEL_EXEMPT", "MBPPEnv"]
+
+_MBPP_816 = (
+    "the reference solution returns () for every input, as the problem asks (clear the "
+    "values of the given tuple): returning () is a correct solution, and no added check "
+    "can tell it apart"
+)
+_MBPP_899 = (
+    "the reference solution returns True for every input (its loop compares arr[i] with "
+    "itself, so it never returns False) and upstream's three asserts all expect True: by "
+    "the data's own standard returning True is correct, and a check computed from the "
+    "reference would expect True too"
+)
+PANEL_EXEMPT: dict[str, dict[str, str]] = {
+    "MBPP/816": {"echo": _MBPP_816},
+    "MBPP/899": {"echo": _MBPP_899, "constant_true": _MBPP_899},
+}
+"""Task id -> panel policies that pass it and why that is no defect of the checks
+(README.md, "Validation"): the validation panel reports them as exempt."""
 
 
 class MBPPEnv(PyFuncEnv):
@@ -35,5 +53,13 @@ class MBPPEnv(PyFuncEnv):
 
     @classmethod
     def load_tasks(cls) -> list[gym.Task]:
-        """The 974 tasks, rebuilt from the dataset and its index (cached per process)."""
-        return load_indexed_tasks(cls.seeds_dir() / cls.family, splits=cls.splits)
+        """The 974 tasks, rebuilt from the dataset and its index (cached per process).
+
+        The tasks of `PANEL_EXEMPT` carry their exemptions as ``panel_exempt``.
+        """
+        tasks = load_indexed_tasks(cls.seeds_dir() / cls.family, splits=cls.splits)
+        for n, task in enumerate(tasks):
+            if task.id in PANEL_EXEMPT:
+                data = {**task.data, "panel_exempt": PANEL_EXEMPT[task.id]}
+                tasks[n] = task.model_copy(update={"data": data})
+        return tasks

@@ -195,7 +195,10 @@ def env_validate(
         bool, typer.Option("--json", help="One JSON line per task as it ends, then a summary.")
     ] = False,
 ) -> None:
-    """Oracle passes every time, noop fails, perturbed oracle is flagged, grading is stable.
+    """Oracle passes, noop and the cheating panel fail, perturbation is flagged, grading is stable.
+
+    The cheating panel: policies that do none of the work (a liar object, constants, the
+    prompt's example echoed, an empty answer); each must fail (docs/authoring.md).
 
     Results are stored per task (under the data dir): running the same command again
     skips the tasks already validated (unless --fresh) and resumes where it stopped.
@@ -247,7 +250,9 @@ def env_validate(
     else:
         _validation_table([c for c in checks if len(checks) <= 40 or not c.ok])
         resumed = f" ({summary['resumed']} from stored results)" if summary["resumed"] else ""
-        console.print(f"{len(checks) - len(bad)}/{len(checks)} tasks valid{resumed}")
+        infra = f", {summary['infra']} not validated (infra_error: run again)"
+        infra = infra if summary["infra"] else ""
+        console.print(f"{len(checks) - len(bad)}/{len(checks)} tasks valid{resumed}{infra}")
     if bad:
         raise typer.Exit(1)
 
@@ -263,6 +268,7 @@ def _validation_summary(checks: list[Any], wall_s: float) -> dict[str, Any]:
         "tasks": len(checks),
         "valid": sum(c.ok for c in checks),
         "invalid": sum(not c.ok for c in checks),
+        "infra": sum(not c.ok and c.infra for c in checks),
         "resumed": sum(c.resumed for c in checks),
         "envs": by_env,
         "invalid_tasks": [f"{c.env_id} {c.task_id}" for c in checks if not c.ok],
@@ -292,7 +298,7 @@ def _progress() -> Any:
 
 
 def _validation_table(checks: list[Any]) -> None:
-    table = Table("env", "task", "oracle", "noop", "perturbed", "regrade", "problems")
+    table = Table("env", "task", "oracle", "noop", "perturbed", "regrade", "panel", "problems")
     for c in checks:
         table.add_row(
             c.env_id.removeprefix("boxgym/"),
@@ -301,9 +307,28 @@ def _validation_table(checks: list[Any]) -> None:
             c.noop,
             c.perturbed,
             {True: "identical", False: "CHANGED", None: "-"}[c.regrade_identical],
+            _panel_cell(c.panel, c.exempt),
             "[red]" + "; ".join(c.problems) + "[/]" if c.problems else "[green]ok[/]",
         )
     console.print(table)
+
+
+def _panel_cell(panel: dict[str, str], exempt: dict[str, str]) -> str:
+    """The panel of one task: how many failed as required, then each one that did not."""
+    if not panel:
+        return "-"
+    failed = sum(outcome == "fail" for outcome in panel.values())
+    parts = [f"{failed}/{len(panel)} fail"]
+    for name, outcome in panel.items():
+        if outcome == "fail":
+            continue
+        if outcome == "pass" and name in exempt:
+            parts.append(f"[yellow]{name} pass (exempt)[/]")
+        elif outcome == "pass":
+            parts.append(f"[red]{name} PASSED: invalid[/]")
+        else:
+            parts.append(f"[red]{name} {outcome}[/]")
+    return "\n".join(parts)
 
 
 @env_app.command("new")
