@@ -38,7 +38,7 @@ from gym._paths import project_root
 from gym._phase import enter as enter_phase
 from gym._sandbox import DockerSandboxes, Sandbox, SandboxConfig, SandboxProvider
 from gym._spaces import TextSpace, ToolCallSpace
-from gym._tools import ToolCall, ToolSpec, parse_call, tool_specs
+from gym._tools import ToolCall, ToolSpec, parse_call, recorded, tool_specs
 
 __all__ = [
     "ContainerEnv",
@@ -59,7 +59,8 @@ class StepRecord(BaseModel):
     call: ToolCall | None
     """The parsed tool call, or None when the action could not be parsed."""
     raw_action: Any = None
-    """The action as given, when it could not be parsed."""
+    """The action as given, when it could not be parsed: bounded (see `gym._tools.recorded`:
+    text up to 64 KiB, a small plain value as is, anything else as a note)."""
     content: str | None = None
     """The text of the assistant message that carried the action (trajectory graders
     read it, for example for a claimed success), when the action said."""
@@ -243,6 +244,16 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         """
 
     # -- optional hooks --------------------------------------------------------------------
+
+    def panel_calls(self, task: Task) -> dict[str, list[ToolCall]]:
+        """Generic cheating policies for this task, by name, each as tool calls.
+
+        Each ends with the final tool and does none of the task's work: a liar object,
+        an empty answer, a constant, the visible example echoed. Validation plays every
+        one of them and calls the task invalid when any of them does not end ``fail``
+        (noop is checked on its own). None by default.
+        """
+        return {}
 
     @classmethod
     def seeds_dir(cls) -> Path:
@@ -521,7 +532,7 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         self.trace.append(
             StepRecord(
                 call=None,
-                raw_action=_jsonable(action),
+                raw_action=recorded(action),
                 content=content,
                 observation=obs,
                 error=error,
@@ -589,11 +600,3 @@ def _content_of(action: Any) -> str | None:
     if isinstance(action, dict) and isinstance(action.get("content"), str):
         return str(action["content"])
     return None
-
-
-def _jsonable(value: Any) -> Any:
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return repr(value)
-    return value

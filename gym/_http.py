@@ -130,10 +130,14 @@ def _post(client: httpx.Client, path: str, body: dict[str, Any]) -> httpx.Respon
 
 
 def server_message(response: httpx.Response) -> str:
-    """The error message a server put in its body (OpenAI, vLLM, FastAPI shapes)."""
+    """The error message a server put in its body (OpenAI, vLLM, FastAPI shapes).
+
+    Total whatever the body: only its first 64 KiB are parsed, and a body that is not
+    JSON, not UTF-8 or nested past the decoder's reach is quoted as text.
+    """
     try:
-        data = response.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        data = json.loads(response.content[:_MESSAGE_BYTES])
+    except (ValueError, RecursionError):
         return response.text.strip()[:500] or response.reason_phrase
     if isinstance(data, dict):
         err = data.get("error")
@@ -143,8 +147,21 @@ def server_message(response: httpx.Response) -> str:
             data.get("detail"),
         ):
             if value:
-                return (value if isinstance(value, str) else json.dumps(value))[:500]
-    return json.dumps(data)[:500]
+                return _quoted(value)
+    return _quoted(data)
+
+
+_MESSAGE_BYTES = 64 << 10
+"""Bytes of an error body read for its message, at most."""
+
+
+def _quoted(value: Any) -> str:
+    if isinstance(value, str):
+        return value[:500]
+    try:
+        return json.dumps(value)[:500]
+    except (TypeError, ValueError, RecursionError):
+        return "(an error body that is not plain JSON)"
 
 
 def retry_after(value: str | None) -> float | None:

@@ -147,7 +147,7 @@ def test_the_terminal_step_carries_the_verdict_and_the_final_state(env):
         ({"name": "launch_missiles", "arguments": {}}, "unknown tool 'launch_missiles'"),
         ({"name": "bash", "arguments": {}}, "'command' is required"),
         ({"name": "bash", "arguments": {"command": ["ls"]}}, "valid string"),
-        ({"name": "bash", "arguments": "{oops"}, "not valid JSON"),
+        ({"name": "bash", "arguments": "{oops"}, "not JSON"),
     ],
 )
 def test_malformed_actions_become_observations(env, action, expected):
@@ -294,14 +294,14 @@ def test_the_claimed_success_flag_is_in_the_verdict_the_env_returns(env):
 
 
 def test_regrading_the_stored_final_state_gives_the_same_verdict(env):
-    env.step(bash("echo stray > notes.txt"))  # outside the allowed paths: flagged
+    env.step(bash("echo stray > notes.txt"))  # a new file outside the allowed paths: a note
     *_, info = env.step({**SUBMIT, "content": "Done, the task is complete."})
     inner = gym.authoring.env_of(env)
     again = gym.authoring.env_of(gymnasium.make(ENV_ID)).regrade(
         "add", info["final_state"], inner.trace
     )
     assert again.model_dump(mode="json") == info["verdict"]
-    assert {f.name for f in again.flags} == {"outside_allowed_paths", "claimed_success"}
+    assert {f.name for f in again.flags} == {"scratch_file", "claimed_success"}
 
 
 def test_a_grader_that_raises_is_an_infra_error_with_the_final_state(env, monkeypatch):
@@ -367,3 +367,52 @@ def test_an_image_failure_at_reset_stops_the_run(monkeypatch):
     monkeypatch.setattr(toy_env.ToyEnv, "setup", _setup_fails(gym.errors.ImageError("build it")))
     with pytest.raises(gym.errors.ImageError, match="build it"):
         gym.run_episode(gymnasium.make(ENV_ID), gym.OraclePolicy(), task_id="add", seed=0)
+
+
+# -- an action nested 100,000 levels deep -----------------------------------------------------
+
+
+def _deep(depth: int, leaf: object, wrap) -> object:
+    value = leaf
+    for _ in range(depth):
+        value = wrap(value)
+    return value
+
+
+DEEP_ACTIONS = {
+    "dict": {
+        "name": "bash",
+        "arguments": {"command": "ls", "x": _deep(100_000, 1, lambda v: {"a": v})},
+    },
+    "json-text": {"name": "bash", "arguments": '{"a":' * 100_000 + "1" + "}" * 100_000},
+    "lists": {"name": "bash", "arguments": {"command": _deep(100_000, [], lambda v: [v])}},
+    "whole-text": '{"name": "bash", "arguments": ' + "[" * 100_000 + "]" * 100_000 + "}",
+}
+
+
+@pytest.mark.parametrize("form", list(DEEP_ACTIONS))
+def test_an_action_nested_100000_levels_deep_is_an_invalid_call(env, form):
+    inner = env.unwrapped
+    obs, reward, terminated, truncated, info = env.step(DEEP_ACTIONS[form])
+    assert obs.startswith("Error:") and "deeper than" in obs and "error" in info
+    assert (reward, terminated, truncated) == (0.0, False, False)
+    (record,) = inner.trace
+    assert record.call is None and record.error
+    assert len(json.dumps(record.raw_action)) < 70_000
+    record.model_dump_json()  # the trace stays serializable
+    obs, *_ = env.step(bash("echo still here"))
+    assert "still here" in obs
+    _, reward, terminated, _, info = env.step(write("5\n"))
+    _, reward, terminated, _, info = env.step(SUBMIT)
+    assert terminated and info["verdict"]["outcome"] == "pass"
+
+
+def test_a_deep_action_counts_against_the_step_budget():
+    env = gymnasium.make(ENV_ID, max_steps=2)
+    try:
+        env.reset(options={"task": "add"})
+        env.step(DEEP_ACTIONS["json-text"])
+        _, _, terminated, truncated, info = env.step(DEEP_ACTIONS["dict"])
+        assert truncated and not terminated and info["verdict"]["outcome"] == "fail"
+    finally:
+        env.close()

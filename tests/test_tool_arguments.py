@@ -9,6 +9,7 @@ are written byte for byte.
 from __future__ import annotations
 
 import base64
+import json
 
 import gymnasium
 import pytest
@@ -91,3 +92,28 @@ def test_an_odd_but_valid_path_is_written_where_it_says(env):
     assert obs == f"Wrote 2 bytes to {path}"
     names = shell_bytes(env, "find notes -maxdepth 1 -type f -printf '%f\\0'").split(b"\0")
     assert path.split("/")[1].encode() in names
+
+
+def _nested(depth: int) -> str:
+    return '{"a":' * depth + '"x"' + "}" * depth
+
+
+@pytest.mark.parametrize(
+    ("action", "problem"),
+    [
+        ({"name": "write_file", "arguments": _nested(100_000)}, "deeper than"),
+        ({"name": "bash", "arguments": '{"command": "ls", "n": NaN}'}, "not JSON"),
+        ({"name": "bash", "arguments": '{"command": "ls", "n": 1e999}'}, "not JSON"),
+        ({"name": "bash", "arguments": '{"command": "' + "x" * (9 << 20) + '"}'}, "characters"),
+        ({"name": "b" * 10_000, "arguments": {}}, "at most 128"),
+        ('{"name": "bash", "arguments": ' + _nested(100_000) + "}", "deeper than"),
+    ],
+    ids=["deep", "nan", "overflow", "huge", "long-name", "deep-text"],
+)
+def test_arguments_out_of_bounds_are_an_error_observation(env, action, problem):
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert obs.startswith("Error:") and problem in obs and len(obs) < 2000
+    assert (reward, terminated, truncated) == (0.0, False, False) and "error" in info
+    record = env.unwrapped.trace[-1]
+    assert record.call is None and len(json.dumps(record.raw_action)) < 200_000
+    assert step(env, "bash", command="echo still here")[0].startswith("still here")

@@ -15,7 +15,7 @@ from functools import lru_cache
 from pydantic import BaseModel, ConfigDict, Field
 
 from gym._errors import ExportTooLarge
-from gym._sandbox import Change, Sandbox
+from gym._sandbox import Change, Entry, Sandbox
 
 __all__ = ["Export", "export_workspace", "matches"]
 
@@ -55,9 +55,12 @@ class Export(BaseModel):
     changes: list[Change] = Field(default_factory=list)
     """Every change in the writable mounts (absolute paths), allowed or not."""
     links: list[str] = Field(default_factory=list)
-    """Symlinks, hard links and fifos among the allowed changes (never applied)."""
+    """Symlinks, hard links and fifos among the allowed changes. Symlinks, fifos and
+    devices are never applied; a hard link is exported as the plain file it is (its
+    content, in ``files``)."""
     oversized: bool = False
-    """The allowed changes exceeded the export cap; none were exported."""
+    """The allowed changes exceeded the export cap, or the writable mounts their listing
+    cap; none were exported (and ``changes`` is empty in the second case)."""
 
     def applied_to(self, base: dict[str, bytes]) -> dict[str, bytes]:
         """The final files: ``base`` with the exported changes and deletions applied."""
@@ -90,13 +93,20 @@ def export_workspace(
         allowed: glob patterns, relative to the workspace, the agent may change.
         workspace: the workspace root (the sandbox workdir by default).
         max_bytes: the most content exported; more is a finding (``oversized``), not
-            an error of the harness.
+            an error of the harness. So are writable mounts holding more than their
+            listing may be (the keeper's cap): nothing is exported then, and the
+            episode fails with ``export_too_large``.
     """
     root = workspace or sandbox.config.workdir
     export = Export(workspace=root)
+    try:
+        changed = sandbox.final_diff()
+    except ExportTooLarge:  # the keeper's own answer: the agent's files, not a fault
+        export.oversized = True
+        return export
     export.changes = [
         c
-        for c in sandbox.final_diff()
+        for c in changed
         if not IGNORED.search(c.path) and (export.relative(c.path) or "").split("/")[0] != ".git"
     ]
     wanted = []
@@ -120,7 +130,29 @@ def export_workspace(
             elif entry.kind in ("symlink", "special"):
                 export.links.append(entry.path)
         export.links += hard_links(sandbox, root, [e.path for e in entries if e.kind == "file"])
+        if not _hard_links_as_files(export, entries, max_bytes):
+            return Export(workspace=root, changes=export.changes, oversized=True)
     return export
+
+
+def _hard_links_as_files(export: Export, entries: list[Entry], max_bytes: int) -> bool:
+    """Give a hard link to an exported file that file's content (False: over the cap).
+
+    tar packs the second name of a file as a link to the first; its content is the
+    first's, so what is graded is what the agent left (it stays listed in ``links``).
+    Each copy counts against ``max_bytes`` again: many names of one large file are an
+    export too large, never a grading container fed gigabytes.
+    """
+    total = sum(len(data) for data in export.files.values() if data is not None)
+    for entry in entries:
+        data = export.files.get(entry.target) if entry.kind == "special" else None
+        if data is None or entry.path in export.files:
+            continue
+        total += len(data)
+        if total > max_bytes:
+            return False
+        export.files[entry.path] = data
+    return True
 
 
 def hard_links(sandbox: Sandbox, root: str, paths: list[str]) -> list[str]:
@@ -131,8 +163,10 @@ def hard_links(sandbox: Sandbox, root: str, paths: list[str]) -> list[str]:
     """
     if not paths:
         return []
-    script = 'cd "$1" && shift && for p in "$@"; do stat -c %h -- "$p" 2>/dev/null || echo 1; done'
-    result = sandbox.exec(["sh", "-c", script, "sh", root, *paths], timeout=60)
+    each = 'for p in "$@"; do stat -c %h -- "$p" 2>/dev/null || echo 1; done'
+    script = f"cd \"$1\" && xargs -0 -r sh -c '{each}' sh"  # any number of paths: on stdin
+    names = b"\0".join(p.encode("utf-8", "surrogateescape") for p in paths) + b"\0"
+    result = sandbox.exec(["sh", "-c", script, "sh", root], timeout=60, stdin=names)
     counts = result.stdout.split()
     if result.exit_code != 0 or len(counts) != len(paths):
         return list(paths)  # unknown: fail closed, each is listed as a link

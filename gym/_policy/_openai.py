@@ -38,13 +38,17 @@ from gym._errors import ConfigError, PolicyError
 from gym._http import Backoff, RetriesSpent, Retryable, post_json, server_message
 from gym._policy._base import Policy, Turn
 from gym._policy._parse import parse_tool_call
-from gym._tools import ToolCall, decode_arguments
+from gym._tools import ARGUMENTS, Bounds, ToolCall, check_name, decode_arguments, load_json
 
 if TYPE_CHECKING:
     import httpx  # imported where a request is made: `import gym` stays light
 
 __all__ = ["OpenAIPolicy"]
 
+RESPONSE = Bounds(depth=64, items=0, chars=64 << 20)
+"""What one answer may be: 64 MiB of JSON nested at most 64 levels (an answer's own
+structure is about 8 deep; a call's arguments sent as an object add theirs). Measured
+before it is parsed; what breaks it is an answer to retry, never an exception."""
 _OPTIONAL_FIELDS = ("return_token_ids", "logprobs", "top_logprobs", "seed")
 _REQUIRED = "tool_choice=required"  # in _dropped once a server refused it
 _TOKEN_ID = re.compile(r"^token_id:(\d+)$")
@@ -184,7 +188,7 @@ class OpenAIPolicy(Policy):
             or _ints(choice.get("prompt_token_ids")),
             completion_token_ids=_ints(choice.get("token_ids")) or _logprob_ids(choice),
             logprobs=_logprobs(choice),
-            usage={k: v for k, v in (data.get("usage") or {}).items() if type(v) is int},
+            usage=_usage(data.get("usage")),
             latency_s=time.monotonic() - start,
             retries=failures,
         )
@@ -270,6 +274,9 @@ class OpenAIPolicy(Policy):
         content = raw.get("content")
         message: dict[str, Any] = {"role": "assistant", "content": content}
         calls = raw.get("tool_calls") or []
+        if not isinstance(calls, list):
+            message["content"] = _with_text(content, _raw_call_text(calls))
+            return message, None, "Your tool calls were not a list; call one tool at a time."
         if not calls:
             return self._text_call(message, tool_names)
         call, error = _native_call(calls[0])
@@ -297,14 +304,15 @@ class OpenAIPolicy(Policy):
 
 
 def _native_call(raw: Any) -> tuple[ToolCall | None, str]:
-    """A native tool call read and checked: arguments must be a JSON object."""
+    """A native tool call read and checked: arguments must be a bounded JSON object."""
     fn = raw.get("function") if isinstance(raw, dict) else None
     if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
         return None, "Your tool call has no function name; call one of the tools by name."
     try:
+        check_name(fn["name"])
         args = decode_arguments(fn["name"], fn.get("arguments"))
     except ValueError as exc:
-        return None, f"The {exc}; fix them."
+        return None, f"The {exc}; fix them." if str(exc).startswith("arguments") else f"{exc}."
     call_id = raw.get("id")
     return ToolCall(
         name=fn["name"], arguments=args, id=call_id if isinstance(call_id, str) else None
@@ -312,13 +320,33 @@ def _native_call(raw: Any) -> tuple[ToolCall | None, str]:
 
 
 def _raw_call_text(raw: Any) -> str:
+    """A call the model made that could not be used, as text it can see (bounded)."""
     fn = raw.get("function") if isinstance(raw, dict) else None
     if isinstance(fn, dict) and isinstance(fn.get("name"), str):
         args = fn.get("arguments")
-        text = args if isinstance(args, str) else json.dumps(args)
+        text = args if isinstance(args, str) else _dumped(args)
         body = f'{{"name": {json.dumps(fn["name"])}, "arguments": {text}}}'
-        return f"<tool_call>\n{body}\n</tool_call>"
-    return f"<tool_call>\n{json.dumps(raw)}\n</tool_call>"
+        return f"<tool_call>\n{body[:_SHOWN]}\n</tool_call>"
+    return f"<tool_call>\n{_dumped(raw)[:_SHOWN]}\n</tool_call>"
+
+
+_SHOWN = ARGUMENTS.chars
+"""Characters of an unusable call given back to the model as text, at most."""
+
+
+def _dumped(value: Any) -> str:
+    """JSON text of a value from the answer (bounded by `RESPONSE`: it always encodes)."""
+    try:
+        return json.dumps(value)[:_SHOWN]
+    except (TypeError, ValueError, RecursionError):
+        return '"<not shown: not plain JSON>"'
+
+
+def _usage(value: Any) -> dict[str, int]:
+    """The answer's token counts (whole numbers only; anything else is left out)."""
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): v for k, v in value.items() if type(v) is int}
 
 
 def _with_text(content: Any, extra: str) -> str:
@@ -358,11 +386,16 @@ def _logprob_ids(choice: dict[str, Any]) -> list[int] | None:
 
 
 def _valid_json(response: httpx.Response) -> dict[str, Any]:
-    """The body of a 2xx answer, checked to hold a first choice with a message."""
+    """The body of a 2xx answer, checked to hold a first choice with a message.
+
+    Bounded and total: a body too large or too deep, not JSON, or holding NaN is an
+    answer to retry (`Retryable`), whatever a server sends.
+    """
     try:
-        data = response.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise Retryable(f"HTTP {response.status_code} with a body that is not JSON") from None
+        data = load_json(response.content, "the body", RESPONSE, check=False)
+    except ValueError as exc:
+        status = response.status_code
+        raise Retryable(f"HTTP {status} with a body that is not JSON we read: {exc}") from None
     choices = data.get("choices") if isinstance(data, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise Retryable("the answer has no choices")

@@ -20,6 +20,11 @@ style: a JSON object with ``name`` and ``arguments`` between tags::
 Only the first call is taken. Text that holds none of these is a plain answer
 (no call, no error); a ``<tool_call>`` block that cannot be read gives no call and an
 error that says what was wrong and shows the expected form.
+
+Every parse here is total and bounded, whatever the text: linear patterns (no
+backtracking over runs of whitespace), JSON measured before it is decoded and walked
+within `gym._tools.ARGUMENTS` after (a call nested 100,000 levels deep, NaN, a number
+of 5,000 digits are malformed output like any other, never an exception).
 """
 
 from __future__ import annotations
@@ -29,17 +34,23 @@ import re
 from collections.abc import Collection
 from typing import Any, NamedTuple
 
-from gym._tools import ToolCall, decode_arguments, json_objects
+from gym._tools import (
+    ARGUMENTS,
+    ToolCall,
+    check_name,
+    decode_arguments,
+    load_json,
+    scan_json,
+)
 
 __all__ = ["CALL_FORMAT", "TextCall", "format_call", "parse_tool_call", "tools_prompt"]
 
 CALL_FORMAT = '<tool_call>\n{"name": "<tool name>", "arguments": {<arguments>}}\n</tool_call>'
 """The tool-call form taught to text-only models."""
 
-_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+_TAGGED = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
 _FENCED_SHELL = re.compile(r"```(?:bash|sh|shell)[ \t]*\n(.*?)(?:```|$)", re.DOTALL)
-_FENCE = re.compile(r"^```\w*\s*|\s*```$")
-_DECODER = json.JSONDecoder()
+_OPEN_FENCE = re.compile(r"```\w*")
 
 
 class TextCall(NamedTuple):
@@ -69,15 +80,18 @@ def parse_tool_call(
         The call (or None), the reason a tagged call could not be read, and how many
         calls the text held.
     """
-    blocks = _TAGGED.findall(text)
+    blocks = [block.strip() for block in _TAGGED.findall(text)]
     if blocks:
         return _from_blocks(blocks)
     if not fallbacks:
         return TextCall(None, "", 0)
-    objects = [obj for obj in json_objects(text) if _looks_like_call(obj)]
+    found, problem = scan_json(text)
+    objects = [obj for obj in found if _looks_like_call(obj)]
     if objects:
         call, error = _to_call(objects[0])
         return TextCall(call, error, len(objects))
+    if problem:
+        return TextCall(None, _bad(problem), 0)
     if "bash" in tool_names:
         shells = [block.strip() for block in _FENCED_SHELL.findall(text) if block.strip()]
         if shells:
@@ -89,16 +103,31 @@ def _from_blocks(blocks: list[str]) -> TextCall:
     items: list[Any] = []
     for block in blocks:
         try:
-            value, _ = _DECODER.raw_decode(_FENCE.sub("", block).strip())
-        except json.JSONDecodeError as exc:
+            value = load_json(_unfenced(block), "the text in <tool_call>", _BLOCK, prefix=True)
+        except ValueError as exc:
             if not items:
-                return TextCall(None, _bad(f"the text in <tool_call> is not JSON ({exc})"), 0)
+                return TextCall(None, _bad(str(exc)), 0)
             break
         items.extend(value if isinstance(value, list) else [value])
     if not items:
         return TextCall(None, _bad("the <tool_call> block holds an empty list"), 0)
     call, error = _to_call(items[0])
     return TextCall(call, error, len(items))
+
+
+_BLOCK = ARGUMENTS._replace(chars=ARGUMENTS.chars + 4096, depth=ARGUMENTS.depth + 3)
+"""A ``<tool_call>`` block: a list of calls (one level), each a call object (one or two,
+with ``function``) around its arguments, and the arguments' own bounds."""
+
+
+def _unfenced(block: str) -> str:
+    """A block without a Markdown fence around it (```json ... ```), in linear time."""
+    if block.startswith("```"):
+        opening = _OPEN_FENCE.match(block)
+        block = block[opening.end() if opening else 3 :]
+    if block.endswith("```"):
+        block = block[:-3]
+    return block.strip()
 
 
 def _to_call(obj: Any) -> tuple[ToolCall | None, str]:
@@ -111,9 +140,10 @@ def _to_call(obj: Any) -> tuple[ToolCall | None, str]:
     if not isinstance(name, str) or not name.strip():
         return None, _bad("the tool call has no 'name' string")
     try:
+        check_name(name.strip())
         return ToolCall(name=name.strip(), arguments=decode_arguments(name, args)), ""
     except ValueError as exc:
-        return None, _bad(f"the {exc}")
+        return None, _bad(f"the {exc}" if str(exc).startswith("arguments") else str(exc))
 
 
 def _looks_like_call(obj: Any) -> bool:

@@ -27,6 +27,10 @@ from gym._sandbox._tar import Entry, pack, unpack
 
 __all__ = ["Sandbox"]
 
+_ARGV_PATHS = 64 << 10
+"""Bytes of paths given to ``tar`` on its command line, at most (one argument holds
+128 KiB); more are given on its standard input (GNU tar)."""
+
 
 class Sandbox(abc.ABC):
     """Where one episode's commands run: exec, a persistent shell, files, diffs, close.
@@ -216,9 +220,17 @@ class Sandbox(abc.ABC):
                 special files too unless ``listing``).
             ExportTooLarge: the files hold more than ``max_bytes``.
         """
+        folder = shlex.quote(self._abs(root))
         quoted = " ".join(shlex.quote(p) for p in paths)
-        script = f"cd {shlex.quote(self._abs(root))} && tar -c --ignore-failed-read -- {quoted}"
-        result, raw = self._exec(["sh", "-c", script], timeout, max_output=max_bytes + 1)
+        names: bytes | None = None
+        if len(quoted) <= _ARGV_PATHS:
+            script = f"cd {folder} && tar -c --ignore-failed-read -- {quoted}"
+        else:  # past what one argument may hold (the agent named them): on standard input
+            script = f"cd {folder} && tar -c --ignore-failed-read --verbatim-files-from --null -T -"
+            names = b"\0".join(p.encode("utf-8", "surrogateescape") for p in paths) + b"\0"
+        result, raw = self._exec(
+            ["sh", "-c", script], timeout, stdin=names, max_output=max_bytes + 1
+        )
         self._check(result, f"archive {root}")
         if result.stdout_truncated:
             raise ExportTooLarge(f"files under {root} exceed {max_bytes} bytes")
@@ -244,6 +256,8 @@ class Sandbox(abc.ABC):
         script = manifest_script(roots, split)
         result, raw = self._exec(["sh", "-c", script], 120, max_output=64 << 20)
         self._check(result, "snapshot")
+        if result.stdout_truncated:  # a cut listing would read as files deleted
+            raise ExportTooLarge(f"the files under {', '.join(roots)} are over the listing cap")
         return parse_manifest(raw, split)
 
     def diff(self) -> list[Change]:

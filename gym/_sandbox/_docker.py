@@ -11,12 +11,18 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from gym._errors import ExecTimeout, SandboxError, SandboxUnavailable
+from gym._errors import ExecTimeout, ExportTooLarge, SandboxError, SandboxUnavailable
 from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._engine import client, docker_errors, labels, remove_container
 from gym._sandbox._gate import gate
-from gym._sandbox._keeper import KEEPER_COMMAND, KeeperLink, KeeperShell
+from gym._sandbox._keeper import (
+    KEEPER_COMMAND,
+    LISTING_BYTES,
+    LISTING_ENTRIES,
+    KeeperLink,
+    KeeperShell,
+)
 from gym._sandbox._link import LINK_COMMAND, remove_later, start_linked
 from gym._sandbox._manifest import Change, Manifest, manifest_script, new_split, parse_manifest
 from gym._sandbox._shell import ExecLine, Line, Shell
@@ -453,7 +459,7 @@ class DockerSandbox(Sandbox):
         if self._closed:
             raise SandboxUnavailable(f"sandbox {self.id} was closed")
         listed = list(roots or self.config.tmpfs)
-        return self.keeper.listing(listed, time.monotonic() + 120, 64 << 20)
+        return self.keeper.listing(listed, time.monotonic() + 120)
 
     def final_diff(self) -> list[Change]:
         """Kill the agent's processes and read the changes, in one exec (see `Sandbox`).
@@ -461,22 +467,32 @@ class DockerSandbox(Sandbox):
         The exec runs as the exec user: ``kill -9 -1`` signals every process of that uid
         except the caller, repeated until none is left (a fork loop may race the first
         rounds), then the manifest of the writable mounts is listed.
+
+        Raises:
+            ExportTooLarge: the mounts hold more than a listing may be (`LISTING_BYTES`,
+                `LISTING_ENTRIES`): what the agent left, so the episode's ``fail``.
+            SandboxUnavailable: the container is gone (an infrastructure fault).
         """
         if self.keeper is not None:
             if self._closed:
                 raise SandboxUnavailable(f"sandbox {self.id} was closed")
-            final = self.keeper.freeze(list(self.config.tmpfs), time.monotonic() + 120, 64 << 20)
+            final = self.keeper.freeze(list(self.config.tmpfs), time.monotonic() + 120)
             changes = self.baseline.diff(final) + self._layer_changes()
             return sorted(changes, key=lambda c: c.path)
         split = new_split()
         script = _FREEZE + manifest_script(list(self.config.tmpfs), split)
         try:
-            result, raw = self._exec(["sh", "-c", script], 120, max_output=64 << 20)
+            result, raw = self._exec(["sh", "-c", script], 120, max_output=LISTING_BYTES)
         except SandboxUnavailable:
             raise
         except SandboxError:  # no process left to start the exec (a fork bomb): kill first
             return super().final_diff()
         self._check(result, "freeze and snapshot")
+        if result.stdout_truncated or raw.count(b"\0") > 2 * LISTING_ENTRIES + 1:
+            raise ExportTooLarge(
+                f"the files left in {', '.join(self.config.tmpfs)} are over the listing cap "
+                f"({LISTING_BYTES} bytes, {LISTING_ENTRIES} entries); they were not listed"
+            )
         changes = self.baseline.diff(parse_manifest(raw, split)) + self._layer_changes()
         return sorted(changes, key=lambda c: c.path)
 

@@ -24,11 +24,26 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from gym._errors import ExecTimeout, SandboxUnavailable
+from gym._errors import ExecTimeout, ExportTooLarge, SandboxUnavailable
 from gym._sandbox._manifest import Manifest, new_split, parse_manifest
 from gym._sandbox._stream import STDERR, STDOUT, Capture, ExecSocket, FrameReader
 
-__all__ = ["KEEPER_COMMAND", "KeeperLink", "KeeperShell", "boot_input"]
+__all__ = [
+    "KEEPER_COMMAND",
+    "LISTING_BYTES",
+    "LISTING_ENTRIES",
+    "KeeperLink",
+    "KeeperShell",
+    "boot_input",
+]
+
+LISTING_BYTES = 64 << 20
+"""The most bytes a listing of the writable mounts (paths, then hashes) may be."""
+LISTING_ENTRIES = 100_000
+"""The most entries it may list: about 100 MB of the harness's memory once parsed."""
+MAX_FRAME = 16 << 20
+"""The largest frame the keeper sends is about 1 MiB; a longer one means the link is
+corrupt (the container is then treated as gone)."""
 
 SOURCE = (Path(__file__).parent / "keeper" / "boxgym_keeper.py").read_bytes()
 _BOOT = (
@@ -74,6 +89,11 @@ class KeeperLink:
     id, the shell's in `shell_frames`, the rest (one kill, freeze or count at a time) in
     the control queue.
     """
+
+    listing_bytes = LISTING_BYTES
+    """The most bytes a listing may be, unless a call says otherwise."""
+    listing_entries = LISTING_ENTRIES
+    """The most entries a listing may hold, unless a call says otherwise."""
 
     def __init__(self, sock: ExecSocket, container_id: str) -> None:
         self.sock = sock
@@ -154,6 +174,8 @@ class KeeperLink:
         frames = []
         while len(self._buf) >= 5:
             (size,) = struct.unpack(">I", self._buf[1:5])
+            if size > MAX_FRAME:
+                raise self._gone(f"it sent a frame of {size} bytes, over {MAX_FRAME}")
             if len(self._buf) < 5 + size:
                 break
             frames.append((bytes(self._buf[:1]), bytes(self._buf[5 : 5 + size])))
@@ -265,36 +287,83 @@ class KeeperLink:
             self.send(b"K")
             self._until(b"k", deadline)
 
-    def freeze(self, roots: Sequence[str], deadline: float, cap: int) -> Manifest:
+    def freeze(
+        self,
+        roots: Sequence[str],
+        deadline: float,
+        cap: int | None = None,
+        entries: int | None = None,
+    ) -> Manifest:
         """Kill every process of the agent's uid, then list and hash the roots.
 
         Returns:
             What `gym._sandbox._manifest.manifest_script` lists for the roots.
-        """
-        return self._listing(b"F", roots, deadline, cap)
 
-    def listing(self, roots: Sequence[str], deadline: float, cap: int) -> Manifest:
-        """List and hash the roots (no process is killed)."""
-        return self._listing(b"N", roots, deadline, cap)
+        Args:
+            roots: the folders to list.
+            deadline: when to give up (`ExecTimeout`).
+            cap: the most bytes of listing (`listing_bytes` by default).
+            entries: the most entries (`listing_entries` by default).
+
+        Raises:
+            ExportTooLarge: what the roots hold is over ``cap`` bytes or ``entries``
+                entries (the keeper said so: the agent's doing, never a fault).
+            SandboxUnavailable: the keeper or its container is gone.
+            ExecTimeout: no answer by the deadline.
+        """
+        return self._listing(b"F", roots, deadline, cap, entries)
+
+    def listing(
+        self,
+        roots: Sequence[str],
+        deadline: float,
+        cap: int | None = None,
+        entries: int | None = None,
+    ) -> Manifest:
+        """List and hash the roots (no process is killed); raises as `freeze` does."""
+        return self._listing(b"N", roots, deadline, cap, entries)
 
     def oom_kills(self, deadline: float) -> int | None:
         """How many processes the memory limit has killed (None: unknown)."""
         with self._control_lock:
             self.send(b"Q")
-            count = int(self._until(b"q", deadline))
+            answer = self._until(b"q", deadline).strip()
+        count = int(answer) if answer.lstrip(b"-").isdigit() and len(answer) <= 12 else -1
         return count if count >= 0 else None
 
-    def _listing(self, kind: bytes, roots: Sequence[str], deadline: float, cap: int) -> Manifest:
-        data, split = bytearray(), new_split()
+    def _listing(
+        self,
+        kind: bytes,
+        roots: Sequence[str],
+        deadline: float,
+        cap: int | None,
+        entries: int | None,
+    ) -> Manifest:
+        """The keeper's listing, read to its end (``M``) whatever it holds.
+
+        Over the cap is a structured answer of the keeper (``M`` saying ``over``), or
+        more bytes than the cap counted here; either way the rest is read and dropped,
+        so that the link stays in step, and `ExportTooLarge` says so. Only the keeper
+        ending (`SandboxUnavailable`) or no answer in time (`ExecTimeout`) is a fault.
+        """
+        data, split, over = bytearray(), new_split(), ""
+        cap, entries = cap or self.listing_bytes, entries or self.listing_entries
+        request = {"roots": list(roots), "split": split.encode(), "cap": cap, "entries": entries}
         with self._control_lock:
-            self.send(kind, marshal.dumps({"roots": list(roots), "split": split.encode()}))
+            self.send(kind, marshal.dumps(request))
             while True:
                 got, payload = self._control_frame(deadline)
                 if got == b"m":
-                    if len(data) + len(payload) > cap:
-                        raise SandboxUnavailable(f"the listing is over {cap} bytes")
-                    data += payload
+                    if not over and len(data) + len(payload) > cap:
+                        over = f"bytes {cap}"
+                    if over:
+                        data.clear()
+                    else:
+                        data += payload
                 elif got == b"M":
+                    over = over or _over(payload)
+                    if over:
+                        raise ExportTooLarge(_too_large(roots, over))
                     return parse_manifest(bytes(data), split)
 
     def _control_frame(self, deadline: float) -> tuple[bytes, bytes]:
@@ -346,5 +415,22 @@ class KeeperShell:
 
 
 def _status(payload: bytes) -> int | None:
-    text = payload.decode(errors="replace").strip()
-    return int(text) if text.lstrip("-").isdigit() and int(text) >= 0 else None
+    """An exit status the keeper sent (its decimal text), or None when it is not one."""
+    text = payload.strip()
+    return int(text) if text.isdigit() and len(text) <= 9 else None
+
+
+def _over(payload: bytes) -> str:
+    """What a listing's end says was over its cap (``bytes N``, ``entries N``), or ''."""
+    if not payload.startswith(b"over"):
+        return ""
+    return payload[4:].decode("ascii", errors="replace").strip()[:80] or "the cap"
+
+
+def _too_large(roots: Sequence[str], over: str) -> str:
+    what, _, limit = over.partition(" ")
+    unit = {"bytes": "bytes of listing", "entries": "entries"}.get(what, what)
+    return (
+        f"the files left in {', '.join(roots)} are over the listing cap "
+        f"({limit} {unit}); they were not listed, so nothing of them can be graded"
+    )

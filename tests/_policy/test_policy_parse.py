@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+import time
 
 import pytest
 
@@ -120,7 +122,7 @@ def test_tagged_call_wins_over_fallbacks():
         ("<tool_call>[]</tool_call>", "empty list"),
         ('<tool_call>"bash"</tool_call>', "must be a JSON object"),
         ('<tool_call>{"arguments": {}}</tool_call>', "no 'name'"),
-        ('<tool_call>{"name": "bash", "arguments": "{oops"}</tool_call>', "not valid JSON"),
+        ('<tool_call>{"name": "bash", "arguments": "{oops"}</tool_call>', "not JSON"),
         ('<tool_call>{"name": "bash", "arguments": [1, 2]}</tool_call>', "must be a JSON object"),
     ],
 )
@@ -166,3 +168,71 @@ def test_tools_prompt_lists_schemas_and_a_concrete_example():
     found = parse_tool_call(example)
     assert found.call is not None and found.call.name == "sql"
     assert found.call.arguments == {"query": "..."}
+
+
+# -- total and bounded, whatever a model writes ---------------------------------------------
+
+DEEP = 100_000
+DEEP_ARGS = '{"a":' * DEEP + "1" + "}" * DEEP
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>{"name": "bash", "arguments": ' + DEEP_ARGS + "}</tool_call>",
+        '<tool_call>{"name": "bash", "arguments": ' + json.dumps(DEEP_ARGS) + "}",
+        "<tool_call>" + "[" * DEEP + "]" * DEEP,
+        'I will run it: {"name": "bash", "arguments": ' + DEEP_ARGS + "}",
+        "prose first " + "[" * DEEP,
+    ],
+)
+def test_a_call_nested_100000_levels_deep_is_a_parse_failure(text):
+    found = parse_tool_call(text, TOOLS)
+    assert found.call is None
+    if "{" in text:  # a call was tried: the model is told what was wrong
+        assert "deeper than" in found.error and CALL_FORMAT in found.error
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<tool_call>x" + " " * 200_000 + "y",
+        "<tool_call>```json" + " \n" * 100_000 + "x```",
+        "```bash\n" + " " * 200_000,
+        '{"name": "bash", "arguments": {"a": "' + "{" * 200_000,
+        '{"a": [' * 40_000,
+        "<tool_call>" * 50_000,
+    ],
+)
+def test_long_runs_parse_in_linear_time(text):
+    start = time.monotonic()
+    parse_tool_call(text, TOOLS)
+    assert time.monotonic() - start < 2.0
+
+
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [('{"command": NaN}', "not JSON"), ('{"command": 1e999}', "not JSON")],
+)
+def test_non_finite_numbers_are_a_parse_failure(arguments, problem):
+    text = '<tool_call>{"name": "bash", "arguments": ' + arguments + "}</tool_call>"
+    found = parse_tool_call(text, TOOLS)
+    assert found.call is None and problem in found.error
+
+
+def test_a_tool_name_no_tool_has_is_a_parse_failure():
+    found = parse_tool_call('<tool_call>{"name": "' + "b" * 500 + '", "arguments": {}}', TOOLS)
+    assert found.call is None and "at most 128" in found.error
+
+
+_PIECES = ["{", "}", "[", "]", '"', ":", ",", '"name"', '"arguments"', '"bash"', "NaN", "1e999"]
+_PIECES += ["\\ud800", "\\", " ", "<tool_call>", "</tool_call>", "```", "```json\n", "```bash\n"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_text_never_raises(seed):
+    rng = random.Random(seed)
+    for _ in range(1000):
+        text = "".join(rng.choice(_PIECES) for _ in range(rng.randrange(1, 40)))
+        found = parse_tool_call(text, TOOLS)
+        assert found.call is None or found.call.name

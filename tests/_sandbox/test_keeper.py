@@ -17,6 +17,7 @@ import time
 
 import pytest
 
+from gym._errors import ExportTooLarge, SandboxUnavailable
 from gym._sandbox import DockerSandbox, SandboxConfig
 from gym._sandbox._docker import _no_keeper, keeps
 from gym._sandbox._keeper import KEEPER_COMMAND, boot_input
@@ -184,3 +185,38 @@ def test_the_memory_limit_takes_the_agents_processes_not_the_keeper(kept):
     kept.run(bomb, timeout=60)
     assert kept.exec(["grep", "python3", "/proc/1/comm"]).ok, "the keeper is still pid 1"
     assert kept.run("echo alive").stdout == "alive\n"
+
+
+# -- what the agent left is over the listing's cap: the keeper's answer, not a fault ----------
+
+
+def test_a_listing_over_its_cap_is_a_structured_answer_and_the_link_stays_in_step(kept):
+    assert kept.run("cd /tmp && seq 300 | sed 's/^/file-/' | xargs touch && echo ok").ok
+    roots = list(kept.config.tmpfs)
+    for cap, entries in ((4096, 100_000), (64 << 20, 50)):
+        with pytest.raises(ExportTooLarge, match="over the listing cap"):
+            kept.keeper.listing(roots, time.monotonic() + 30, cap, entries)
+        nodes = kept.keeper.listing(roots, time.monotonic() + 30).nodes  # the next one reads
+        assert sum(p.startswith("/tmp/file-") for p in nodes) == 300
+        assert kept.exec(["echo", "alive"]).stdout == "alive\n"
+
+
+def test_ten_thousand_files_under_a_deep_path_are_too_large_not_a_fault(kept):
+    made = kept.run(
+        "cd /tmp && for i in $(seq 15); do d=$(printf 'a%.0s' $(seq 250)); mkdir $d && cd $d; "
+        "done && seq 10000 | xargs touch && ls | wc -l",
+        timeout=120,
+    )
+    assert made.stdout.strip() == "10000", made.stderr
+    start = time.monotonic()
+    with pytest.raises(ExportTooLarge, match="over the listing cap"):
+        kept.final_diff()
+    assert time.monotonic() - start < 60
+    assert kept.exec(["echo", "alive"]).stdout == "alive\n", "the container is fine"
+
+
+def test_a_container_gone_during_the_freeze_is_a_fault_not_too_large(kept):
+    assert kept.run("cd /tmp && seq 100 | xargs touch").ok
+    kept.container.kill()
+    with pytest.raises(SandboxUnavailable):
+        kept.final_diff()

@@ -26,12 +26,17 @@ costs no import):
   many bytes of its output (four bytes);
 - ``R`` run a command (four bytes of its id, four of request length, the request: argv,
   env, cwd; then its input);
-- ``K`` kill; ``F`` freeze (roots, split); ``N`` list and hash (roots, split); ``Q`` the
-  memory limit's kills.
+- ``K`` kill; ``F`` freeze (roots, split, cap, entries); ``N`` list and hash (the same);
+  ``Q`` the memory limit's kills.
 
 To the harness: ``r`` ready; ``o``/``e`` the shell's output, ``x`` it ended (its status);
 ``O``/``E`` a command's output, ``X`` it ended (its status), each after the command's id;
 ``k`` killed; ``m``/``M`` a listing's bytes and its end; ``q`` the count.
+
+A listing stops where it would pass the harness's cap (``cap`` bytes sent, ``entries``
+entries): its end is then ``M`` with the payload ``over``, what was over and the limit,
+an answer distinct from the keeper (or the container) ending. What the agent left is
+then too large to list; that is the agent's doing, never the harness's fault.
 """
 
 import _signal as signal  # the module without its enums: a keeper starts in every episode
@@ -242,29 +247,28 @@ class Keeper:
         """List and hash the roots as gym/_sandbox/_manifest.py's script does.
 
         That is: ``find -xdev -printf`` of type, mode, size and path, the split, then
-        ``sha256sum -z`` of the readable regular files.
+        ``sha256sum -z`` of the readable regular files; within the request's ``cap``
+        (bytes) and ``entries``, else it stops and its end says ``over``.
         """
         import hashlib  # only here: a freeze is once per episode
 
-        chunk, files = bytearray(), []
-        for root in request["roots"]:
-            self.walk(os.fsencode(root), files, chunk)
-        chunk += request["split"] + b"\0"
-        for path, info in files:
-            digest = file_hash(hashlib, path, info)
-            if digest is not None:
-                chunk += digest.encode() + b"  " + path + b"\0"
-            self.spill(chunk)
-        self.send(b"m", bytes(chunk))
+        out = Listing(self, request.get("cap"), request.get("entries"))
+        files = []
+        try:
+            for root in request["roots"]:
+                self.walk(os.fsencode(root), files, out)
+            out.add(request["split"] + b"\0")
+            for path, info in files:
+                digest = file_hash(hashlib, path, info)
+                if digest is not None:
+                    out.add(digest.encode() + b"  " + path + b"\0")
+        except Over as over:
+            self.send(b"M", b"over " + over.args[0])
+            return
+        out.spill(force=True)
         self.send(b"M")
 
-    def spill(self, chunk):
-        if len(chunk) >= 1 << 20:
-            self.send(b"m", bytes(chunk))
-            chunk.clear()
-            self.flush(block=True)
-
-    def walk(self, top, files, chunk):
+    def walk(self, top, files, out):
         """Every entry under top, on its filesystem, never through a link.
 
         No recursion: a tree may be as deep as the agent made it.
@@ -286,8 +290,7 @@ class Keeper:
                     continue
                 kind = _KINDS.get(stat.S_IFMT(info.st_mode), b"?")
                 mode = f"{stat.S_IMODE(info.st_mode):o}".encode()
-                chunk += b"%s %s %d %s\0" % (kind, mode, info.st_size, entry.path)
-                self.spill(chunk)
+                out.add(b"%s %s %d %s\0" % (kind, mode, info.st_size, entry.path), entry=True)
                 if kind == b"f" and info.st_size <= HASH_LIMIT:
                     files.append((entry.path, info))
                 elif kind == b"d" and info.st_dev == device:
@@ -398,6 +401,43 @@ class Keeper:
                 for kind, payload in self.frames():
                     self.handle(kind, payload)
             self.flush()
+
+
+class Over(Exception):
+    """A listing would pass its cap: the walk stops there (args: what, and the limit)."""
+
+
+class Listing:
+    """A listing's bytes on their way to the harness, in frames of about 1 MiB, counted.
+
+    Sent as they come (the keeper never holds much), until ``cap`` bytes or ``entries``
+    entries would be passed: `add` then raises `Over`.
+    """
+
+    def __init__(self, keeper, cap, entries):
+        self.keeper = keeper
+        self.cap = cap if isinstance(cap, int) and cap > 0 else 1 << 62
+        self.entries = entries if isinstance(entries, int) and entries > 0 else 1 << 62
+        self.chunk = bytearray()
+        self.sent = 0
+        self.count = 0
+
+    def add(self, record, entry=False):
+        if entry:
+            self.count += 1
+            if self.count > self.entries:
+                raise Over(b"entries %d" % self.entries)
+        if self.sent + len(self.chunk) + len(record) > self.cap:
+            raise Over(b"bytes %d" % self.cap)
+        self.chunk += record
+        self.spill()
+
+    def spill(self, force=False):
+        if len(self.chunk) >= 1 << 20 or (force and self.chunk):
+            self.keeper.send(b"m", bytes(self.chunk))
+            self.sent += len(self.chunk)
+            self.chunk.clear()
+            self.keeper.flush(block=True)
 
 
 def exit_code(status):

@@ -1,0 +1,367 @@
+"""Fail-to-infra rows: what an agent (or its model's server) produces never ends as a fault.
+
+Provenance decides ``infra_error``: an episode is one only when a fault is observed
+outside the sandbox and not caused by what the judged side produced. Each row here
+takes one thing an agent can produce without limit and checks the class, with fresh
+random names, sizes and tools on every run:
+
+- ``infra.deep_action_is_a_clean_error``: actions nested 100,000 levels deep (arguments
+  as a deep object, as deep JSON text, as nested arrays, the whole call as deep text),
+  given to ``env.step`` directly, and the same from a model's server through the policy
+  (a native call, a tagged call in the text, bare JSON, a body nested past reading, a
+  whitespace run no pattern may backtrack over, fields of the wrong type): each is an
+  invalid call the agent reads as an error, the episode goes on and ends graded, and it
+  is committed, exported and shown like any other.
+- ``infra.state_over_listing_cap[...]``: the correct work, plus more files than the
+  final listing may hold (long paths, many entries): the agent's ``fail`` with
+  ``export_too_large``, never ``infra_error``.
+- ``infra.many_allowed_files_are_exported``: the correct work, plus 1,500 files of long
+  names where the task allows writing: their names no longer fit one command line, and
+  the export still reads them all (the episode passes; it was ``infra_error``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gym._models import Task
+from gym._redteam._core import Attack, Context, Finding, Names, register
+from gym._redteam._episode import Expect, ScriptAttack, bash
+from gym._tools import ToolCall
+
+__all__ = ["AnyTask", "DeepAction", "many_allowed_files", "over_listing_cap"]
+
+CODE = ("boxgym/PyFunc-v0", "boxgym/PyRepo-v0", "boxgym/HumanEval-v0", "boxgym/MBPP-v0")
+EVERY = (*CODE, "boxgym/SQL-v0", "boxgym/Support-v0")
+
+
+def _deep_object(depth: int, key: str) -> dict[str, Any]:
+    top: dict[str, Any] = {}
+    here = top
+    for _ in range(depth):
+        here[key] = {}
+        here = here[key]
+    return top
+
+
+def _deep_array(depth: int) -> list[Any]:
+    top: list[Any] = []
+    here = top
+    for _ in range(depth):
+        here.append([])
+        here = here[0]
+    return top
+
+
+def _deep_text(depth: int, key: str) -> str:
+    return f'{{"{key}":' * depth + "1" + "}" * depth
+
+
+class DeepAction(Attack):
+    """Actions nested 100,000 levels deep, from the API and from a model's server."""
+
+    name = "infra.deep_action_is_a_clean_error"
+    envs = EVERY
+    expected = "every deep action an error the agent reads; episode graded fail, stored, shown"
+
+    def run(self, ctx: Context, env_id: str) -> Finding:
+        """Both halves; the first that does not hold is the finding."""
+        names = ctx.names()
+        direct = self._direct(ctx, env_id, names)
+        if not direct.held:
+            return direct
+        served = self._served(ctx, env_id, names)
+        return Finding(f"{direct.observed}; {served.observed}", served.held)
+
+    # -- env.step, given the deep actions as Python values and as text -----------------------
+
+    def _direct(self, ctx: Context, env_id: str, names: Names) -> Finding:
+        from gym._registry import make
+
+        env = make(env_id, run=ctx.label, **ctx.env_kwargs)
+        try:
+            inner: Any = env.unwrapped
+            task = names.rng.choice(inner.tasks)
+            env.reset(options={"task": task.id})
+            tool = _some_tool(inner, names)
+            depth, key = 100_000 + names.rng.randrange(1000), names.ident()
+            forms = {
+                "object": {"name": tool, "arguments": {key: _deep_object(depth, key)}},
+                "json text": {"name": tool, "arguments": _deep_text(depth, key)},
+                "arrays": {"name": tool, "arguments": {key: _deep_array(depth)}},
+                "whole text": f'{{"name": "{tool}", "arguments": {_deep_text(depth, key)}}}',
+            }
+            for form, action in forms.items():
+                obs, _, terminated, truncated, info = env.step(action)
+                if not obs.startswith("Error:") or terminated or truncated or "error" not in info:
+                    return Finding(f"the deep {form} gave {obs[:120]!r}", False)
+            if len(inner.trace) != len(forms) or any(r.call is not None for r in inner.trace):
+                return Finding(f"the trace holds {len(inner.trace)} records, not 4 rejected", False)
+            size = max(_kept_size(r.raw_action) for r in inner.trace)
+            if size > _KEPT:
+                return Finding(f"a rejected action was kept as {size} characters", False)
+            samples = inner.sample_calls()
+            if samples:
+                obs, *_ = env.step(samples[0])
+                if obs.startswith("Error:"):
+                    return Finding(
+                        f"after the deep actions a plain call failed: {obs[:120]}", False
+                    )
+            return Finding(f"4 deep actions ({tool}) refused, records <= {size} chars", True)
+        finally:
+            env.close()
+
+    # -- the same from a model's server, through the runner, the store, export and view ------
+
+    def _served(self, ctx: Context, env_id: str, names: Names) -> Finding:
+        from gym._export_data import export_records
+        from gym._registry import tasks_of
+        from gym._runner import RunConfig, run
+        from gym._store import Store
+        from gym._view._site import Site, write_site
+
+        task = names.rng.choice(tasks_of(env_id))
+        folder = Path(tempfile.mkdtemp(prefix="boxgym-redteam-infra-"))
+        try:
+            store = Store(f"sqlite:///{folder / 'runs.db'}")
+            config = RunConfig(
+                envs=[env_id],
+                policy="redteam-deep-server",
+                policy_params={"nonce": names.hexed()},
+                tasks=[task.id],
+                label=f"{ctx.label} deep",
+                runtime=os.environ.get("GYM_RUNTIME") or None,
+            )
+            with _served_policy(env_id, names) as (factory, answers):
+                start = time.monotonic()
+                run(config, store=store, policy_factory=factory, concurrency=1, max_attempts=1)
+                took = time.monotonic() - start
+            (episode,) = store.episodes(config.run_id)
+            steps = store.steps(episode.id)
+            shown = export_records(store, config.run_id, folder / "records.jsonl", allow_eval=True)
+            pages = write_site(Site(store, [config.run_id]), folder / "site")
+            store.close()
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        seen = f"served: committed {episode.outcome} after {len(steps)} steps in {took:.0f}s"
+        errors = [s for s in steps[:-1] if s.observation.startswith("Error:")]
+        if episode.outcome != "fail" or episode.reward != 0.0:
+            return Finding(f"{seen} ({episode.end_reason[:160]})", False)
+        if len(errors) != answers or len(steps) != answers + 1:
+            return Finding(f"{seen}; {len(errors)} of {answers} hostile turns were errors", False)
+        return Finding(f"{seen}; exported {shown}, {pages} pages", shown == 1 and pages > 0)
+
+
+_KEPT = 70_000
+"""Characters of a rejected action's record, at most (64 KiB and a note)."""
+
+
+def _kept_size(raw: Any) -> int:
+    """Characters a rejected action's record holds (its text, or its JSON)."""
+    return len(raw) if isinstance(raw, str) else len(json.dumps(raw))
+
+
+def _some_tool(inner: Any, names: Names) -> str:
+    """A random tool of the environment that does not end the episode."""
+    tools = sorted(name for name, (spec, _) in inner.tools.items() if spec.kind != "final")
+    return str(names.rng.choice(tools))
+
+
+def _tools_of(env_id: str) -> tuple[list[str], str]:
+    """The environment's tools that do not end an episode, and its final tool."""
+    from gym._registry import make
+
+    env = make(env_id)
+    try:
+        inner: Any = env.unwrapped
+        kinds = {name: spec.kind for name, (spec, _) in inner.tools.items()}
+    finally:
+        env.close()
+    final = next(name for name, kind in kinds.items() if kind == "final")
+    return sorted(name for name, kind in kinds.items() if kind != "final"), final
+
+
+@contextlib.contextmanager
+def _served_policy(env_id: str, names: Names) -> Iterator[tuple[Callable[[], Any], int]]:
+    """An OpenAI policy whose server (in process) answers with hostile bodies, then submits.
+
+    Yields the policy factory and how many answers become turns before the final call.
+    """
+    import httpx
+
+    from gym._policy import OpenAIPolicy
+
+    depth, key = 100_000 + names.rng.randrange(1000), names.ident()
+    tools, final_tool = _tools_of(env_id)
+    tool = names.rng.choice(tools)
+    deep = _deep_text(depth, key)
+
+    def message(**fields: Any) -> bytes:
+        body = {"choices": [{"index": 0, "message": {"role": "assistant", **fields}}]}
+        return json.dumps(body).encode()
+
+    def native(arguments: str, name: str = tool) -> bytes:
+        function = {"name": name, "arguments": arguments}
+        call = {"id": f"call_{names.hexed(8)}", "type": "function", "function": function}
+        return message(content=None, tool_calls=[call])
+
+    turns = [
+        native(deep),
+        native(f'{{"{key}": ' + "[" * depth + "]" * depth + "}"),
+        message(content=f'<tool_call>{{"name": "{tool}", "arguments": {deep}}}</tool_call>'),
+        message(content=f'{{"name": "{tool}", "arguments": {deep}}}'),
+        message(content="<tool_call>" + names.ident() + " " * 300_000 + names.ident()),
+        message(content=names.ident(), tool_calls={"function": {"name": tool}}),
+    ]
+    unreadable = [  # a retry each, never a turn
+        b'{"choices": ' + b"[" * depth + b"]" * depth + b"}",
+        b'{"choices": [{"message": {"role": "assistant", "content": NaN}}]}',
+    ]
+    final = native("{}", final_tool)
+    queue = [unreadable[0], *turns[:3], unreadable[1], *turns[3:], final]
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        body = queue.pop(0) if queue else final
+        return httpx.Response(200, content=body)
+
+    policy = OpenAIPolicy(
+        "redteam-hostile",
+        transport=httpx.MockTransport(answer),
+        max_retries=3,
+        backoff=0.01,
+    )
+    try:
+        yield (lambda: policy), len(turns)
+    finally:
+        policy.close()
+
+
+# -- the agent's state over the final listing's cap ----------------------------------------
+
+
+def over_listing_cap(kind: str) -> Callable[[Names, Task, Any], list[ToolCall]]:
+    """The reference solution, after leaving more files in /tmp than a listing may hold.
+
+    ``long_paths``: about 10,000 empty files under a path of some 3,800 characters
+    (over the listing's bytes); ``many_entries``: over 100,000 empty files (over its
+    entries). Folder and file names are drawn anew each run.
+    """
+
+    def script(names: Names, task: Task, env: Any) -> list[ToolCall]:
+        folder = names.ident()
+        prefix = names.ident()
+        if kind == "long_paths":
+            segment = (names.ident() * 32)[:246]
+            count = 10_000 + names.rng.randrange(500)
+            walk = f"for i in $(seq 15); do mkdir {segment}$i && cd {segment}$i; done && "
+        else:
+            count = 101_000 + names.rng.randrange(5000)
+            walk = ""
+        names.notes["made"] = str(count)
+        make = (
+            f"mkdir /tmp/{folder} && cd /tmp/{folder} && {walk}"
+            f"seq {count} | sed 's/^/{prefix}/' | xargs touch && ls | wc -l"
+        )
+        return [bash(make), *env.oracle_calls(task)[:-1]]
+
+    return script
+
+
+def many_allowed_files(names: Names, task: Task, env: Any) -> list[ToolCall]:
+    """The reference solution, plus some 1,500 files of long names where the task allows.
+
+    Their paths together are far more than one command-line argument may hold (128 KiB):
+    the export must still read them all.
+    """
+    folder = f"/workspace/{_allowed_folder(task)}/{names.ident()}"
+    prefix = (names.ident() * 24)[:180]
+    count = 1500 + names.rng.randrange(200)
+    names.notes["made"] = str(count)
+    make = (
+        f"mkdir -p {folder} && cd {folder} && "
+        f"seq {count} | sed 's/^/{prefix}/' | xargs touch && ls | wc -l"
+    )
+    return [bash(make), *env.oracle_calls(task)[:-1]]
+
+
+def _made(ctx: Context, names: Names, result: Any, policy: Any) -> Finding:
+    """Whether the script's files were all made (its first command counts them)."""
+    said = result.steps[0].observation.split() if result.steps else []
+    made = bool(said) and said[0] == names.notes.get("made")
+    return Finding(
+        f"{names.notes.get('made')} files made" if made else "the files were not made", made
+    )
+
+
+def _allowed_folder(task: Task) -> str:
+    """A folder the task lets the agent write anything under ('' when none)."""
+    for pattern in task.allowed_paths:
+        head, sep, _ = pattern.partition("/**")
+        if sep and head and not any(c in head for c in "*?["):
+            return head
+    return ""
+
+
+@dataclass(eq=False, repr=False)
+class AnyTask(ScriptAttack):
+    """A scripted attack on a task drawn from the run's random source, in each run anew.
+
+    Attributes:
+        fits: only tasks it holds for are drawn (all by default).
+    """
+
+    fits: Callable[[Task], bool] = lambda task: True  # noqa: E731
+    chosen: dict[str, str] = field(default_factory=dict)
+
+    def run(self, ctx: Context, env_id: str) -> Finding:
+        """Draw the task, then run as `ScriptAttack` does."""
+        tasks = self._fitting(env_id)
+        if not tasks:
+            return Finding(f"no task of {env_id} fits this row", False)
+        self.chosen[env_id] = ctx.rng.choice(tasks)
+        return super().run(ctx, env_id)
+
+    def task_for(self, env_id: str) -> str:
+        """The task drawn for this environment (before a run: the first that fits)."""
+        if env_id not in self.chosen:
+            return next(iter(self._fitting(env_id)), "")
+        return self.chosen[env_id]
+
+    def _fitting(self, env_id: str) -> list[str]:
+        from gym._registry import tasks_of
+
+        return sorted(t.id for t in tasks_of(env_id) if self.fits(t))
+
+
+register(
+    DeepAction(),
+    *[
+        AnyTask(
+            name=f"infra.state_over_listing_cap[{kind}]",
+            envs=CODE,
+            script=over_listing_cap(kind),
+            expect=Expect(flags=frozenset({"export_too_large"})),
+            observers=(_made,),
+            note="correct work plus files past the final listing's cap: fail, not infra",
+        )
+        for kind in ("long_paths", "many_entries")
+    ],
+    AnyTask(
+        name="infra.many_allowed_files_are_exported",
+        envs=("boxgym/PyRepo-v0",),
+        script=many_allowed_files,
+        expect=Expect(outcomes=frozenset({"pass"})),
+        observers=(_made,),
+        fits=lambda task: bool(_allowed_folder(task)),
+        note="correct work plus 1,500 long-named files where allowed: graded, not infra",
+    ),
+)
