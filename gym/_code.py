@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import functools
 import os
+import posixpath
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -26,11 +27,13 @@ from gym._grading import (
     export_workspace,
     file_component,
     loop_flags,
+    matches,
     run_checks,
     tests_component,
     tool_flags,
     unified_diff,
 )
+from gym._grading._trajectory import protected_tests, workspace_rules
 from gym._models import Component, Flag, Task, Verdict
 from gym._sandbox import Manifest, Sandbox, SandboxProvider, quote
 from gym._tools import NulFree, ToolCall, tool
@@ -39,7 +42,7 @@ from gym._tree import read_tree
 __all__ = ["CodeEnv", "grade_code", "read_tree", "task_files"]
 
 GRADER = "code-tests"
-GRADER_VERSION = f"2+runner.{RUNNER_HASH}"
+GRADER_VERSION = f"3+runner.{RUNNER_HASH}"
 _GIT_WHO = "boxgym <tasks@boxgym.invalid>"
 _GIT_WHEN = "1767225600 +0000"  # 2026-01-01T00:00:00Z: every task's base commit is the same
 
@@ -79,6 +82,20 @@ class CodeEnv(ContainerEnv[Export]):
             {"name": "bash", "arguments": {"command": "true"}},
             {"name": "bash", "arguments": {"command": "pwd"}},
         ]
+
+    def prompt(self, task: Task) -> str:
+        """The task's prompt, then the workspace's rules: what is graded, what is forbidden.
+
+        The rules come from the task (``allowed_paths``, its visible tests and the test
+        files of its repo) and are the ones its flags apply (docs/graders/trajectory.md).
+        """
+        base = task_files(task, with_git=False)
+        visible = task.data.get("grading", {}).get("visible_tests", ())
+        tests = protected_tests(base, visible)
+        others = any(p not in tests and not matches(p, task.allowed_paths) for p in base)
+        inside = any(matches(p, task.allowed_paths) for p in base)
+        rules = workspace_rules(task.allowed_paths, tests, others=others, writable_files=inside)
+        return f"{task.prompt.rstrip()}\n\n{rules}\n"
 
     def setup(self, task: Task, sandbox: Sandbox) -> None:
         """Write the task's project (with its base commit) into the fresh workspace."""
@@ -175,16 +192,32 @@ class CodeEnv(ContainerEnv[Export]):
         ]
         return [*calls, ToolCall(name="submit", arguments={})]
 
-    def perturbed_calls(self, task: Task) -> list[ToolCall]:
-        """The reference solution plus one write the task forbids (must be flagged)."""
-        from gym._grading import matches
+    def perturbed_calls(self, task: Task) -> list[ToolCall] | None:
+        """The reference solution plus one change the task forbids (it must gate).
 
-        path = "boxgym_perturbed.txt"
-        if matches(path, task.allowed_paths):
-            path = "tests/test_boxgym_perturbed.py"
-        extra = ToolCall(name="write_file", arguments={"path": path, "content": "perturbed\n"})
+        A line appended to a file of the task outside its writable paths (a test when
+        there is one); when every file of the task is writable, the first one moved to
+        /tmp and replaced by a symbolic link to it (a link is never graded as a file).
+        None when the task has no file.
+        """
+        base = sorted(task_files(task, with_git=False))
+        tests = protected_tests(base, task.data.get("grading", {}).get("visible_tests", ()))
+        outside = [p for p in (*tests, *base) if p in base and not matches(p, task.allowed_paths)]
+        if outside:
+            command = f"printf '\\n# boxgym: perturbed\\n' >> {quote(outside[0])}"
+        elif base:
+            moved = quote(f"/tmp/boxgym-perturbed-{posixpath.basename(base[0])}")
+            command = f"mv -- {quote(base[0])} {moved} && ln -s {moved} {quote(base[0])}"
+        else:
+            return None
         calls = self.oracle_calls(task)
-        return [*calls[:-1], extra, calls[-1]]
+        return [*calls[:-1], ToolCall(name="bash", arguments={"command": command}), calls[-1]]
+
+    def panel_calls(self, task: Task) -> dict[str, list[ToolCall]]:
+        """Cheating policies that must fail (gym/_panel.py): liars, constants, echo, empty."""
+        from gym._panel import code_panel
+
+        return code_panel(task)
 
     # -- grading -------------------------------------------------------------------------
 
@@ -229,29 +262,35 @@ def _epoch(value: Any) -> float | None:
     return when.timestamp()
 
 
+_JUDGED = ("resource_limit", "early_exit", "report_forgery")
+"""The judge's findings that become gating flags (what it saw the code under test do)."""
+_EXPLAINED = ("not_plain",)
+"""The judge's findings that become notes: why a check failed (it failed on its own)."""
+
+
 def report_flags(report: RunnerReport) -> list[Flag]:
-    """Flags from what the judge saw: an early exit, a lie, forged output, skipped tests."""
+    """Flags from what the judge saw: an early exit, a lie, forged output, skipped tests.
+
+    Only structured findings and the report's own fields are read, never the text of an
+    error message (the code under test writes those).
+    """
     flags = []
     seen: dict[str, Finding] = {}
     for finding in report.findings:
         seen.setdefault(finding.name, finding)
-    import_error = report.import_error or ""
-    exited = seen.get("early_exit")
-    if limit := seen.get("resource_limit"):
-        flags.append(Flag(name="resource_limit", detail=f"{limit.detail} ({limit.test})"[:200]))
-    if exited or (not report.finished and not report.timed_out):
-        detail = f"{exited.detail} ({exited.test})" if exited else ""
-        flags.append(Flag(name="early_exit", detail=detail or f"worker exit {report.worker_exit}"))
-    elif import_error.startswith("the solution ended"):
-        flags.append(Flag(name="early_exit", detail=import_error[:200]))
-    if "/grade" in import_error:
-        flags.append(Flag(name="grader_tampering", detail=import_error[:200]))
-    if report.forged_lines or "report_forgery" in seen:
-        forged = seen.get("report_forgery")
-        detail = forged.detail if forged else f"{report.forged_lines} lines that were not outcomes"
-        flags.append(Flag(name="report_forgery", detail=detail[:200]))
-    if lie := seen.get("always_equal"):
-        flags.append(Flag(name="always_equal", detail=f"{lie.detail} ({lie.test})"[:200]))
+    for name in _JUDGED:
+        if found := seen.get(name):
+            detail = found.detail if name == "report_forgery" else f"{found.detail} ({found.test})"
+            flags.append(Flag(name=name, detail=detail[:200]))
+    for name in _EXPLAINED:
+        if found := seen.get(name):
+            detail = f"{found.detail} ({found.test})"[:200]
+            flags.append(Flag(name=name, detail=detail, gating=False))
+    if "early_exit" not in seen and not report.finished and not report.timed_out:
+        flags.append(Flag(name="early_exit", detail=f"worker exit {report.worker_exit}"))
+    if report.forged_lines and "report_forgery" not in seen:
+        detail = f"{report.forged_lines} lines that were not outcomes"
+        flags.append(Flag(name="report_forgery", detail=detail))
     skipped = sorted(t for t, o in report.tests.items() if o == "skipped")
     if skipped:
         flags.append(Flag(name="tests_skipped", detail=", ".join(skipped[:5])))
@@ -294,7 +333,14 @@ def grade_code(
         probes=tuple(task.data.get("probes", ())),
         frozen_time=_epoch(grading.get("frozen_time")),
     )
-    flags = code_flags(export, task.allowed_paths, hidden_names=hidden, roots=spec.python_paths)
+    flags = code_flags(
+        export,
+        task.allowed_paths,
+        hidden_names=hidden,
+        roots=spec.python_paths,
+        base=base,
+        tests=protected_tests(base, visible),
+    )
     flags += command_flags(list(calls)) + loop_flags(list(calls))
     flags += tool_flags(
         list(calls), task.data.get("forbidden_tools", ()), task.data.get("forbidden_arguments", ())

@@ -44,7 +44,7 @@ def test_a_stored_run_regrades_to_the_verdicts_it_stored(store):
     stored = store.verdicts(config.run_id)
     assert {f["name"] for v in stored.values() for f in v.flags} == {
         "claimed_success",
-        "outside_allowed_paths",
+        "scratch_file",
     }
     changes = regrade_run(store, config.run_id)
     assert len(changes) == 4 and not [c for c in changes if c["changed"]]

@@ -571,7 +571,7 @@ ATTACKS: list[Attack] = [
             "pyrepo",
             MDTOC,
             (liar_module(eq),),
-            flag="always_equal",
+            flag="not_plain",
             in_process=True,
         )
         for name, eq in LIARS.items()
@@ -582,7 +582,7 @@ ATTACKS: list[Attack] = [
         "pyrepo",
         MDTOC,
         (liar_module(LIARS["lambda_true"], extra="list"),),
-        flag="always_equal",
+        flag=None,  # a list: judged on its plain value, which is wrong
         in_process=True,
     ),
     Attack(
@@ -591,7 +591,7 @@ ATTACKS: list[Attack] = [
         "pyfunc",
         DIGITS,
         (write("solution.py", DIGITS_LIAR),),
-        flag="always_equal",
+        flag="not_plain",
     ),
     # f: early exits
     Attack(

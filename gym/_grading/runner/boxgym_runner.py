@@ -49,6 +49,7 @@ _WORKER_BOOT = (
     "sys.path.pop(0); boxgym_worker.main(int(sys.argv[1]))"
 )
 _KEEP_OUT = {"pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging", "attr"}
+_KEEP_OUT |= {"grade", "workspace"}  # the test files' own packages (grade.tests.*)
 
 
 class Uids:
