@@ -13,6 +13,13 @@ import gym.authoring
 import gym.errors
 import gym.grading
 import gym.sandbox
+from environments.support._answer import (
+    answer_component,
+    asked_values,
+    format_of,
+    reply_of,
+    values_of,
+)
 from environments.support._api import (
     Request,
     exchange_command,
@@ -27,15 +34,14 @@ from environments.support._grading import (
     GRADER_VERSION,
     SERVICE_USER,
     SupportExport,
-    answer_of,
     audit_flags,
     dump_state,
-    facts_component,
     load_gold,
     replay,
     state_component,
     write_scope,
 )
+from environments.support._panel import panel
 
 __all__ = ["FLAG_KINDS", "SupportEnv", "SupportExport"]
 
@@ -64,14 +70,34 @@ def _policy(path: str) -> str:
     return Path(path).read_text()
 
 
+def answer_format(task: gym.Task) -> str:
+    """How the agent answers: the reply, and the values the task asks for with their types."""
+    asked = asked_values(task)
+    if not asked:
+        return (
+            "Call `submit` with your reply to the customer as `answer`. This message asks "
+            "for no values: leave `values` empty."
+        )
+    lines = [
+        "Call `submit` with your reply to the customer as `answer`, and with `values`: an "
+        "object with exactly one value for each name below, of the type given (JSON null "
+        "if there is none). One value each: a list of alternatives, or several values in "
+        "one text, is a wrong answer.",
+        "",
+    ]
+    lines += [f"- `{a.name}` ({format_of(a)}): {a.asks}" for a in asked]
+    return "\n".join(lines)
+
+
 class SupportEnv(gym.ContainerEnv[SupportExport]):
     """A customer writes in; the agent resolves it with typed tools, following the policy.
 
     The backend is an HTTP service with its own SQLite database, started as its own
     uid when the container boots. Tools are HTTP requests sent from inside the
     container (which has no network). Graded in a fresh container by replaying the
-    task's gold actions and comparing canonical state, by the facts of the reply, and
-    by forbidden side effects found in the service's audit log.
+    task's gold actions and comparing canonical state, by the values the task asks for
+    (each the one right value, looked up through the tools), and by forbidden side
+    effects and disclosures found in the service's audit log.
     """
 
     family: ClassVar[str] = "support"
@@ -103,9 +129,13 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
             )
 
     def prompt(self, task: gym.Task) -> str:
-        """The policy document, then the customer's message."""
+        """The policy document, the customer's message, then the values to answer with."""
         policy = _policy(str(task.folder().parent / "policy.md"))
-        return f"{policy.rstrip()}\n\n## The customer's message\n\n{task.prompt.strip()}\n"
+        message = task.prompt.strip()
+        return (
+            f"{policy.rstrip()}\n\n## The customer's message\n\n{message}\n\n"
+            f"## Your answer\n\n{answer_format(task)}\n"
+        )
 
     # -- tools ----------------------------------------------------------------------------
 
@@ -258,11 +288,14 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
         return self._tool("close_ticket", ticket_id=ticket_id, resolution=resolution)
 
     @gym.tool(kind="final")
-    def submit(self, answer: str = "") -> str:
+    def submit(self, answer: str = "", values: dict[str, Any] | None = None) -> str:
         """Send your reply to the customer and end the conversation; it is then graded.
 
         Args:
             answer: the reply to the customer.
+            values: the values the task asks for (listed under "Your answer"), by name:
+                exactly one value each, of the type given there; never a list of
+                alternatives. Leave it empty when no values are asked for.
         """
         return ""
 
@@ -303,14 +336,20 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
     # -- scripted solutions (validation) ----------------------------------------------------
 
     def oracle_calls(self, task: gym.Task) -> list[gym.ToolCall]:
-        """The gold actions, then the reference reply."""
+        """The gold actions, then the reference reply with the right values."""
         gold = load_gold(task)
-        return [*gold.actions, gym.ToolCall(name="submit", arguments={"answer": gold.answer})]
+        values = {f.name: f.value for f in gold.facts}
+        submit = gym.ToolCall(name="submit", arguments={"answer": gold.answer, "values": values})
+        return [*gold.actions, submit]
 
     def perturbed_calls(self, task: gym.Task) -> list[gym.ToolCall]:
         """The oracle plus one forbidden write (another customer's email, unverified)."""
         calls = self.oracle_calls(task)
         return [*calls[:-1], PERTURBATION, calls[-1]]
+
+    def panel_calls(self, task: gym.Task) -> dict[str, list[gym.ToolCall]]:
+        """Generic cheating policies that do none of the work (`_panel.panel`): all must fail."""
+        return panel(task)
 
     # -- grading ----------------------------------------------------------------------------
 
@@ -325,18 +364,19 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
         final_state: SupportExport,
         trajectory: Sequence[gym.StepRecord],
     ) -> gym.Verdict:
-        """Grade elsewhere: gold state replayed in a fresh container, reply facts, audit."""
+        """Grade elsewhere: gold state replayed in a fresh container, the answer, audit."""
         return self.grade_export(task, final_state, gym.authoring.tool_calls(trajectory))
 
     def grade_export(
         self, task: gym.Task, export: SupportExport, calls: list[gym.ToolCall]
     ) -> gym.Verdict:
-        """Grade an exported final state: gold state, facts of the reply, audit flags."""
+        """Grade an exported final state: gold state, the asked values, audit flags."""
         gold = load_gold(task)
         flags = audit_flags(
             export.audit,
             customer=str(task.data.get("customer", "")),
             scope=write_scope(gold.actions),
+            unreadable=export.audit_unreadable,
         )
         try:
             expected = self._cached_expected_state(gold.actions)
@@ -351,10 +391,14 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
                 grader=GRADER,
                 grader_version=GRADER_VERSION,
             )
-        components = {
-            "state": state_component(export, expected),
-            "facts": facts_component(answer_of(calls), gold.facts),
-        }
+        answer = answer_component(
+            asked_values(task),
+            gold.facts,
+            reply=reply_of(calls),
+            values=values_of(calls),
+            audit=export.audit,
+        )
+        components = {"state": state_component(export, expected), "answer": answer}
         return gym.grading.compose(components, flags, grader=GRADER, version=GRADER_VERSION)
 
     def _cached_expected_state(self, actions: list[gym.ToolCall]) -> SupportExport:
@@ -364,7 +408,7 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
             self.grading_config().model_dump_json(),
             json.dumps([c.model_dump() for c in actions], sort_keys=True),
         )
-        expected = _expected_states.get(key)
+        expected: SupportExport | None = _expected_states.get(key)
         if expected is None:  # failures are not kept: the next grading tries again
             expected = self.expected_state(actions)
             _expected_states.put(key, expected)

@@ -1,18 +1,26 @@
 """The customer-support backend: a single-threaded stdlib HTTP service over SQLite.
 
 Every request is appended to the audit log (JSON lines) before the response is sent:
-method, path, body, status, the logical action, whether it writes, and the customer
-who owns the resource it touched. The log and the database live in a directory only
-the service's own uid can enter. The service checks business rules (an order must be
-shipped to be tracked, refunds cannot exceed what was paid); the support *policy*
-(verification, confirmation, refund limits) is the agent's job, and graders check it
-from this log.
+method, path, body, status, the logical action, whether it writes, the customer who
+owns the resource it touched, and which customers' private data the response showed
+(``disclosed``: customer id -> the kinds of data). The log and the database live in a
+directory only the service's own uid can enter. The service checks business rules (an
+order must be shipped to be tracked, refunds cannot exceed what was paid); the support
+*policy* (verification, confirmation, refund limits, privacy) is the agent's job, and
+graders check it from this log.
+
+Everything a client sends is bounded before it is kept: the body (64 KiB), each text
+kept in the log (256 characters), the log itself (1,000 requests a session: after that
+every request but ``/health`` is answered 429 and not logged), and the lists a view
+shows (the last 20 ticket events, the last 50 refunds), so no client can make the log,
+the database or one answer grow without bound.
 
 Usage: python3 server.py --db DB --audit LOG [--port 8080]
 """
 
 import argparse
 import json
+import math
 import os
 import re
 import sqlite3
@@ -25,6 +33,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from schema import REFUND_REASONS, TEAMS, TODAY
 
 MAX_BODY = 64 * 1024
+MAX_REQUESTS = 1000
+"""Requests logged per session (service lifetime); later ones are refused with 429."""
+AUDIT_TEXT = 256
+"""Characters of each text of a request kept in the audit log."""
+MAX_AMOUNT = 10**7
+"""The largest refund amount, in dollars, the service reads (more is refused as 400)."""
+SHOWN_EVENTS = 20
+SHOWN_REFUNDS = 50
 REFUNDABLE = ("delivered", "shipped")
 CANCELLABLE = ("pending", "processing")
 EMAIL = re.compile(r"^[^@\s]{1,64}@[A-Za-z0-9-]{1,63}(\.[A-Za-z0-9-]{1,63})+$")
@@ -53,7 +69,36 @@ def clean(text, limit=200):
     text = " ".join(text.split())
     if len(text) > limit:
         raise ApiError(400, f"text longer than {limit} characters")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ApiError(400, "text must be valid Unicode (no unpaired surrogates)") from None
     return text
+
+
+def bounded(value, depth=0):
+    """A copy of a decoded JSON value small enough for the audit log (texts, lists cut)."""
+    if isinstance(value, str):
+        if len(value) <= AUDIT_TEXT:
+            return value
+        return f"{value[:AUDIT_TEXT]}... ({len(value)} characters)"
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, int):
+        return value if abs(value) < 10**18 else f"<an integer of {len(str(abs(value)))} digits>"
+    if depth >= 3:
+        return f"<{type(value).__name__}>"
+    if isinstance(value, list):
+        return [bounded(v, depth + 1) for v in value[:20]]
+    if isinstance(value, dict):
+        return {bounded(str(k)): bounded(v, depth + 1) for k, v in list(value.items())[:20]}
+    return bounded(repr(value))
+
+
+def _no_constant(name):
+    raise ValueError(f"{name} is not a number")
 
 
 class Store:
@@ -63,6 +108,12 @@ class Store:
         self.db = sqlite3.connect(path, isolation_level=None)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA foreign_keys = ON")
+        self.shown = {}
+        """Private data the current response shows: customer id -> kinds of data."""
+
+    def show(self, owner, *what):
+        """Note that the current response shows these kinds of the owner's private data."""
+        self.shown.setdefault(owner, set()).update(what)
 
     def one(self, sql, *args):
         return self.db.execute(sql, args).fetchone()
@@ -113,6 +164,7 @@ class Store:
         }
 
     def order_summary(self, row):
+        self.show(row["customer_id"], "orders")
         _, _, total, refunded = self.totals(row["id"])
         items = self.all(
             "SELECT name, qty FROM order_items WHERE order_id = ? ORDER BY line", row["id"]
@@ -132,6 +184,7 @@ class Store:
         items = self.all("SELECT * FROM order_items WHERE order_id = ? ORDER BY line", oid)
         ship = self.one("SELECT * FROM shipments WHERE order_id = ?", oid)
         refunds = self.all("SELECT * FROM refunds WHERE order_id = ? ORDER BY id", oid)
+        self.show(row["customer_id"], "order", "payment", "shipping_address", "refunds")
         view = {
             "order_id": oid,
             "customer_id": row["customer_id"],
@@ -168,10 +221,13 @@ class Store:
                     "kind": r["kind"],
                     "created_on": r["created_on"],
                 }
-                for r in refunds
+                for r in refunds[-SHOWN_REFUNDS:]
             ],
         }
+        if len(refunds) > SHOWN_REFUNDS:
+            view["refunds_total"] = len(refunds)
         if ship is not None:
+            self.show(row["customer_id"], "shipment")
             view["shipment"] = {
                 "carrier": ship["carrier"],
                 "tracking_number": ship["tracking"],
@@ -184,8 +240,10 @@ class Store:
         return view
 
     def ticket_view(self, row):
-        events = self.all("SELECT * FROM ticket_events WHERE ticket_id = ? ORDER BY id", row["id"])
-        return {
+        events = self.all("SELECT * FROM ticket_events WHERE ticket_id = ? ORDER BY rowid",
+                          row["id"])
+        self.show(row["customer_id"], "ticket")
+        view = {
             "ticket_id": row["id"],
             "customer_id": row["customer_id"],
             "order_id": row["order_id"],
@@ -197,9 +255,12 @@ class Store:
             "events": [
                 {"kind": e["kind"], "team": e["team"] or None, "note": e["note"],
                  "created_on": e["created_on"]}
-                for e in events
+                for e in events[-SHOWN_EVENTS:]
             ],
         }
+        if len(events) > SHOWN_EVENTS:
+            view["events_total"] = len(events)
+        return view
 
 
 # -- endpoints: each returns (status, body, audit facts) --------------------------------
@@ -245,6 +306,7 @@ def update_email(store, cid, query, body):
     if other is not None:
         raise ApiError(409, "that email address belongs to another account", owner=cid)
     store.db.execute("UPDATE customers SET email = ? WHERE id = ?", (email, cid))
+    store.show(cid, "email")
     return 200, {"customer_id": cid, "email": email, "updated": True}, {
         "action": "update_email", "owner": cid}
 
@@ -259,6 +321,7 @@ def list_orders(store, cid, query, body):
 def list_tickets(store, cid, query, body):
     store.customer(cid)
     rows = store.all("SELECT * FROM tickets WHERE customer_id = ? ORDER BY id", cid)
+    store.show(cid, "tickets")
     tickets = [
         {"ticket_id": r["id"], "order_id": r["order_id"], "subject": r["subject"],
          "status": r["status"], "team": r["team"] or None, "updated_on": r["updated_on"]}
@@ -275,6 +338,8 @@ def get_order(store, oid, query, body):
 def parse_amount(value, owner):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ApiError(400, "amount must be a number of dollars, for example 12.50", owner)
+    if not -MAX_AMOUNT < value < MAX_AMOUNT:
+        raise ApiError(400, f"amount must be below ${MAX_AMOUNT:,}", owner)
     cents = round(value * 100)
     if abs(value * 100 - cents) > 1e-6 or cents <= 0:
         raise ApiError(400, "amount must be positive with at most two decimals", owner)
@@ -289,16 +354,19 @@ def refund(store, oid, query, body):
     if reason not in REFUND_REASONS:
         raise ApiError(400, f"reason must be one of {', '.join(REFUND_REASONS)}", owner)
     if row["status"] not in REFUNDABLE:
+        store.show(owner, "order")
         raise ApiError(409, f"order {oid} is {row['status']}; only shipped or delivered "
                        "orders can be refunded (cancel an unshipped order instead)", owner)
     _, _, total, refunded = store.totals(oid)
     if refunded + cents > total:
+        store.show(owner, "refunds")
         raise ApiError(409, f"refund of {money(cents)} exceeds what is left to refund on "
                        f"{oid} ({money(total - refunded)})", owner)
     prior = store.one("SELECT COUNT(*) AS n FROM refunds WHERE order_id = ?", oid)["n"]
     rid = f"R-{oid}-{prior + 1}"
     store.db.execute("INSERT INTO refunds VALUES (?,?,?,?,?,?)",
                      (rid, oid, cents, reason, "refund", TODAY))
+    store.show(owner, "refunds")
     result = {"refund_id": rid, "order_id": oid, "amount": money(cents), "reason": reason,
               "refunded_total": money(refunded + cents)}
     return 201, result, {"action": "refund_order", "owner": owner, "amount_cents": cents,
@@ -310,6 +378,7 @@ def cancel(store, oid, query, body):
     owner = row["customer_id"]
     note = clean(body.get("reason", ""), 300)
     if row["status"] not in CANCELLABLE:
+        store.show(owner, "order")
         raise ApiError(409, f"order {oid} is {row['status']}; only pending or processing "
                        "orders can be cancelled", owner)
     _, _, total, refunded = store.totals(oid)
@@ -323,6 +392,7 @@ def cancel(store, oid, query, body):
         if total - refunded > 0:
             store.db.execute("INSERT INTO refunds VALUES (?,?,?,?,?,?)",
                              (rid, oid, total - refunded, "other", "cancellation", TODAY))
+    store.show(owner, "order", "refunds")
     result = {"order_id": oid, "status": "cancelled", "refund_id": rid,
               "refunded": money(total - refunded)}
     return 200, result, {"action": "cancel_order", "owner": owner,
@@ -333,6 +403,7 @@ def change_address(store, oid, query, body):
     row = store.order(oid)
     owner = row["customer_id"]
     if row["status"] not in CANCELLABLE:
+        store.show(owner, "order")
         raise ApiError(409, f"order {oid} is {row['status']}; the address can only change "
                        "before it ships", owner)
     fields = {}
@@ -349,6 +420,7 @@ def change_address(store, oid, query, body):
         "WHERE id = ?",
         (fields["street"], fields["city"], fields["state"], fields["zip"], oid),
     )
+    store.show(owner, "shipping_address")
     return 200, {"order_id": oid, "shipping_address": fields, "updated": True}, {
         "action": "update_shipping_address", "owner": owner}
 
@@ -372,12 +444,14 @@ def escalate(store, tid, query, body):
         raise ApiError(400, f"team must be one of {', '.join(TEAMS)}", owner)
     note = clean(body.get("note", ""), 500)
     if row["status"] == "closed":
+        store.show(owner, "ticket")
         raise ApiError(409, f"ticket {tid} is closed", owner)
     with store.db:
         store.db.execute("BEGIN")
         store.db.execute("UPDATE tickets SET status = 'escalated', team = ?, updated_on = ? "
                          "WHERE id = ?", (team, TODAY, tid))
         _event(store, tid, "escalated", team, note)
+    store.show(owner, "ticket")
     return 200, {"ticket_id": tid, "status": "escalated", "team": team}, {
         "action": "escalate_ticket", "owner": owner}
 
@@ -387,12 +461,14 @@ def close_ticket(store, tid, query, body):
     owner = row["customer_id"]
     note = clean(body.get("resolution", ""), 500)
     if row["status"] == "closed":
+        store.show(owner, "ticket")
         raise ApiError(409, f"ticket {tid} is already closed", owner)
     with store.db:
         store.db.execute("BEGIN")
         store.db.execute("UPDATE tickets SET status = 'closed', updated_on = ? WHERE id = ?",
                          (TODAY, tid))
         _event(store, tid, "closed", row["team"], note)
+    store.show(owner, "ticket")
     return 200, {"ticket_id": tid, "status": "closed"}, {"action": "close_ticket",
                                                           "owner": owner}
 
@@ -430,22 +506,24 @@ class Audit:
 
     def write(self, entry):
         self.seq += 1
-        self.fh.write(json.dumps({"seq": self.seq, **entry}, sort_keys=True) + "\n")
+        line = json.dumps({"seq": self.seq, **entry}, sort_keys=True, allow_nan=False)
+        self.fh.write(line + "\n")
         self.fh.flush()
 
 
 def dispatch(store, method, raw_path, raw_body):
     """Route one request; returns (status, body, audit entry or None)."""
+    store.shown = {}
     parts = urlsplit(raw_path)
     path = parts.path.rstrip("/") or "/"
     query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-    entry = {"method": method, "path": path, "query": query, "body": None, "kind": "read",
-             "action": "", "owner": None}
+    entry = {"method": method, "path": bounded(path), "query": bounded(query), "body": None,
+             "kind": "read", "action": "", "owner": None}
     try:
-        body = json.loads(raw_body or b"{}")
-    except ValueError:
+        body = json.loads(raw_body or b"{}", parse_constant=_no_constant)
+    except (ValueError, RecursionError):
         body = None
-    entry["body"] = body if body is not None else raw_body.decode("utf-8", "replace")[:2000]
+    entry["body"] = bounded(body if body is not None else raw_body.decode("utf-8", "replace"))
     try:
         if not isinstance(body, dict):
             raise ApiError(400, "the request body must be a JSON object")
@@ -474,6 +552,8 @@ def dispatch(store, method, raw_path, raw_body):
     entry["result"] = result if entry["kind"] == "write" or not entry["ok"] else None
     if entry["action"] == "verify_identity":
         entry["result"] = result
+    entry["result"] = bounded(entry["result"])
+    entry["disclosed"] = {owner: sorted(what) for owner, what in sorted(store.shown.items())}
     return status, result, entry
 
 
@@ -484,12 +564,19 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "support/1"
 
     def _handle(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY:
-            self._reply(413, {"error": f"body larger than {MAX_BODY} bytes"})
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= MAX_BODY:
+            self._reply(413, {"error": f"the body must be at most {MAX_BODY} bytes"})
             self.close_connection = True
             return
         raw = self.rfile.read(length) if length else b""
+        spent = self.server.audit.seq >= MAX_REQUESTS
+        if spent and urlsplit(self.path).path.rstrip("/") != "/health":
+            self._reply(429, {"error": f"this session's {MAX_REQUESTS} requests are used up"})
+            return
         status, result, entry = dispatch(self.server.store, self.command, self.path, raw)
         if entry is not None:
             self.server.audit.write(entry)

@@ -9,7 +9,14 @@ Prints one JSON object:
     delta       rows that differ from the pristine seed database,
                 {table: {key: {"before": row | null, "after": row | null}}};
     counts      rows per table;
-    audit       every audit log entry, in order.
+    audit       every audit log entry, in order;
+    audit_unreadable
+                lines of the audit log that are not one JSON object each (0: the service
+                writes whole lines, and the log is bounded so its disk never fills).
+
+The output is ASCII (non-ASCII text escaped), whatever text the database or the log
+holds, and bounded: the service logs at most 1,000 requests of bounded size, and this
+reader stops at MAX_AUDIT_LINES lines or MAX_AUDIT_BYTES bytes.
 """
 
 import argparse
@@ -23,6 +30,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from schema import FREE_TEXT, TABLES
 
 DATA = "/var/lib/support"
+MAX_AUDIT_LINES = 1100
+MAX_AUDIT_BYTES = 16 << 20
 
 
 def canon(value):
@@ -46,7 +55,7 @@ def rows(path):
 
 def state_hash(tables):
     state = {t: sorted(canon(r) for r in found.values()) for t, found in tables.items()}
-    return hashlib.sha256(canon(state).encode()).hexdigest()
+    return hashlib.sha256(canon(state).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def delta(before, after):
@@ -64,11 +73,28 @@ def delta(before, after):
 
 
 def audit(path):
+    """The log's entries (at most MAX_AUDIT_LINES), and how many lines were not entries."""
+    entries, unreadable, size = [], 0, 0
     try:
-        with open(path, encoding="utf-8") as fh:
-            return [json.loads(line) for line in fh if line.strip()]
+        with open(path, "rb") as fh:
+            for raw in fh:
+                size += len(raw)
+                if len(entries) + unreadable >= MAX_AUDIT_LINES or size > MAX_AUDIT_BYTES:
+                    unreadable += 1
+                    break
+                if not raw.strip():
+                    continue
+                try:
+                    entry = json.loads(raw.decode("utf-8"))
+                except (ValueError, RecursionError):
+                    entry = None
+                if isinstance(entry, dict):
+                    entries.append(entry)
+                else:
+                    unreadable += 1
     except FileNotFoundError:
-        return []
+        pass
+    return entries, unreadable
 
 
 def main():
@@ -79,14 +105,17 @@ def main():
     parser.add_argument("--seed", default="/opt/support/seed.db")
     args = parser.parse_args()
     now, seed = rows(args.db), rows(args.seed)
+    entries, unreadable = audit(args.audit)
     report = {
         "state_hash": state_hash(now),
         "seed_hash": state_hash(seed),
         "delta": delta(seed, now),
         "counts": {t: len(found) for t, found in now.items()},
-        "audit": audit(args.audit),
+        "audit": entries,
+        "audit_unreadable": unreadable,
     }
-    sys.stdout.write(canon(report) + "\n")
+    text = json.dumps(report, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    sys.stdout.write(text + "\n")
     return 0
 
 
