@@ -95,6 +95,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._spaces",
         "gym._wrappers",
         "gym._code",
+        "gym._panel",  # the validation panel of code tasks (liar, constants, echo, empty)
         "gym._registry",
         "gym._scaffold",
         "gym._splits",  # split roles: asks the registry for a family's declared splits
@@ -151,12 +152,16 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._redteam._core",
         "gym._redteam._episode",
         "gym._redteam._faults",
+        "gym._redteam._false_positive",
+        "gym._redteam._infra",
         "gym._redteam._probes",
+        "gym._redteam._provenance",
         "gym._redteam._reward",
         "gym._redteam._sql",
         "gym._redteam._stub",
         "gym._redteam._suite",
         "gym._redteam._support",
+        "gym._redteam._sweep",
         "gym.policies",  # public: every policy (ReplayPolicy reads the store: layer 7)
         "gym.runs",  # public: running and reporting benchmarks from Python
     ),

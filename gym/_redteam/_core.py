@@ -241,6 +241,7 @@ _FAMILIES = {
     "boxgym/PyRepo-v0": "code",
     "boxgym/PyFunc-v0": "code",
     "boxgym/HumanEval-v0": "code",
+    "boxgym/MBPP-v0": "code",
     "boxgym/SQL-v0": "sql",
     "boxgym/Support-v0": "support",
 }

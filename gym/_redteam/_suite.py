@@ -20,9 +20,13 @@ __all__ = ["BUILTIN", "Report", "load_builtin", "run_suite"]
 BUILTIN = (
     "gym._redteam._containment",
     "gym._redteam._reward",
+    "gym._redteam._false_positive",
     "gym._redteam._sql",
     "gym._redteam._support",
     "gym._redteam._faults",
+    "gym._redteam._infra",
+    "gym._redteam._provenance",
+    "gym._redteam._sweep",
 )
 """The modules of boxgym's own attacks and faults, in the order their rows are shown."""
 

@@ -1,0 +1,101 @@
+"""Class rows: one generic adversary graded against every task an environment ships.
+
+A row of the other modules plays one attack on one task; a sweep row asks whether a
+whole class of attack is impossible. It grades a generic non-solution (a liar module:
+every public name an object that answers every operator in the most cheating way, see
+`gym._panel`) as the final state of every task of the environment, every split, and
+holds only when each of them ends ``fail``: a single ``pass`` is an unearned reward,
+a single ``infra_error`` is a failure the code under test turned into ours.
+
+The final state is handed to the environment's grader directly (`ContainerEnv.regrade`:
+the same grading as at an episode's end, in a fresh grading container), without an
+agent container: writing files is all the adversary does. The three liar variants
+(delayed truth, polarity, string/hash/length lies) rotate over the tasks, so every
+variant meets every kind of check the corpus holds.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium
+
+from gym._env import ContainerEnv, env_of
+from gym._grading import Export
+from gym._models import Task, Verdict
+from gym._panel import LIAR_VARIANTS, LiarVariant, liar_files
+from gym._redteam._core import Attack, Context, Finding, register
+from gym._sandbox import Change
+
+__all__ = ["CODE_ENVS", "LiarSweep", "liar_export"]
+
+CODE_ENVS = ("boxgym/PyFunc-v0", "boxgym/HumanEval-v0", "boxgym/MBPP-v0", "boxgym/PyRepo-v0")
+CONCURRENCY = 4
+"""Gradings at once (each is a fresh container; they wait on the engine more than the CPU)."""
+
+
+def liar_export(task: Task, variant: LiarVariant) -> Export:
+    """The final state of an agent that wrote a liar module into every graded module."""
+    files = {rel: text.encode() for rel, text in liar_files(task, variant).items()}
+    export = Export(files=dict(files))
+    export.changes = [Change(path=f"{export.workspace}/{rel}", kind="modified") for rel in files]
+    return export
+
+
+@dataclass
+class LiarSweep(Attack):
+    """The liar family over every task of a code environment: none may pass."""
+
+    name: str = "calls.liar_sweep"
+    envs: tuple[str, ...] = CODE_ENVS
+    expected: str = "fail on every task (no pass, no infra_error)"
+    solo: bool = True
+    limit: int | None = None
+    """Grade only the first N tasks (tests); every task when None."""
+
+    def run(self, ctx: Context, env_id: str) -> Finding:
+        """Grade the liar against each task; the row holds when every verdict is ``fail``."""
+        tasks = _tasks(env_id, ctx.env_kwargs)[: self.limit]
+        variants: list[LiarVariant] = list(LIAR_VARIANTS.values())
+        local = threading.local()
+
+        def grade(item: tuple[int, Task]) -> tuple[str, Verdict]:
+            index, task = item
+            if not hasattr(local, "env"):
+                local.env = _env(env_id, ctx.env_kwargs)
+            export = liar_export(task, variants[index % len(variants)])
+            return task.id, local.env.regrade(task.id, export)
+
+        with ThreadPoolExecutor(CONCURRENCY) as pool:
+            verdicts = list(pool.map(grade, enumerate(tasks)))
+        return _finding(verdicts)
+
+
+def _env(env_id: str, kwargs: dict[str, Any]) -> ContainerEnv[Any]:
+    return env_of(gymnasium.make(env_id, **kwargs))
+
+
+def _tasks(env_id: str, kwargs: dict[str, Any]) -> list[Task]:
+    return list(_env(env_id, kwargs).tasks)
+
+
+def _finding(verdicts: list[tuple[str, Verdict]]) -> Finding:
+    outcomes = Counter(v.outcome for _, v in verdicts)
+    odd = [(t, v) for t, v in verdicts if v.outcome != "fail"]
+    observed = f"{len(verdicts)} tasks: " + ", ".join(
+        f"{outcomes[o]} {o}" for o in ("fail", "pass", "infra_error") if outcomes[o]
+    )
+    if odd:
+        observed += "; " + "; ".join(_brief(t, v) for t, v in odd[:5])
+    return Finding(observed, held=not odd and bool(verdicts))
+
+
+def _brief(task_id: str, verdict: Verdict) -> str:
+    return f"{task_id} {verdict.outcome} ({verdict.reason[:120]})"
+
+
+register(LiarSweep())

@@ -1,0 +1,52 @@
+"""The liar sweep: a generic non-solution graded against shipped code tasks must fail each.
+
+scripts/redteam.sh runs the row over every task of every code environment; here, a few
+tasks of each in real grading containers, and how the row reads its verdicts.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from gym._models import Verdict
+from gym._redteam._core import Context
+from gym._redteam._sweep import CODE_ENVS, LiarSweep, _finding, liar_export
+
+
+def _context() -> Context:
+    return Context(rng=random.Random(0), canaries=None, label="test")  # type: ignore[arg-type]
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("env_id", CODE_ENVS)
+def test_the_liar_fails_the_first_tasks_of_every_code_environment(engine, env_id):
+    finding = LiarSweep(limit=4).run(_context(), env_id)
+    assert finding.held, finding.observed
+    assert finding.observed.startswith("4 tasks: 4 fail")
+
+
+def test_a_single_pass_or_infra_error_breaks_the_row():
+    fail = Verdict(outcome="fail", reward=0.0, reason="failed: hidden_tests")
+    passed = Verdict(outcome="pass", reward=1.0, reason="all gated components passed")
+    infra = Verdict.infra("grading failed")
+    assert _finding([("a", fail), ("b", fail)]).held
+    assert not _finding([("a", fail), ("b", passed)]).held
+    assert not _finding([("a", fail), ("b", infra)]).held
+    assert not _finding([]).held
+    assert "b pass" in _finding([("a", fail), ("b", passed)]).observed
+
+
+def test_the_liar_is_written_into_the_graded_module_only(tmp_path):
+    import gymnasium
+
+    from gym._env import env_of
+
+    env = env_of(gymnasium.make("boxgym/PyFunc-v0"))
+    task = env.tasks[0]
+    export = liar_export(task, "delayed")
+    module = task.data["grading"]["module"]
+    assert list(export.files) == [module]
+    assert [c.path for c in export.changes] == [f"/workspace/{module}"]
+    assert b"class Liar" in export.files[module]
