@@ -39,6 +39,7 @@ import re
 from typing import Any, Literal
 
 from gym._grading import matches
+from gym._grading._ast import parse_expression, parse_python
 from gym._models import Task
 from gym._tools import ToolCall
 from gym._tree import read_tree
@@ -416,8 +417,8 @@ def graded_modules(task: Task) -> dict[str, str]:
 def _public_names(source: str) -> set[str]:
     """Top-level names a module defines (functions, classes, assignments, imports)."""
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+        tree = parse_python(source)
+    except (SyntaxError, ValueError, RecursionError):
         return set()
     names: set[str] = set()
     for node in tree.body:
@@ -497,7 +498,7 @@ def _literal(text: str) -> tuple[bool, Any]:
 def _from_assert(line: str, entry: str) -> tuple[bool, Any]:
     """The expected value of an ``assert`` (or bare expression) about a call of ``entry``."""
     try:
-        node = ast.parse(line.strip().removeprefix("assert ").strip(), mode="eval").body
+        node = parse_expression(line.strip().removeprefix("assert ").strip())
     except (SyntaxError, ValueError, RecursionError):
         return False, None
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import threading
 
-__all__ = ["parse_python"]
+__all__ = ["parse_expression", "parse_python"]
 
 _lock = threading.Lock()
 
@@ -20,3 +20,9 @@ def parse_python(source: str | bytes, filename: str = "<unknown>") -> ast.Module
     """`ast.parse`, one thread at a time."""
     with _lock:
         return ast.parse(source, filename=filename)
+
+
+def parse_expression(source: str) -> ast.expr:
+    """`ast.parse(source, mode="eval").body`, one thread at a time."""
+    with _lock:
+        return ast.parse(source, mode="eval").body
