@@ -102,6 +102,8 @@ NOTES = frozenset(
         "report_planted",
         "spoofed_test_output",
         "grader_tampering",
+        "always_equal",
+        "not_plain",
         "loop",
         "claimed_success",
     }

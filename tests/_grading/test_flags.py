@@ -400,11 +400,12 @@ def test_the_judges_findings_gate():
 
     findings = [
         {"name": "early_exit", "detail": "SystemExit while importing solution", "test": "x"},
-        {"name": "always_equal", "detail": "a lie", "test": "check_examples"},
+        {"name": "not_plain", "detail": "a Liar has no plain value", "test": "check_examples"},
         {"name": "report_forgery", "detail": "not an answer", "test": "x"},
     ]
     flags = report_flags(_report(tests={"check_examples": "skipped"}, findings=findings))
-    assert gating(flags) == {"early_exit", "always_equal", "report_forgery", "tests_skipped"}
+    assert gating(flags) == {"early_exit", "report_forgery", "tests_skipped"}
+    assert [f.name for f in flags if not f.gating] == ["not_plain"]
     unfinished = report_flags(_report(finished=False, worker_exit=9))
     assert [(f.name, f.detail) for f in unfinished] == [("early_exit", "worker exit 9")]
 

@@ -23,9 +23,9 @@ ENV = "boxgym/PyRepo-v0"
 JUDGED = {"early_exit", "report_forgery", "tests_skipped", "resource_limit"}
 """Flags the judge raises from what it saw (no note to weaken: their rows check the
 judge does not mistake ordinary code, a __main__ guard or a print, for them)."""
-NOT_CODE = {"forbidden_tool", "forbidden_argument", "loop", "claimed_success"}
-"""Flags no code task gates on: task rules no shipped code task declares, and notes of
-every family."""
+NOT_CODE = {"forbidden_tool", "forbidden_argument", "loop", "claimed_success", "not_plain"}
+"""Flags no code task gates on: task rules no shipped code task declares, notes of every
+family, and the judge's explanation of a check that failed on its own."""
 
 
 def test_every_flag_of_the_code_families_has_a_false_positive_row():
