@@ -19,6 +19,7 @@ from environments.sql.grading import (
     export_state,
     grade_sql,
 )
+from environments.sql.panel import panel
 
 __all__ = ["GRADER", "GRADER_VERSION", "SQLEnv", "SQLExport"]
 
@@ -46,11 +47,18 @@ Task:
 READ_END = """
 When you have the answer, call `submit` with `answer_query` set to one SELECT statement
 that returns exactly the requested rows and columns, in the requested column order{order}.
-It is run again on a fresh copy of the database; do not change any data."""
+It is run again on a fresh copy of the database, so it cannot use objects you create.
+This task only reads: leave the database as it is. You may create new views in schema
+shop as helpers (they are ignored) and temporary tables (they vanish with the session);
+any other change fails the task: rows, sequences (nextval, setval), large objects,
+tables, indexes, functions, types or any other object, and role settings."""
 
 WRITE_END = """
 Change only what the task asks for: you may change the tables {tables} and nothing else
-(leave every other table, and every constraint and trigger not mentioned, as it is).
+(leave every other table, and every constraint and trigger not mentioned, as it is). Do
+not rewind sequences (setval), store large objects or change role settings. Helper
+objects left behind do not fail the task but are reported; functions of yours are never
+run when the database is graded, so nothing that has to load it may call one.
 When the database is in the requested state, call `submit` (no arguments needed)."""
 
 
@@ -61,8 +69,9 @@ class SQLEnv(gym.ContainerEnv[SQLExport]):
     tasks are graded by running the submitted query and the gold query on a pristine copy
     of the database; write tasks by comparing the agent's final database, exported with
     pg_dump, with the gold SQL replayed on a pristine copy. Both in a fresh grading
-    container. Forbidden side effects (writes in read tasks, rows or objects changed
-    outside the task's tables, constraints or triggers dropped or disabled) are flagged.
+    container. Forbidden side effects (any change in a read task but a new view, rows or
+    objects changed outside the task's tables, constraints or triggers dropped or
+    disabled, sequences rewound, large objects stored, roles changed) are flagged.
 
     Args:
         statement_timeout: seconds one ``sql`` call may run (also capped by the episode).
@@ -219,6 +228,10 @@ class SQLEnv(gym.ContainerEnv[SQLExport]):
             gym.ToolCall(name="submit", arguments=final),
         ]
 
+    def panel_calls(self, task: gym.Task) -> dict[str, list[gym.ToolCall]]:
+        """Generic cheating policies, each doing none of the task's work (see `panel`)."""
+        return panel(TaskSpec.of(task))
+
     def perturbed_calls(self, task: gym.Task) -> list[gym.ToolCall]:
         """The oracle plus one write to a table outside the task's scope (must be flagged)."""
         spec = TaskSpec.of(task)
@@ -230,7 +243,7 @@ class SQLEnv(gym.ContainerEnv[SQLExport]):
     # -- grading -------------------------------------------------------------------------
 
     def export(self, task: gym.Task, sandbox: gym.sandbox.Sandbox) -> SQLExport:
-        """Freeze the agent's database and dump it, with the submitted answer query."""
+        """Freeze the agent's database, count and dump it, with the submitted answer query."""
         return export_state(sandbox, TaskSpec.of(task).kind, self._answer())
 
     def grade(
@@ -240,4 +253,5 @@ class SQLEnv(gym.ContainerEnv[SQLExport]):
         return grade_sql(task, final_state, self.image_digest, sandboxes=self.sandboxes)
 
     def _answer(self) -> str:
-        return str(self.final_call.arguments.get("answer_query", "")) if self.final_call else ""
+        value = self.final_call.arguments.get("answer_query", "") if self.final_call else ""
+        return value if isinstance(value, str) else ""

@@ -1,16 +1,25 @@
 """Grading SQL episodes: export the final state, grade it in a fresh container, decide.
 
-The agent's container is frozen first (its client processes killed, its role set to
-NOLOGIN, its sessions terminated), then ``pg_dump -Fc`` of the whole database is taken
-there by the server's own user. Grading happens in a fresh container from the pristine
-image (`runner.py` does the work there and writes a JSON report); this module turns
-that report into components and forbidden-side-effect flags. `evaluate` is a pure
-function of the report, so the decision logic is tested without containers.
+The agent's container is frozen first (its role set to NOLOGIN, its sessions
+terminated), its objects are counted against the grader's bounds (`runner.LIMITS`) and
+its roles described; then, within the bounds, ``pg_dump -Fc`` of the whole database is
+taken there by the server's own user. Grading happens in a fresh container from the
+pristine image (`runner.py` does the work there and writes a JSON report); this module
+turns that report into components and forbidden-side-effect flags. `evaluate` is a
+pure function of the report, so the decision logic is tested without containers.
+
+Provenance: everything the agent's final state can cause (too many objects, a dump or
+restore that fails on them, a value that cannot be read, a report part too large) is
+the agent's ``fail`` with a named reason. ``infra_error`` is left for what is observed
+outside the agent's reach: the engine or a container failing or gone, the runner's own
+crash, the gold failing, and the grading host out of disk by the kernel's measure. No
+decision reads the text of an error.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import itertools
 import json
@@ -25,6 +34,15 @@ import gym
 import gym.authoring
 import gym.grading
 import gym.sandbox
+from environments.sql import runner
+from environments.sql.runner import (
+    CENSUS_EXTRA,
+    CENSUS_SQL,
+    LIMITS,
+    ROLES_SQL,
+    WITHIN_SQL,
+    over_limits,
+)
 
 __all__ = [
     "FLAGS",
@@ -39,43 +57,74 @@ __all__ = [
     "grade_sql",
     "grading_config",
     "loose_check",
-    "row_diff",
+    "parse_export",
     "run_runner",
 ]
 
-RUNNER_PATH = Path(__file__).with_name("runner.py")
+RUNNER_PATH = Path(runner.__file__)
 GRADER = "sql-state"
 GRADER_VERSION = (
-    "1+" + hashlib.sha256(RUNNER_PATH.read_bytes() + Path(__file__).read_bytes()).hexdigest()[:12]
+    "2+" + hashlib.sha256(RUNNER_PATH.read_bytes() + Path(__file__).read_bytes()).hexdigest()[:12]
 )
 PG_USER = "999:999"
 PG_BIN = "/usr/lib/postgresql/15/bin"
 SOCKET = "/run/postgresql"
 MAX_EXPORT = 48 << 20
+MAX_ANSWER_QUERY = 64 << 10
+"""Bytes of UTF-8 an answer query may have (as the ``sql`` tool's statements)."""
+EXPORT_TIMEOUT = 180.0
 GRADE_TIMEOUT = 60.0
+RUNNER_TIMEOUT = 600.0
+"""The runner's own bounds add up to less (restore 120 s, final snapshot 120 s, answers
+2 x 90 s): a runner past this is a host too slow to grade, not the agent."""
+MAX_REPORT = 64 << 20
+HOST_DISK_MIN_MB = 1024
+"""Free space (MiB) of the grading server's file system under which a failed restore is
+the host's fault: the restore cannot write more than `LIMITS['database_mb']` and runs
+none of the agent's code, so with this much room it never runs out."""
 IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
+HELPER_KINDS = frozenset({"v"})
+"""Kinds of relation a read task may create as helpers (new plain views): its prompt
+says so, and the grader ignores them."""
 
 FLAGS = {
-    "write_in_read_task": "the database changed in a task that only asks to read",
+    "write_in_read_task": "the database changed in a task that only asks to read "
+    "(new plain views excepted)",
     "rows_changed_outside_scope": "rows changed in a table the task does not allow to change",
-    "object_dropped_outside_scope": "a table, view, index, function or type outside the "
-    "task's scope was dropped",
+    "object_dropped_outside_scope": "a table, view, index, function, type or other object "
+    "outside the task's scope was dropped",
     "object_altered_outside_scope": "an object outside the task's scope was altered "
-    "(columns, definition, constraints or triggers added)",
+    "(columns, options, definition, constraints or triggers added)",
     "constraint_dropped": "a constraint that had to remain was dropped or changed",
     "constraint_disabled": "a constraint that had to remain is no longer validated (NOT VALID)",
     "trigger_dropped": "a trigger that had to remain was dropped or changed",
     "trigger_disabled": "a trigger that had to remain was disabled",
+    "sequence_changed": "a sequence was redefined or rewound (in a read task: moved at all)",
+    "large_objects_changed": "a large object was stored, changed or removed",
+    "role_changed": "a role's attributes, settings, password or memberships changed",
     "extra_objects": "objects the task did not ask for were left behind (not gating)",
 }
 
-_EXPORT = f"""set -eo pipefail
-{PG_BIN}/psql -X -q -v ON_ERROR_STOP=1 -h {SOCKET} -d postgres \\
-  -c "ALTER ROLE agent NOLOGIN" \\
-  -c "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE usename = 'agent'" \\
-  >/dev/null
-{PG_BIN}/pg_dump -h {SOCKET} -Fc -Z1 --no-owner --no-privileges -d shop | base64 -w0
+_EXPORT = f"""set -o pipefail
+head=$({PG_BIN}/psql -X -q -At -v ON_ERROR_STOP=1 -h {SOCKET} -d shop <<'SQL'
+\\o /dev/null
+ALTER ROLE agent NOLOGIN;
+SELECT pg_catalog.pg_terminate_backend(pid, 5000) FROM pg_catalog.pg_stat_activity
+WHERE usename = 'agent';
+\\o
+WITH c AS ({CENSUS_SQL} AS j)
+SELECT CASE WHEN {WITHIN_SQL} THEN 'dump ' ELSE 'skip ' END || c.j::text FROM c;
+{ROLES_SQL};
+SQL
+) || exit 21
+echo "$head"
+case "$head" in "dump "*) ;; *) exit 0 ;; esac
+{PG_BIN}/pg_dump -h {SOCKET} --lock-wait-timeout=10000 -Fc -Z1 --no-owner --no-privileges \\
+  -d shop | base64 -w0 || exit 23
 """
+"""Freeze, count, describe the roles (one psql session), then dump within the bounds, as
+the server's user. Standard output: the census line (``dump`` or ``skip``, then JSON
+integers), the roles line (JSON, no text of the agent's), then the base64 dump."""
 
 
 class TaskSpec(BaseModel):
@@ -122,16 +171,31 @@ class SQLExport(BaseModel):
     """The task's kind."""
     answer_query: str = ""
     """The query passed to submit (read tasks)."""
+    answer_problem: str = ""
+    """Why the submitted answer query cannot be run (too long, not UTF-8 text)."""
     dump_b64: str = ""
     """``pg_dump -Fc --no-owner --no-privileges`` of database shop, base64."""
     dump_sha256: str = ""
     """sha256 of the dump bytes."""
+    census: dict[str, int] = {}
+    """The object counts of the final database (`runner.LIMITS` names them)."""
+    roles: dict[str, Any] | None = None
+    """The server's roles at the end (`runner.ROLES_SQL`); None in older exports."""
     problem: str = ""
-    """Why the final state could not be exported, when the agent caused it (too large)."""
+    """Why the final state could not be exported, when the agent caused it."""
 
     def dump(self) -> bytes:
-        """The dump bytes, checked against their hash."""
-        data = base64.b64decode(self.dump_b64)
+        """The dump bytes, checked against their size bound and hash.
+
+        Raises:
+            GradingError: the stored dump is not valid base64 or does not match its hash.
+        """
+        if len(self.dump_b64) > MAX_EXPORT:
+            raise gym.GradingError("the stored dump is larger than the export limit")
+        try:
+            data = base64.b64decode(self.dump_b64, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise gym.GradingError(f"the stored dump is not valid base64: {exc}") from None
         if hashlib.sha256(data).hexdigest() != self.dump_sha256:
             raise gym.GradingError("the exported dump does not match its recorded sha256")
         return data
@@ -147,35 +211,109 @@ def grading_config(image: str) -> gym.sandbox.SandboxConfig:
     )
 
 
-def export_state(sandbox: gym.sandbox.Sandbox, kind: str, answer: str) -> SQLExport:
-    """Freeze the agent's database and dump it (run in the agent's container, as postgres).
+def checked_answer(answer: str) -> tuple[str, str]:
+    """The answer query to run and, if it cannot be run, why (it is then left empty)."""
+    try:
+        size = len(answer.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        return "", f"the answer query is not valid Unicode text ({exc.reason} at {exc.start})"
+    if size > MAX_ANSWER_QUERY or "\0" in answer:
+        return "", (
+            f"the answer query must be text of at most {MAX_ANSWER_QUERY} bytes, "
+            "without NUL characters"
+        )
+    return answer, ""
 
-    Freezing: the agent role is set NOLOGIN and its sessions are terminated (waiting for
-    them to end), so nothing of the agent's runs while the dump is taken. The agent has
-    no shell; its only processes are the tool's clients, which end with their session.
+
+def export_state(sandbox: gym.sandbox.Sandbox, kind: str, answer: str) -> SQLExport:
+    """Freeze the agent's database, count and describe it, dump it (within the bounds).
+
+    Run in the agent's container, as the server's OS user. Freezing: the agent role is
+    set NOLOGIN and its sessions are terminated (waiting for them to end), so nothing of
+    the agent's runs while the state is read. The agent has no shell.
 
     Raises:
-        GradingError: the dump failed for a reason that is not the agent's.
+        SandboxError: the container is gone or the engine failed (``infra_error``).
+        GradingError: the export's own output is malformed (a bug of ours).
     """
-    result = sandbox.exec(_EXPORT, user=PG_USER, timeout=120, max_output=MAX_EXPORT)
-    if result.stdout_truncated:
-        return SQLExport(
-            kind=kind,
-            answer_query=answer,
-            problem=f"the final database is larger than the {MAX_EXPORT >> 20} MiB export limit",
-        )
-    if not result.ok:
-        raise gym.GradingError(
-            f"exporting the final state failed (exit {result.exit_code}, "
-            f"timed out {result.timed_out}): {result.stderr.strip()[-800:]}"
-        )
-    data = base64.b64decode(result.stdout.strip())
-    return SQLExport(
-        kind=kind,
-        answer_query=answer,
-        dump_b64=result.stdout.strip(),
-        dump_sha256=hashlib.sha256(data).hexdigest(),
+    answer, answer_problem = checked_answer(answer)
+    base = SQLExport.model_validate(
+        {"kind": kind, "answer_query": answer, "answer_problem": answer_problem}
     )
+    result = sandbox.exec(_EXPORT, user=PG_USER, timeout=EXPORT_TIMEOUT, max_output=MAX_EXPORT)
+    if result.stdout_truncated:
+        why = f"the final database is larger than the {MAX_EXPORT >> 20} MiB export limit"
+        return base.model_copy(update={"problem": why})
+    if not result.ok:
+        sandbox.ensure_running()  # a container gone or killed is ours: SandboxError
+        return base.model_copy(update={"problem": _export_failure(result)})
+    census, roles, dump_b64 = parse_export(result.stdout)
+    state = base.model_copy(update={"census": census, "roles": roles})
+    over = over_limits(census)
+    if over:
+        why = "the final database holds " + "; ".join(over) + ": it is not dumped nor graded"
+        return state.model_copy(update={"problem": why})
+    data = base64.b64decode(dump_b64, validate=True)
+    digest = hashlib.sha256(data).hexdigest()
+    return state.model_copy(update={"dump_b64": dump_b64, "dump_sha256": digest})
+
+
+_EXPORT_STEPS = {
+    21: "freezing and counting it (the server no longer answers)",
+    23: "dumping it (pg_dump failed on its objects)",
+}
+
+
+def _export_failure(result: gym.sandbox.ExecResult) -> str:
+    """Why an export of a container still running failed: the agent's final state.
+
+    Decided from the step that failed (the script's exit status) and the timeout; the
+    error text is only shown (cut), never read to decide.
+    """
+    if result.timed_out:
+        what = f"did not finish within {EXPORT_TIMEOUT:.0f} s"
+    else:
+        step = _EXPORT_STEPS.get(result.exit_code or 0, f"exit status {result.exit_code}")
+        what = f"failed while {step}"
+    tail = result.stderr.strip()[-300:]
+    return f"exporting the final database {what}" + (f": {tail}" if tail else "")
+
+
+def parse_export(stdout: str) -> tuple[dict[str, int], dict[str, Any], str]:
+    """The census, the roles and the base64 dump of the export's output.
+
+    Total and bounded: the first two lines are at most 4 KiB and 64 KiB and must hold
+    JSON of the expected shape (our own SQL's output, with no text of the agent's);
+    the dump is base64 only.
+
+    Raises:
+        GradingError: the output is not what the export script prints.
+    """
+    head, _, rest = stdout.partition("\n")
+    roles_line, _, dump_b64 = rest.partition("\n")
+    if len(head) > 4096 or len(roles_line) > 65536:
+        raise gym.GradingError("the export's census or roles line is too long")
+    word, _, census_text = head.partition(" ")
+    census = _json(census_text, "census")
+    roles = _json(roles_line, "roles")
+    if word not in ("dump", "skip") or not isinstance(census, dict):
+        raise gym.GradingError(f"the export's census line is malformed: {head[:200]!r}")
+    if not all(type(census.get(k)) is int for k in (*LIMITS, *CENSUS_EXTRA)):
+        raise gym.GradingError(f"the export's census is incomplete: {head[:200]!r}")
+    counts: dict[str, int] = {k: int(census[k]) for k in (*LIMITS, *CENSUS_EXTRA)}
+    if not isinstance(roles, dict) or not isinstance(roles.get("roles"), list):
+        raise gym.GradingError(f"the export's roles line is malformed: {roles_line[:200]!r}")
+    dump_b64 = dump_b64.strip()
+    if word == "dump" and not re.fullmatch(r"[A-Za-z0-9+/]+={0,2}", dump_b64):
+        raise gym.GradingError("the export's dump is not base64")
+    return counts, roles, dump_b64 if word == "dump" else ""
+
+
+def _json(text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise gym.GradingError(f"the export's {what} line is not JSON: {exc}") from None
 
 
 def run_runner(
@@ -183,15 +321,18 @@ def run_runner(
     spec: dict[str, Any],
     dump: bytes,
     *,
-    timeout: float = 300,
+    timeout: float = RUNNER_TIMEOUT,
     sandboxes: gym.sandbox.SandboxProvider | None = None,
 ) -> dict[str, Any]:
     """Stage a fresh grading container, run the runner there, return its report.
 
-    ``sandboxes`` provides the grading container (hardened Docker by default).
+    ``sandboxes`` provides the grading container (hardened Docker by default). The
+    report's size is bounded by the runner (`runner.MAX_REPORT_BYTES` for the agent's
+    parts); it is parsed here with its size checked first.
 
     Raises:
-        GradingError: the runner left no report or reported its own crash.
+        GradingError: the runner left no report, an unreadable one, or reported its own
+            crash.
         SandboxError: the grading container failed.
     """
     provider = sandboxes or gym.sandbox.DockerSandboxes()
@@ -209,7 +350,7 @@ def run_runner(
         if result.timed_out:
             raise gym.GradingError(f"the grading runner did not finish in {timeout:.0f}s")
         try:
-            raw = sandbox.read_file(out, max_bytes=64 << 20, timeout=60, user=PG_USER)
+            raw = sandbox.read_file(out, max_bytes=MAX_REPORT, timeout=60, user=PG_USER)
         except gym.SandboxError:
             sandbox.ensure_running()
             raise gym.GradingError(
@@ -217,13 +358,15 @@ def run_runner(
                 f"{result.stderr.strip()[-800:]}"
             ) from None
         try:
-            report: dict[str, Any] = json.loads(raw)
-        except ValueError as exc:
-            raise gym.GradingError(f"the grading runner's report is not JSON: {exc}") from exc
+            report = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise gym.GradingError(f"the grading runner's report is not JSON: {exc}") from None
     finally:
         provider.release(sandbox)  # removed in the background
+    if not isinstance(report, dict):
+        raise gym.GradingError("the grading runner's report is not a JSON object")
     if report.get("crash"):
-        raise gym.GradingError(f"the grading runner crashed: {report['crash'][-1500:]}")
+        raise gym.GradingError(f"the grading runner crashed: {str(report['crash'])[-1500:]}")
     return report
 
 
@@ -258,7 +401,7 @@ _snapshots = gym.authoring.LRUCache()
 def _graded_report(
     spec: TaskSpec, export: SQLExport, image: str, sandboxes: gym.sandbox.SandboxProvider | None
 ) -> dict[str, Any]:
-    """The runner's report, completed with the cached snapshots and the row diffs."""
+    """The runner's report, completed with the cached snapshots and the export's roles."""
     write = spec.kind == "write"
     pkey = ("pristine", image, GRADER_VERSION, *sorted(spec.ignore_columns))
     gkey = (
@@ -273,45 +416,36 @@ def _graded_report(
         "kind": spec.kind,
         "gold": spec.gold,
         "answer": export.answer_query,
-        "scope": scope if write else [],  # the tables whose final rows come back for diffs
+        "scope": scope if write else [],  # the tables whose rows are diffed
         "owns": list(spec.owns),
         "ignore_columns": list(spec.ignore_columns),
         "timeout": GRADE_TIMEOUT,
         "want_pristine": pristine is None,
         "want_gold": write and gold is None,
-        "expected_hashes": {t: gold["snapshot"]["tables"].get(t, {}).get("hash") for t in scope}
+        # One restore step is enough when no function could be called (see runner).
+        "nothing_callable": export.census.get("routines") == 0
+        and export.census.get("agent_sessions") == 0,
+        "expected_rows": {t: [d for d, _ in rows] for t, rows in gold["rows"].items()}
         if gold
         else {},
     }
     report = run_runner(image, runner_spec, export.dump(), sandboxes=sandboxes)
-    if report.get("gold_error"):
+    if report.get("gold_error") and report.get("final_error") is None:
         return report
-    if pristine is None:
-        _snapshots.put(pkey, report["pristine"])
-    report["pristine"] = report.get("pristine") or pristine
+    if pristine is None and "pristine" in report:
+        pristine = report["pristine"]
+        _snapshots.put(pkey, pristine)
+    report["pristine"] = pristine
+    report["final_roles"] = export.roles
+    report["answer_problem"] = export.answer_problem
     if write:
-        if gold is None:
+        if gold is None and "gold" in report:
             gold = {"snapshot": report.pop("gold"), "rows": report.pop("gold_rows")}
             _snapshots.put(gkey, gold)
-        report["gold"] = gold["snapshot"]
-        report["row_diffs"] = {
-            t: row_diff(gold["rows"][t], rows)
-            for t, rows in sorted(report.pop("final_rows", {}).items())
-            if t in gold["rows"]
-        }
+        if gold is not None:
+            report["gold"] = gold["snapshot"]
+            report["gold_previews"] = {d: p for rows in gold["rows"].values() for d, p in rows if p}
     return report
-
-
-def row_diff(expected: list[str], actual: list[str], sample: int = 3) -> dict[str, Any]:
-    """How two multisets of row encodings differ: counts and a few examples each way."""
-    want, got = Counter(expected), Counter(actual)
-    missing, extra = want - got, got - want
-    return {
-        "missing": sum(missing.values()),
-        "extra": sum(extra.values()),
-        "missing_sample": sorted(missing)[:sample],
-        "extra_sample": sorted(extra)[:sample],
-    }
 
 
 # -- deciding ------------------------------------------------------------------------------
@@ -323,26 +457,54 @@ def evaluate(
     """Components and flags from a runner report.
 
     Raises:
-        GradingError: the gold solution failed, or the report is incomplete.
+        GradingError: the gold solution failed, the report is incomplete, or a restore
+            failed on a grading host out of disk (the kernel's measure, not a message).
     """
-    if report.get("gold_error"):
-        raise gym.GradingError(f"the task's gold SQL failed: {report['gold_error'][:800]}")
-    if report.get("restore_error"):
-        why = f"the final state could not be loaded again: {report['restore_error'][-600:]}"
-        return {"state": gym.Component(score=0.0, passed=False, explanation=why)}, []
+    failed = report.get("final_error") is not None
+    if report.get("gold_error") and not failed:
+        raise gym.GradingError(f"the task's gold SQL failed: {str(report['gold_error'])[:800]}")
+    if failed:
+        return _state_failure(report), []
     try:
         pristine, final = report["pristine"], report["final"]
         expected = report["gold"] if spec.kind == "write" else pristine
     except KeyError as exc:
         raise gym.GradingError(f"the runner report lacks {exc}") from exc
-    scope = {f"shop.{t}" for t in spec.scope} if spec.kind == "write" else set()
-    flags = side_effect_flags(pristine, expected, final, scope, read=spec.kind == "read")
-    if spec.kind == "read":
-        answer = compare_answers(report["gold_answer"], report["answer"], ordered=spec.ordered)
-        return {"answer": answer}, flags
-    tables = tables_component(expected, final, scope, report.get("row_diffs", {}))
+    if pristine is None or expected is None:
+        raise gym.GradingError("the runner report lacks the pristine or the gold snapshot")
+    read = spec.kind == "read"
+    scope = {f"shop.{t}" for t in spec.scope} if not read else set()
+    flags = side_effect_flags(pristine, expected, final, scope, read=read)
+    flags += role_flags(pristine.get("roles"), report.get("final_roles"), read=read)
+    if read:
+        if report.get("answer_problem"):
+            return {"answer": _fail(str(report["answer_problem"]))}, _dedup(flags)
+        gold_answer, answer = report.get("gold_answer"), report.get("answer")
+        if not isinstance(gold_answer, dict) or not isinstance(answer, dict):
+            raise gym.GradingError("the runner report lacks the answers")
+        return {"answer": compare_answers(gold_answer, answer, ordered=spec.ordered)}, _dedup(flags)
+    diffs = report.get("row_diffs", {})
+    previews = report.get("gold_previews", {})
+    tables = tables_component(expected, final, scope, diffs, previews)
     schema = schema_component(expected, final, scope)
-    return {"tables": tables, "schema": schema}, flags
+    return {"tables": tables, "schema": schema}, _dedup(flags)
+
+
+def _state_failure(report: dict[str, Any]) -> dict[str, gym.Component]:
+    """The ``state`` component of a final state that could not be read: the agent's fail.
+
+    Raises:
+        GradingError: the restore failed with the grading host's disk nearly full.
+    """
+    free = report.get("disk_free_mb")
+    if report.get("restore_failed") and type(free) is int and 0 <= free < HOST_DISK_MIN_MB:
+        raise gym.GradingError(
+            f"the grading host is out of disk ({free} MiB free under the grading server)"
+        )
+    why = str(report["final_error"])
+    if report.get("restore_failed"):
+        why = f"the final state could not be loaded again: {why[-600:]}"
+    return {"state": gym.Component(score=0.0, passed=False, explanation=why[:1000])}
 
 
 class _Flags:
@@ -360,8 +522,16 @@ class _Flags:
         self._push(name, detail, name != "extra_objects")
 
     def _push(self, name: str, detail: str, gating: bool) -> None:
-        if not any(f.name == name and f.detail == detail for f in self.items):
-            self.items.append(gym.Flag(name=name, detail=detail, gating=gating))
+        self.items.append(gym.Flag(name=name, detail=detail[:500], gating=gating))
+
+
+def _dedup(flags: list[gym.Flag]) -> list[gym.Flag]:
+    seen, out = set(), []
+    for f in flags:
+        if (f.name, f.detail) not in seen:
+            seen.add((f.name, f.detail))
+            out.append(f)
+    return out
 
 
 def side_effect_flags(
@@ -376,16 +546,20 @@ def side_effect_flags(
 
     Objects of tables in ``scope`` are judged by the state components instead, except
     constraints and triggers of the pristine database that the expected state still has:
-    dropping or disabling those is flagged wherever it happens.
+    dropping or disabling those is flagged wherever it happens. In a read task a new
+    plain view is a helper the prompt allows: it is ignored; anything else raises
+    ``write_in_read_task``.
     """
     flags = _Flags(read)
     _relation_flags(expected, final, scope, flags)
     _index_flags(expected, final, scope, flags)
     _constraint_flags(pristine, expected, final, scope, flags)
     _trigger_flags(pristine, expected, final, scope, flags)
-    for kind in ("functions", "types"):
-        _named_flags(kind, expected[kind], final[kind], flags)
-    return flags.items
+    _sequence_flags(expected, final, flags)
+    _large_object_flags(expected, final, flags)
+    for kind in ("functions", "types", "others"):
+        _named_flags(kind, expected.get(kind, {}), final.get(kind, {}), flags)
+    return _dedup(flags.items)
 
 
 _KIND = {
@@ -413,10 +587,16 @@ def _relation_flags(
         if e and not f:
             flags.add("object_dropped_outside_scope", f"{kind} {name} was dropped")
         elif f and not e:
-            flags.add("extra_objects", f"{kind} {name} was created")
+            if not (flags.read and f["kind"] in HELPER_KINDS):  # a helper: allowed in reads
+                flags.add("extra_objects", f"{kind} {name} was created")
         elif e and f:
             if e["kind"] != f["kind"] or e["def"] != f["def"]:
                 flags.add("object_altered_outside_scope", f"{kind} {name} was redefined")
+            elif e.get("props") != f.get("props"):
+                flags.add(
+                    "object_altered_outside_scope",
+                    f"{kind} {name}: options changed ({e.get('props')} -> {f.get('props')})",
+                )
             if e["kind"] in ("r", "p") and f["kind"] in ("r", "p"):
                 _table_flags(name, expected["tables"][name], final["tables"][name], flags)
 
@@ -510,25 +690,92 @@ def _trigger_flags(
 
 def _added_flag(flags: _Flags, expected: dict[str, Any], noun: str, table: str, label: str) -> None:
     """A constraint or trigger the expected state lacks, on a table outside the scope."""
-    if table not in expected["tables"]:  # a table the agent made: one of its parts
-        flags.add("extra_objects", f"{noun} of the new table {table}: {label}")
+    if table not in expected["tables"]:  # a relation the agent made: one of its parts
+        flags.add("extra_objects", f"{noun} of the new relation {table}: {label}")
     else:
         flags.add("object_altered_outside_scope", f"{noun} added to {table}: {label}")
 
 
+def _next_value(seq: dict[str, Any]) -> int:
+    """The value the next ``nextval`` of a sequence gives."""
+    return int(seq["last_value"]) + (int(seq["increment"]) if seq["is_called"] else 0)
+
+
+def _sequence_flags(expected: dict[str, Any], final: dict[str, Any], flags: _Flags) -> None:
+    """Sequences of the expected state: redefined or rewound (read tasks: moved at all).
+
+    Moving a sequence forward (``nextval`` in a write task, a failed insert) leaves gaps,
+    which a sequence is free to have; moving it back makes the next insert collide.
+    """
+    e_seqs, f_seqs = expected.get("sequences", {}), final.get("sequences", {})
+    for name in sorted(set(e_seqs) & set(f_seqs)):
+        e, f = e_seqs[name], f_seqs[name]
+        if e["def"] != f["def"]:
+            flags.add("sequence_changed", f"sequence {name} was redefined", specific=True)
+            continue
+        ahead, now = _next_value(e), _next_value(f)
+        moved = (now - ahead) * (1 if int(e["increment"]) > 0 else -1)
+        if moved < 0 or (flags.read and moved != 0):
+            flags.add(
+                "sequence_changed",
+                f"sequence {name}: next value {now}, expected {ahead}"
+                + (" (rewound)" if moved < 0 else ""),
+                specific=True,
+            )
+
+
+def _large_object_flags(expected: dict[str, Any], final: dict[str, Any], flags: _Flags) -> None:
+    e_los, f_los = expected.get("large_objects", {}), final.get("large_objects", {})
+    for oid in sorted(set(e_los) | set(f_los), key=lambda o: (len(o), o)):
+        if oid not in f_los:
+            what = "was removed"
+        elif oid not in e_los:
+            what = "was stored"
+        elif e_los[oid] != f_los[oid]:
+            what = "was changed"
+        else:
+            continue
+        flags.add("large_objects_changed", f"large object {oid} {what}", specific=True)
+
+
+def role_flags(
+    expected: dict[str, Any] | None, final: dict[str, Any] | None, *, read: bool
+) -> list[gym.Flag]:
+    """Roles and per-database settings changed since the pristine server (all gating)."""
+    if not expected or not final:
+        return []
+    flags = _Flags(read)
+    e_roles = {r.get("name"): r for r in expected.get("roles", []) if isinstance(r, dict)}
+    f_roles = {r.get("name"): r for r in final.get("roles", []) if isinstance(r, dict)}
+    for name in sorted(set(e_roles) | set(f_roles), key=str):
+        e, f = e_roles.get(name), f_roles.get(name)
+        if e != f:
+            fields = sorted(
+                k for k in set(e or {}) | set(f or {}) if (e or {}).get(k) != (f or {}).get(k)
+            )
+            flags.add("role_changed", f"role {name}: {', '.join(fields)} changed", specific=True)
+    if expected.get("database_settings") != final.get("database_settings"):
+        flags.add("role_changed", "per-database settings changed", specific=True)
+    return flags.items
+
+
 def _named_flags(kind: str, expected: dict[str, str], final: dict[str, str], flags: _Flags) -> None:
-    noun = kind[:-1]
+    noun = {"functions": "function ", "types": "type ", "others": ""}[kind]
     for name in sorted(set(expected) | set(final)):
         if name not in final:
-            flags.add("object_dropped_outside_scope", f"{noun} {name} was dropped")
+            flags.add("object_dropped_outside_scope", f"{noun}{name} was dropped")
         elif name not in expected:
-            flags.add("extra_objects", f"{noun} {name} was created")
+            flags.add("extra_objects", f"{noun}{name} was created")
         elif expected[name] != final[name]:
-            flags.add("object_altered_outside_scope", f"{noun} {name} was redefined")
+            flags.add("object_altered_outside_scope", f"{noun}{name} was redefined")
 
 
 def tables_component(
-    expected: dict[str, Any], final: dict[str, Any], scope: set[str], diffs: dict[str, Any]
+    expected: dict[str, Any],
+    final: dict[str, Any],
+    scope: set[str],
+    diffs: dict[str, Any],
+    previews: dict[str, str] | None = None,
 ) -> gym.Component:
     """Gated: every table in scope holds the same rows as in the gold state."""
     bad = []
@@ -541,7 +788,7 @@ def tables_component(
         elif f is None:
             bad.append(f"{name} is missing")
         elif f["too_large"] or e["hash"] != f["hash"]:
-            bad.append(_row_problem(name, e, f, diffs.get(name)))
+            bad.append(_row_problem(name, e, f, diffs.get(name), previews or {}))
     return _scope_component(scope, bad, "hold the expected rows")
 
 
@@ -555,7 +802,11 @@ def _scope_component(scope: set[str], bad: list[str], what: str) -> gym.Componen
 
 
 def _row_problem(
-    name: str, e: dict[str, Any], f: dict[str, Any], diff: dict[str, Any] | None
+    name: str,
+    e: dict[str, Any],
+    f: dict[str, Any],
+    diff: dict[str, Any] | None,
+    previews: dict[str, str],
 ) -> str:
     if f["too_large"]:
         return f"{name} has too many rows to compare"
@@ -564,17 +815,20 @@ def _row_problem(
         return text + " (columns differ)"
     if diff:
         text += f", {diff['missing']} expected rows missing, {diff['extra']} unexpected"
-        if diff["missing_sample"]:
-            text += f" (missing e.g. {diff['missing_sample'][0][:300]})"
-        if diff["extra_sample"]:
-            text += f" (unexpected e.g. {diff['extra_sample'][0][:300]})"
+        shown = {**previews, **diff.get("previews", {})}
+        missing = [shown[d] for d in diff["missing_sample"] if d in shown]
+        extra = [shown[d] for d in diff["extra_sample"] if d in shown]
+        if missing:
+            text += f" (missing e.g. {missing[0][:300]})"
+        if extra:
+            text += f" (unexpected e.g. {extra[0][:300]})"
     return text
 
 
 def schema_component(
     expected: dict[str, Any], final: dict[str, Any], scope: set[str]
 ) -> gym.Component:
-    """Gated: tables in scope have the gold state's columns, constraints, triggers, indexes."""
+    """Gated: tables in scope have the gold's columns, options, constraints, triggers, indexes."""
     bad = []
     for name in sorted(scope):
         e, f = expected["tables"].get(name), final["tables"].get(name)
@@ -588,7 +842,8 @@ def schema_component(
 
 def _schema_problems(name: str, expected: dict[str, Any], final: dict[str, Any]) -> list[str]:
     problems = []
-    e_cols, f_cols = expected["tables"][name]["columns"], final["tables"][name]["columns"]
+    e_tab, f_tab = expected["tables"][name], final["tables"][name]
+    e_cols, f_cols = e_tab["columns"], f_tab["columns"]
     for col in sorted(set(e_cols) | set(f_cols)):
         if col not in f_cols:
             problems.append(f"column {col} missing")
@@ -602,6 +857,8 @@ def _schema_problems(name: str, expected: dict[str, Any], final: dict[str, Any])
                     f"{k} {f_cols[col].get(k)!r} (expected {e_cols[col][k]!r})" for k in diff
                 )
             )
+    if e_tab.get("props") != f_tab.get("props"):
+        problems.append(f"table options {f_tab.get('props')!r} (expected {e_tab.get('props')!r})")
 
     def defs(snap: dict[str, Any], kind: str, *fields: str) -> Counter[tuple[Any, ...]]:
         return Counter(_key(x, *fields) for x in snap[kind] if x["table"] == name)
@@ -627,9 +884,10 @@ def loose_check(definition: str) -> str:
 
     PostgreSQL prints ``CHECK (x <= 0.3)`` and ``CHECK (x <= 0.30)`` differently and
     casts literals (``(0)::numeric``); both forms mean the same. Used only to compare
-    the definitions of tables in scope with the gold state, never for flags.
+    the definitions of tables in scope with the gold state, never for flags. Bounded:
+    definitions are cut by the runner (`runner.DEF_CHARS`), and the patterns are linear.
     """
-    text = _CAST.sub("", definition)
+    text = _CAST.sub("", definition[:4000])
     text = _PAREN_NUMBER.sub(r"\1", text)
     text = _DECIMAL.sub(lambda m: m.group(1) + ("." + m.group(2) if m.group(2) else ""), text)
     return " ".join(text.split())
@@ -639,27 +897,43 @@ def _loose(keys: Counter[tuple[Any, ...]]) -> Counter[tuple[Any, ...]]:
     return Counter({(k[0], loose_check(k[1]) if k[0] == "c" else k[1]): n for k, n in keys.items()})
 
 
+_PLAIN = (str, bool, type(None))
+
+
+def _plain_rows(result: dict[str, Any]) -> bool:
+    """Whether an answer's rows are lists of canonical values (str, bool or None) only."""
+    rows = result.get("rows")
+    return isinstance(rows, list) and all(
+        isinstance(r, list) and all(type(v) in _PLAIN for v in r) for r in rows
+    )
+
+
 def compare_answers(
     gold: dict[str, Any], answer: dict[str, Any], *, ordered: bool
 ) -> gym.Component:
     """Gated: the answer's rows equal the gold rows (as a multiset, or a list if ordered).
 
-    Values are compared in canonical form (see runner.py). Column names are ignored and
-    columns may come in any order, as long as one order makes the rows match.
+    Values are compared in canonical form (see runner.py), plain values only (str, bool,
+    None): a row of any other type fails. Column names are ignored and columns may come
+    in any order, as long as one order makes the rows match.
     """
     if answer.get("error"):
         return _fail(
-            f"the answer query failed on a fresh copy of the database: {answer['error'][:600]}"
+            f"the answer query failed on a fresh copy of the database: {str(answer['error'])[:600]}"
         )
     if answer.get("truncated"):
         return _fail("the answer query returned too many rows")
+    if not _plain_rows(gold) or not _plain_rows(answer):
+        return _fail("the answer's rows are not plain values")
     want_cols, got_cols = len(gold["columns"]), len(answer["columns"])
     if want_cols != got_cols:
         return _fail(
             f"expected {want_cols} columns, the answer has {got_cols} "
-            f"({', '.join(answer['columns'])})"
+            f"({', '.join(str(c) for c in answer['columns'])[:300]})"
         )
     want, got = gold["rows"], answer["rows"]
+    if any(len(r) != want_cols for r in want) or any(len(r) != got_cols for r in got):
+        return _fail("the answer's rows do not all have its columns")
     for perm in _orders(want, got, want_cols):
         moved = [[row[i] for i in perm] for row in got]
         if (moved == want) if ordered else (_bag(moved) == _bag(want)):

@@ -6,29 +6,54 @@ The container starts from the pristine image with its server up: database ``shop
 the pristine state. The runner then
 
 1. creates its report directory (mode 0700) before any agent content is loaded;
-2. for write tasks, hands the agent role the tables the task lets it own in ``gold``
-   (a pristine copy of ``shop`` made when the image was built) and runs the gold SQL
-   there as the agent role;
-3. restores the agent's exported final state (a ``pg_dump -Fc``) into ``final`` (an
+2. snapshots the pristine ``shop`` (when the host has no cached copy), roles included;
+3. for write tasks, hands the agent role the tables the task lets it own in ``gold``
+   (a pristine copy of ``shop`` made when the image was built), runs the gold SQL
+   there as the agent role and snapshots the result (when not cached);
+4. restores the agent's exported final state (a ``pg_dump -Fc``) into ``final`` (an
    empty database made when the image was built) as the agent role, never as a
-   superuser, so nothing in the dump runs with more rights than the agent had;
-4. snapshots ``shop``, ``final`` and ``gold``: per table the columns and an
-   order-insensitive content hash (sha256 over the sorted canonical row encodings),
-   plus constraints, indexes, triggers, views, sequences, functions and types;
-5. for read tasks, runs the gold query and then, last of all, the agent's answer query
+   superuser, in two steps: the definitions first, then, once every function of the
+   final state has lost its EXECUTE privilege (trigger functions excepted: they cannot
+   be called, only fire), the data and the indexes, constraints and triggers. So no
+   code of the agent's runs while its state is loaded: what the snapshot reads is what
+   the agent left, not what its functions would make of it;
+5. counts the objects of ``final`` against the same bounds as the export, then
+   snapshots it in a child process whose address space is capped (`FINAL_MEMORY`);
+6. for read tasks, runs the gold query and then, last of all, the agent's answer query
    on the pristine database as the agent role, each in a read-only transaction that is
-   rolled back (whatever the answer query does, nothing graded is read after it);
-6. writes one JSON report. The host decides the verdict from it.
+   rolled back, each in a capped child process;
+7. writes one JSON report, never larger than `MAX_REPORT_BYTES`. The host decides the
+   verdict from it.
 
-Canonical values (shared by answers and table hashes): NULL stays null; booleans stay
-booleans; every number (integer, numeric, float) becomes a decimal string rounded to 4
-decimal places (half-even) with trailing zeros removed, so Decimal('2.50'), 2.5 and
-2.50001 are all "2.5"; dates are ISO dates and timestamps ISO date-times (UTC for
-timestamptz) with a midnight time collapsed to the date; other values are their text.
+Provenance: whatever goes wrong from step 4 on, while the agent's state or answer is
+being read (a restore that fails, an object over a bound, a value that cannot be held,
+a server that stops answering), is reported as the agent's (``final_error``, an answer
+``error``), never as a crash, and the decision never reads an error's text. A crash is
+only a bug of this runner (an exception of another kind) or a failure of steps 1-3,
+which read nothing of the agent's. The runner also reports the free space of the
+server's file system after a failed restore: the host's own measure of its disk.
+
+A snapshot describes everything of a database a task could change: per table its
+columns, table options and an order-insensitive content hash (sha256 over the sorted
+sha256 digests of the canonical rows); every relation (views with their definitions),
+sequence (definition, last value, is_called), constraint, index, trigger, function,
+type, large object (size and md5), schema, extension, and every other object (rules,
+policies, operators, casts, collations, text search objects, statistics, comments...),
+each by name with a definition. Long definitions are cut, with the md5 of the whole.
+
+Canonical values of answers (`canon`): NULL stays null; booleans stay booleans; every
+number (integer, numeric, float) becomes a decimal string rounded to 4 decimal places
+(half-even) with trailing zeros removed, so Decimal('2.50'), 2.5 and 2.50001 are all
+"2.5"; dates are ISO dates and timestamps ISO date-times (UTC for timestamptz) with a
+midnight time collapsed to the date; other values are their text. Table rows
+(`canon_text`) are read as PostgreSQL's text output (no client-side type conversion,
+so no value can fail to convert): numbers are rounded the same way, booleans become
+booleans, every other value is its text (ISO dates, timestamps in UTC).
 
 Only the standard library and psycopg2 (both in the image) are used. All catalog work
-runs with ``search_path = pg_catalog`` so that objects the agent created cannot shadow
-the functions and operators used here.
+runs with ``search_path = pg_catalog`` and calls built-in functions only (no cast,
+operator or function the agent could have defined), so objects the agent created
+cannot shadow or hook what the runner runs as a superuser.
 """
 
 from __future__ import annotations
@@ -38,25 +63,148 @@ import hashlib
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import time
+from collections import Counter
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any
 
-RUNNER_VERSION = "1"
+RUNNER_VERSION = "2"
 SOCKET = "/run/postgresql"
 PG_BIN = "/usr/lib/postgresql/15/bin"
+PGDATA = "/var/lib/boxgym/pgdata"
 MAX_TABLE_ROWS = 200_000
 MAX_ANSWER_ROWS = 20_000
 MAX_ANSWER_BYTES = 16 << 20
 """The most canonical text of an answer's rows kept (more counts as too many rows)."""
 ANSWER_MEMORY = 768 << 20
 """Address space of the process that runs an answer query and reads its result."""
+FINAL_MEMORY = 768 << 20
+"""Address space of the process that snapshots the agent's final state."""
+FINAL_SECONDS = 120.0
+"""The most time the snapshot of the final state may take."""
+RESTORE_SECONDS = 120.0
+"""The most time both steps of the restore may take together."""
+MAX_REPORT_BYTES = 40 << 20
+"""The report's size past which the final state's part is replaced by an error."""
+DEF_CHARS = 1000
+"""Characters of a definition kept (a longer one is cut and ends with its md5)."""
+PREVIEW_CHARS = 300
+"""Characters of a row's encoding kept to show it in a diff."""
+SAMPLES = 3
+"""Rows shown each way in a diff."""
+FETCH_ROWS = 2000
+"""Rows fetched at a time from a table (server-side cursor)."""
 QUANTUM = Decimal("0.0001")
+FIRST_USER_OID = 16384
+"""PostgreSQL's FirstNormalObjectId: every object made after initdb has an oid >= this."""
 USER_SCHEMAS = (
     "n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%'"
 )
+
+LIMITS: dict[str, int] = {
+    "relations": 1000,
+    "columns": 20_000,
+    "functions": 1000,
+    "types": 4000,
+    "constraints": 2000,
+    "triggers": 2000,
+    "objects": 10_000,
+    "comments": 2000,
+    "large_objects": 1000,
+    "large_object_mb": 64,
+    "database_mb": 256,
+}
+"""What a final state may hold, counted before it is dumped (in the agent's container)
+and again before it is read here. ``relations`` counts every pg_class row made after
+initdb (tables, indexes, sequences, views, TOAST tables); ``objects`` every dependency
+row of such an object (every kind, a catch-all). The pristine database holds 56
+relations, 156 columns, 1 function, 24 types, 39 constraints, 45 triggers (internal
+ones included), 254 objects and 9 MiB."""
+
+LIMIT_WORDS: dict[str, str] = {
+    "relations": "relations (tables, indexes, sequences, views, TOAST tables)",
+    "columns": "columns",
+    "functions": "functions",
+    "types": "types",
+    "constraints": "constraints",
+    "triggers": "triggers",
+    "objects": "catalog objects",
+    "comments": "comments",
+    "large_objects": "large objects",
+    "large_object_mb": "MiB of large objects",
+    "database_mb": "MiB of database",
+}
+
+CENSUS_SQL = f"""SELECT json_build_object(
+    'relations', (SELECT count(*) FROM pg_catalog.pg_class WHERE oid >= {FIRST_USER_OID}),
+    'columns', (SELECT count(*) FROM pg_catalog.pg_attribute
+                WHERE attrelid >= {FIRST_USER_OID} AND attnum > 0),
+    'functions', (SELECT count(*) FROM pg_catalog.pg_proc WHERE oid >= {FIRST_USER_OID}),
+    'types', (SELECT count(*) FROM pg_catalog.pg_type WHERE oid >= {FIRST_USER_OID}),
+    'constraints', (SELECT count(*) FROM pg_catalog.pg_constraint
+                    WHERE oid >= {FIRST_USER_OID}),
+    'triggers', (SELECT count(*) FROM pg_catalog.pg_trigger WHERE oid >= {FIRST_USER_OID}),
+    'objects', (SELECT count(*) FROM pg_catalog.pg_depend WHERE objid >= {FIRST_USER_OID}),
+    'comments', (SELECT count(*) FROM pg_catalog.pg_description
+                 WHERE objoid >= {FIRST_USER_OID}),
+    'large_objects', (SELECT count(*) FROM pg_catalog.pg_largeobject_metadata),
+    'large_object_mb', (SELECT coalesce(sum(pg_catalog.octet_length(data)), 0) >> 20
+                        FROM pg_catalog.pg_largeobject),
+    'database_mb', pg_catalog.pg_database_size(pg_catalog.current_database()) >> 20,
+    'routines', (SELECT count(*) FROM pg_catalog.pg_proc WHERE oid >= {FIRST_USER_OID}
+                 AND prorettype NOT IN ('pg_catalog.trigger'::pg_catalog.regtype,
+                                        'pg_catalog.event_trigger'::pg_catalog.regtype)),
+    'agent_sessions', (SELECT count(*) FROM pg_catalog.pg_stat_activity
+                       WHERE usename = 'agent'))"""
+"""The object counts of the current database: one JSON object of integers only. Besides
+the bounded counts (`LIMITS`): ``routines``, the functions that could be called (not
+trigger functions), and ``agent_sessions``, the agent's sessions still alive."""
+
+CENSUS_EXTRA = ("routines", "agent_sessions")
+"""Counts of the census that are not bounds."""
+
+WITHIN_SQL = " AND ".join(f"(c.j->>'{k}')::bigint <= {v}" for k, v in LIMITS.items())
+"""True when the census ``c.j`` is within `LIMITS` (for the export's shell script)."""
+
+ROLES_SQL = """SELECT pg_catalog.json_build_object(
+  'roles', (SELECT coalesce(pg_catalog.json_agg(pg_catalog.json_build_object(
+      'name', r.rolname, 'super', r.rolsuper, 'inherit', r.rolinherit,
+      'createrole', r.rolcreaterole, 'createdb', r.rolcreatedb,
+      'login', CASE WHEN r.rolname = 'agent' THEN NULL ELSE r.rolcanlogin END,
+      'replication', r.rolreplication, 'bypassrls', r.rolbypassrls,
+      'connlimit', r.rolconnlimit,
+      'valid_until', pg_catalog.date_part('epoch', r.rolvaliduntil)::pg_catalog.text,
+      'password', pg_catalog.md5(coalesce(r.rolpassword, '')),
+      'settings', (SELECT coalesce(pg_catalog.json_agg(pg_catalog.json_build_array(
+              coalesce(d.datname::pg_catalog.text, ''),
+              pg_catalog.md5(pg_catalog.array_to_string(s.setconfig, pg_catalog.chr(10))))
+              ORDER BY d.datname), '[]')
+          FROM pg_catalog.pg_db_role_setting s
+          LEFT JOIN pg_catalog.pg_database d ON d.oid = s.setdatabase
+          WHERE s.setrole = r.oid),
+      'member_of', (SELECT coalesce(pg_catalog.json_agg(pg_catalog.json_build_array(
+              g.rolname::pg_catalog.text, m.admin_option) ORDER BY g.rolname), '[]')
+          FROM pg_catalog.pg_auth_members m JOIN pg_catalog.pg_authid g ON g.oid = m.roleid
+          WHERE m.member = r.oid)) ORDER BY r.rolname), '[]')
+      FROM pg_catalog.pg_authid r WHERE r.rolname !~ '^pg_'),
+  'database_settings', (SELECT coalesce(pg_catalog.json_agg(pg_catalog.json_build_array(
+          coalesce(d.datname::pg_catalog.text, ''),
+          pg_catalog.md5(pg_catalog.array_to_string(s.setconfig, pg_catalog.chr(10))))
+          ORDER BY d.datname), '[]')
+      FROM pg_catalog.pg_db_role_setting s
+      LEFT JOIN pg_catalog.pg_database d ON d.oid = s.setdatabase
+      WHERE s.setrole = 0))"""
+"""Every role (attributes, an md5 of its password and of each of its settings, its
+memberships) and the per-database settings: one JSON object. No text in it comes from
+the agent: it cannot create roles or databases, and settings and passwords are hashed.
+The agent's LOGIN attribute is left out (the export turns it off to freeze the state)."""
+
+
+class Bound(Exception):
+    """The agent's final state is past one of the runner's bounds (the agent's fail)."""
 
 
 # -- canonical values ----------------------------------------------------------------------
@@ -75,7 +223,7 @@ def canon_number(value: Decimal) -> str:
 
 
 def canon(value: Any) -> Any:
-    """The canonical form of one value (None, a bool or a string)."""
+    """The canonical form of one answer value (None, a bool or a string)."""
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, int):
@@ -105,16 +253,47 @@ def canon(value: Any) -> Any:
     return str(value)
 
 
+_INTEGER = re.compile(r"-?[1-9][0-9]{0,26}|0")
+_SHORT_DECIMAL = re.compile(r"-?[0-9]{1,20}\.[0-9]{0,4}")
+
+
+def canon_text(category: str, text: str | None) -> Any:
+    """The canonical form of one table value, from its PostgreSQL text and type category.
+
+    Total: any text gives a value (a number that does not parse stays its text).
+    """
+    if text is None:
+        return None
+    if category == "N":
+        if _INTEGER.fullmatch(text):  # PostgreSQL prints integers plainly: already canonical
+            return text
+        if _SHORT_DECIMAL.fullmatch(text):  # 4 places or fewer: no rounding to do
+            out = text.rstrip("0").rstrip(".")
+            return "0" if out in ("-0", "0", "") else out
+        try:
+            return canon_number(Decimal(text))
+        except (InvalidOperation, ValueError):
+            return text
+    if category == "B":
+        return text == "t"
+    return text
+
+
 def row_key(row: list[Any]) -> str:
-    """The encoding of a canonical row used for sorting, hashing and multiset counts."""
+    """The encoding of a canonical row (JSON, without spaces)."""
     return json.dumps(row, separators=(",", ":"), ensure_ascii=False)
 
 
-def table_hash(keys: list[str]) -> str:
-    """sha256 over the sorted row encodings, one per line (order-insensitive)."""
+def row_digest(key: str) -> str:
+    """The sha256 (hex) of a row's encoding: what table hashes and diffs count."""
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def table_hash(digests: list[str]) -> str:
+    """sha256 over the sorted row digests, one per line (order-insensitive)."""
     h = hashlib.sha256()
-    for key in sorted(keys):
-        h.update(key.encode())
+    for digest in sorted(digests):
+        h.update(digest.encode())
         h.update(b"\n")
     return h.hexdigest()
 
@@ -133,8 +312,27 @@ def connect(db: str, user: str = "postgres", **settings: str) -> Any:
 
 
 def catalog(db: str) -> Any:
-    """A superuser connection for snapshots: pg_catalog only on the search path."""
-    return connect(db, search_path="pg_catalog", TimeZone="UTC", statement_timeout="120s")
+    """A superuser connection for snapshots: pg_catalog only on the search path.
+
+    One repeatable-read, read-only transaction (every read sees one state), and every
+    value arrives as PostgreSQL's text (no client-side conversion).
+    """
+    import psycopg2.extensions as ext
+
+    conn = connect(
+        db,
+        search_path="pg_catalog",
+        TimeZone="UTC",
+        DateStyle="ISO",
+        IntervalStyle="postgres",
+        extra_float_digits="1",
+        statement_timeout="120s",
+    )
+    raw = ext.new_type(tuple(ext.string_types), "BOXGYM_RAW", lambda value, cur: value)
+    ext.register_type(raw, conn)
+    conn.autocommit = False
+    conn.set_session(isolation_level="REPEATABLE READ", readonly=True)
+    return conn
 
 
 def query(conn: Any, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -149,6 +347,43 @@ def ident(*parts: str) -> str:
     return ".".join('"' + p.replace('"', '""') + '"' for p in parts)
 
 
+def short(expr: str, limit: int = DEF_CHARS) -> str:
+    """SQL for ``expr`` as text of at most about ``limit`` characters (cut: md5 added)."""
+    return (
+        f"(SELECT CASE WHEN length(x) > {limit} THEN left(x, {limit}) || ' ...md5:' || md5(x)"
+        f" ELSE x END FROM (SELECT ({expr})::text AS x) AS s)"
+    )
+
+
+def as_bool(text: Any) -> bool:
+    """A boolean read as PostgreSQL's text."""
+    return bool(text == "t")
+
+
+def as_int(text: Any) -> int:
+    """An integer read as PostgreSQL's text (0 for NULL)."""
+    return int(text) if text is not None else 0
+
+
+# -- bounds --------------------------------------------------------------------------------
+
+
+def census(conn: Any) -> dict[str, int]:
+    """The object counts of a database (`CENSUS_SQL`)."""
+    ((raw,),) = query(conn, CENSUS_SQL)
+    data = json.loads(raw)
+    return {k: int(data[k]) for k in LIMITS}
+
+
+def over_limits(counts: dict[str, int]) -> list[str]:
+    """The bounds a census goes past, in words (empty when within all of them)."""
+    return [
+        f"{counts[k]} {LIMIT_WORDS[k]} (at most {limit})"
+        for k, limit in LIMITS.items()
+        if counts.get(k, 0) > limit
+    ]
+
+
 # -- snapshots -----------------------------------------------------------------------------
 
 
@@ -157,7 +392,10 @@ def relations(conn: Any) -> dict[str, dict[str, Any]]:
     rows = query(
         conn,
         f"""SELECT c.oid, n.nspname, c.relname, c.relkind,
-               CASE WHEN c.relkind IN ('v', 'm') THEN pg_get_viewdef(c.oid, true) END
+               {short("CASE WHEN c.relkind IN ('v', 'm') THEN pg_get_viewdef(c.oid, true) END")},
+               concat('persistence=', c.relpersistence, ' rls=', c.relrowsecurity,
+                      ' force_rls=', c.relforcerowsecurity, ' replica_identity=',
+                      c.relreplident, ' options=', array_to_string(c.reloptions, ','))
         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f', 'c') AND {USER_SCHEMAS}""",
     )
@@ -174,71 +412,132 @@ def relations(conn: Any) -> dict[str, dict[str, Any]]:
         )
     )
     out = {}
-    for oid, nsp, name, kind, viewdef in rows:
+    for oid, nsp, name, kind, viewdef, props in rows:
         out[f"{nsp}.{name}"] = {
             "oid": oid,
             "schema": nsp,
             "name": name,
             "kind": kind,
             "def": (viewdef or "").strip(),
+            "props": props or "",
             "table": owners.get(oid, ""),
         }
     return out
 
 
-def all_columns(conn: Any) -> dict[int, dict[str, dict[str, Any]]]:
-    """Columns of every user table: oid -> name -> type, nullability, default, identity."""
+def all_columns(conn: Any) -> dict[str, dict[str, dict[str, Any]]]:
+    """Columns of every user table: oid -> name -> type, nullability, default, identity.
+
+    Each column also carries its type category (``category``), used to read its values.
+    """
     rows = query(
         conn,
         f"""SELECT a.attrelid, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
-                  pg_get_expr(d.adbin, d.adrelid), a.attidentity, a.attgenerated
+                  {short("pg_get_expr(d.adbin, d.adrelid)")}, a.attidentity, a.attgenerated,
+                  t.typcategory
         FROM pg_attribute a
         JOIN pg_class c ON c.oid = a.attrelid AND c.relkind IN ('r', 'p')
         JOIN pg_namespace n ON n.oid = c.relnamespace
+        JOIN pg_type t ON t.oid = a.atttypid
         LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
         WHERE a.attnum > 0 AND NOT a.attisdropped AND {USER_SCHEMAS}""",
     )
-    out: dict[int, dict[str, dict[str, Any]]] = {}
-    for oid, name, typ, notnull, default, identity, generated in rows:
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for oid, name, typ, notnull, default, identity, generated, category in rows:
         out.setdefault(oid, {})[name] = {
             "type": typ,
-            "not_null": notnull,
+            "not_null": as_bool(notnull),
             "default": default,
             "identity": identity or "",
             "generated": generated or "",
+            "category": category or "",
         }
     return out
 
 
-def table_rows(conn: Any, schema: str, name: str, cols: list[str]) -> list[str] | None:
-    """Canonical encodings of every row (column order by name), or None if too many."""
-    with conn.cursor() as cur:
-        cur.execute(f"SELECT count(*) FROM {ident(schema, name)}")
-        count = cur.fetchone()[0]
-        if count > MAX_TABLE_ROWS:
-            return None
-        if not cols:
-            return ["[]"] * count
-        cur.execute(f"SELECT {', '.join(ident(c) for c in cols)} FROM {ident(schema, name)}")
-        return [row_key([canon(v) for v in row]) for row in cur.fetchall()]
+class Rows:
+    """The digests of a table's rows, with the previews of a few of them.
+
+    ``keep_all``: keep every row's preview (the gold state, which the host caches).
+    Otherwise the previews of the `SAMPLES` smallest digests not in ``expected`` are
+    kept (the unexpected rows a diff shows), so memory stays bounded whatever the rows
+    hold.
+    """
+
+    def __init__(self, keep_all: bool, expected: set[str] | None) -> None:
+        self.digests: list[str] = []
+        self.keep_all = keep_all
+        self.expected = expected
+        self.previews: dict[str, str] = {}
+
+    def add(self, key: str) -> None:
+        """Count one row, given its encoding."""
+        digest = row_digest(key)
+        self.digests.append(digest)
+        if self.keep_all:
+            self.previews.setdefault(digest, key[:PREVIEW_CHARS])
+        elif self.expected is not None and digest not in self.expected:
+            self._keep_small(digest, key[:PREVIEW_CHARS])
+
+    def _keep_small(self, digest: str, preview: str) -> None:
+        if digest in self.previews:
+            return
+        if len(self.previews) >= SAMPLES:
+            largest = max(self.previews)
+            if digest > largest:
+                return
+            del self.previews[largest]
+        self.previews[digest] = preview
+
+
+def table_rows(
+    conn: Any, schema: str, name: str, cols: list[tuple[str, str]], rows: Rows
+) -> int | None:
+    """Read every row of a table (``FROM ONLY``) into ``rows``; its count, None if too many.
+
+    One server-side cursor, `FETCH_ROWS` rows at a time, at most `MAX_TABLE_ROWS` + 1.
+    """
+    select = ", ".join(ident(c) for c, _ in cols)  # empty: rows without columns
+    categories = [category for _, category in cols]
+    seen = 0
+    with conn.cursor(name="boxgym_rows") as cur:
+        cur.itersize = FETCH_ROWS
+        cur.execute(f"SELECT {select} FROM ONLY {ident(schema, name)} LIMIT {MAX_TABLE_ROWS + 1}")
+        for row in cur:
+            seen += 1
+            if seen > MAX_TABLE_ROWS:
+                return None
+            rows.add(row_key([canon_text(c, v) for c, v in zip(categories, row, strict=True)]))
+    return seen
 
 
 def table_state(
-    conn: Any, rel: dict[str, Any], cols: dict[str, Any], ignore: set[str], keep: bool
-) -> tuple[dict[str, Any], list[str] | None]:
-    """Columns, row count and content hash of one table (and its row encodings if kept)."""
+    conn: Any,
+    rel: dict[str, Any],
+    cols: dict[str, Any],
+    ignore: set[str],
+    rows: Rows,
+) -> dict[str, Any]:
+    """Columns, options, row count and content hash of one table."""
     full = f"{rel['schema']}.{rel['name']}"
     names = (full, rel["name"])
     hashed = sorted(c for c in cols if not any(f"{n}.{c}" in ignore for n in names))
-    keys = table_rows(conn, rel["schema"], rel["name"], hashed)
-    state = {
-        "columns": cols,
+    count = None
+    if rel["kind"] == "r":  # a partitioned table holds no rows of its own
+        count = table_rows(
+            conn, rel["schema"], rel["name"], [(c, cols[c]["category"]) for c in hashed], rows
+        )
+    else:
+        count = 0
+    public = {c: {k: v for k, v in spec.items() if k != "category"} for c, spec in cols.items()}
+    return {
+        "columns": public,
+        "props": rel["props"],
         "hashed_columns": hashed,
-        "count": len(keys) if keys is not None else None,
-        "hash": table_hash(keys) if keys is not None else None,
-        "too_large": keys is None,
+        "count": count,
+        "hash": table_hash(rows.digests) if count is not None else None,
+        "too_large": count is None,
     }
-    return state, (keys if keep else None)
 
 
 def constraints(conn: Any) -> list[dict[str, Any]]:
@@ -246,7 +545,7 @@ def constraints(conn: Any) -> list[dict[str, Any]]:
     rows = query(
         conn,
         f"""SELECT n.nspname || '.' || c.relname, co.conname, co.contype,
-                   pg_get_constraintdef(co.oid), co.convalidated
+                   {short("pg_get_constraintdef(co.oid)")}, co.convalidated
         FROM pg_constraint co
         JOIN pg_class c ON c.oid = co.conrelid
         JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -254,7 +553,13 @@ def constraints(conn: Any) -> list[dict[str, Any]]:
         ORDER BY 1, 2""",
     )
     return [
-        {"table": t, "name": name, "type": typ, "def": d.removesuffix(" NOT VALID"), "validated": v}
+        {
+            "table": t,
+            "name": name,
+            "type": typ,
+            "def": d.removesuffix(" NOT VALID"),
+            "validated": as_bool(v),
+        }
         for t, name, typ, d, v in rows
     ]
 
@@ -263,8 +568,9 @@ def indexes(conn: Any) -> list[dict[str, Any]]:
     """Every index of a user table, its definition without its own name."""
     rows = query(
         conn,
-        f"""SELECT n.nspname || '.' || t.relname, ic.relname, quote_ident(ic.relname),
-                   pg_get_indexdef(i.indexrelid)
+        f"""SELECT n.nspname || '.' || t.relname, ic.relname,
+                   replace({short("pg_get_indexdef(i.indexrelid)")},
+                           ' ' || quote_ident(ic.relname) || ' ON ', ' ON ')
         FROM pg_index i
         JOIN pg_class ic ON ic.oid = i.indexrelid
         JOIN pg_class t ON t.oid = i.indrelid
@@ -272,18 +578,17 @@ def indexes(conn: Any) -> list[dict[str, Any]]:
         WHERE {USER_SCHEMAS}
         ORDER BY 1, 2""",
     )
-    return [
-        {"table": t, "name": name, "def": d.replace(f" {quoted} ON ", " ON ", 1)}
-        for t, name, quoted, d in rows
-    ]
+    return [{"table": t, "name": name, "def": d} for t, name, d in rows]
 
 
 def triggers(conn: Any) -> list[dict[str, Any]]:
     """Every user trigger: definition without its name, and its enabled state."""
     rows = query(
         conn,
-        f"""SELECT n.nspname || '.' || c.relname, tg.tgname, quote_ident(tg.tgname),
-                   pg_get_triggerdef(tg.oid), tg.tgenabled
+        f"""SELECT n.nspname || '.' || c.relname, tg.tgname,
+                   replace({short("pg_get_triggerdef(tg.oid)")},
+                           'TRIGGER ' || quote_ident(tg.tgname) || ' ', 'TRIGGER '),
+                   tg.tgenabled
         FROM pg_trigger tg
         JOIN pg_class c ON c.oid = tg.tgrelid
         JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -291,63 +596,226 @@ def triggers(conn: Any) -> list[dict[str, Any]]:
         ORDER BY 1, 2""",
     )
     return [
-        {
-            "table": t,
-            "name": name,
-            "def": d.replace(f"TRIGGER {quoted} ", "TRIGGER ", 1),
-            "enabled": str(enabled),
-        }
-        for t, name, quoted, d, enabled in rows
+        {"table": t, "name": name, "def": d, "enabled": str(enabled)}
+        for t, name, d, enabled in rows
     ]
 
 
 def functions(conn: Any) -> dict[str, str]:
-    """Functions and procedures of the user schemas: signature -> md5 of definition."""
+    """Functions, procedures and aggregates of the user schemas: signature -> md5."""
     rows = query(
         conn,
         f"""SELECT n.nspname || '.' || p.proname
                    || '(' || pg_get_function_identity_arguments(p.oid) || ')',
                    CASE WHEN p.prokind IN ('f', 'p', 'w') THEN md5(pg_get_functiondef(p.oid))
-                        ELSE p.prokind::text END
+                        ELSE p.prokind::text || ':' || md5(concat_ws(' ',
+                             a.aggtransfn::regprocedure, a.aggfinalfn::regprocedure,
+                             a.aggcombinefn::regprocedure, format_type(a.aggtranstype, NULL),
+                             a.agginitval, a.aggkind)) END
         FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        LEFT JOIN pg_aggregate a ON a.aggfnoid = p.oid
         WHERE {USER_SCHEMAS}""",
     )
     return dict(rows)
 
 
 def types(conn: Any) -> dict[str, str]:
-    """Enums and domains of the user schemas: name -> definition."""
+    """Types of the user schemas made on their own (enums, domains, ranges, shells...).
+
+    Row types of relations and the array types made with each type are left out: they
+    come and go with what made them.
+    """
     rows = query(
         conn,
         f"""SELECT n.nspname || '.' || t.typname,
-                   t.typtype::text || ':' || CASE
+                   t.typtype::text || ':' || {
+            short('''CASE
                        WHEN t.typtype = 'e' THEN (SELECT string_agg(e.enumlabel, ',' ORDER BY
                                                   e.enumsortorder) FROM pg_enum e
                                                   WHERE e.enumtypid = t.oid)
-                       WHEN t.typtype = 'd' THEN format_type(t.typbasetype, t.typtypmod)
-                       ELSE '' END
+                       WHEN t.typtype = 'd' THEN concat_ws(' ',
+                           format_type(t.typbasetype, t.typtypmod),
+                           CASE WHEN t.typnotnull THEN 'NOT NULL' END,
+                           'DEFAULT ' || t.typdefault,
+                           (SELECT string_agg(pg_get_constraintdef(c.oid), ' ' ORDER BY
+                                              c.conname) FROM pg_constraint c
+                            WHERE c.contypid = t.oid))
+                       WHEN t.typtype = 'r' THEN (SELECT concat_ws(' ',
+                           format_type(r.rngsubtype, NULL), r.rngsubopc::text,
+                           r.rngsubdiff::regprocedure) FROM pg_range r
+                           WHERE r.rngtypid = t.oid)
+                       ELSE t.typisdefined::text END''')
+        }
         FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
-        WHERE t.typtype IN ('e', 'd') AND {USER_SCHEMAS}""",
+        WHERE t.typrelid = 0 AND NOT (t.typcategory = 'A' AND t.typelem <> 0)
+          AND {USER_SCHEMAS}""",
     )
     return dict(rows)
 
 
+def sequences(conn: Any) -> dict[str, dict[str, Any]]:
+    """Every sequence of the user schemas: its definition and position.
+
+    ``def``: type, start, increment, bounds, cache, cycle; ``last_value`` and
+    ``is_called`` as the sequence holds them (read directly: no function called).
+    """
+    rows = query(
+        conn,
+        f"""SELECT n.nspname, c.relname,
+                   concat_ws(' ', format_type(s.seqtypid, NULL), 'start', s.seqstart,
+                             'increment', s.seqincrement, 'min', s.seqmin, 'max', s.seqmax,
+                             'cache', s.seqcache, CASE WHEN s.seqcycle THEN 'cycle' END),
+                   s.seqincrement
+        FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid
+        JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE {USER_SCHEMAS}""",
+    )
+    if not rows:
+        return {}
+    positions = " UNION ALL ".join(
+        f"SELECT {i}, last_value, is_called FROM {ident(nsp, name)}"
+        for i, (nsp, name, _, _) in enumerate(rows)
+    )
+    state = {int(i): (last, called) for i, last, called in query(conn, positions)}
+    out = {}
+    for i, (nsp, name, definition, increment) in enumerate(rows):
+        last, called = state[i]
+        out[f"{nsp}.{name}"] = {
+            "def": definition,
+            "increment": as_int(increment),
+            "last_value": as_int(last),
+            "is_called": as_bool(called),
+        }
+    return out
+
+
+def large_objects(conn: Any) -> dict[str, str]:
+    """Every large object: oid -> size and md5 of its content."""
+    rows = query(
+        conn,
+        """SELECT m.oid::text,
+                  coalesce((SELECT sum(length(p.data)) FROM pg_largeobject p
+                            WHERE p.loid = m.oid), 0)::text || ':'
+                  || md5(coalesce((SELECT string_agg(p.data, ''::bytea ORDER BY p.pageno)
+                                   FROM pg_largeobject p WHERE p.loid = m.oid), ''::bytea))
+        FROM pg_largeobject_metadata m""",
+    )
+    return dict(rows)
+
+
+_OTHERS = f"""
+SELECT 'schema', n.nspname::text, '' FROM pg_namespace n WHERE {USER_SCHEMAS}
+UNION ALL
+SELECT 'extension', e.extname::text, e.extversion || ' ' || n.nspname
+FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+UNION ALL
+SELECT 'rule', n.nspname || '.' || c.relname || ' ' || r.rulename, {short("pg_get_ruledef(r.oid)")}
+FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class
+JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE r.rulename <> '_RETURN' AND {USER_SCHEMAS}
+UNION ALL
+SELECT 'policy', n.nspname || '.' || c.relname || ' ' || p.polname,
+       {
+    short('''concat_ws(' ', p.polcmd, p.polpermissive,
+                 (SELECT string_agg(CASE WHEN r = 0 THEN 'public'
+                                         ELSE (SELECT rolname FROM pg_authid WHERE oid = r)
+                                    END, ',' ORDER BY r) FROM unnest(p.polroles) AS r),
+                 pg_get_expr(p.polqual, p.polrelid), pg_get_expr(p.polwithcheck, p.polrelid))''')
+}
+FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid
+JOIN pg_namespace n ON n.oid = c.relnamespace WHERE {USER_SCHEMAS}
+UNION ALL
+SELECT 'operator', o.oid::regoperator::text,
+       concat_ws(' ', o.oprcode::regprocedure, o.oprkind, o.oprcom::regoperator,
+                 o.oprnegate::regoperator, o.oprrest::regprocedure, o.oprjoin::regprocedure,
+                 o.oprcanmerge, o.oprcanhash)
+FROM pg_operator o WHERE o.oid >= {FIRST_USER_OID}
+UNION ALL
+SELECT 'cast', format_type(c.castsource, NULL) || ' AS ' || format_type(c.casttarget, NULL),
+       concat_ws(' ', c.castfunc::regprocedure, c.castcontext, c.castmethod)
+FROM pg_cast c WHERE c.oid >= {FIRST_USER_OID}
+UNION ALL
+SELECT 'collation', n.nspname || '.' || c.collname,
+       concat_ws(' ', c.collprovider, c.collisdeterministic, c.collcollate, c.collctype,
+                 c.colliculocale)
+FROM pg_collation c JOIN pg_namespace n ON n.oid = c.collnamespace
+WHERE c.oid >= {FIRST_USER_OID}
+UNION ALL
+SELECT 'text search configuration', c.oid::regconfig::text,
+       {
+    short('''c.cfgparser::regproc::text || ' ' || coalesce((SELECT string_agg(
+           m.maptokentype || ':' || m.mapseqno || ':' || m.mapdict::regdictionary, ','
+           ORDER BY m.maptokentype, m.mapseqno) FROM pg_ts_config_map m
+           WHERE m.mapcfg = c.oid), '')''')
+}
+FROM pg_ts_config c WHERE c.oid >= {FIRST_USER_OID}
+UNION ALL
+SELECT 'text search dictionary', d.oid::regdictionary::text,
+       {short("d.dicttemplate::text || ' ' || coalesce(d.dictinitoption, '')")}
+FROM pg_ts_dict d WHERE d.oid >= {FIRST_USER_OID}
+UNION ALL
+SELECT 'statistics', n.nspname || '.' || s.stxname, {short("pg_get_statisticsobjdef(s.oid)")}
+FROM pg_statistic_ext s JOIN pg_namespace n ON n.oid = s.stxnamespace
+WHERE s.oid >= {FIRST_USER_OID}
+UNION ALL
+SELECT 'comment', (pg_identify_object(d.classoid, d.objoid, d.objsubid)).identity,
+       md5(d.description)
+FROM pg_description d WHERE d.objoid >= {FIRST_USER_OID}
+UNION ALL
+SELECT k.kind, (pg_identify_object(k.classid, k.objid, 0)).identity, ''
+FROM (SELECT 'conversion' AS kind, 'pg_conversion'::regclass AS classid, oid AS objid
+        FROM pg_conversion
+      UNION ALL SELECT 'language', 'pg_language'::regclass, oid FROM pg_language
+      UNION ALL SELECT 'access method', 'pg_am'::regclass, oid FROM pg_am
+      UNION ALL SELECT 'operator class', 'pg_opclass'::regclass, oid FROM pg_opclass
+      UNION ALL SELECT 'operator family', 'pg_opfamily'::regclass, oid FROM pg_opfamily
+      UNION ALL SELECT 'event trigger', 'pg_event_trigger'::regclass, oid FROM pg_event_trigger
+      UNION ALL SELECT 'foreign-data wrapper', 'pg_foreign_data_wrapper'::regclass, oid
+        FROM pg_foreign_data_wrapper
+      UNION ALL SELECT 'server', 'pg_foreign_server'::regclass, oid FROM pg_foreign_server
+      UNION ALL SELECT 'user mapping', 'pg_user_mapping'::regclass, oid FROM pg_user_mapping
+      UNION ALL SELECT 'publication', 'pg_publication'::regclass, oid FROM pg_publication
+      UNION ALL SELECT 'transform', 'pg_transform'::regclass, oid FROM pg_transform) AS k
+WHERE k.objid >= {FIRST_USER_OID}
+"""
+
+
+def other_objects(conn: Any) -> dict[str, str]:
+    """Every other object a database holds: ``kind name`` -> its definition."""
+    return {f"{kind} {name}": definition or "" for kind, name, definition in query(conn, _OTHERS)}
+
+
 def snapshot(
-    db: str, ignore: set[str], keep: set[str]
-) -> tuple[dict[str, Any], dict[str, list[str]]]:
-    """The state of one database, and the row encodings of the tables named in ``keep``."""
+    db: str,
+    ignore: set[str],
+    keep: set[str],
+    expected: dict[str, list[str]] | None = None,
+    *,
+    bounded: bool = False,
+) -> tuple[dict[str, Any], dict[str, Rows]]:
+    """The state of one database, and the rows of the tables named in ``keep``.
+
+    ``expected``: for the tables in ``keep``, the digests of the rows expected there;
+    given, only the previews of a few unexpected rows are kept (a diff's samples);
+    absent, every row's preview is (the gold state, cached by the host).
+    ``bounded``: first count the objects (`census`) and raise `Bound` past `LIMITS`.
+    """
     conn = catalog(db)
     try:
+        if bounded:
+            over = over_limits(census(conn))
+            if over:
+                raise Bound("the final state holds " + "; ".join(over))
         rels = relations(conn)
         cols = all_columns(conn)
         tables, kept = {}, {}
         for full, rel in sorted(rels.items()):
             if rel["kind"] in ("r", "p"):
-                tables[full], keys = table_state(
-                    conn, rel, cols.get(rel["oid"], {}), ignore, full in keep
-                )
-                if keys is not None:
-                    kept[full] = keys
+                want = set(expected[full]) if expected and full in expected else None
+                rows = Rows(keep_all=full in keep and expected is None, expected=want)
+                tables[full] = table_state(conn, rel, cols.get(rel["oid"], {}), ignore, rows)
+                if full in keep:
+                    kept[full] = rows
         for rel in rels.values():
             rel.pop("oid")
         snap = {
@@ -358,10 +826,51 @@ def snapshot(
             "triggers": triggers(conn),
             "functions": functions(conn),
             "types": types(conn),
+            "sequences": sequences(conn),
+            "large_objects": large_objects(conn),
+            "others": other_objects(conn),
         }
         return snap, kept
     finally:
+        conn.rollback()
         conn.close()
+
+
+def roles() -> dict[str, Any]:
+    """The roles of this server (`ROLES_SQL`), read as a superuser."""
+    conn = catalog("postgres")
+    try:
+        ((raw,),) = query(conn, ROLES_SQL)
+        data: dict[str, Any] = json.loads(raw)
+        return data
+    finally:
+        conn.rollback()
+        conn.close()
+
+
+def row_diffs(
+    kept: dict[str, Rows], expected: dict[str, list[str]], final_tables: dict[str, Any]
+) -> dict[str, Any]:
+    """Per kept table whose rows differ from ``expected``: counts and a few samples."""
+    diffs = {}
+    for table, rows in sorted(kept.items()):
+        want = expected.get(table)
+        if want is None or final_tables[table]["too_large"]:
+            continue
+        missing = Counter(want) - Counter(rows.digests)
+        extra = Counter(rows.digests) - Counter(want)
+        if not missing and not extra:
+            continue
+        previews = rows.previews
+        extra_sample = sorted(extra)[:SAMPLES]
+        diffs[table] = {
+            "missing": sum(missing.values()),
+            "extra": sum(extra.values()),
+            "missing_sample": sorted(missing)[:SAMPLES],
+            "extra_sample": extra_sample,
+            "previews": {d: previews[d] for d in extra_sample if d in previews},
+        }
+    return diffs
 
 
 # -- the steps -----------------------------------------------------------------------------
@@ -374,7 +883,7 @@ def query_none(conn: Any, sql: str) -> None:
 
 
 def error_text(exc: BaseException) -> str:
-    """The server's message of an error (the end of it, when long)."""
+    """The server's message of an error (the end of it, when long). For reading only."""
     text = getattr(exc, "pgerror", None) or str(exc) or type(exc).__name__
     return text.strip()[-2000:]
 
@@ -397,14 +906,39 @@ def run_gold_write(spec: dict[str, Any]) -> str | None:
     return None
 
 
-def restore_final(dump_path: str, timeout: float) -> str | None:
-    """Load the agent's final state into ``final`` (empty) as the agent role; error or None."""
+LOCK_FUNCTIONS = f"""DO $$
+DECLARE f record;
+BEGIN
+  FOR f IN SELECT p.oid::regprocedure AS sig FROM pg_proc p
+           JOIN pg_namespace n ON n.oid = p.pronamespace
+           WHERE {USER_SCHEMAS}
+             AND p.prorettype NOT IN ('trigger'::regtype, 'event_trigger'::regtype)
+  LOOP
+    EXECUTE format('REVOKE EXECUTE ON ROUTINE %s FROM PUBLIC, agent', f.sig);
+  END LOOP;
+END $$"""
+"""Take EXECUTE away from every function of the restored definitions (run as the
+superuser, between the two steps of the restore). Trigger functions keep it: CREATE
+TRIGGER needs it, and a trigger function cannot be called, only fire on a later write."""
+
+
+def restore_final(dump_path: str, timeout: float, *, split: bool = True) -> str | None:
+    """Load the agent's final state into ``final`` (empty) as the agent role; error or None.
+
+    ``split``: in two steps, the functions locked between them (`LOCK_FUNCTIONS`). The
+    host asks for one step only when the export's census, taken once the agent's
+    sessions had all ended, found no function that could be called: then no code of
+    the agent's can run while the state loads either way.
+
+    Every failure is the agent's (the caller reports it as such): its dump does not
+    load, or loads too slowly. No text of the failure is read to decide anything.
+    """
     env = {
         "PATH": "/usr/bin:/bin",
         "LANG": "C.UTF-8",
         "PGOPTIONS": f"-c statement_timeout={int(timeout * 1000)}",
     }
-    cmd = [
+    base = [
         f"{PG_BIN}/pg_restore",
         "--no-owner",
         "--no-privileges",
@@ -416,53 +950,102 @@ def restore_final(dump_path: str, timeout: float) -> str | None:
         "agent",
         "-d",
         "final",
-        dump_path,
     ]
+    deadline = time.monotonic() + RESTORE_SECONDS
+    steps = (["--section=pre-data"], ["--section=data", "--section=post-data"]) if split else ([],)
+    for i, sections in enumerate(steps):
+        if i:
+            conn = connect("final", search_path="pg_catalog")
+            try:
+                query_none(conn, LOCK_FUNCTIONS)
+            finally:
+                conn.close()
+        left = deadline - time.monotonic()
+        try:
+            proc = subprocess.run(
+                [*base, *sections, dump_path],
+                env=env,
+                capture_output=True,
+                timeout=max(left, 1.0),
+            )
+        except subprocess.TimeoutExpired:
+            return f"restoring the final state took more than {RESTORE_SECONDS:.0f} s"
+        if proc.returncode != 0:
+            raw = proc.stderr or proc.stdout or b""
+            text = raw[-2000:].decode("utf-8", "replace").strip()
+            return text or f"pg_restore exited with status {proc.returncode}"
+    return None
+
+
+def disk_free_mb() -> int:
+    """Free space (MiB) of the server's file system: the kernel's measure, not a message."""
     try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout * 3)
-    except subprocess.TimeoutExpired:
-        return "restoring the final state took too long"
-    if proc.returncode == 0:
-        return None
-    text = (proc.stderr or proc.stdout or f"pg_restore exited {proc.returncode}")[-2000:]
-    if container_fault(proc.returncode, text, server_alive()):
-        raise RuntimeError(f"pg_restore failed for a reason of the grading container: {text}")
-    return text
+        st = os.statvfs(PGDATA)
+    except OSError:
+        return -1
+    return (st.f_bavail * st.f_frsize) >> 20
 
 
-CONTAINER_FAULTS = (
-    "could not connect to server",
-    "connection to server",
-    "server closed the connection unexpectedly",
-    "terminating connection",
-    "the database system is",
-    "No space left on device",
-)
+def read_final(spec: dict[str, Any], expected: dict[str, list[str]]) -> dict[str, Any]:
+    """Bound and snapshot ``final`` in a capped child process: the final part of a report.
 
-
-def container_fault(returncode: int, text: str, alive: bool) -> bool:
-    """Whether a failed restore is the grading container's doing, not the dump's.
-
-    pg_restore killed by a signal, a server that no longer answers, a lost connection
-    or a full disk are the container's; anything else (an object of the agent's that
-    does not load) is the agent's.
+    The part holds ``final`` and ``row_diffs``, or ``final_error`` (the agent's: an
+    object over a bound, a value that cannot be held, a server that stops answering,
+    a snapshot that takes too long). A bug of the runner (any other exception) comes
+    back as ``crash``.
     """
-    return returncode < 0 or not alive or any(s in text for s in CONTAINER_FAULTS)
+    import multiprocessing
 
-
-def server_alive() -> bool:
-    """Whether the grading server still answers a query."""
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_final_child, args=(spec, expected, send), daemon=True)
+    child.start()
+    send.close()
+    result = None
     try:
-        conn = connect("postgres")
-    except Exception:  # noqa: BLE001 - any failure means it does not answer
-        return False
-    try:
-        query(conn, "SELECT 1")
-        return True
-    except Exception:  # noqa: BLE001
-        return False
+        if receive.poll(FINAL_SECONDS):
+            result = receive.recv()
+    except (EOFError, OSError, MemoryError):
+        result = None
     finally:
-        conn.close()
+        child.join(5)
+        if child.is_alive():
+            child.kill()
+            child.join()
+    if result is None:
+        return {
+            "final_error": "the final state could not be read within "
+            f"{FINAL_SECONDS:.0f} s and {FINAL_MEMORY >> 20} MiB of memory"
+        }
+    return dict(result)
+
+
+def _final_child(spec: dict[str, Any], expected: dict[str, list[str]], send: Any) -> None:
+    import resource
+
+    import psycopg2
+
+    resource.setrlimit(resource.RLIMIT_AS, (FINAL_MEMORY, FINAL_MEMORY))
+    try:
+        result = _read_final(spec, expected)
+    except Bound as exc:
+        result = {"final_error": str(exc)}
+    except MemoryError:
+        result = {"final_error": f"the final state does not fit in {FINAL_MEMORY >> 20} MiB"}
+    except psycopg2.Error as exc:
+        result = {"final_error": "the final state could not be read: " + error_text(exc)}
+    except BaseException:  # noqa: BLE001 - a bug of the runner: reported as a crash
+        import traceback
+
+        result = {"crash": traceback.format_exc()[-3000:]}
+    send.send(result)
+
+
+def _read_final(spec: dict[str, Any], expected: dict[str, list[str]]) -> dict[str, Any]:
+    ignore = set(spec.get("ignore_columns", []))
+    scope = set(spec.get("scope", []))
+    final, kept = snapshot("final", ignore, scope, expected, bounded=True)
+    return {"final": final, "row_diffs": row_diffs(kept, expected, final["tables"])}
 
 
 def answer(sql: str, timeout: float) -> dict[str, Any]:
@@ -485,7 +1068,7 @@ def answer(sql: str, timeout: float) -> dict[str, Any]:
     try:
         if receive.poll(timeout + 30):
             result = receive.recv()
-    except (EOFError, OSError):
+    except (EOFError, OSError, MemoryError):
         result = None
     finally:
         child.join(5)
@@ -521,6 +1104,8 @@ def _run_answer(sql: str, timeout: float) -> dict[str, Any]:
         statement_timeout=f"{int(timeout * 1000)}",
         default_transaction_read_only="on",
         TimeZone="UTC",
+        DateStyle="ISO",
+        IntervalStyle="postgres",
     )
     conn.autocommit = False
     try:
@@ -532,7 +1117,7 @@ def _run_answer(sql: str, timeout: float) -> dict[str, Any]:
                     "columns": [],
                     "rows": [],
                 }
-            names = [d.name for d in cur.description]
+            names = [str(d.name)[:200] for d in cur.description]
             rows, size = [], 0
             for row in cur.fetchmany(MAX_ANSWER_ROWS + 1):
                 rows.append([canon(v) for v in row])
@@ -568,47 +1153,73 @@ class Clock:
         self.last = now
 
 
+def _gold_rows(kept: dict[str, Rows]) -> dict[str, list[list[str]]]:
+    """The gold rows of the tables in scope, as [digest, preview] pairs (for the cache)."""
+    return {t: [[d, rows.previews.get(d, "")] for d in rows.digests] for t, rows in kept.items()}
+
+
 def grade(spec: dict[str, Any]) -> dict[str, Any]:
     """Every step in order; the agent's answer query runs last, after all state was read.
 
     The host caches the pristine and gold snapshots (they depend only on the image and
-    the task) and asks for them only when it has none: ``want_pristine``, ``want_gold``.
-    For the tables in scope whose content differs from ``expected_hashes`` (or from the
-    gold snapshot made here), the final rows are returned too, for a readable diff.
+    the task) and asks for them only when it has none: ``want_pristine``, ``want_gold``
+    (then it sends ``expected_rows``, the gold row digests of the tables in scope).
     """
     report: dict[str, Any] = {"runner": "boxgym-sql-runner", "version": RUNNER_VERSION}
     clock = Clock()
     report["timings"] = clock.laps
     ignore = set(spec.get("ignore_columns", []))
     scope = set(spec.get("scope", []))
-    expected = dict(spec.get("expected_hashes", {}))
+    expected: dict[str, list[str]] = dict(spec.get("expected_rows", {}))
+    if spec.get("want_pristine"):
+        report["pristine"], _ = snapshot("shop", ignore, set())
+        report["pristine"]["roles"] = roles()
+        clock.lap("snapshot_pristine")
     if spec.get("want_gold"):
         report["gold_error"] = run_gold_write(spec)
         clock.lap("gold")
         if report["gold_error"]:
             return report
-        report["gold"], report["gold_rows"] = snapshot("gold", ignore, scope)
-        expected = {t: report["gold"]["tables"].get(t, {}).get("hash") for t in scope}
+        report["gold"], kept = snapshot("gold", ignore, scope)
+        report["gold_rows"] = _gold_rows(kept)
+        expected = {t: [d for d, _ in rows] for t, rows in report["gold_rows"].items()}
         clock.lap("snapshot_gold")
-    report["restore_error"] = restore_final(spec["dump_path"], spec["timeout"])
+    split = not spec.get("nothing_callable", False)
+    report["final_error"] = restore_final(spec["dump_path"], spec["timeout"], split=split)
     clock.lap("restore")
-    if spec.get("want_pristine"):
-        report["pristine"], _ = snapshot("shop", ignore, set())
-        clock.lap("snapshot_pristine")
-    if report["restore_error"] is None:
-        report["final"], rows = snapshot("final", ignore, scope)
-        report["final_rows"] = {
-            t: keys
-            for t, keys in rows.items()
-            if report["final"]["tables"][t]["hash"] != expected.get(t)
-        }
-        clock.lap("snapshot_final")
-    if spec["kind"] == "read":
+    if report["final_error"] is not None:
+        report["restore_failed"] = True
+        report["disk_free_mb"] = disk_free_mb()
+        return report
+    part = read_final(spec, expected)
+    if part.get("crash"):
+        raise RuntimeError(f"reading the final state failed: {part['crash']}")
+    report.update(part)
+    clock.lap("snapshot_final")
+    if spec["kind"] == "read" and not report.get("final_error"):
         report["gold_answer"] = answer(spec["gold"], spec["timeout"])
         report["gold_error"] = report["gold_answer"]["error"]
         report["answer"] = answer(spec.get("answer", ""), spec["timeout"])
         clock.lap("answers")
     return report
+
+
+def encode(report: dict[str, Any]) -> str:
+    """The report as JSON, never past `MAX_REPORT_BYTES` because of the agent's parts.
+
+    If it would be, the final state's description and the answer give way to an error
+    of the agent's (what is left is the runner's own, bounded, data).
+    """
+    text = json.dumps(report, sort_keys=True)
+    if len(text) <= MAX_REPORT_BYTES:
+        return text
+    for key in ("final", "row_diffs", "answer"):
+        report.pop(key, None)
+    report["final_error"] = (
+        f"the description of the final state or the answer is larger than "
+        f"{MAX_REPORT_BYTES >> 20} MiB"
+    )
+    return json.dumps(report, sort_keys=True)
 
 
 def main(argv: list[str]) -> int:
@@ -618,19 +1229,21 @@ def main(argv: list[str]) -> int:
     with open(spec_path) as f:
         spec = json.load(f)
     try:
-        report = grade(spec)
+        text = encode(grade(spec))
     except Exception as exc:  # noqa: BLE001 - the host turns this into infra_error
         import traceback
 
-        report = {
-            "runner": "boxgym-sql-runner",
-            "version": RUNNER_VERSION,
-            "crash": traceback.format_exc()[-3000:],
-            "error": error_text(exc),
-        }
+        text = json.dumps(
+            {
+                "runner": "boxgym-sql-runner",
+                "version": RUNNER_VERSION,
+                "crash": traceback.format_exc()[-3000:],
+                "error": error_text(exc),
+            }
+        )
     tmp = out_path + ".tmp"
     with open(tmp, "w") as f:
-        json.dump(report, f, sort_keys=True)
+        f.write(text)
     os.replace(tmp, out_path)
     return 0
 

@@ -19,9 +19,20 @@ from environments.sql.grading import (
     compare_answers,
     evaluate,
     loose_check,
+    parse_export,
+    role_flags,
     side_effect_flags,
 )
-from environments.sql.runner import canon, container_fault, row_key, table_hash
+from environments.sql.panel import READ_PANEL, WRITE_PANEL
+from environments.sql.runner import (
+    LIMITS,
+    canon,
+    canon_text,
+    over_limits,
+    row_digest,
+    row_key,
+    table_hash,
+)
 
 ENV_ID = "boxgym/SQL-v0"
 
@@ -65,10 +76,49 @@ def test_values_are_canonicalised(value: Any, expected: Any) -> None:
 
 
 def test_table_hash_ignores_row_order_but_not_multiplicity() -> None:
-    a = [row_key(["1", "x"]), row_key(["2", None])]
+    a = [row_digest(row_key(["1", "x"])), row_digest(row_key(["2", None]))]
     assert table_hash(a) == table_hash(list(reversed(a)))
     assert table_hash(a) != table_hash([*a, a[0]])
     assert len(table_hash(a)) == 64
+
+
+def test_the_fast_paths_of_table_numbers_agree_with_the_rounding() -> None:
+    # Integers and decimals of 4 places or fewer skip Decimal: same canonical text.
+    import random
+
+    from environments.sql.runner import canon_number
+
+    rng = random.Random(7)
+    texts = ["0", "-0.00", "0.50", "10.00", "-12.3400", "99999999999999999999.9999"]
+    for _ in range(5000):
+        whole = str(rng.randrange(10 ** rng.randrange(1, 20)))
+        part = "".join(rng.choices("0123456789", k=rng.randrange(0, 5)))
+        texts.append(rng.choice(["", "-"]) + whole + (f".{part}" if part else ""))
+    assert [t for t in texts if canon_text("N", t) != canon_number(Decimal(t))] == []
+
+
+@pytest.mark.parametrize(
+    ("category", "text", "expected"),
+    [
+        ("N", "2.50", "2.5"),
+        ("N", "2.50001", "2.5"),
+        ("N", "NaN", "NaN"),
+        ("N", "$1.00", "$1.00"),  # money: not a plain number, kept as its text
+        ("N", "1" + "0" * 5000, "1" + "0" * 5000),
+        ("B", "t", True),
+        ("B", "f", False),
+        ("D", "0044-03-15 BC", "0044-03-15 BC"),
+        ("D", "infinity", "infinity"),
+        ("D", "10000-01-01", "10000-01-01"),
+        ("S", None, None),
+    ],
+)
+def test_table_values_are_read_from_their_text_and_any_text_gives_a_value(
+    category: str, text: str | None, expected: Any
+) -> None:
+    # Values PostgreSQL holds but Python's datetime cannot (years 10000 or BC) made the
+    # old snapshot raise in the runner (an infra_error); read as text they are values.
+    assert canon_text(category, text) == expected
 
 
 def _answer(rows: list[list[Any]], columns: list[str] | None = None) -> dict[str, Any]:
@@ -121,6 +171,16 @@ def _snap(**tables: str) -> dict[str, Any]:
         "triggers": [],
         "functions": {"shop.log_price_change()": "f1"},
         "types": {},
+        "sequences": {
+            "shop.customers_id_seq": {
+                "def": "integer start 1 increment 1",
+                "increment": 1,
+                "last_value": 426,
+                "is_called": True,
+            }
+        },
+        "large_objects": {},
+        "others": {"schema shop": "", "extension plpgsql": "1.0 pg_catalog"},
     }
     for name, digest in tables.items():
         full = f"shop.{name}"
@@ -129,10 +189,12 @@ def _snap(**tables: str) -> dict[str, Any]:
             "name": name,
             "kind": "r",
             "def": "",
+            "props": "persistence=p rls=f",
             "table": "",
         }
         snap["tables"][full] = {
             "columns": {"id": {"type": "integer"}},
+            "props": "persistence=p rls=f",
             "hashed_columns": ["id"],
             "count": 1,
             "hash": digest,
@@ -233,36 +295,196 @@ def test_a_trigger_on_a_table_the_agent_made_is_a_left_over_part_of_it(
     assert named == {(flag, flag != "extra_objects")}
 
 
+def _report(final: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    pristine = copy.deepcopy(PRISTINE)
+    pristine["roles"] = ROLES
+    return {
+        "pristine": pristine,
+        "final": final,
+        "gold_answer": _answer([["a", "1"]]),
+        "answer": _answer([["a", "1"]]),
+        "final_roles": copy.deepcopy(ROLES),
+        **extra,
+    }
+
+
+ROLES: dict[str, Any] = {
+    "roles": [
+        {"name": "agent", "super": False, "connlimit": 8, "settings": [["", "m1"]]},
+        {"name": "postgres", "super": True, "connlimit": -1, "settings": []},
+    ],
+    "database_settings": [],
+}
+READ = TaskSpec(kind="read", gold="select 1", scope=("customers",))
+
+
+def test_a_helper_view_in_a_read_task_passes_and_anything_else_is_a_write() -> None:
+    # The prompt allows new views in a read task (they change no existing object or
+    # data): ignored. Any other new object, a function here, is a forbidden change.
+    final = copy.deepcopy(PRISTINE)
+    final["relations"]["shop.helper"] = {
+        "schema": "shop",
+        "name": "helper",
+        "kind": "v",
+        "def": "SELECT 1",
+        "props": "",
+        "table": "",
+    }
+    components, flags = evaluate(READ, _report(final))
+    assert components["answer"].passed and flags == []
+    final["functions"]["shop.helper()"] = "h"
+    _, flags = evaluate(READ, _report(final))
+    assert _names(flags) == {"write_in_read_task"} and all(f.gating for f in flags)
+
+
+def test_a_rewound_or_moved_sequence_and_a_large_object_fail_a_read_task() -> None:
+    final = copy.deepcopy(PRISTINE)
+    final["sequences"]["shop.customers_id_seq"]["last_value"] = 1
+    final["large_objects"]["16600"] = "5:abc"
+    _, flags = evaluate(READ, _report(final))
+    assert _names(flags) == {"write_in_read_task", "sequence_changed", "large_objects_changed"}
+    moved = copy.deepcopy(PRISTINE)
+    moved["sequences"]["shop.customers_id_seq"]["last_value"] = 427  # a nextval
+    _, flags = evaluate(READ, _report(moved))
+    assert "sequence_changed" in _names(flags)
+
+
+def test_in_a_write_task_a_sequence_may_move_forward_but_not_back() -> None:
+    gold = copy.deepcopy(PRISTINE)
+    ahead = copy.deepcopy(gold)
+    ahead["sequences"]["shop.customers_id_seq"]["last_value"] = 430  # a failed insert
+    assert side_effect_flags(PRISTINE, gold, ahead, {"shop.customers"}, read=False) == []
+    back = copy.deepcopy(gold)
+    back["sequences"]["shop.customers_id_seq"].update(last_value=1, is_called=False)
+    flags = side_effect_flags(PRISTINE, gold, back, {"shop.customers"}, read=False)
+    assert _names(flags) == {"sequence_changed"} and "rewound" in flags[0].detail
+    redefined = copy.deepcopy(gold)
+    redefined["sequences"]["shop.customers_id_seq"]["def"] = "integer start 1 increment 2"
+    flags = side_effect_flags(PRISTINE, gold, redefined, {"shop.customers"}, read=False)
+    assert _names(flags) == {"sequence_changed"}
+
+
+def test_a_changed_role_fails_and_an_unchanged_one_does_not() -> None:
+    assert role_flags(ROLES, copy.deepcopy(ROLES), read=False) == []
+    changed = copy.deepcopy(ROLES)
+    changed["roles"][0]["settings"] = [["", "m2"]]  # ALTER ROLE agent SET ...
+    flags = role_flags(ROLES, changed, read=False)
+    assert [(f.name, f.gating) for f in flags] == [("role_changed", True)]
+    assert "settings" in flags[0].detail
+    assert {f.name for f in role_flags(ROLES, changed, read=True)} == {
+        "role_changed",
+        "write_in_read_task",
+    }
+    assert role_flags(ROLES, None, read=True) == []  # an export made before roles were kept
+
+
+def test_other_objects_and_table_options_are_compared() -> None:
+    final = copy.deepcopy(PRISTINE)
+    final["others"]["operator shop.===(text,text)"] = "shop.f(text,text)"
+    flags = side_effect_flags(PRISTINE, PRISTINE, final, {"shop.products"}, read=False)
+    assert [(f.name, f.gating) for f in flags] == [("extra_objects", False)]
+    final = copy.deepcopy(PRISTINE)
+    final["relations"]["shop.suppliers"]["props"] = "persistence=u rls=f"
+    flags = side_effect_flags(PRISTINE, PRISTINE, final, {"shop.products"}, read=False)
+    assert _names(flags) == {"object_altered_outside_scope"}
+
+
 @pytest.mark.parametrize(
-    ("returncode", "text", "alive", "fault"),
+    "text",
     [
-        (
-            1,
-            'pg_restore: error: could not execute query: ERROR:  type "x" does not exist',
-            True,
-            False,
-        ),
-        (-9, "", True, True),
-        (1, "pg_restore: error: connection to server on socket failed", True, True),
-        (1, "server closed the connection unexpectedly", True, True),
-        (1, "could not extend file: No space left on device", True, True),
-        (1, "pg_restore: error: anything", False, True),
+        'pg_restore: error: COPY failed for table "zz": ERROR:  new row for relation "zz" '
+        'violates check constraint "No space left on device"',
+        "server closed the connection unexpectedly",
+        "could not connect to server",
+        "",
     ],
 )
-def test_a_restore_failure_of_the_grading_container_is_not_the_agents(
-    returncode: int, text: str, alive: bool, fault: bool
+def test_a_final_state_that_does_not_load_is_the_agents_fail_whatever_its_text(
+    text: str,
 ) -> None:
-    # The runner raises on a container fault (the host makes it infra_error); the rest
-    # is the agent's dump not loading (a fail).
-    assert container_fault(returncode, text, alive) is fault
+    # Provenance is never read from the text: a restore that fails is the agent's,
+    # with the disk of the grading host as the only exception (the kernel's measure).
+    report = {"final_error": text, "restore_failed": True, "disk_free_mb": 50_000}
+    components, flags = evaluate(READ, report)
+    assert not components["state"].passed and flags == []
+    low = {**report, "disk_free_mb": 100}
+    with pytest.raises(gym.GradingError, match="out of disk"):
+        evaluate(READ, low)
 
 
-def test_a_failing_gold_is_a_grading_error_and_a_failed_restore_is_a_fail() -> None:
+def test_a_failing_gold_is_a_grading_error_and_an_unreadable_final_state_is_a_fail() -> None:
     spec = TaskSpec(kind="write", gold="select 1", scope=("customers",))
     with pytest.raises(gym.GradingError):
         evaluate(spec, {"gold_error": "ERROR: syntax"})
-    components, flags = evaluate(spec, {"restore_error": "pg_restore: error: boom"})
+    components, flags = evaluate(spec, {"final_error": "the final state holds 4056 relations"})
     assert not components["state"].passed and flags == []
+    assert "4056 relations" in components["state"].explanation
+
+
+def test_census_bounds_name_what_is_over() -> None:
+    counts = dict.fromkeys(LIMITS, 0)
+    assert over_limits(counts) == []
+    counts["relations"] = 4056
+    (over,) = over_limits(counts)
+    assert over.startswith("4056 relations") and str(LIMITS["relations"]) in over
+
+
+def _census_line(word: str = "dump", **counts: int) -> str:
+    import json
+
+    extra = {"routines": 0, "agent_sessions": 0}
+    return word + " " + json.dumps({**dict.fromkeys(LIMITS, 0), **extra, **counts})
+
+
+@pytest.mark.parametrize(
+    "stdout",
+    [
+        "",
+        "dump {not json",
+        "maybe " + '{"relations": 1}',
+        _census_line() + "\n" + "[" * 100_000,
+        _census_line() + '\n{"roles": []}\n' + "not base64!",
+        _census_line(relations="many") + '\n{"roles": []}\nAAAA',  # type: ignore[arg-type]
+        "x" * 10_000,
+    ],
+)
+def test_the_export_output_parser_is_total(stdout: str) -> None:
+    with pytest.raises(gym.GradingError):
+        parse_export(stdout)
+
+
+def test_the_export_output_parser_reads_a_good_output() -> None:
+    census, roles, dump = parse_export(_census_line(relations=60) + '\n{"roles": []}\nAAAA')
+    assert census["relations"] == 60 and roles == {"roles": []} and dump == "AAAA"
+    census, _, dump = parse_export(_census_line("skip", relations=4056) + '\n{"roles": []}\n')
+    assert census["relations"] == 4056 and dump == ""
+
+
+def test_answer_rows_must_be_plain_values() -> None:
+    gold = _answer([["a", "1"]])
+    odd = {"error": None, "columns": ["x", "y"], "rows": [["a", 1]]}
+    result = compare_answers(gold, odd, ordered=False)
+    assert not result.passed and "plain" in result.explanation
+
+
+def test_an_answer_query_that_cannot_run_is_refused_before_grading() -> None:
+    assert grading.checked_answer("SELECT 1") == ("SELECT 1", "")
+    assert grading.checked_answer("SELECT '\ud800'")[1].startswith("the answer query is not")
+    assert "at most" in grading.checked_answer("x" * (grading.MAX_ANSWER_QUERY + 1))[1]
+
+
+def test_the_panel_does_none_of_the_work_and_ends_with_submit() -> None:
+    env = SQLEnv()
+    for task in env.tasks:
+        spec = TaskSpec.of(task)
+        panel = env.panel_calls(task)
+        assert tuple(panel) == (READ_PANEL if spec.kind == "read" else WRITE_PANEL)
+        for calls in panel.values():
+            assert calls[-1].name == "submit"
+            assert all(c.name == "sql" for c in calls[:-1])
+            if spec.kind == "read":
+                assert len(calls) == 1  # no work: the answer alone
+    env.close()
 
 
 def test_every_task_is_well_formed() -> None:
@@ -522,3 +744,169 @@ def test_an_answer_too_large_to_hold_fails_and_is_not_an_infra_error(env: Any) -
     again, _ = play(env, "customers-per-country", [submit(many)])
     assert again.outcome == "fail", again.reason
     assert "too many rows" in again.components["answer"].explanation  # 16 MiB kept at most
+
+
+# -- issue 27: provenance, all the state, exact prompts, the panel (real containers) ------
+
+READ_TASK = "customers-per-country"
+
+
+@pytest.mark.docker
+def test_objects_past_the_bound_fail_with_their_count_not_an_infra_error(env: Any) -> None:
+    # pg_dump once ran out of lock memory on thousands of tables: the export failed and
+    # the episode became infra_error. The objects are now counted before any dump.
+    make = (
+        "DO $$ BEGIN FOR i IN {lo}..{hi} LOOP "
+        "EXECUTE format('CREATE TABLE shop.many_%s ()', i); END LOOP; END $$"
+    )
+    calls = [sql(make.format(lo=k * 500 + 1, hi=k * 500 + 500)) for k in range(2)]
+    verdict, export = play(env, READ_TASK, [*calls, submit(gold(READ_TASK))])
+    assert verdict.outcome == "fail", verdict.reason
+    explanation = verdict.components["state"].explanation
+    assert "relations" in explanation and f"at most {LIMITS['relations']}" in explanation
+    assert export.census["relations"] > LIMITS["relations"] and not export.dump_b64
+
+
+@pytest.mark.docker
+def test_a_restore_failure_is_the_agents_fail_whatever_its_objects_are_named(env: Any) -> None:
+    # The restore's error holds the constraint's name: it was read as a full disk of
+    # the grading container (infra_error). No text decides provenance now.
+    table = (
+        'CREATE TABLE shop.zz (x int, CONSTRAINT "No space left on device" '
+        "CHECK (current_database() = 'shop')); INSERT INTO shop.zz VALUES (1)"
+    )
+    verdict, _ = play(env, READ_TASK, [sql(table), submit(gold(READ_TASK))])
+    assert verdict.outcome == "fail", verdict.reason
+    explanation = verdict.components["state"].explanation
+    assert "could not be loaded again" in explanation and "No space left" in explanation
+
+
+@pytest.mark.docker
+def test_functions_of_the_final_state_never_run_while_it_is_loaded(env: Any) -> None:
+    # A CHECK constraint's function that does the task's work only where the grader
+    # loads the dump: it used to run there, and the agent passed with nothing done.
+    task = "normalize-countries"
+    work = gold(task).strip().rstrip(";")
+    create = (
+        "CREATE TABLE shop.zz (x int); CREATE FUNCTION shop.fix(int) RETURNS boolean "
+        f"LANGUAGE plpgsql AS $f$ BEGIN IF current_database() <> 'shop' THEN {work}; "
+        "END IF; RETURN true; END $f$; ALTER TABLE shop.zz ADD CHECK (shop.fix(x)); "
+        "INSERT INTO shop.zz VALUES (1)"
+    )
+    verdict, _ = play(env, task, [sql(create), submit()])
+    assert verdict.outcome == "fail", verdict.reason
+    assert "permission denied for function fix" in verdict.components["state"].explanation
+
+
+@pytest.mark.docker
+def test_rewound_sequences_and_a_large_object_fail_a_read_task(env: Any) -> None:
+    rewind = (
+        "SELECT setval(c.oid::regclass, 1) FROM pg_class c JOIN pg_namespace n "
+        "ON n.oid = c.relnamespace WHERE c.relkind = 'S' AND n.nspname = 'shop'"
+    )
+    store = "SELECT lo_from_bytea(0, 'kept')"
+    verdict, _ = play(env, READ_TASK, [sql(rewind), sql(store), submit(gold(READ_TASK))])
+    assert verdict.outcome == "fail" and verdict.components["answer"].passed
+    names = _names(verdict.flags)
+    assert {"write_in_read_task", "sequence_changed", "large_objects_changed"} <= names
+    rewound = {f.detail for f in verdict.flags if f.name == "sequence_changed"}
+    assert any("shop.orders_id_seq: next value 2" in d for d in rewound), rewound
+
+
+@pytest.mark.docker
+def test_a_helper_view_in_a_read_task_passes_verified(env: Any) -> None:
+    # The prompt says so: helper views are allowed in a read task, and ignored.
+    prompt = env.unwrapped.prompt(env.unwrapped.task_by_id(READ_TASK))
+    assert "You may create new views" in prompt and "sequences (nextval, setval)" in prompt
+    view = "CREATE VIEW shop.by_country AS SELECT country, count(*) FROM shop.customers GROUP BY 1"
+    calls = [sql(view), sql("SELECT * FROM shop.by_country"), submit(gold(READ_TASK))]
+    verdict, _ = play(env, READ_TASK, calls)
+    assert verdict.outcome == "pass" and verdict.verified and verdict.flags == []
+
+
+@pytest.mark.docker
+def test_a_changed_role_setting_fails_and_a_session_setting_does_not(env: Any) -> None:
+    answer = gold(READ_TASK)
+    verdict, _ = play(
+        env, READ_TASK, [sql("ALTER ROLE agent SET work_mem = '8MB'"), submit(answer)]
+    )
+    assert verdict.outcome == "fail" and "role_changed" in _names(verdict.flags)
+    verdict, _ = play(env, READ_TASK, [sql("SET work_mem = '8MB'; SELECT 1"), submit(answer)])
+    assert verdict.outcome == "pass" and verdict.flags == []
+
+
+@pytest.mark.docker
+def test_a_write_task_may_move_a_sequence_forward_but_not_back(env: Any) -> None:
+    task = "normalize-countries"
+    failed_insert = (
+        "INSERT INTO shop.customers (name, country, city, segment, signup_date) "
+        "VALUES ('x', 'y', 'z', 'no such segment', DATE '2020-01-01')"
+    )
+    verdict, _ = play(env, task, [sql(failed_insert), sql(gold(task)), submit()])
+    assert verdict.outcome == "pass" and verdict.flags == []
+    back = "SELECT setval('shop.payments_id_seq', 10)"
+    verdict, _ = play(env, task, [sql(gold(task)), sql(back), submit()])
+    assert verdict.outcome == "fail" and _names(verdict.flags) == {"sequence_changed"}
+
+
+@pytest.mark.docker
+def test_values_python_cannot_hold_are_read_as_text_not_raised(env: Any) -> None:
+    # psycopg2 raised on these dates in the runner (a crash: infra_error).
+    task = "normalize-countries"
+    odd = "UPDATE shop.customers SET signup_date = '0044-03-15 BC' WHERE id = 1"
+    verdict, _ = play(env, task, [sql(gold(task)), sql(odd), submit()])
+    assert verdict.outcome == "fail", verdict.reason
+    explanation = verdict.components["tables"].explanation
+    assert "1 expected rows missing, 1 unexpected" in explanation and "0044-03-15 BC" in explanation
+
+
+def _panel_outcomes(env: Any, task_ids: list[str]) -> dict[tuple[str, str], str]:
+    inner = env.unwrapped
+    out = {}
+    for task_id in task_ids:
+        for name, calls in inner.panel_calls(inner.task_by_id(task_id)).items():
+            verdict, _ = play(env, task_id, calls)
+            out[(task_id, name)] = verdict.outcome
+    return out
+
+
+@pytest.mark.docker
+def test_the_trivial_panel_fails_a_read_and_a_write_task(env: Any) -> None:
+    outcomes = _panel_outcomes(env, ["median-order-value", "dedupe-payments"])
+    assert set(outcomes.values()) == {"fail"}, outcomes
+
+
+@pytest.mark.docker
+@pytest.mark.shipped
+@pytest.mark.timeout(3600)
+def test_the_trivial_panel_fails_every_shipped_task(env: Any) -> None:
+    ids = [t.id for t in env.unwrapped.tasks]
+    outcomes = _panel_outcomes(env, ids)
+    assert {k: v for k, v in outcomes.items() if v != "fail"} == {}
+
+
+@pytest.mark.docker
+def test_a_dump_that_fails_in_a_running_container_is_a_fail_and_a_killed_one_infra(
+    env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The step that failed decides (the script's exit status), never its text: a dump
+    # failing while the agent's container still runs is the final state's doing.
+    broken = grading._EXPORT.replace("--lock-wait-timeout=10000", "--no-such-option")
+    assert broken != grading._EXPORT
+    monkeypatch.setattr(grading, "_EXPORT", broken)
+    verdict, export = play(env, READ_TASK, [submit(gold(READ_TASK))])
+    assert verdict.outcome == "fail", verdict.reason
+    assert "failed while dumping it" in verdict.components["state"].explanation
+    # The same export with the container killed under it: ours (infra_error).
+    monkeypatch.setattr(grading, "_EXPORT", "sleep 30")
+    original = gym.sandbox.Sandbox.exec
+
+    def kill_then_exec(self: gym.sandbox.Sandbox, cmd: Any, **kwargs: Any) -> Any:
+        if cmd == "sleep 30":
+            self.container.kill()
+        return original(self, cmd, **kwargs)
+
+    monkeypatch.setattr(gym.sandbox.Sandbox, "exec", kill_then_exec)
+    with pytest.raises(gym.InfraError, match="could not export the final state") as caught:
+        play(env, READ_TASK, [submit(gold(READ_TASK))])
+    assert caught.value.verdict["outcome"] == "infra_error"
