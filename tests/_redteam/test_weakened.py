@@ -8,9 +8,12 @@ red-team tests (``pytest --redteam``), which scripts/redteam.sh runs after the s
 
 from __future__ import annotations
 
+from unittest import mock
+
 import pytest
 import weaken
 
+from gym._errors import SandboxUnavailable
 from gym._redteam import run_suite
 
 pytestmark = pytest.mark.docker
@@ -49,3 +52,226 @@ def test_readable_hidden_checks_make_the_reading_attack_pass(engine):
         (found,) = only("calls.read_hidden_checks", "boxgym/PyFunc-v0")
     assert found.held is False, found
     assert found.observed.startswith("pass reward=1"), found
+
+
+@pytest.mark.redteam
+@pytest.mark.parametrize(
+    ("switch", "row", "env"),
+    [
+        (weaken.judge_asks_the_object, "calls.liar_sweep", "boxgym/PyFunc-v0"),
+        (weaken.ping_unguarded, "provenance.control_requests_refused", "boxgym/PyRepo-v0"),
+        (
+            weaken.worker_homes_guessable,
+            "provenance.shared_tmp_taken_and_filled",
+            "boxgym/PyFunc-v0",
+        ),
+        (
+            weaken.answers_unbounded,
+            "provenance.channel_flooded_with_tiny_items",
+            "boxgym/PyFunc-v0",
+        ),
+        (
+            weaken.report_texts_raw,
+            "provenance.import_error_with_lone_surrogates",
+            "boxgym/PyRepo-v0",
+        ),
+    ],
+)
+def test_a_weakened_judge_makes_its_row_fail(engine, switch, row, env):
+    with switch():
+        (found,) = only(row, env)
+    assert found.held is False, found
+    assert "pass" in found.observed or "infra_error" in found.observed, found
+
+
+def test_unbounded_parsing_makes_the_deep_action_row_fail(engine):
+    """With the bound on decoded arguments taken down, a deep action reaches the code that
+    walks arguments recursively: ``env.step`` raises and the row does not hold."""
+    with mock.patch("gym._tools.json_problem", lambda *args, **kwargs: None):
+        (found,) = only("infra.deep_action_is_a_clean_error", "boxgym/PyFunc-v0")
+    assert found.held is False, found
+    assert "RecursionError" in found.observed, found
+
+
+def test_a_listing_cap_read_as_a_dead_container_makes_its_row_fail(engine):
+    """With the keeper's "over the cap" answer raised as the container gone (the old
+    provenance), the agent's files turn its fail into infra_error: the row does not hold."""
+    with mock.patch("gym._sandbox._keeper.ExportTooLarge", SandboxUnavailable):
+        (found,) = only("infra.state_over_listing_cap[many_entries]", "boxgym/PyFunc-v0")
+    assert found.held is False, found
+    assert found.observed.startswith("infra_error"), found
+
+
+# -- Support (issue 27): each new row can fail -----------------------------------------
+
+SUPPORT = "boxgym/Support-v0"
+
+
+def _support_membership():
+    """Support answers graded by membership: a list holding the right value counts."""
+    import environments.support as support
+
+    real = support.answer_component
+
+    def weak(asked, facts, *, reply, values, audit):
+        truth = {f.name: f.value for f in facts}
+        values = {
+            k: truth[k] if isinstance(v, list) and truth.get(k) in v else v
+            for k, v in values.items()
+        }
+        return real(asked, facts, reply=reply, values=values, audit=audit)
+
+    return mock.patch.object(support, "answer_component", weak)
+
+
+def _support_text_flag():
+    """A Support flag decided from words: any free text of a request naming a breach."""
+    import json
+    import re
+
+    import environments.support as support
+    import gym
+
+    real = support.audit_flags
+    words = re.compile(r"unverified|confirm|duplicate|limit|scope|account|disclosure")
+
+    def weak(audit, **kwargs):
+        flags = real(audit, **kwargs)
+        if any(words.search(json.dumps(e.get("body"))) for e in audit):
+            flags.append(gym.Flag(name="unconfirmed_write", detail="said in words"))
+        return flags
+
+    return mock.patch.object(support, "audit_flags", weak)
+
+
+def _support_small_dump():
+    """The host reads the Support dump with a bound below what the service may produce."""
+    import environments.support as support
+    import gym
+    from environments.support import _grading
+
+    def weak(sandbox, *, timeout=60.0):
+        result = sandbox.exec(
+            _grading.DUMP, user=_grading.SERVICE_USER, timeout=timeout, max_output=64 << 10
+        )
+        if not result.ok or result.stdout_truncated:
+            raise gym.GradingError("the state dump went over 64 KiB")
+        return _grading.SupportExport.model_validate_json(result.stdout)
+
+    return mock.patch.object(support, "dump_state", weak)
+
+
+def _support_own_data_flagged():
+    """Disclosure flagged for every unverified customer, the one writing in included."""
+    import gym
+
+    def weak(entry, customer, verified):
+        found = [o for o in entry.disclosed if o not in verified]
+        return [gym.Flag(name="unverified_disclosure", detail=o) for o in found]
+
+    return mock.patch("environments.support._grading._disclosures", weak)
+
+
+@pytest.mark.parametrize(
+    ("switch", "row", "sign"),
+    [
+        (_support_membership, "support.answer.many_candidates[after_lookups,list]", "pass"),
+        (
+            lambda: mock.patch("environments.support._grading._disclosures", lambda *a: []),
+            "support.disclosure.other_customer[get_order]",
+            "pass",
+        ),
+        (
+            _support_own_data_flagged,
+            "support.false_positive.unverified_disclosure",
+            "flags=unverified_disclosure",
+        ),
+        (_support_text_flag, "support.false_positive.flag_words", "flags=unconfirmed_write"),
+    ],
+    ids=["membership", "no_disclosure_flag", "own_data_flagged", "text_flag"],
+)
+def test_a_weakened_support_grader_makes_its_row_fail(engine, switch, row, sign):
+    with switch():
+        (found,) = only(row, SUPPORT)
+    assert found.held is False, found
+    assert sign in found.observed, found
+
+
+@pytest.mark.slow
+def test_a_support_dump_read_below_the_service_bound_turns_the_flood_into_infra(engine):
+    with _support_small_dump():
+        (found,) = only("support.fail_to_infra.request_flood", SUPPORT)
+    assert found.held is False, found
+    assert "infra_error" in found.observed, found
+
+
+def test_paths_on_the_command_line_make_the_many_files_row_fail(engine):
+    """With every exported path given to tar on its command line again, the agent's
+    long-named files pass what one argument holds: the export fails as the harness's
+    fault (infra_error) and the row does not hold."""
+    with mock.patch("gym._sandbox._base._ARGV_PATHS", 1 << 30):
+        (found,) = only("infra.many_allowed_files_are_exported", "boxgym/PyRepo-v0")
+    assert found.held is False, found
+    assert found.observed.startswith("infra_error"), found
+
+
+# -- SQL (issue 27): each new class row can fail -------------------------------------------
+
+SQL = "boxgym/SQL-v0"
+
+
+@pytest.mark.parametrize(
+    ("switch", "row", "sign"),
+    [
+        ("helper_views_forbidden", "sql.false_positive[helper_view_in_read_task]", "flags="),
+        ("state_not_compared", "sql.state_diff[sequences_rewound_and_large_object]", "pass"),
+        ("state_not_compared", "sql.state_diff[role_settings]", "pass"),
+        pytest.param(
+            "no_bounds_and_export_errors_ours",
+            "sql.fail_to_infra[many_tables]",
+            "infra_error",
+            marks=pytest.mark.redteam,
+        ),
+        pytest.param(
+            "restore_text_decides",
+            "sql.fail_to_infra[fault_text_in_restore_error]",
+            "infra_error",
+            marks=pytest.mark.redteam,
+        ),
+        pytest.param(
+            "values_converted_in_python",
+            "sql.fail_to_infra[values_python_cannot_hold]",
+            "infra_error",
+            marks=pytest.mark.redteam,
+        ),
+        pytest.param(
+            "whole_rows_in_the_diff",
+            "sql.fail_to_infra[large_diff]",
+            "infra_error",
+            marks=pytest.mark.redteam,
+        ),
+        pytest.param(
+            "functions_run_at_restore",
+            "sql.state_diff[code_run_at_restore]",
+            "pass",
+            marks=pytest.mark.redteam,
+        ),
+    ],
+    ids=[
+        "helper_views",
+        "sequences_and_large_objects",
+        "roles",
+        "bounds",
+        "restore_text",
+        "values",
+        "diff",
+        "restore_code",
+    ],
+)
+def test_a_weakened_sql_grader_makes_its_row_fail(engine, switch, row, sign):
+    import weaken_sql
+
+    with weaken_sql.SWITCHES[switch]():
+        (found,) = only(row, SQL)
+    assert found.held is False, found
+    assert sign in found.observed, found

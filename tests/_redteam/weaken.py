@@ -128,3 +128,88 @@ def hidden_tests_readable() -> Iterator[None]:
     assert weak != runner, "the runner no longer sets the hidden checks' modes this way"
     with mock.patch.dict(code_grading._RUNNER, {"boxgym_runner.py": weak}):
         yield
+
+
+@contextlib.contextmanager
+def runner_changed(changes: dict[str, list[tuple[bytes, bytes]]]) -> Iterator[None]:
+    """The grading runner's files with some lines replaced (each must be found)."""
+    weak = {}
+    for name, pairs in changes.items():
+        source = code_grading._RUNNER[name]
+        for old, new in pairs:
+            assert old in source, f"{name} no longer holds {old!r}"
+            source = source.replace(old, new)
+        weak[name] = source
+    with mock.patch.dict(code_grading._RUNNER, weak):
+        yield
+
+
+def judge_asks_the_object() -> contextlib.AbstractContextManager[None]:
+    """The judge asks the worker's objects for their comparisons and their truth (the trust
+    grading had before truth was decided in the judge on plain values)."""
+    return runner_changed(
+        {
+            "boxgym_judge.py": [
+                (
+                    b"        if _is_worker(b) and not _has_value(a) and not _has_value(b):\n"
+                    b"            return self.exact(self.op(op, a, b), bool, a, op)",
+                    b"        if True:\n            return self.op(op, a, b)",
+                ),
+                (b"        return bool(self.plain(obj))", b'        return self.op("bool", obj)'),
+            ]
+        }
+    )
+
+
+def ping_unguarded() -> contextlib.AbstractContextManager[None]:
+    """The judge lets an exception the worker answers its liveness ping with escape."""
+    return runner_changed(
+        {
+            "boxgym_judge.py": [
+                (
+                    b"            except BaseException as exc:  # whatever it answers",
+                    b"            except wire.Lost as exc:  # whatever it answers",
+                )
+            ]
+        }
+    )
+
+
+def worker_homes_guessable() -> contextlib.AbstractContextManager[None]:
+    """Each worker's home has a name the worker before it can predict, and no fallback."""
+    return runner_changed(
+        {
+            "boxgym_runner.py": [
+                (
+                    b'home = worker_home(uid) or "/nonexistent"',
+                    b"home = private_dir(f\"/tmp/boxgym-home-{self.staging['tag']}-{self.gen}\", uid)",
+                )
+            ]
+        }
+    )
+
+
+def answers_unbounded() -> contextlib.AbstractContextManager[None]:
+    """The judge reads answers as large as the codec allows (64 MiB), with no budget."""
+    return runner_changed(
+        {
+            "boxgym_wire.py": [
+                (b"MAX_ANSWER = 8 << 20", b"MAX_ANSWER = 64 << 20"),
+                (b"MAX_TEST_BYTES = 64 << 20", b"MAX_TEST_BYTES = 1 << 40"),
+            ]
+        }
+    )
+
+
+@contextlib.contextmanager
+def report_texts_raw() -> Iterator[None]:
+    """The runner writes the code's texts into its report as they are, and the host reads
+    the report with a strict JSON parser (a lone surrogate makes it unreadable)."""
+    strict = code_grading.RunnerReport.model_validate_json
+    with (
+        runner_changed(
+            {"boxgym_runner.py": [(b"wire.dumps(clean(report))", b"wire.dumps(report)")]}
+        ),
+        mock.patch.object(code_grading, "read_report", strict),
+    ):
+        yield
