@@ -1,6 +1,7 @@
 """Grading throughput against the engine's own limit, side by side in one run.
 
     .venv/bin/python bench/grading_throughput.py [--concurrency N] [--limit N]
+        [--against REV [--reps R] [--env ID]]
 
 Three rates, measured one after the other on the same machine and engine:
 
@@ -12,12 +13,18 @@ Three rates, measured one after the other on the same machine and engine:
 3. unsandboxed: the same checks run in plain local subprocesses (no container), N in
    parallel, as the floor a harness without isolation would pay.
 
+With ``--against REV`` it measures instead the grading rate of this checkout's runner
+against the runner of the git revision REV (the files of gym/_grading/runner/ shipped
+into each grading container), alternating the two R times in one process on the same
+tasks (HumanEval's by default, or ``--env``), and writes the ratio of the medians.
+
 Writes the figures and the ratios to docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,6 +35,7 @@ from pathlib import Path
 import gym
 import gym.authoring
 import gym.grading
+from gym._grading import _checks
 from gym._sandbox import client
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -99,11 +107,71 @@ def subprocess_rate(tasks: list[gym.Task], concurrency: int) -> tuple[float, int
     return len(tasks) / (time.perf_counter() - start), passed
 
 
+def runner_at(rev: str) -> dict[str, bytes]:
+    """The grading runner's files as the git revision ``rev`` ships them."""
+    root = Path(__file__).resolve().parents[1]
+    return {
+        name: subprocess.run(
+            ["git", "show", f"{rev}:gym/_grading/runner/{name}"],
+            cwd=root,
+            capture_output=True,
+            check=True,
+        ).stdout
+        for name in _checks._RUNNER
+    }
+
+
+def against(opts: argparse.Namespace) -> None:
+    """This runner's grading rate against REV's, alternating, on the same tasks."""
+    env = gym.make(opts.env)
+    tasks = env.unwrapped.tasks[: opts.limit]
+    image = env.unwrapped.sandbox_config().image
+    env.close()
+    runners = {"this checkout": dict(_checks._RUNNER), opts.against: runner_at(opts.against)}
+    rates: dict[str, list[float]] = {name: [] for name in runners}
+    for name in runners:  # one grading each before timing: first-use costs
+        _checks._RUNNER.clear()
+        _checks._RUNNER.update(runners[name])
+        grading_rate(tasks[:1], image, 1)
+    for rep in range(opts.reps):
+        for name in list(runners)[:: 1 if rep % 2 == 0 else -1]:
+            _checks._RUNNER.clear()
+            _checks._RUNNER.update(runners[name])
+            rate, passed = grading_rate(tasks, image, opts.concurrency)
+            rates[name].append(rate)
+            print(f"rep {rep + 1} {name}: {rate:.2f} tasks/s, {passed}/{len(tasks)} passed")
+    now, before = (statistics.median(rates[n]) for n in runners)
+    ratio = now / before
+    limit = f" --limit {opts.limit}" if opts.limit else ""
+    body = f"""## Grading throughput against an earlier runner
+
+Command: `.venv/bin/python bench/grading_throughput.py --against {opts.against} --env {opts.env} --reps {opts.reps} --concurrency {opts.concurrency}{limit}`
+Machine: {machine()}; {len(tasks)} reference solutions of {opts.env}, {opts.concurrency} in
+parallel, the two runners alternating {opts.reps} times in one process.
+
+| runner | tasks/s (each rep) | median |
+|---|---|---|
+| this checkout | {", ".join(f"{r:.2f}" for r in rates["this checkout"])} | {now:.2f} |
+| {opts.against} | {", ".join(f"{r:.2f}" for r in rates[opts.against])} | {before:.2f} |
+
+- This checkout grades at **{ratio:.2f}x** the rate of {opts.against} (target >= 0.9x):
+  {"met" if ratio >= 0.9 else "NOT met"}.
+"""
+    write_section(f"grading-against-{opts.env.split('/')[-1]}", body)
+    print(body)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--limit", type=int, default=None, help="grade only N problems")
+    parser.add_argument("--against", default=None, help="a git revision to compare with")
+    parser.add_argument("--reps", type=int, default=3, help="alternations (with --against)")
+    parser.add_argument("--env", default=ENV_ID, help="the tasks graded (with --against)")
     opts = parser.parse_args()
+    if opts.against:
+        against(opts)
+        return
     env = gym.make(ENV_ID)
     tasks = env.unwrapped.tasks[: opts.limit]
     image = env.unwrapped.sandbox_config().image
