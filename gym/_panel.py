@@ -25,8 +25,8 @@ submits:
   the others would cost a grading container each and find nothing. (The shipped tasks'
   checks are also screened in-process against every constant, tests/test_shipped_tasks.py
   and tests/environments/test_mbpp.py.)
-- ``empty``: the function returns None (``calls``), or every allowed module is empty
-  (``pytest``).
+- ``empty``: every allowed module is empty (``pytest``), or the function returns None
+  (``calls`` tasks whose prompt shows no example: None is one more constant).
 
 The liar is public and reusable: `liar_source` and `liar_files` are what the red team's
 sweep imports to run it over every shipped code task.
@@ -620,8 +620,10 @@ def trivial_sources(task: Task) -> dict[str, str]:
 def code_panel(task: Task) -> dict[str, list[ToolCall]]:
     """The panel of a code task: policy name -> its tool calls (writes, then submit).
 
-    ``liar`` for every task; for a ``calls`` task, ``echo`` (or, where the prompt shows no
-    example, every constant) and ``empty``; for a ``pytest`` task, ``empty`` modules.
+    ``liar`` for every task; for a ``calls`` task, ``echo``, or, where the prompt shows no
+    example, every constant and ``empty`` (where it shows one, a constant, None included,
+    passes only when it is the example's own value: what ``echo`` returns); for a
+    ``pytest`` task, ``empty`` modules.
     """
     modules = graded_modules(task)
     if not modules:
@@ -632,7 +634,7 @@ def code_panel(task: Task) -> dict[str, list[ToolCall]]:
         panel["empty"] = _writes(dict.fromkeys(modules, ""))
         return panel
     module = next(iter(modules))
-    wanted = ["echo"] if "echo" in trivial else list(CONSTANTS)
-    for name in [*wanted, "empty"]:
+    wanted = ["echo"] if "echo" in trivial else [*CONSTANTS, "empty"]
+    for name in wanted:
         panel[name] = _writes({module: trivial[name]})
     return panel

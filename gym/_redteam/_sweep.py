@@ -48,7 +48,12 @@ def liar_export(task: Task, variant: LiarVariant) -> Export:
 
 @dataclass
 class LiarSweep(Attack):
-    """The liar family over every task of a code environment: none may pass."""
+    """The liar family over every task of a code environment: none may pass.
+
+    One row per environment (``calls.liar_sweep[PyFunc-v0]``...): a row of one env runs
+    there whatever the plan's choice of representatives, so every task of every code
+    environment is graded in every run of the suite.
+    """
 
     name: str = "calls.liar_sweep"
     envs: tuple[str, ...] = CODE_ENVS
@@ -98,4 +103,6 @@ def _brief(task_id: str, verdict: Verdict) -> str:
     return f"{task_id} {verdict.outcome} ({verdict.reason[:120]})"
 
 
-register(LiarSweep())
+register(
+    *(LiarSweep(name=f"calls.liar_sweep[{env.split('/')[-1]}]", envs=(env,)) for env in CODE_ENVS)
+)

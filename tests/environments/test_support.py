@@ -678,8 +678,9 @@ def test_own_records_and_directory_lookups_are_no_disclosure(engine: None) -> No
 
 @pytest.mark.docker
 @pytest.mark.slow
-@pytest.mark.parametrize("task_id", sorted(t.id for t in SupportEnv.load_tasks()))
+@pytest.mark.parametrize("task_id", ["count-orders-2026", "cancel-and-refund"])
 def test_every_panel_policy_fails_the_task(engine: None, task_id: str) -> None:
+    """A read and a write task here; every task's panel is played by validate-shipped."""
     env = SupportEnv()
     panel = env.panel_calls(env.task_by_id(task_id))
     outcomes = {name: episode(task_id, calls, env).outcome for name, calls in panel.items()}
