@@ -375,9 +375,11 @@ def _restore_time_code(names: Names, task: Task, env: Any) -> list[ToolCall]:
 
     A CHECK constraint of a helper table calls it for each row loaded; in the agent's
     database it does nothing. If it ran while the dump is restored, the grader would
-    see a database the agent never left (a pass for no work).
+    see a database the agent never left (a pass for no work). The helper table's name
+    sorts after every table of the schema, so its rows are loaded last, after the rows
+    the work changes (pg_dump loads tables by name).
     """
-    fn, table = names.ident(), names.ident()
+    fn, table = names.ident(), f"zz_{names.ident()}"
     work = "; ".join(c.arguments["query"].strip().rstrip(";") for c in _gold(env, task))
     create = (
         f"CREATE TABLE shop.{table} (x int); "
