@@ -20,7 +20,7 @@ from gym._stats import (
     pass_rate_ci,
     transitions,
 )
-from gym._store import EpisodeRow, Store
+from gym._store import EpisodeRow, RunStatus, Store
 
 __all__ = [
     "Comparison",
@@ -82,10 +82,14 @@ class Report(BaseModel):
     """A run's report."""
 
     run_id: str
+    label: str = ""
+    """The run's label (``gym run --label``)."""
     config: dict[str, Any]
     overall: Group
     envs: list[Group]
     slices: list[Group]
+    status: RunStatus | None = None
+    """Where the run stands: a run in progress or stopped has partial figures."""
 
 
 def _per_task(episodes: Iterable[EpisodeRow]) -> dict[tuple[str, str], list[EpisodeRow]]:
@@ -172,10 +176,12 @@ def build_report(store: Store, run_id: str, *, seed: int = 0) -> Report:
             by_slice[f"{key}={value}"].append(e)
     return Report(
         run_id=run.id,
+        label=run.label,
         config=run.config,
         overall=group_stats("all", episodes, flags, seed, calls),
         envs=[group_stats(k, v, flags, seed, calls) for k, v in sorted(by_env.items())],
         slices=[group_stats(k, v, flags, seed, calls) for k, v in sorted(by_slice.items())],
+        status=store.run_status(run.id),
     )
 
 

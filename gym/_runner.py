@@ -6,30 +6,40 @@ episodes already committed and finishes the rest, so a crash or a ``kill -9`` lo
 nothing but the episodes in flight, and never duplicates one. Each episode is committed
 as soon as its executor yields it; a stopped run (SIGINT, SIGTERM: see `LocalExecutor`)
 commits every episode that finished before it returns.
+
+Nothing is stored before the whole plan is known good: environments, split, task ids, k
+and limit, at least one episode, and (for episodes on this machine) the engine reachable
+with each environment's image there or built. Then the run's status says where it
+stands (`gym._store.RunStatus`): running (with a heartbeat every `HEARTBEAT_S`),
+stopped and by whom, failed and why, or finished.
 """
 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import hashlib
 import json
+import logging
 import os
+import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from gym._errors import ConfigError
+from gym._env import env_of
+from gym._errors import ConfigError, GymError, TaskNotFound
 from gym._executor import EpisodeWork, Event, Executor, Job, LocalExecutor, NamedPolicy
 from gym._models import Split, Task, natural_key
 from gym._policy import Policy, Turn
-from gym._registry import env_ids, spec_of, tasks_of
+from gym._registry import env_ids, make, spec_of, tasks_of
 from gym._rollout import EpisodeResult
 from gym._sandbox import container_counts
 from gym._splits import split_roles
-from gym._store import EpisodeRow, RunRow, StepRow, Store, VerdictRow
+from gym._store import HEARTBEAT_S, EpisodeRow, RunRow, RunState, StepRow, Store, VerdictRow
 from gym._version import __version__
 
 __all__ = [
@@ -37,12 +47,16 @@ __all__ = [
     "RunConfig",
     "RunProgress",
     "SUITES",
+    "check_sandboxes",
     "check_split",
+    "check_task_ids",
     "expand_envs",
     "plan",
     "run",
     "select_tasks",
 ]
+
+log = logging.getLogger("gym.runner")
 
 SUITES: dict[str, Callable[[], list[str]]] = {
     "bundled": lambda: [e for e in env_ids() if e.startswith("boxgym/")],
@@ -158,13 +172,55 @@ def check_split(env_ids: list[str], split: str | None) -> None:
         raise ConfigError(f"no environment declares the split {split!r} (declared: {known})")
 
 
+def _check_counts(config: RunConfig) -> None:
+    """Refuse a k or limit that plans nothing (0, negative)."""
+    if config.k < 1:
+        raise ConfigError(f"k (samples per task, -k) must be at least 1, not {config.k}")
+    if config.limit is not None and config.limit < 1:
+        raise ConfigError(
+            f"limit (tasks per environment, --limit) must be at least 1, not {config.limit}"
+        )
+
+
+def check_task_ids(wanted: list[str] | None, known: dict[str, list[Task]]) -> None:
+    """Refuse task ids that no environment of the run has (a typo runs nothing).
+
+    Args:
+        wanted: the ids asked for (None: every task).
+        known: environment id -> its tasks.
+
+    Raises:
+        TaskNotFound: an id is unknown; the message names it and the closest ids.
+    """
+    ids = {t.id for tasks in known.values() for t in tasks}
+    unknown = [i for i in dict.fromkeys(wanted or []) if i not in ids]
+    if not unknown:
+        return
+    close = {c for i in unknown for c in difflib.get_close_matches(i, ids, n=3, cutoff=0.5)}
+    shown = sorted(close or ids, key=natural_key)[:5]
+    hint = "did you mean" if close else f"{len(ids)} tasks, for example"
+    raise TaskNotFound(
+        f"no task {', '.join(map(repr, unknown))} in {', '.join(known)} "
+        f"({hint}: {', '.join(shown)})"
+    )
+
+
 def plan(config: RunConfig) -> list[Job]:
-    """The episodes of a run, in a stable order (environments, then tasks by natural id)."""
+    """The episodes of a run, in a stable order (environments, then tasks by natural id).
+
+    Raises:
+        ConfigError: k or limit below 1, a split no environment declares, or no episode
+            to run at all.
+        TaskNotFound: a task id that no environment of the run has.
+    """
+    _check_counts(config)
     check_split(config.envs, config.split)
+    known = {env_id: tasks_of(env_id) for env_id in config.envs}
+    check_task_ids(config.tasks, known)
     jobs: list[Job] = []
     for env_id in config.envs:
         tasks = select_tasks(
-            tasks_of(env_id), split=config.split, ids=config.tasks, limit=config.limit
+            known[env_id], split=config.split, ids=config.tasks, limit=config.limit
         )
         for task in tasks:
             for index in range(config.k):
@@ -180,7 +236,35 @@ def plan(config: RunConfig) -> list[Job]:
                         episode_id=episode_id,
                     )
                 )
+    if not jobs:
+        wanted = [f"split {config.split!r}"] if config.split else []
+        wanted += [f"the ids {', '.join(config.tasks)}"] if config.tasks else []
+        raise ConfigError(
+            f"nothing to run: no task of {', '.join(config.envs)} has "
+            f"{' and '.join(wanted) or 'a task'}"
+        )
     return jobs
+
+
+def check_sandboxes(config: RunConfig, jobs: list[Job]) -> None:
+    """Reach each environment's sandboxes once: the engine answers, the image is there.
+
+    A missing image is built now (as its first episode would), so a run that cannot
+    start fails here, before anything is stored.
+
+    Raises:
+        EngineUnavailable: the Docker engine does not answer.
+        ImageError: an image is missing and could not be built.
+    """
+    first: dict[str, Task] = {}
+    for job in jobs:
+        first.setdefault(job.env_id, job.task)
+    for env_id, task in first.items():
+        env = make(env_id, run=config.run_id, tasks=[task], **_env_overrides(config))
+        try:
+            env_of(env).sandbox_config()
+        finally:
+            env.close()
 
 
 def _rows(
@@ -293,29 +377,24 @@ def run(
         progress: called after each committed episode.
         stop: for the default executor: set it to stop the run (nothing new starts,
             episodes in flight get a grace period, every finished one is committed; the
-            returned progress says ``stopped``). An executor given holds its own.
-        events: receives a ``committed`` event per episode and a ``done`` or
+            returned progress says ``stopped``). An executor given holds its own. The
+            event's ``reason`` attribute, when it has one, is recorded as who stopped
+            the run (the CLI's says ``Ctrl-C`` or ``SIGTERM``).
+        events: receives a ``planned`` event first (``total`` episodes, ``skipped``:
+            committed before), a ``committed`` event per episode and a ``done`` or
             ``stopped`` one at the end (and the default executor's events).
 
+    The run's status (`Store.run_status`) is set running once the plan is checked, and
+    stopped, failed or finished as the run ends; nothing is stored before.
+
     Raises:
-        ConfigError: the config names a runtime the sandboxes would not run under.
+        ConfigError: the config names a runtime the sandboxes would not run under, or
+            plans nothing (see `plan`).
+        TaskNotFound: a task id no environment has.
+        EngineUnavailable: the Docker engine does not answer (local episodes).
+        ImageError: an image is missing and cannot be built.
     """
-    if (config.runtime or None) != (os.environ.get("GYM_RUNTIME") or None):
-        raise ConfigError(
-            f"the run says runtime {config.runtime!r} but sandboxes use "
-            f"{os.environ.get('GYM_RUNTIME')!r} ($GYM_RUNTIME): set the same in both"
-        )
-    store.ensure_run(
-        RunRow(
-            id=config.run_id,
-            created_at=time.time(),
-            updated_at=time.time(),
-            config=config.model_dump(mode="json"),
-            policy=config.policy,
-            boxgym_version=__version__,
-            label=config.label,
-        )
-    )
+    _check_runtime(config)
     jobs = plan(config)
     committed = store.episode_outcomes(config.run_id)
     todo = [
@@ -324,27 +403,135 @@ def run(
         if j.episode_id not in committed
         or (retry_infra and committed[j.episode_id] == "infra_error")
     ]
+    if todo and (executor is None or isinstance(executor, LocalExecutor)):
+        check_sandboxes(config, todo)  # Ray workers reach their own nodes' engines
+    store.start_run(_run_row(config), planned=len(jobs))
     state = RunProgress(total=len(jobs), skipped=len(jobs) - len(todo))
     factory = policy_factory or NamedPolicy(config.policy, config.policy_params)
     work = EpisodeWork(config.run_id, factory, _env_overrides(config), max_attempts)
     executor = executor or LocalExecutor(concurrency, stop=stop, events=events)
     emit = events or _ignore
+    emit(_planned(config, state))
     before = container_counts()
-    with contextlib.closing(executor.run(todo, work)) as finished:
-        for job, result, attempts in finished:
-            store.commit_episode(*_rows(config, job, result, attempts, __version__))
-            _count(state, result)
-            emit(_committed(job, result))
-            if progress:
-                progress(state)
+    with _status_kept(store, config.run_id), _heartbeat(store, config.run_id):
+        with contextlib.closing(executor.run(todo, work)) as finished:
+            for job, result, attempts in finished:
+                store.commit_episode(*_rows(config, job, result, attempts, __version__))
+                _count(state, result)
+                emit(_committed(job, result))
+                if progress:
+                    progress(state)
     state.stopped = executor.stopped
+    if state.stopped:
+        store.end_run(config.run_id, "stopped", _stopped_by(executor, stop))
+    else:
+        store.end_run(config.run_id, "finished")
     state.containers = _delta(before, container_counts())
     emit({"event": "stopped" if state.stopped else "done", "t": time.time(), **_tail(executor)})
     return state
 
 
+def _check_runtime(config: RunConfig) -> None:
+    if (config.runtime or None) != (os.environ.get("GYM_RUNTIME") or None):
+        raise ConfigError(
+            f"the run says runtime {config.runtime!r} but sandboxes use "
+            f"{os.environ.get('GYM_RUNTIME')!r} ($GYM_RUNTIME): set the same in both"
+        )
+
+
+def _run_row(config: RunConfig) -> RunRow:
+    now = time.time()
+    return RunRow(
+        id=config.run_id,
+        created_at=now,
+        updated_at=now,
+        config=config.model_dump(mode="json"),
+        policy=config.policy,
+        boxgym_version=__version__,
+        label=config.label,
+    )
+
+
+@contextlib.contextmanager
+def _heartbeat(store: Store, run_id: str) -> Iterator[None]:
+    """Refresh the run's heartbeat every `HEARTBEAT_S` seconds while inside.
+
+    A run whose process dies without a word (``kill -9``, a lost machine) stops beating,
+    and its status reads ``interrupted`` once the beat is older than the store's bound.
+    """
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(HEARTBEAT_S):
+            try:
+                store.heartbeat(run_id)
+            except GymError as exc:  # the next beat or commit tries again
+                log.warning("heartbeat of run %s failed: %s", run_id, exc)
+
+    thread = threading.Thread(target=beat, name=f"gym-heartbeat-{run_id[:8]}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join(timeout=5)
+
+
+@contextlib.contextmanager
+def _status_kept(store: Store, run_id: str) -> Iterator[None]:
+    """Record a run that ends by an exception: stopped (Ctrl-C, a signal) or failed."""
+    try:
+        yield
+    except BaseException as exc:
+        state, detail = _ended_by(exc)
+        with contextlib.suppress(GymError):  # the store itself failing: keep its error
+            store.end_run(run_id, state, detail)
+        raise
+
+
+def _ended_by(exc: BaseException) -> tuple[RunState, str]:
+    """The state and detail of a run that an exception ended."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "stopped", "Ctrl-C"
+    if isinstance(exc, SystemExit):
+        return "stopped", _signal_name(exc.code)
+    lines = str(exc).strip().splitlines()
+    return "failed", f"error: {lines[0] if lines else type(exc).__name__}"
+
+
+def _signal_name(code: object) -> str:
+    """``Ctrl-C`` or ``SIGTERM`` from an exit code 128 + signal; else ``exit CODE``."""
+    if isinstance(code, int) and code > 128:
+        with contextlib.suppress(ValueError):
+            signum = signal.Signals(code - 128)
+            return "Ctrl-C" if signum == signal.SIGINT else signum.name
+    return f"exit {code}"
+
+
+def _stopped_by(executor: Executor, stop: threading.Event | None) -> str:
+    """Who stopped a run its executor reports stopped: the stop event's ``reason``.
+
+    The CLI's signal handler gives its event a ``reason`` (``Ctrl-C``, ``SIGTERM``); a
+    plain event says only that a stop was requested.
+    """
+    event = executor.stop if isinstance(executor, LocalExecutor) else stop
+    return str(getattr(event, "reason", "") or "stop requested")
+
+
 def _ignore(event: Event) -> None:
     """An event sink that drops everything."""
+
+
+def _planned(config: RunConfig, state: RunProgress) -> Event:
+    """The first event of a run: its episodes, and how many were committed before."""
+    return {
+        "event": "planned",
+        "t": time.time(),
+        "run": config.run_id,
+        "label": config.label,
+        "total": state.total,
+        "skipped": state.skipped,
+    }
 
 
 def _committed(job: Job, result: EpisodeResult) -> Event:

@@ -11,12 +11,14 @@ What ``gym run``, ``gym report``, ``gym compare``, ``gym gate``, ``gym regrade``
 
 A run is planned (`plan`: one `Job` per episode, ids by hash, so running it again
 resumes), its episodes run by an `Executor` (`LocalExecutor` threads here,
-`RayExecutor` on a Ray cluster) and committed to the `Store`. A `Report` gives pass@k,
-pass^k, bootstrap intervals and slices; `compare` pairs two runs; `gate` checks a run
-against `Rule`s; `regrade_run` re-scores stored final states with today's graders;
-`export_records` writes training records (never the eval split); `validate_env`
-checks an environment's tasks (the oracle passes, noop fails, perturbation is
-flagged, grading is deterministic). `run_episode` is one episode, without a store.
+`RayExecutor` on a Ray cluster) and committed to the `Store`, which keeps each run's
+`RunStatus` (running, stopped, finished, failed, interrupted; `Store.run_status`). A
+`Report` gives pass@k, pass^k, bootstrap intervals and slices; `compare` pairs two
+runs; `gate` checks a run against `Rule`s; `regrade_run` re-scores stored final
+states with today's graders; `export_records` writes training records (never the
+eval split); `validate_env` checks an environment's tasks (the oracle passes, noop
+fails, perturbation is flagged, grading is deterministic). `run_episode` is one
+episode, without a store.
 """
 
 from gym._executor import EpisodeWork, Executor, Finished, Job, LocalExecutor, NamedPolicy
@@ -37,7 +39,7 @@ from gym._report import (
 from gym._rollout import SYSTEM_PROMPT, EpisodeResult, run_episode
 from gym._runner import SUITES, RunConfig, RunProgress, plan, run
 from gym._stats import bootstrap_ci, paired_bootstrap, pass_at_k, pass_hat_k
-from gym._store import Store, default_url
+from gym._store import RunState, RunStatus, Store, default_url
 from gym._validate import TaskCheck, validate_env
 
 __all__ = [
@@ -58,6 +60,8 @@ __all__ = [
     "Rule",
     "RunConfig",
     "RunProgress",
+    "RunState",
+    "RunStatus",
     "Store",
     "TaskCheck",
     "bootstrap_ci",

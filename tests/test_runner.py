@@ -12,6 +12,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -219,3 +220,129 @@ def test_the_stored_conversation_keeps_each_turns_reasoning():
     stored = with_reasoning(messages, turns)
     assert stored[2] == {"role": "assistant", "content": "a1", "reasoning": "think 1"}
     assert stored[4] == messages[4] and "reasoning" not in messages[2]
+
+
+# -- issue 28: nothing stored for a bad plan (defect 2); a run has a status (defect 3) -------
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({"tasks": ["nope-task"]}, r"no task 'nope-task' in toy/Answer-v0 \(2 tasks"),
+        ({"tasks": ["ad"]}, "no task 'ad' .*did you mean: add"),
+        ({"split": "nosplit"}, "no environment declares the split 'nosplit'"),
+        ({"k": 0}, "k .* must be at least 1, not 0"),
+        ({"k": -1}, "k .* must be at least 1, not -1"),
+        ({"limit": 0}, "limit .* must be at least 1, not 0"),
+        ({"tasks": ["greet"], "split": "train"}, "nothing to run: no task of toy/Answer-v0"),
+    ],
+)
+def test_a_bad_plan_is_an_error_and_stores_no_run(store, bad, message):
+    """Defect 2: unknown tasks, an unknown split, k or limit below 1, an empty plan."""
+    config = RunConfig(envs=[ENV_ID], policy="oracle", **bad)
+    with pytest.raises(gym.ConfigError, match=message):
+        run(config, store=store, policy_factory=OraclePolicy)
+    assert store.runs() == [] and store.run_statuses() == {}
+
+
+def test_an_image_that_cannot_be_had_stores_no_run(store, monkeypatch):
+    """Defect 2: the sandboxes are reached (engine, image) before anything is stored."""
+    import toy_env
+
+    def no_image(name):
+        raise gym.errors.ImageError(f"image {name} is not built")
+
+    monkeypatch.setattr(toy_env.LOCAL, "image", no_image)
+    config = RunConfig(envs=[ENV_ID], policy="oracle")
+    with pytest.raises(gym.errors.ImageError, match="image toy is not built"):
+        run(config, store=store, policy_factory=OraclePolicy)
+    assert store.runs() == []
+
+
+def test_a_run_is_running_while_it_goes_and_finished_at_its_end(store):
+    """Defect 3: the planned count and the state are stored as the run goes."""
+    config = RunConfig(envs=[ENV_ID], policy="oracle", k=2)
+    seen = []
+    run(
+        config,
+        store=store,
+        policy_factory=OraclePolicy,
+        concurrency=1,
+        progress=lambda state: seen.append(store.run_status(config.run_id).label()),
+    )
+    assert seen == ["running 1/4", "running 2/4", "running 3/4", "running 4/4"]
+    status = store.run_status(config.run_id)
+    assert (status.state, status.detail, status.label()) == ("finished", "", "finished 4/4")
+    assert build_report(store, config.run_id).status == status
+
+
+class Stop(threading.Event):
+    """A stop event that knows who asked (as the CLI's signal handler does)."""
+
+    reason = "SIGTERM"
+
+
+def test_a_stopped_run_says_who_stopped_it_and_its_resume_finishes_it(store):
+    """Defect 3: stopped mid-way it is "stopped 2/6 by SIGTERM", not final figures."""
+    config = RunConfig(envs=[ENV_ID], policy="oracle", k=3)
+    stop = Stop()
+
+    def stop_after_two(state):
+        if state.done == 2:
+            stop.set()
+
+    state = run(
+        config,
+        store=store,
+        policy_factory=OraclePolicy,
+        concurrency=1,
+        stop=stop,
+        progress=stop_after_two,
+    )
+    status = store.run_status(config.run_id)
+    assert state.stopped and (status.state, status.detail) == ("stopped", "SIGTERM")
+    assert status.summary().startswith(f"{status.episodes} of 6 planned; stopped by SIGTERM at ")
+    assert 2 <= status.episodes < 6
+    run(config, store=store, policy_factory=OraclePolicy, concurrency=2)
+    assert store.run_status(config.run_id).label() == "finished 6/6"
+
+
+@pytest.mark.parametrize(
+    ("raised", "state", "detail"),
+    [
+        (KeyboardInterrupt(), "stopped", "Ctrl-C"),
+        (SystemExit(128 + signal.SIGTERM), "stopped", "SIGTERM"),  # a signal on Ray
+        (SystemExit(128 + signal.SIGINT), "stopped", "Ctrl-C"),
+        (RuntimeError("disk full\nmore lines"), "failed", "error: disk full"),
+    ],
+)
+def test_a_run_ended_by_an_exception_records_how(store, raised, state, detail):
+    """Defect 3: Ctrl-C, a signal's exit (Ray runs leave this way) or an error."""
+    config = RunConfig(envs=[ENV_ID], policy="oracle", k=2)
+
+    def end(progress):
+        raise raised
+
+    with pytest.raises(type(raised)):
+        run(config, store=store, policy_factory=OraclePolicy, concurrency=1, progress=end)
+    status = store.run_status(config.run_id)
+    assert (status.state, status.detail, status.episodes, status.planned) == (state, detail, 1, 4)
+
+
+def test_the_heartbeat_beats_while_an_episode_runs(store, monkeypatch):
+    """Defect 3: a long episode does not make a live run look interrupted."""
+    import gym._runner
+
+    monkeypatch.setattr(gym._runner, "HEARTBEAT_S", 0.05)
+    config = RunConfig(envs=[ENV_ID], policy="slow-oracle", limit=1)
+    beats = []
+
+    class SlowOracle(OraclePolicy):
+        def act(self, messages, tools):
+            beats.append(store.run_status(config.run_id).updated_at)
+            time.sleep(0.4)
+            beats.append(store.run_status(config.run_id).updated_at)
+            return super().act(messages, tools)
+
+    run(config, store=store, policy_factory=SlowOracle, concurrency=1)
+    assert all(later > earlier for earlier, later in zip(beats[::2], beats[1::2], strict=True))

@@ -5,6 +5,8 @@ with no later run or reaper (checked with a plain engine client that reaps nothi
 `owned` fixture).
 SIGTERM: the run stops scheduling, commits every episode that had finished, removes its
 containers and exits within 10 seconds.
+Either way the run's status says so: ``stopped`` by SIGTERM, or ``interrupted`` once the
+killed run's heartbeat is old (issue 28, defect 3).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from gym._store import Store
 
 # Each test runs a real `gym run` (27 s on 2 busy cores, load average near 8): slow, and
 # a generous timeout.
@@ -69,6 +73,8 @@ def test_kill_9_of_a_run_leaves_none_of_its_containers(owned, tmp_path):
     assert len(stored(db)) < 12, "killed before the end"
     time.sleep(10)
     assert owned(proc.pid) == []
+    (status,) = Store(f"sqlite:///{db}", read_only=True, stale_after=5).run_statuses().values()
+    assert (status.state, status.planned) == ("interrupted", 12)  # no beat for 10 s: killed
 
 
 def test_sigterm_commits_every_finished_episode_and_exits_clean(owned, tmp_path):
@@ -93,3 +99,6 @@ def test_sigterm_commits_every_finished_episode_and_exits_clean(owned, tmp_path)
     assert done <= stored(db), "every episode reported finished is committed"
     assert {e["job"] for e in read_events(events) if e["event"] == "committed"} == stored(db)
     assert wait_until(lambda: owned(proc.pid) == [], 3)
+    (status,) = Store(f"sqlite:///{db}", read_only=True).run_statuses().values()
+    assert (status.state, status.detail) == ("stopped", "SIGTERM")
+    assert (status.episodes, status.planned) == (len(stored(db)), 16)

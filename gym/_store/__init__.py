@@ -3,12 +3,26 @@
 from gym._startup import collector_paused
 
 with collector_paused():  # sqlalchemy and sqlmodel: a tenth of their import otherwise
-    from gym._store._models import EpisodeRow, RunRow, StepRow, TrainStepRow, VerdictRow
-    from gym._store._store import Store, calls_of, default_url
+    from gym._store._models import (
+        EpisodeRow,
+        RunRow,
+        RunState,
+        RunStatus,
+        RunStatusRow,
+        StepRow,
+        TrainStepRow,
+        VerdictRow,
+    )
+    from gym._store._store import HEARTBEAT_S, STALE_AFTER_S, Store, calls_of, default_url
 
 __all__ = [
+    "HEARTBEAT_S",
+    "STALE_AFTER_S",
     "EpisodeRow",
     "RunRow",
+    "RunState",
+    "RunStatus",
+    "RunStatusRow",
     "StepRow",
     "Store",
     "TrainStepRow",

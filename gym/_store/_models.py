@@ -3,14 +3,30 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import BaseModel
 from sqlalchemy import JSON, Column, Text
 from sqlmodel import Field, SQLModel
 
 from gym._models import Verdict
 
-__all__ = ["EpisodeRow", "RunRow", "StepRow", "TrainStepRow", "VerdictRow"]
+__all__ = [
+    "EpisodeRow",
+    "RunRow",
+    "RunState",
+    "RunStatus",
+    "RunStatusRow",
+    "StepRow",
+    "TrainStepRow",
+    "VerdictRow",
+]
+
+RunState = Literal["running", "stopped", "finished", "failed", "interrupted"]
+"""Where a run stands: ``running`` (its process beats), ``stopped`` (Ctrl-C, a signal),
+``finished`` (every planned episode stored), ``failed`` (an error ended it),
+``interrupted`` (it says running, but its process stopped beating: killed, or the
+machine died). The same command again resumes a run in any state."""
 
 
 class RunRow(SQLModel, table=True):
@@ -32,6 +48,86 @@ class RunRow(SQLModel, table=True):
     """boxgym version that created the run."""
     label: str = ""
     """Free-form label given by the user."""
+
+
+class RunStatusRow(SQLModel, table=True):
+    """Where a run stands, as the last `gym run` of it wrote (one row per run).
+
+    A table of its own, so stores written before it existed keep working: a
+    read-write open creates it, a read-only open of such a store finds no row.
+    """
+
+    __tablename__ = "run_status"
+
+    run_id: str = Field(foreign_key="runs.id", primary_key=True)
+    """The run."""
+    state: str
+    """running, stopped, finished or failed (``interrupted`` is read, never written)."""
+    planned: int
+    """Episodes the last `gym run` of the run planned."""
+    detail: str = ""
+    """Who or what ended it: ``Ctrl-C``, ``SIGTERM``, ``error: <its first line>``."""
+    started_at: float
+    """Unix time the last `gym run` of the run started."""
+    updated_at: float
+    """Unix time of the last heartbeat or change (a running process beats every few s)."""
+    ended_at: float | None = None
+    """Unix time it stopped, finished or failed; None while it runs."""
+
+
+class RunStatus(BaseModel):
+    """A run's status, as `gym runs`, `gym report` and the viewer show it."""
+
+    run_id: str
+    """The run."""
+    state: RunState
+    """running, stopped, finished, failed, or interrupted (see `RunState`)."""
+    planned: int
+    """Episodes planned by the last `gym run` of this run (0: unknown, an older store)."""
+    episodes: int
+    """Episodes stored."""
+    detail: str
+    """Who or why: ``Ctrl-C``, ``SIGTERM``, ``error: <one line>``; '' when finished."""
+    updated_at: float
+    """Last heartbeat or change (Unix time)."""
+    ended_at: float | None
+    """When it stopped, finished or failed (None while running, or interrupted)."""
+
+    @property
+    def counts(self) -> str:
+        """``9/16`` (``9/?`` when the planned count is unknown)."""
+        return f"{self.episodes}/{self.planned or '?'}"
+
+    def label(self) -> str:
+        """The short form for tables: ``running 9/16``, ``finished 16/16``."""
+        return f"{self.state} {self.counts}"
+
+    def summary(self) -> str:
+        """One line: ``12 of 16 planned; stopped by Ctrl-C at 10:32:05``."""
+        if not self.planned:
+            n = f"{self.episodes} episode{'' if self.episodes == 1 else 's'}"
+            return f"{n}; status not recorded (stored by an older boxgym)"
+        done = f"{self.episodes} of {self.planned} planned"
+        if self.state == "running":
+            return f"{done}; running (last heartbeat {clock(self.updated_at)})"
+        if self.state == "interrupted":
+            return (
+                f"{done}; interrupted: no heartbeat since {clock(self.updated_at)} "
+                "(killed?); the same command resumes it"
+            )
+        when = clock(self.ended_at or self.updated_at)
+        if self.state == "stopped":
+            return f"{done}; stopped by {self.detail or 'a stop request'} at {when}"
+        if self.state == "failed":
+            return f"{done}; failed at {when}: {self.detail.removeprefix('error: ')}"
+        return f"{done}; finished at {when}"
+
+
+def clock(t: float) -> str:
+    """Local time of day (``10:32:05``), with the date when it is not today."""
+    now, then = time.localtime(), time.localtime(t)
+    same_day = (now.tm_year, now.tm_yday) == (then.tm_year, then.tm_yday)
+    return time.strftime("%H:%M:%S" if same_day else "%Y-%m-%d %H:%M:%S", then)
 
 
 class EpisodeRow(SQLModel, table=True):

@@ -8,17 +8,32 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import and_, case, event, func, text
+from sqlalchemy import and_, case, event, func, inspect, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, col, create_engine, delete, select
 
-from gym._errors import StoreError
+from gym._errors import ConfigError, StoreError
 from gym._paths import data_dir
-from gym._store._models import EpisodeRow, RunRow, StepRow, TrainStepRow, VerdictRow
+from gym._store._models import (
+    EpisodeRow,
+    RunRow,
+    RunState,
+    RunStatus,
+    RunStatusRow,
+    StepRow,
+    TrainStepRow,
+    VerdictRow,
+)
 from gym._tools import ToolCall
 
-__all__ = ["Store", "calls_of", "default_url"]
+__all__ = ["HEARTBEAT_S", "STALE_AFTER_S", "Store", "calls_of", "default_url"]
+
+HEARTBEAT_S = 10.0
+"""How often a running `gym run` refreshes its run's heartbeat (episode commits do too)."""
+STALE_AFTER_S = 60.0
+"""A run that says running but has not beaten for this long is shown ``interrupted``
+(``GYM_RUN_STALE_S`` or `Store`'s ``stale_after`` change it)."""
 
 
 def default_url() -> str:
@@ -71,10 +86,16 @@ class Store:
             ``GYM_DB_URL`` or trajectories/runs.db by default.
         read_only: open an existing store for reading only: no table is created and
             the database refuses every write (viewers use this).
+        stale_after: seconds without a heartbeat after which a running run is shown
+            ``interrupted``; ``GYM_RUN_STALE_S`` or `STALE_AFTER_S` by default.
     """
 
-    def __init__(self, url: str | None = None, *, read_only: bool = False) -> None:
+    def __init__(
+        self, url: str | None = None, *, read_only: bool = False, stale_after: float | None = None
+    ) -> None:
         self.url = url or default_url()
+        self.stale_after = stale_after or float(os.environ.get("GYM_RUN_STALE_S") or STALE_AFTER_S)
+        self._has_status = not read_only  # a read-write open creates the table
         try:
             if read_only:
                 self.engine = _read_only_engine(_normalise(self.url))
@@ -131,12 +152,174 @@ class Store:
         """
         with self.session() as s:
             found = list(s.exec(select(RunRow).where(col(RunRow.id).startswith(run_id))))
-        if len(found) != 1:
-            what = "no run" if not found else f"{len(found)} runs"
+        if not found:
             raise StoreError(
-                f"{what} matching {run_id!r} in {self._safe_url()} (`gym runs` lists them)"
+                f"no run matching {run_id!r} in {self._safe_url()} (`gym runs` lists them)"
+            )
+        if len(found) > 1:
+            listed = ", ".join(sorted(r.id + (f" ({r.label})" if r.label else "") for r in found))
+            raise StoreError(
+                f"{len(found)} runs matching {run_id!r} in {self._safe_url()}: {listed}; "
+                "give more of the id"
             )
         return found[0]
+
+    # -- run status ------------------------------------------------------------------
+
+    def start_run(self, run: RunRow, planned: int) -> RunRow:
+        """Store a run (unless stored) and mark it running with ``planned`` episodes.
+
+        A run started again (a resume) goes back to running with the new planned count.
+        """
+        now = time.time()
+        with self.session() as s:
+            stored = s.get(RunRow, run.id)
+            if stored is None:
+                stored = run
+            stored.updated_at = now
+            s.add(stored)
+            s.flush()
+            status = s.get(RunStatusRow, run.id) or RunStatusRow(
+                run_id=run.id, state="running", planned=planned, started_at=now, updated_at=now
+            )
+            status.state, status.planned, status.detail = "running", planned, ""
+            status.started_at = status.updated_at = now
+            status.ended_at = None
+            s.add(status)
+            s.commit()
+            return stored
+
+    def heartbeat(self, run_id: str) -> None:
+        """Say that the run's process is alive (a running run only)."""
+        with self.session() as s:
+            status = s.get(RunStatusRow, run_id)
+            if status is not None and status.state == "running":
+                status.updated_at = time.time()
+                s.add(status)
+                s.commit()
+
+    def end_run(self, run_id: str, state: RunState, detail: str = "") -> None:
+        """Record how a run ended: ``finished``, ``stopped`` (detail: who) or ``failed``."""
+        now = time.time()
+        with self.session() as s:
+            status = s.get(RunStatusRow, run_id)
+            run = s.get(RunRow, run_id)
+            if status is None or run is None:
+                return
+            status.state, status.detail = state, detail[:500]
+            status.updated_at = status.ended_at = now
+            run.updated_at = now  # the run changed: pages computed from it are stale
+            s.add_all([status, run])
+            s.commit()
+
+    def run_status(self, run_id: str) -> RunStatus:
+        """The status of a run (by id or unique prefix)."""
+        run = self.run(run_id)
+        return self._statuses(run.id)[run.id]
+
+    def run_statuses(self) -> dict[str, RunStatus]:
+        """Run id -> status, for every run (two queries)."""
+        return self._statuses(None)
+
+    def _statuses(self, run_id: str | None) -> dict[str, RunStatus]:
+        counts = select(EpisodeRow.run_id, func.count()).group_by(col(EpisodeRow.run_id))
+        runs = select(RunRow.id, RunRow.updated_at)
+        if run_id is not None:
+            counts = counts.where(EpisodeRow.run_id == run_id)
+            runs = runs.where(RunRow.id == run_id)
+        with self.session() as s:
+            episodes = dict(s.exec(counts).all())
+            rows = {r.run_id: r for r in self._status_rows(s, run_id)}
+            return {
+                rid: self._status(rid, rows.get(rid), episodes.get(rid, 0), updated)
+                for rid, updated in s.exec(runs)
+            }
+
+    def _status_rows(self, s: Session, run_id: str | None) -> list[RunStatusRow]:
+        """The stored status rows (none in a store written before they existed)."""
+        if not self._has_status:
+            self._has_status = inspect(self.engine).has_table(RunStatusRow.__tablename__)
+            if not self._has_status:
+                return []
+        query = select(RunStatusRow)
+        if run_id is not None:
+            query = query.where(RunStatusRow.run_id == run_id)
+        return list(s.exec(query))
+
+    def _status(
+        self, run_id: str, row: RunStatusRow | None, episodes: int, updated_at: float
+    ) -> RunStatus:
+        if row is None:  # run by a boxgym that kept no status: say only what is known
+            return RunStatus(
+                run_id=run_id,
+                state="finished",
+                planned=0,
+                episodes=episodes,
+                detail="status not recorded",
+                updated_at=updated_at,
+                ended_at=None,
+            )
+        state = row.state
+        if state == "running" and time.time() - row.updated_at > self.stale_after:
+            state = "interrupted"
+        return RunStatus(
+            run_id=run_id,
+            state=state,  # type: ignore[arg-type]  # written from RunState only
+            planned=row.planned,
+            episodes=episodes,
+            detail=row.detail,
+            updated_at=row.updated_at,
+            ended_at=row.ended_at,
+        )
+
+    def delete_runs(
+        self, run_ids: Sequence[str], *, force: bool = False, dry_run: bool = False
+    ) -> dict[str, int]:
+        """Delete runs (exact ids) with their episodes, steps, verdicts and train steps.
+
+        All in one transaction: either every row of every run goes, or none.
+
+        Args:
+            run_ids: the runs.
+            force: also delete a run whose process is running now (fresh heartbeat).
+            dry_run: count what would go, then roll back (nothing is deleted).
+
+        Returns:
+            Table name -> rows deleted.
+
+        Raises:
+            ConfigError: a run is running now (and not ``force``).
+            StoreError: a run is not in the store, or the database failed.
+        """
+        ids = list(dict.fromkeys(run_ids))
+        statuses = {rid: self.run_status(rid) for rid in ids}
+        running = [rid for rid, st in statuses.items() if st.state == "running"]
+        if running and not force:
+            raise ConfigError(
+                f"run {', '.join(running)} is running now (its heartbeat is fresh): stop it "
+                "first, or force the deletion (`gym runs rm --force`)"
+            )
+        return self._delete(ids, dry_run=dry_run)
+
+    def _delete(self, ids: list[str], *, dry_run: bool) -> dict[str, int]:
+        episodes = select(EpisodeRow.id).where(col(EpisodeRow.run_id).in_(ids))
+        deletes: list[tuple[str, Any]] = [
+            ("verdicts", delete(VerdictRow).where(col(VerdictRow.episode_id).in_(episodes))),
+            ("steps", delete(StepRow).where(col(StepRow.episode_id).in_(episodes))),
+            ("episodes", delete(EpisodeRow).where(col(EpisodeRow.run_id).in_(ids))),
+            ("train_steps", delete(TrainStepRow).where(col(TrainStepRow.run_id).in_(ids))),
+            ("run_status", delete(RunStatusRow).where(col(RunStatusRow.run_id).in_(ids))),
+            ("runs", delete(RunRow).where(col(RunRow.id).in_(ids))),
+        ]
+        counts: dict[str, int] = {}
+        with self.session() as s:
+            for table, statement in deletes:
+                counts[table] = s.exec(statement).rowcount
+            if dry_run:
+                s.rollback()
+            else:
+                s.commit()
+        return counts
 
     # -- episodes --------------------------------------------------------------------
 
@@ -172,6 +355,10 @@ class Store:
             if run is not None:
                 run.updated_at = time.time()
                 s.add(run)
+            status = s.get(RunStatusRow, episode.run_id) if self._has_status else None
+            if status is not None and status.state == "running":
+                status.updated_at = time.time()  # a commit is a heartbeat too
+                s.add(status)
             s.commit()
 
     def episodes(self, run_id: str) -> list[EpisodeRow]:

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+import gym.errors
 from gym._store import EpisodeRow, RunRow, StepRow, Store, VerdictRow
 from gym.errors import StoreError
 
@@ -203,3 +204,164 @@ def test_gym_report_without_a_run_id_reports_the_newest_run(tmp_path):
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["run_id"] == "newer"
     assert "run newer (the newest of 2" in out.stderr
+
+
+# -- run status (issue 28, defect 3) and deletion (defect 2) ----------------------------
+
+
+def test_a_run_is_running_then_stopped_by_who_then_running_again_on_resume(store):
+    """Defect 3: a stopped run says so, with the planned count, who stopped it and when."""
+    store.start_run(run_row(), planned=16)
+    for i in range(3):
+        store.commit_episode(episode(f"s{i}"), steps(f"s{i}", 1), verdict(f"s{i}"))
+    running = store.run_status("run1")
+    assert (running.state, running.planned, running.episodes, running.ended_at) == (
+        "running",
+        16,
+        3,
+        None,
+    )
+    assert running.label() == "running 3/16" and "3 of 16 planned; running" in running.summary()
+    store.end_run("run1", "stopped", "Ctrl-C")
+    stopped = store.run_status("run1")
+    assert (stopped.state, stopped.detail) == ("stopped", "Ctrl-C") and stopped.ended_at
+    assert stopped.summary().startswith("3 of 16 planned; stopped by Ctrl-C at ")
+    store.start_run(run_row(), planned=18)  # the same command again (two tasks added since)
+    again = store.run_status("run1")
+    assert (again.state, again.planned, again.detail, again.ended_at) == ("running", 18, "", None)
+    store.end_run("run1", "finished")
+    assert store.run_status("run1").label() == "finished 3/18"
+
+
+def test_a_failed_run_keeps_its_error_line(store):
+    store.start_run(run_row(), planned=2)
+    store.end_run("run1", "failed", "error: no Docker engine answers at unix:///x.sock")
+    status = store.run_status("run1")
+    assert status.state == "failed"
+    assert status.summary().endswith(": no Docker engine answers at unix:///x.sock")
+
+
+def test_a_running_run_without_a_heartbeat_is_interrupted(store):
+    """Defect 3: a run whose process was killed (no heartbeat) is not shown running."""
+    store.start_run(run_row(), planned=4)
+    strict = Store(store.url, stale_after=0.2)
+    assert strict.run_status("run1").state == "running"
+    time.sleep(0.3)
+    assert strict.run_status("run1").state == "interrupted"
+    assert store.run_status("run1").state == "running"  # within the default bound
+    store.heartbeat("run1")
+    assert strict.run_status("run1").state == "running"  # a beat makes it fresh again
+    assert "interrupted" not in strict.run_status("run1").summary()
+    strict.close()
+
+
+def test_run_statuses_give_every_run_with_its_episode_count(store):
+    store.start_run(run_row("a1"), planned=2)
+    store.commit_episode(episode("x1", run_id="a1"), [], None)
+    store.ensure_run(run_row("b2"))  # stored without a status: counts only
+    statuses = store.run_statuses()
+    assert set(statuses) == {"a1", "b2"}
+    assert (statuses["a1"].episodes, statuses["a1"].planned) == (1, 2)
+    assert (statuses["b2"].episodes, statuses["b2"].planned) == (0, 0)
+
+
+def row_counts(store: Store) -> dict[str, int]:
+    from sqlalchemy import text
+
+    tables = ["runs", "run_status", "episodes", "steps", "verdicts", "train_steps"]
+    with store.engine.connect() as conn:
+        return {t: conn.execute(text(f"SELECT count(*) FROM {t}")).scalar_one() for t in tables}
+
+
+def filled(store: Store, run_id: str, n: int) -> None:
+    from gym._store import TrainStepRow
+
+    store.start_run(run_row(run_id), planned=n)
+    for i in range(n):
+        eid = f"{run_id}-e{i}"
+        store.commit_episode(episode(eid, run_id=run_id), steps(eid, 2), verdict(eid))
+    store.add_train_step(TrainStepRow(train_id=run_id, step=0, run_id=run_id, created_at=0.0))
+    store.end_run(run_id, "finished")
+
+
+def test_deleting_a_run_removes_every_row_of_it_and_nothing_else(store):
+    """Defect 2: a run can be deleted, with its episodes, steps, verdicts and train steps."""
+    filled(store, "gone", 3)
+    filled(store, "kept", 2)
+    before = row_counts(store)
+    assert store.delete_runs(["gone"], dry_run=True)["episodes"] == 3
+    assert row_counts(store) == before  # a dry run deletes nothing
+    counts = store.delete_runs(["gone"])
+    after = row_counts(store)
+    expected = {"runs": 1, "run_status": 1, "episodes": 3, "steps": 6, "verdicts": 3}
+    assert counts == {**expected, "train_steps": 1}
+    assert {t: before[t] - after[t] for t in before} == counts
+    assert [r.id for r in store.runs()] == ["kept"] and len(store.episodes("kept")) == 2
+    assert store.steps("gone-e0") == [] and store.verdicts("gone") == {}
+
+
+def test_a_running_run_is_deleted_only_by_force(store):
+    store.start_run(run_row("live"), planned=5)
+    with pytest.raises(gym.errors.ConfigError, match="running now"):
+        store.delete_runs(["live"])
+    assert [r.id for r in store.runs()] == ["live"]
+    assert store.delete_runs(["live"], force=True)["runs"] == 1
+    assert store.runs() == []
+
+
+def test_an_ambiguous_prefix_lists_the_runs_it_matches(store):
+    store.ensure_run(run_row("abc123"))
+    store.ensure_run(run_row("abd456"))
+    with pytest.raises(StoreError, match="2 runs matching 'ab'.*abc123, abd456; give more"):
+        store.run("ab")
+
+
+def old_store(url: str) -> None:
+    """The tables as boxgym made them before runs had a status (no run_status table)."""
+    from sqlmodel import SQLModel, create_engine
+
+    engine = create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+    old = [t for t in SQLModel.metadata.sorted_tables if t.name != "run_status"]
+    SQLModel.metadata.create_all(engine, tables=old)
+    with engine.begin() as conn:
+        from sqlalchemy import text
+
+        conn.execute(
+            text(
+                "INSERT INTO runs (id, created_at, updated_at, config, policy, boxgym_version,"
+                " label) VALUES ('old1', 1.0, 2.0, '{\"envs\": [\"e\"]}', 'oracle', '0.1', '')"
+            )
+        )
+    engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def old_url(request, tmp_path):
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'old.db'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
+    old_store(url)
+    yield url
+    if request.param == "postgres":
+        from sqlmodel import SQLModel, create_engine
+
+        engine = create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+        SQLModel.metadata.drop_all(engine)
+        engine.dispose()
+
+
+def test_a_store_written_before_run_status_is_read_and_then_migrated(old_url):
+    reader = Store(old_url, read_only=True)  # the viewer: no table may be created
+    status = reader.run_status("old1")
+    assert (status.state, status.planned, status.episodes) == ("finished", 0, 0)
+    assert status.summary() == "0 episodes; status not recorded (stored by an older boxgym)"
+    assert list(reader.run_statuses()) == ["old1"]
+    writer = Store(old_url)  # a read-write open adds the table
+    writer.commit_episode(episode("o1", run_id="old1"), steps("o1", 1), None)
+    assert reader.run_status("old1").episodes == 1
+    writer.start_run(run_row("old1"), planned=3)
+    assert reader.run_status("old1").label() == "running 1/3"  # the reader sees it now
+    assert writer.run("old1").created_at == 1.0  # the old row is kept as it was
+    reader.close()
+    writer.close()
