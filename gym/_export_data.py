@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,7 @@ def export_records(
     allow_eval: bool = False,
     only_verified: bool = False,
     split: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Write a run's records as JSONL, or as a Hugging Face ``json`` dataset folder.
 
@@ -98,6 +100,8 @@ def export_records(
         allow_eval: also write episodes of held-out splits (for evaluation use only).
         only_verified: only passed episodes without flags.
         split: only episodes of this split.
+        progress: called with (records written, records to write): once before the
+            first, then after each.
 
     Raises:
         StoreError: the run holds held-out episodes and ``allow_eval`` is false.
@@ -108,9 +112,12 @@ def export_records(
     target = out / "data.jsonl" if fmt == "hf" else out
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(".tmp")
+    say = progress or _quiet
+    say(0, len(records))
     with tmp.open("w") as fh:
-        for record in records:
+        for n, record in enumerate(records, 1):
             fh.write(json.dumps(record) + "\n")
+            say(n, len(records))
     tmp.replace(target)
     if fmt == "hf":
         (out / "README.md").write_text(
@@ -121,3 +128,7 @@ def export_records(
             "`datasets.load_dataset('json', data_files='data.jsonl')`.\n"
         )
     return len(records)
+
+
+def _quiet(done: int, total: int) -> None:
+    """A progress callback that says nothing."""

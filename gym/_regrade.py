@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from gym._env import ContainerEnv, StepRecord, env_of
@@ -38,19 +38,29 @@ def trajectory_of(steps: Sequence[StepRow], messages: Sequence[dict[str, Any]]) 
     ]
 
 
-def regrade_run(store: Store, run_id: str) -> list[dict[str, Any]]:
-    """Grade every stored final state of a run again; record and return what changed."""
+def regrade_run(
+    store: Store, run_id: str, *, progress: Callable[[int, int], None] | None = None
+) -> list[dict[str, Any]]:
+    """Grade every stored final state of a run again; record and return what changed.
+
+    Args:
+        store: the run store.
+        run_id: the run (or a unique prefix).
+        progress: called with (episodes regraded, episodes to regrade): once before the
+            first, then after each.
+    """
     run = store.run(run_id)
     before = store.verdicts(run.id)
     steps = store.run_steps(run.id)
     changes: list[dict[str, Any]] = []
     envs: dict[str, ContainerEnv[Any]] = {}
-    for e in store.episodes(run.id):
-        if e.export is None:
-            continue
+    todo = [(e, e.export) for e in store.episodes(run.id) if e.export is not None]
+    say = progress or _quiet
+    say(0, len(todo))
+    for e, export in todo:
         env = envs.get(e.env_id) or envs.setdefault(e.env_id, env_of(make(e.env_id)))
         trajectory = trajectory_of(steps.get(e.id, []), e.messages)
-        verdict = env.regrade(e.task_id, e.export, trajectory)
+        verdict = env.regrade(e.task_id, export, trajectory)
         old = before.get(e.id)
         old_key = (old.outcome, old.reward, [f["name"] for f in old.flags]) if old else None
         new_key = (verdict.outcome, verdict.reward, [f.name for f in verdict.flags])
@@ -62,9 +72,14 @@ def regrade_run(store: Store, run_id: str) -> list[dict[str, Any]]:
                 reward=verdict.reward,
             )
         changes.append(_change(e, old_key[0] if old_key else None, verdict.outcome, changed))
+        say(len(changes), len(todo))
     for env in envs.values():
         env.close()
     return changes
+
+
+def _quiet(done: int, total: int) -> None:
+    """A progress callback that says nothing."""
 
 
 def _change(e: EpisodeRow, before: str | None, after: str, changed: bool) -> dict[str, Any]:

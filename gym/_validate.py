@@ -55,6 +55,7 @@ __all__ = [
     "ValidationStore",
     "panel_exemptions",
     "parse_shard",
+    "planned_tasks",
     "select_tasks",
     "validate_env",
 ]
@@ -369,9 +370,7 @@ def validate_env(
         One result per task, in natural id order; with no task selection, tasks that
         could not even be loaded come first, as invalid.
     """
-    chosen = select_tasks(tasks_of(env_id), ids=tasks, split=split, limit=limit, shard=shard)
-    whole = not tasks and split is None and limit is None and shard is None
-    bad = _bad_tasks(env_id) if whole else []
+    chosen, bad = _selection(env_id, tasks, split, limit, shard)
     for check in bad:
         if progress:
             progress(check)
@@ -392,6 +391,32 @@ def validate_env(
         raise
     pool.shutdown()
     return [*bad, *(out[t.id] for t in chosen)]
+
+
+def planned_tasks(
+    env_id: str,
+    *,
+    tasks: list[str] | None = None,
+    split: str | None = None,
+    limit: int | None = None,
+    shard: tuple[int, int] | None = None,
+) -> int:
+    """How many results `validate_env` gives with these arguments (a progress's plan)."""
+    chosen, bad = _selection(env_id, tasks, split, limit, shard)
+    return len(chosen) + len(bad)
+
+
+def _selection(
+    env_id: str,
+    tasks: list[str] | None,
+    split: str | None,
+    limit: int | None,
+    shard: tuple[int, int] | None,
+) -> tuple[list[Task], list[TaskCheck]]:
+    """The tasks to validate; with no selection, also those that could not be loaded."""
+    chosen = select_tasks(tasks_of(env_id), ids=tasks, split=split, limit=limit, shard=shard)
+    whole = not tasks and split is None and limit is None and shard is None
+    return chosen, _bad_tasks(env_id) if whole else []
 
 
 def _validate_kept(

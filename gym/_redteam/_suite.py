@@ -98,6 +98,7 @@ def run_suite(
     runtime: str = "runc",
     env_kwargs: dict[str, object] | None = None,
     progress: Callable[[Row], None] | None = None,
+    planned: Callable[[int], None] | None = None,
 ) -> Report:
     """Run the selected attacks and faults and return their rows.
 
@@ -114,6 +115,7 @@ def run_suite(
         runtime: the OCI runtime in use, for the report.
         env_kwargs: extra arguments for every environment made (weakening tests use it).
         progress: called with each row as it finishes.
+        planned: called once, before the first row, with the number of rows to run.
     """
     load_builtin()
     seed = secrets.randbits(32) if seed is None else seed
@@ -123,6 +125,8 @@ def run_suite(
         f"{a.name} ({e})" for a, e, _ in rows_to_run if a.destructive and not destructive
     ]
     pairs = [p for p in rows_to_run if destructive or not p[0].destructive]
+    if planned:
+        planned(len(pairs))
     start = time.monotonic()
     with Canaries() as canaries:
         ctx = Context(

@@ -140,6 +140,7 @@ def train_grpo(
     out: Path | None = None,
     concurrency: int = 4,
     progress: Progress | None = None,
+    planned: Callable[[int, int], None] | None = None,
 ) -> GrpoResult:
     """Train (or resume training) a local policy with GRPO on environment episodes.
 
@@ -149,6 +150,8 @@ def train_grpo(
         out: the checkpoint folder (``<data dir>/train/<train id>`` by default).
         concurrency: episodes at once.
         progress: called with each step's row once it is recorded.
+        planned: called once before the first step with (steps in all, steps done
+            before: a resume).
 
     Raises:
         ConfigError: eval-split tasks named, no train-split task, or a checkpoint folder
@@ -165,6 +168,8 @@ def train_grpo(
     )
     loop = _Loop(config, store, weights, tasks, info, concurrency)
     stopped = ""
+    if planned:
+        planned(config.steps, min(weights.version, config.steps))
     for step in range(weights.version, config.steps):
         row = loop.step(step, out)
         if progress:

@@ -272,8 +272,10 @@ class _Trainer:
         policy: LocalPolicy,
         out: Path,
         progress: Callable[[str], None],
+        events: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self.config = config
+        self.events = events
         self.store = store
         self.policy = policy
         self.loaded: LocalModel = policy.load()
@@ -321,7 +323,9 @@ class _Trainer:
     def episodes(self, config: RunConfig, temperature: float) -> tuple[RunProgress, str]:
         """Run (or resume) a run over the model in memory."""
         factory = self.factory(temperature, config.seed)
-        state = run(config, store=self.store, policy_factory=factory, concurrency=1)
+        state = run(
+            config, store=self.store, policy_factory=factory, concurrency=1, events=self.events
+        )
         return state, config.run_id
 
     def evaluate(self, version: str) -> tuple[float, str]:
@@ -502,6 +506,7 @@ def train_rft(
     out: str | Path,
     policy: LocalPolicy | None = None,
     progress: Callable[[str], None] | None = None,
+    events: Callable[[dict[str, Any]], None] | None = None,
 ) -> RFTResult:
     """Rejection-sampling fine-tuning: rounds of collect, select, fine-tune, evaluate.
 
@@ -515,13 +520,15 @@ def train_rft(
         policy: the policy whose model is trained in place (by default built from
             ``config.policy`` and ``config.policy_params``).
         progress: called with a line of text at each stage.
+        events: receives the events of each collection's and evaluation's run (see
+            `gym.runs.run`): `gym._progress.RunEvents` shows their progress.
 
     Raises:
         ConfigError: a policy that is not local, eval-split tasks to train on.
         InfraError: an evaluation could not grade a single episode.
     """
     trainer = _Trainer(
-        config, store, policy or rft_policy(config), Path(out), progress or (lambda _: None)
+        config, store, policy or rft_policy(config), Path(out), progress or (lambda _: None), events
     )
     best, baseline_run = trainer.evaluate("base")
     baseline, rounds = best, []
