@@ -51,6 +51,9 @@ class TurnView(BaseModel):
     tool: str = ""
     """Tool called ('' when the turn held no valid call)."""
     arguments: list[tuple[str, Snippet]] = Field(default_factory=list)
+    raw_call: Snippet | None = None
+    """A call that was not valid, as the model wrote it: its tool name and the raw text
+    of its arguments (None when the turn's call was valid, or the model wrote none)."""
     observation: Snippet | None = None
     """What the environment answered (None for a turn that reached no step)."""
     error: str = ""
@@ -88,7 +91,7 @@ class EpisodePage(BaseModel):
         snippets = [self.system, self.prompt]
         for t in self.turns:
             snippets += [t.text, *(s for _, s in t.arguments)]
-            snippets += [s for s in (t.reasoning, t.observation) if s is not None]
+            snippets += [s for s in (t.reasoning, t.observation, t.raw_call) if s is not None]
         if self.state.export is not None:
             snippets.append(self.state.export)
         links = {s.raw for s in snippets if s.raw}
@@ -109,6 +112,21 @@ def _first(messages: Sequence[dict[str, Any]], role: str) -> str:
     return next((display(m.get("content")) for m in messages if m.get("role") == role), "")
 
 
+def written_call(message: dict[str, Any]) -> str:
+    """The first tool call of a message as the model wrote it, or '' when it holds none.
+
+    Its tool name, a space, then the raw text of its arguments (not parsed: an invalid
+    call is shown as it came).
+    """
+    calls = message.get("tool_calls")
+    call = calls[0] if isinstance(calls, list) and calls else None
+    fn = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(fn, dict):
+        return ""
+    args = fn.get("arguments")
+    return f"{fn.get('name', '')} {args if isinstance(args, str) else display(args)}"
+
+
 def _arguments(eid: str, step: StepRow) -> list[tuple[str, Snippet]]:
     raw = raw_page(eid, f"step-{step.index}-call")
     return [(str(k), snippet(display(v), raw)) for k, v in step.arguments.items()]
@@ -124,10 +142,12 @@ def _turn(eid: str, i: int, message: dict[str, Any], step: StepRow | None) -> Tu
     )
     if step is None:
         return turn
+    written = "" if step.tool else written_call(message)
     return turn.model_copy(
         update={
             "tool": step.tool,
             "arguments": _arguments(eid, step),
+            "raw_call": snippet(written, raw_page(eid, f"step-{i}-call")) if written else None,
             "observation": snippet(step.observation, raw_page(eid, f"step-{i}-observation")),
             "error": step.error,
             "exit_code": step.exit_code,
@@ -261,6 +281,8 @@ def _step_text(e: EpisodeRow, steps: list[StepRow], index: int, part: str) -> st
         return _reasoning(said[index])
     if part == "observation" and step is not None:
         return step.observation
+    if part == "call" and step is not None and not step.tool and index < len(said):
+        return written_call(said[index])
     if part == "call" and step is not None:
         return json.dumps(
             {"name": step.tool, "arguments": step.arguments}, indent=2, ensure_ascii=False

@@ -6,10 +6,11 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
+from gym._errors import ConfigError
 from gym._store import EpisodeRow, Store
 from gym._view._links import episode_page
 
-__all__ = ["EpisodeItem", "GridRow", "episode_items", "grid", "select"]
+__all__ = ["EpisodeItem", "GridRow", "episode_items", "grid", "item", "select", "task_matches"]
 
 OUTCOMES = ("pass", "fail", "infra_error")
 
@@ -40,7 +41,8 @@ class GridRow(BaseModel):
     cells: list[EpisodeItem | None]
 
 
-def _item(e: EpisodeRow, flags: list[str]) -> EpisodeItem:
+def item(e: EpisodeRow, flags: list[str]) -> EpisodeItem:
+    """The list line of a stored episode with its flag names."""
     return EpisodeItem(
         id=e.id,
         href=episode_page(e.id),
@@ -61,9 +63,24 @@ def episode_items(store: Store, run_id: str) -> list[EpisodeItem]:
     """Every episode of a run with its current flags, by environment, task and sample."""
     verdicts = store.verdicts(run_id)
     return [
-        _item(e, [f["name"] for f in verdicts[e.id].flags] if e.id in verdicts else [])
+        item(e, [f["name"] for f in verdicts[e.id].flags] if e.id in verdicts else [])
         for e in store.episodes(run_id)
     ]
+
+
+def task_matches(task_id: str, text: str) -> bool:
+    """Whether a task id contains the text, ignoring case (view.js: the same rule)."""
+    return text.strip().lower() in task_id.lower()
+
+
+def _check_flag(items: Sequence[EpisodeItem], flag: str) -> None:
+    """Refuse a flag name that no episode here carries (it would silently list nothing)."""
+    if flag in ("any", "none"):
+        return
+    present = sorted({f for i in items for f in i.flags})
+    if flag not in present:
+        here = ", ".join(present) if present else "none"
+        raise ConfigError(f"no flag named {flag!r} in this run; flags here: {here} (or any, none)")
 
 
 def _flag_matches(flags: Sequence[str], flag: str) -> bool:
@@ -86,14 +103,20 @@ def select(
     Args:
         items: episodes to filter.
         outcome: ``pass``, ``fail`` or ``infra_error``.
-        task: text the task id contains.
+        task: text the task id contains, in any case.
         flag: a flag name, ``any`` (some flag) or ``none`` (no flag).
+
+    Raises:
+        ConfigError: no episode given carries the flag named.
     """
+    items = list(items)
+    if flag:
+        _check_flag(items, flag)
     return [
         i
         for i in items
         if (not outcome or i.outcome == outcome)
-        and (not task or task in i.task_id)
+        and (not task or task_matches(i.task_id, task))
         and (not flag or _flag_matches(i.flags, flag))
     ]
 

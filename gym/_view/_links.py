@@ -7,9 +7,14 @@ the server answers the same names::
     run-RUN.html                    a run
     episode-EPISODE.html            an episode
     compare-A+B.html                run B against baseline A
+    train-TRAIN.html                a training run (`gym train`), step by step
+    search.html?q=WORDS             episodes of every run in view that match (server only)
     raw/EPISODE/NAME.txt            one whole text of an episode (text/plain)
     plot/NAME.png                   a plot
-    static/view.css, view.js        the style sheet and the filter script
+    api/run/RUN/status.json         a run's status, polled by its page (server only)
+    api/search.json?q=WORDS&run=RUN the ids of a run's matching episodes (server only)
+    static/view.css, view.js        the style sheet and the page script
+    static/favicon.svg              the icon (favicon.ico answers the same)
 """
 
 from __future__ import annotations
@@ -24,7 +29,11 @@ __all__ = [
     "plot_name",
     "raw_page",
     "run_page",
+    "search_api",
+    "search_page",
     "slug",
+    "status_api",
+    "train_page",
     "unslug",
 ]
 
@@ -77,3 +86,33 @@ def raw_page(episode_id: str, name: str) -> str:
 def plot_name(kind: str, *ids: str) -> str:
     """A plot of a run (``pass1``, ``passk``) or of a comparison (``scatter``)."""
     return f"plot/{kind}-{'+'.join(slug(i) for i in ids)}.png"
+
+
+def train_page(train_id: str) -> str:
+    """The page of a training run (its steps)."""
+    return f"train-{slug(train_id)}.html"
+
+
+def status_api(run_id: str) -> str:
+    """A run's status as JSON (served, never written as a file)."""
+    return f"api/run/{slug(run_id)}/status.json"
+
+
+SEARCH = "search.html"
+"""The search page (served, never written as a file)."""
+SEARCH_API = "api/search.json"
+"""Matching episode ids as JSON (served, never written as a file)."""
+
+
+def search_page(query: str) -> str:
+    """The search page of a query."""
+    from urllib.parse import urlencode
+
+    return f"{SEARCH}?{urlencode({'q': query})}"
+
+
+def search_api(run_id: str) -> str:
+    """The search endpoint of one run, without its ``q`` (the page script adds it)."""
+    from urllib.parse import urlencode
+
+    return f"{SEARCH_API}?{urlencode({'run': slug(run_id)})}"

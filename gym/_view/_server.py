@@ -4,17 +4,22 @@ Only GET and HEAD are answered (every other method gets 405); requests whose Hos
 not the address served are refused (a web page elsewhere cannot read the viewer by
 rebinding a DNS name to 127.0.0.1); every answer carries a Content-Security-Policy
 that forbids inline script and anything from another origin.
+
+The log is quiet: a line per request at INFO (hidden by default), a failed page as one
+line at ERROR, and nothing at all when a browser cancels a request (a closed or reset
+connection is how browsers stop loading a page).
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from gym._errors import ConfigError, GymError
 from gym._view._site import CSP, NotFound, Page, Site, _html
@@ -22,6 +27,11 @@ from gym._view._site import CSP, NotFound, Page, Site, _html
 __all__ = ["Viewer", "serve"]
 
 log = logging.getLogger(__name__)
+
+GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError)
+"""What a socket raises when the browser went away: never worth a line."""
+MAX_QUERY = 2048
+"""Characters of a query string read (a search reads far fewer)."""
 
 HEADERS = {
     "Content-Security-Policy": CSP + "; frame-ancestors 'none'",
@@ -59,15 +69,18 @@ class _Handler(BaseHTTPRequestHandler):
             page = _html("error.html", status="421 wrong host", message="unknown Host", db="")
             self._send(HTTPStatus.MISDIRECTED_REQUEST, page, body=body)
             return
-        name = unquote(urlsplit(self.path).path).lstrip("/")
+        parts = urlsplit(self.path)
+        name = unquote(parts.path).lstrip("/")
+        query = {k: v[0] for k, v in parse_qs(parts.query[:MAX_QUERY]).items()}
         try:
-            page, status = self.site.page(name), HTTPStatus.OK
+            page, status = self.site.page(name, query), HTTPStatus.OK
         except NotFound as exc:
             page, status = self._error("404 not found", str(exc)), HTTPStatus.NOT_FOUND
         except GymError as exc:
             page, status = self._error("error", str(exc)), HTTPStatus.INTERNAL_SERVER_ERROR
-        except Exception:
-            log.exception("viewer page %s failed", name)
+        except Exception as exc:
+            log.error("viewer page %r failed: %s", name, one_line(exc))
+            log.debug("viewer page %r failed", name, exc_info=True)
             page = self._error("error", "the page failed; the viewer's log says why")
             status = HTTPStatus.INTERNAL_SERVER_ERROR
         self._send(status, page, body=body)
@@ -82,12 +95,33 @@ class _Handler(BaseHTTPRequestHandler):
         for key, value in {**HEADERS, **(extra or {}), "Content-Type": page.type}.items():
             self.send_header(key, value)
         self.send_header("Content-Length", str(len(page.body)))
-        self.end_headers()
-        if body:
-            self.wfile.write(page.body)
+        try:
+            self.end_headers()
+            if body:
+                self.wfile.write(page.body)
+        except GONE:  # the browser cancelled the request
+            self.close_connection = True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        log.debug("%s " + format, self.address_string(), *args)
+        log.info("%s " + format, self.address_string(), *args)
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line: its type and the first line of its message."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """One line for a failed request (none for a browser that went away); no traceback."""
+        exc = sys.exc_info()[1]
+        if exc is None or isinstance(exc, GONE):
+            return
+        log.error("viewer: a request from %s failed: %s", client_address[0], one_line(exc))
+        log.debug("viewer: the request failed", exc_info=True)
 
 
 class Viewer:
@@ -100,8 +134,7 @@ class Viewer:
     """
 
     def __init__(self, site: Site, host: str = "127.0.0.1", port: int = 0) -> None:
-        self.server = ThreadingHTTPServer((host, port), _Handler)
-        self.server.daemon_threads = True
+        self.server = _Server((host, port), _Handler)
         bound = self.server.server_address[1]
         shown = f"[{host}]" if ":" in host else host
         names = {shown, "localhost", "127.0.0.1", "[::1]"} if host in _LOCAL else {shown}

@@ -4,8 +4,11 @@ Escaping for HTML is the template engine's job (autoescape, exactly once). What 
 done here comes before it, on plain strings: lone surrogates (invalid UTF-8 decoded
 with ``surrogateescape``, or JSON ``\ud800``) become U+FFFD so the page can be
 encoded at all; terminal escape sequences are dropped; other control characters and
-the bidirectional overrides that reorder what a reader sees are shown as ``\xNN`` /
+the bidirectional controls that reorder what a reader sees are shown as ``\xNN`` /
 ``\uNNNN``; text over a budget is cut, and the page links to the whole of it.
+
+`clean` is the one function that neutralizes text for people: every viewer page (HTML,
+the raw text pages, the JSON the pages read) and any terminal output may use it.
 """
 
 from __future__ import annotations
@@ -20,8 +23,12 @@ __all__ = ["Snippet", "clean", "display", "plain", "snippet"]
 
 ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 """CSI sequences (colours, cursor moves), OSC sequences (titles, links), and 2-byte escapes."""
-CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-"""Control characters other than tab and newline, and bidirectional overrides."""
+CONTROL = re.compile(
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029"
+    r"\u202a-\u202e\u2066-\u2069]"
+)
+"""Control characters other than tab and newline, the line and paragraph separators, and
+every bidirectional control: the marks (ALM, LRM, RLM), embeddings, overrides, isolates."""
 
 MAX_CHARS = 20_000
 MAX_LINES = 400

@@ -74,3 +74,23 @@ def test_bad_arguments_fail_in_one_line(stored):
     assert out.returncode == 2 and "--outcome must be" in out.stderr
     out = gym(stored, "view", "--list")
     assert out.returncode == 2 and "need a RUN" in out.stderr
+
+
+def test_list_task_filter_ignores_case(stored):
+    """Issue 28, defect 10: ``--task GCD`` listed nothing."""
+    out = gym(stored, "view", viewdata.RUN_B, "--list", "--task", "GCD", "--json")
+    assert out.returncode == 0, out.stderr
+    assert [(r["task_id"], r["sample_index"]) for r in json.loads(out.stdout)] == [
+        ("gcd-of-list", 0),
+        ("gcd-of-list", 1),
+    ]
+
+
+def test_list_unknown_flag_is_a_one_line_error_naming_the_flags_there_are(stored):
+    """Issue 28, defect 10: ``--flag nope`` silently listed nothing."""
+    out = gym(stored, "view", viewdata.RUN_B, "--list", "--flag", "nope")
+    assert out.returncode == 2 and out.stdout == ""
+    (line,) = out.stderr.strip().splitlines()
+    assert line.endswith(
+        "no flag named 'nope' in this run; flags here: tests_touched (or any, none)"
+    )

@@ -210,3 +210,177 @@ def test_a_real_oracle_episode_shows_its_calls_verdict_and_diff(engine, tmp_path
     first_line = next(line for line in oracle.splitlines() if line.strip().startswith("if"))
     assert f"+{first_line}" in body
     assert 'class="badge pass">pass' in text_of(Site(store).page(run_page(config.run_id)))
+
+
+# -- issue 28: what a demanding user found ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def crowded_site(crowded):
+    store = Store(crowded, read_only=True)
+    yield Site(store)
+    store.close()
+
+
+def test_compare_links_survive_many_newer_runs_of_other_envs(crowded_site):
+    """Defect 4: the cap of 12 links was taken before keeping runs of a shared env."""
+    from conftest import CROWD
+
+    assert len(crowded_site.runs()) > 12 + 2
+    assert all(r.id in {x.id for x in crowded_site.runs()[:13]} for r in [])  # order: newest
+    body = text_of(crowded_site.page(run_page(viewdata.RUN_B)))
+    assert f'href="{compare_page(viewdata.RUN_A, viewdata.RUN_B)}"' in body
+    assert not any(run_id in body for run_id in CROWD)  # another env: never linked
+
+
+def test_compare_drills_down_to_both_episodes_of_each_task_with_flags(crowded_site):
+    """Defect 8: each shared task links to its episodes in A and in B, flags shown."""
+    body = text_of(crowded_site.page(compare_page(viewdata.RUN_A, viewdata.RUN_B)))
+    rows = {
+        re.search(r"<td>(gcd-of-list|is-prime|count-vowels|caesar-shift)</td>", r).group(1): r
+        for r in re.findall(r"<tr class=\"\w+\">.*?</tr>", body, re.S)
+        if "<td>" in r
+    }
+    gcd = rows["gcd-of-list"]
+    for eid in ("a0gcdxof0", "a0gcdxof1", "b0gcdxof0", "b0gcdxof1"):
+        assert f'href="{episode_page(eid)}"' in gcd, eid
+    assert '<span class="flag">tests_touched</span>' in gcd  # B's failures touched tests
+    assert "tests_touched" not in rows["is-prime"].split('class="drill a"')[1].split("</td>")[0]
+    flags = re.search(r'<table class="flags-compare">.*?</table>', body, re.S).group(0)
+    assert re.search(
+        r"tests_touched</span></td><td class=\"n\">3</td><td class=\"n\">3</td>", flags
+    )
+
+
+def test_compare_of_one_shared_task_says_it_has_no_interval(crowded_site):
+    """Defect 8: one task gave a degenerate '1.00 [1.00, 1.00]'."""
+    from conftest import ONE_A, ONE_B
+
+    body = html.unescape(text_of(crowded_site.page(compare_page(ONE_A, ONE_B))))
+    assert "1.00 (n=1, no interval)" in body
+    assert "[1.00, 1.00]" not in body
+
+
+def test_an_interval_is_shown_or_its_absence_explained():
+    from gym._report import Metric
+    from gym._view._site import interval
+
+    assert interval(Metric(value=0.5, lo=0.2, hi=0.8)) == "0.50 [0.20, 0.80]"
+    assert interval(Metric(value=1.0, lo=1.0, hi=1.0), 1) == "1.00 (n=1, no interval)"
+    assert interval(Metric(value=1.0, lo=1.0, hi=1.0), 4) == "1.00 (all 4 tasks equal, no interval)"
+    exact = Metric(value=1.0, lo=0.4, hi=1.0, interval="clopper-pearson")
+    assert interval(exact, 1) == "1.00 [0.40, 1.00]"
+    assert interval(Metric(value=float("nan"), lo=0, hi=0)) == "-"
+    assert interval(Metric(value=0.95, lo=0.95, hi=0.95), 1, short=True) == "0.95 (n=1)"
+
+
+def test_bidi_and_control_characters_never_reach_any_page(crowded_site, crowded):
+    """Defect 10: bidi overrides and controls from labels, task ids and messages reached
+    the raw text pages; every page, HTML and text, shows them as escapes."""
+    from conftest import HOSTILE_RUN
+
+    store = Store(crowded, read_only=True)
+    (episode,) = store.episodes(HOSTILE_RUN)
+    names = [
+        "index.html",
+        run_page(HOSTILE_RUN),
+        episode_page(episode.id),
+        raw_page(episode.id, "step-0-text"),
+        raw_page(episode.id, "step-0-call"),
+        f"api/run/{HOSTILE_RUN}/status.json",
+    ]
+    for name in names:
+        body = crowded_site.page(name).body.decode("utf-8")
+        bad = [c for c in ("\u202e", "\u2066", "\u200f", "\x07", "\x1b") if c in body]
+        assert not bad, (name, bad)
+    raw = crowded_site.page(raw_page(episode.id, "step-0-text")).body.decode("utf-8")
+    assert raw == "said \\u202eevil\\u2066 \\u200fmark\\x07bell link"
+    run = html.unescape(text_of(crowded_site.page(run_page(HOSTILE_RUN))))
+    assert "label \\u202eevil" in run and "is-prime\\u202eevil" in run
+
+
+def test_the_raw_arguments_of_an_invalid_call_are_shown_escaped(crowded_site, crowded):
+    """Defect 10: the episode page showed no arguments for a call that was not valid."""
+    from conftest import HOSTILE_RUN
+
+    (episode,) = Store(crowded, read_only=True).episodes(HOSTILE_RUN)
+    body = text_of(crowded_site.page(episode_page(episode.id)))
+    assert "no valid tool call: unknown tool &#39;bsh&#39;" in body
+    assert f"bsh {viewdata.BAD_ARGUMENTS}" in "".join(parse(body).text)  # whole, as text
+    assert "&lt;oops&gt;" in body and "&amp;lt;" not in body  # escaped exactly once
+    raw = crowded_site.page(raw_page(episode.id, "step-0-call")).body.decode("utf-8")
+    assert raw == f"bsh {viewdata.BAD_ARGUMENTS}"
+
+
+def test_the_task_filter_ignores_case(stored):
+    """Defect 10: ``--task GCD`` found nothing (view.js follows the same rule)."""
+    items = episode_items(Store(stored, read_only=True), viewdata.RUN_B)
+    assert [i.task_id for i in select(items, task="GCD")] == ["gcd-of-list"] * 2
+    assert len(select(items, task="Prime ")) == 2
+    script = (Path(__file__).parents[2] / "gym/_view/static/view.js").read_text()
+    assert "d.task.toLowerCase().includes(f.task.toLowerCase())" in script
+
+
+def test_an_unknown_flag_filter_names_the_flags_there_are(stored):
+    """Defect 10: ``--flag nope`` silently listed nothing."""
+    from gym import ConfigError
+
+    items = episode_items(Store(stored, read_only=True), viewdata.RUN_B)
+    with pytest.raises(ConfigError) as caught:
+        select(items, flag="nope")
+    assert str(caught.value) == (
+        "no flag named 'nope' in this run; flags here: tests_touched (or any, none)"
+    )
+    with pytest.raises(ConfigError, match="flags here: none"):
+        select([i for i in items if not i.flags], flag="tests_touched")
+
+
+def test_run_pages_show_a_status_badge_and_the_share_of_planned_episodes(crowded_site):
+    body = text_of(crowded_site.page("index.html"))
+    assert '<span class="badge status finished"' in body and ">finished 8/8<" in body
+    run = text_of(crowded_site.page(run_page(viewdata.RUN_B)))
+    assert "8 of 8 planned; finished at" in run
+    assert 'data-status-url="api/run/b0candidate00002/status.json"' in run
+
+
+def test_every_table_of_runs_and_episodes_is_sortable(crowded_site):
+    pages = ["index.html", run_page(viewdata.RUN_B), compare_page(viewdata.RUN_A, viewdata.RUN_B)]
+    for name in pages:
+        tables = parse(text_of(crowded_site.page(name))).tags
+        sortable = [a for t, a in tables if t == "table" and "sortable" in (a.get("class") or "")]
+        assert sortable, name
+    run = text_of(crowded_site.page(run_page(viewdata.RUN_B)))
+    assert '<table class="episodes sortable" id="episodes" data-sort-param="sort">' in run
+    assert '<th data-key="reward" class="n">reward</th>' in run
+
+
+def test_the_training_page_shows_each_step_with_intervals(crowded_site):
+    from conftest import TRAIN
+
+    from gym._plot import wilson
+    from gym._view._links import train_page
+
+    index = text_of(crowded_site.page("index.html"))
+    assert f'href="{train_page(TRAIN)}"' in index
+    body = html.unescape(text_of(crowded_site.page(train_page(TRAIN))))
+    lo, hi = wilson(0.5, 8)  # step 1: hidden pass 0.5 of 9 episodes, 1 an infra error
+    assert f"0.50 [{lo:.2f}, {hi:.2f}]" in body and 0.2 < lo < hi < 0.8
+    lo, hi = wilson(0.6, 8)  # step 2: mean reward
+    assert f"0.60 [{lo:.2f}, {hi:.2f}]" in body
+    lo, hi = wilson(0.25, 8)  # step 0: tests_touched on 0.25 of the episodes
+    assert f"0.25 [{lo:.2f}, {hi:.2f}]" in body
+    assert "9 (1)" in body  # episodes (infra errors)
+    plot = crowded_site.page(f"plot/train-{TRAIN}.png")
+    assert plot.type == "image/png" and plot.body.startswith(b"\x89PNG")
+
+
+def test_the_static_copy_says_it_does_not_update_and_has_no_search(crowded_site, tmp_path):
+    from conftest import TRAIN
+
+    write_site(crowded_site, tmp_path)
+    run = (tmp_path / run_page(viewdata.RUN_B)).read_text()
+    assert "a static copy: no live update" in run and "data-status-url" not in run
+    assert "data-search-url" not in run and 'action="search.html"' not in run
+    assert (tmp_path / f"train-{TRAIN}.html").exists()
+    assert (tmp_path / "static" / "favicon.svg").exists()
+    assert crowded_site.live  # the served site is untouched

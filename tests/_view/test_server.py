@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import re
 import urllib.parse
 
 import pytest
@@ -97,6 +98,12 @@ def test_postgres_store_is_served_read_only_and_its_password_never_shown(postgre
                 response, body = request(running.url, path=path)
                 assert response.status == 200, path
                 assert b"s3cret-pw" not in body and b"***" in body
+            found = request(running.url, path="/search.html?q=SQUARE+root+outcome%3Afail")[1]
+            assert set(re.findall(r'<tr data-id="(\w+)">', found.decode())) == {"b0isxpri1"}
+            api = f"/api/search.json?run={viewdata.RUN_B}&q=flag%3Atests_touched+100%25"
+            assert request(running.url, path=api)[1] == b'{"ids": [], "more": false, "note": ""}'
+            status = request(running.url, path=f"/api/run/{viewdata.RUN_A}/status.json")[1]
+            assert b'"state": "finished"' in status
         finally:
             running.close()
         with pytest.raises(StoreError, match="read-only"):
@@ -108,3 +115,118 @@ def test_postgres_store_is_served_read_only_and_its_password_never_shown(postgre
 
         SQLModel.metadata.drop_all(writer.engine)
         writer.close()
+
+
+# -- issue 28 ------------------------------------------------------------------------------
+
+
+def _reset(url: str, path: str) -> None:
+    """Ask for a page, then close the connection at once with a reset (a cancelled load)."""
+    import socket
+    import struct
+
+    parts = urllib.parse.urlsplit(url)
+    sock = socket.create_connection((parts.hostname, parts.port), timeout=30)
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {parts.netloc}\r\n\r\n".encode())
+    sock.recv(1024)  # the answer has begun
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()
+
+
+def test_a_cancelled_request_leaves_no_trace_in_the_log(viewer, capfd, caplog):
+    """Defect 6: a browser cancelling a request printed a BrokenPipe traceback."""
+    import time
+
+    big = "/" + raw_page(viewdata.hostile_id(), "step-0-observation")  # 10 MB to write
+    for _ in range(3):
+        _reset(viewer.url, big)
+    time.sleep(1.0)  # the handler threads meet the closed sockets
+    assert request(viewer.url)[0].status == 200  # still serving
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Error" not in err, err
+    assert [r for r in caplog.records if r.levelname in ("ERROR", "WARNING")] == []
+
+
+def test_a_failing_page_is_one_line_in_the_log(stored, capfd, caplog):
+    """The server's log: a failed page is one line at ERROR, never a traceback."""
+
+    class Broken(Site):
+        def page(self, name, query=None):
+            raise RuntimeError("the disk fell off\nsecond line of the message")
+
+    store = Store(stored, read_only=True)
+    running = serve(Broken(store))
+    try:
+        response, body = request(running.url, path="/index.html")
+    finally:
+        running.close()
+        store.close()
+    assert response.status == 500 and b"the page failed" in body
+    errors = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert [r.getMessage() for r in errors] == [
+        "viewer page 'index.html' failed: RuntimeError: the disk fell off"
+    ]
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_requests_are_not_logged_by_default(viewer, capfd):
+    request(viewer.url, path="/index.html")
+    request(viewer.url, path="/nothing-here.html")
+    assert capfd.readouterr().err == ""
+
+
+def test_the_favicon_is_served(viewer):
+    for path in ("/favicon.ico", "/static/favicon.svg"):
+        response, body = request(viewer.url, path=path)
+        assert response.status == 200 and response.getheader("Content-Type") == "image/svg+xml"
+        assert body.startswith(b"<svg")
+
+
+def test_the_status_endpoint_is_small_json_of_runs_in_view_only(stored):
+    import json
+
+    store = Store(stored, read_only=True)
+    running = serve(Site(store, [viewdata.RUN_B]))
+    try:
+        response, body = request(running.url, path=f"/api/run/{viewdata.RUN_B}/status.json")
+        assert response.status == 200
+        assert response.getheader("Content-Type") == "application/json; charset=utf-8"
+        assert response.getheader("X-Content-Type-Options") == "nosniff"
+        data = json.loads(body)
+        assert (data["state"], data["episodes"], data["planned"], data["live"]) == (
+            "finished",
+            8,
+            8,
+            False,
+        )
+        assert (data["passed"], data["failed"], data["infra_error"]) == (5, 3, 0)
+        hidden, _ = request(running.url, path=f"/api/run/{viewdata.RUN_A}/status.json")
+        assert hidden.status == 404  # out of view
+        gone, _ = request(running.url, path="/api/run/..%2f..%2fetc/status.json")
+        assert gone.status == 404
+    finally:
+        running.close()
+        store.close()
+
+
+def test_search_is_served_escaped_and_bounded(viewer):
+    import html
+    import json
+
+    path = "/search.html?" + urllib.parse.urlencode({"q": "square ROOT outcome:pass"})
+    response, body = request(viewer.url, path=path)
+    text = body.decode()
+    assert response.status == 200
+    hits = set(re.findall(r'<tr data-id="(\w+)">', text))
+    assert hits == {"a0isxpri0", "a0isxpri1", "b0isxpri0"}  # B's #1 failed
+    assert "check small divisors up to the square root of n." in html.unescape(text)  # context
+    response, body = request(viewer.url, path="/search?q=%3Cscript%3Ealert(1)")
+    text = body.decode()
+    assert "&lt;script&gt;alert(1)" in text and "<script>alert" not in text
+    assert set(re.findall(r'<tr data-id="(\w+)">', text)) == {viewdata.hostile_id()}
+    api = "/api/search.json?" + urllib.parse.urlencode(
+        {"run": viewdata.RUN_B, "q": "flag:tests_touched"}
+    )
+    response, body = request(viewer.url, path=api)
+    assert sorted(json.loads(body)["ids"]) == ["b0gcdxof0", "b0gcdxof1", "b0isxpri1"]
+    assert request(viewer.url, path="/api/search.json?run=zz&q=x")[0].status == 404

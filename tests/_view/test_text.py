@@ -45,3 +45,13 @@ def test_slugs_are_file_names_and_reversible(ident):
 def test_a_bad_slug_is_refused():
     with pytest.raises(ConfigError):
         unslug("~zz")
+
+
+def test_every_bidirectional_control_is_shown_as_an_escape():
+    """Issue 28, defect 10: marks, embeddings, overrides and isolates; line separators."""
+    controls = (
+        "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028\u2029"
+    )
+    shown = clean(f"a{controls}b")
+    assert shown == "a" + "".join(f"\\u{ord(c):04x}" for c in controls) + "b"
+    assert clean("naïve café 日本 \U0001f600") == "naïve café 日本 \U0001f600"  # text stays

@@ -29,8 +29,8 @@ SOLUTION = (
 )
 
 
-def _run(run_id: str, label: str, model: str, created: float) -> RunRow:
-    config = {"envs": [ENV], "policy": "openai", "policy_params": {"model": model}, "k": 2}
+def _run(run_id: str, label: str, model: str, created: float, env: str = ENV) -> RunRow:
+    config = {"envs": [env], "policy": "openai", "policy_params": {"model": model}, "k": 2}
     return RunRow(
         id=run_id,
         created_at=created,
@@ -130,9 +130,13 @@ def _verdict(eid: str, passed: bool) -> VerdictRow:
     )
 
 
-def _episode(run: RunRow, task: str, sample: int, passed: bool, hostile: bool) -> tuple:
+def _episode(
+    run: RunRow, task: str, sample: int, passed: bool, hostile: bool, words: str = ""
+) -> tuple:
     eid = f"{run.id[:2]}{task[:6]}{sample}".replace("-", "x")
     turns = _turns(task, passed, hostile)
+    if words:
+        turns[0]["text"] = words
     episode = EpisodeRow(
         id=eid,
         run_id=run.id,
@@ -183,19 +187,80 @@ OUTCOMES = {
 
 
 def fill(store: Store) -> None:
-    """Write the two runs (B's caesar-shift #1 is the hostile episode)."""
+    """Write the two runs, both finished (B's caesar-shift #1 is the hostile episode)."""
     now = time.time()
     runs = {
         RUN_A: _run(RUN_A, "baseline", "qwen-small", now - 7200),
         RUN_B: _run(RUN_B, "candidate <b>bold</b>", "qwen-large", now - 3600),
     }
     for run_id, outcomes in OUTCOMES.items():
-        store.ensure_run(runs[run_id])
+        store.start_run(runs[run_id], planned=8)
         for task, marks in outcomes.items():
             for sample, mark in enumerate(marks):
                 hostile = run_id == RUN_B and (task, sample) == ("caesar-shift", 1)
                 episode = _episode(runs[run_id], task, sample, mark == "P", hostile)
                 store.commit_episode(*episode)
+        store.end_run(run_id, "finished")
+
+
+def add_run(
+    store: Store,
+    run_id: str,
+    outcomes: dict[str, str],
+    *,
+    label: str = "",
+    env: str = ENV,
+    created: float | None = None,
+    planned: int | None = None,
+    finished: bool = True,
+) -> RunRow:
+    """Store a run of ``outcomes`` (task -> marks, P or F per sample), with its status.
+
+    Episode ids are the run id's first two characters, the task's first six and the
+    sample (as in `fill`): give each run its own two first characters.
+    """
+    run = _run(run_id, label, "m", time.time() if created is None else created, env)
+    store.start_run(run, planned=sum(map(len, outcomes.values())) if planned is None else planned)
+    for task, marks in outcomes.items():
+        for sample, mark in enumerate(marks):
+            store.commit_episode(*_episode(run, task, sample, mark == "P", False))
+    if finished:
+        store.end_run(run_id, "finished")
+    return run
+
+
+def add_episode(
+    store: Store, run: RunRow, task: str, sample: int, *, passed: bool = True, words: str = ""
+) -> str:
+    """Store one more episode of a run (``words``: its first assistant message); its id."""
+    episode, steps, verdict = _episode(run, task, sample, passed, False, words)
+    store.commit_episode(episode, steps, verdict)
+    return episode.id
+
+
+BIDI = "\u202eevil\u2066 \u200fmark\x07bell \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"
+"""Bidirectional controls, a bell and a terminal hyperlink: none may reach a page."""
+BAD_ARGUMENTS = '{"command": "ls -la /workspace", <oops>'
+"""The raw argument text of a call the model got wrong (not JSON)."""
+
+
+def add_hostile_labels(store: Store, run_id: str) -> RunRow:
+    """A run whose label, task id and messages hold bidi controls, with one episode whose
+    only call was invalid (the model's raw arguments text is `BAD_ARGUMENTS`)."""
+    run = _run(run_id, f"label {BIDI}", "m", time.time())
+    store.start_run(run, planned=1)
+    episode, _, verdict = _episode(run, "is-prime", 0, False, False, f"said {BIDI}")
+    episode.task_id = f"is-prime{BIDI}"
+    call = {"id": "c0", "type": "function", "function": {"name": "bsh", "arguments": BAD_ARGUMENTS}}
+    episode.messages[2]["tool_calls"] = [call]
+    error = "unknown tool 'bsh'; tools are: bash, read_file, write_file, submit"
+    step = StepRow(
+        episode_id=episode.id, index=0, tool="", observation=f"Error: {error}", error=error
+    )
+    episode.n_steps = 1
+    store.commit_episode(episode, [step], verdict)
+    store.end_run(run_id, "finished")
+    return run
 
 
 def new_run(run_id: str) -> RunRow:
