@@ -2,7 +2,10 @@
 
 Every error boxgym raises derives from `GymError`; errors from Docker, HTTP and the
 database are mapped into this tree with ``raise ... from``. Messages say what went
-wrong and what to do about it::
+wrong and what to do about it. The command line prints one as a single line and exits
+with its class's ``exit_code``: 2 when what the command line names is wrong or absent
+(``ConfigError``, ``StoreError``: an option, an environment, a task, a run, the store),
+1 when the work failed (the engine, a container, a grader, a model)::
 
     GymError
      ├── ConfigError            bad input or configuration (fix the call or the file)
@@ -27,7 +30,7 @@ wrong and what to do about it::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
     "ConfigError",
@@ -54,9 +57,15 @@ __all__ = [
 class GymError(Exception):
     """Root of every error raised by boxgym."""
 
+    exit_code: ClassVar[int] = 1
+    """The status `gym` exits with on this error: 1, the work failed."""
+
 
 class ConfigError(GymError):
     """Bad input or configuration: fix the call, the flag or the file named."""
+
+    exit_code: ClassVar[int] = 2
+    """A usage error: the command line (or a file it names) must change."""
 
 
 class EnvNotFound(ConfigError):
@@ -139,4 +148,7 @@ class PolicyError(GymError):
 
 
 class StoreError(GymError):
-    """The run store could not read or write."""
+    """The run store could not read or write, or holds no run (or store) asked for."""
+
+    exit_code: ClassVar[int] = 2
+    """Nearly always a run id, episode id or ``--db`` that names nothing: a usage error."""

@@ -17,6 +17,12 @@ import gym.images
 from gym._errors import EngineUnavailable
 from gym._sandbox import DockerSandbox, SandboxConfig, client
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # xdist's workers start with COLUMNS=80 and LINES=24 set, which the CLI (and every `gym`
+    # a test starts) would take as the user's width; tests that need a width set their own.
+    for _name in ("COLUMNS", "LINES"):
+        os.environ.pop(_name, None)
+
 SUITES: dict[str, str] = {
     "ray": "scripts/test-ray.sh",
     "shipped": "scripts/validate-shipped.sh",

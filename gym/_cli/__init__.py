@@ -10,10 +10,23 @@ import time
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from gym._cli._app import DbOpt, JsonFlag, app, console, env_app, err, images_app, print_json
-from gym._errors import GymError
+from gym._cli._app import (
+    DbOpt,
+    JsonFlag,
+    app,
+    console,
+    env_app,
+    err,
+    images_app,
+    one_of,
+    print_json,
+    run_cli,
+)
+from gym._cli._tables import number, print_table, text
 from gym._exit import leave
 
 __all__ = ["DbOpt", "JsonFlag", "app", "console", "err", "main", "print_json"]
@@ -36,11 +49,12 @@ def doctor(
         table = Table(show_header=False, box=None)
         for c in checks:
             mark = "[green]ok[/]" if c.ok else "[red]FAIL[/]"
-            table.add_row(mark, c.name, c.detail, f"[yellow]fix: {c.fix}[/]" if c.fix else "")
+            fix = Text(f"fix: {c.fix}", style="yellow") if c.fix else ""
+            table.add_row(mark, c.name, Text(c.detail), fix)
         console.print(table)
     failed = [c for c in checks if not c.ok]
     if failed:
-        err.print(f"[red]{len(failed)} problem(s)[/]; first fix: {failed[0].fix}")
+        err.print(f"[red]{len(failed)} problem(s)[/]; first fix: {escape(failed[0].fix)}")
         raise typer.Exit(1)
 
 
@@ -56,7 +70,7 @@ def images_build(
 
     for name in names or image_names():
         with console.status(f"building {name}"):
-            record = build_image(name, progress=console.print if verbose else None)
+            record = build_image(name, progress=_literal if verbose else None)
         console.print(f"[green]built[/] {record.tag}  {record.digest[:19]}  {record.size_mb} MiB")
 
 
@@ -69,10 +83,10 @@ def images_list(as_json: JsonFlag = False) -> None:
     if as_json:
         print_json([r.model_dump() for r in records])
         return
-    table = Table("name", "tag", "digest", "MiB")
+    table = Table(text("name"), text("tag"), number("digest", justify="left"), number("MiB"))
     for r in records:
-        table.add_row(r.name, r.tag, r.digest[:19], f"{r.size_mb}")
-    console.print(table)
+        table.add_row(Text(r.name), Text(r.tag), r.digest[:19], f"{r.size_mb}")
+    print_table(table, console)
 
 
 @images_app.command("prune")
@@ -110,6 +124,11 @@ def images_prune(
     )
 
 
+def _literal(line: str) -> None:
+    """Print a line of someone else's output (a build log) as it is: no markup read."""
+    console.print(line, markup=False, highlight=False)
+
+
 def _mib(size: int) -> str:
     return f"{size / 2**20:.0f} MiB"
 
@@ -128,18 +147,24 @@ def env_list(
     if as_json:
         print_json([i.model_dump() for i in infos])
     else:
-        table = Table("id", "family", "tasks per split", "max steps", "status")
+        table = Table(
+            number("id", justify="left"),
+            text("family"),
+            number("tasks per split", justify="left"),
+            number("max steps"),
+            text("status"),
+        )
         for i in infos:
-            counts = ", ".join(
+            counts = "\n".join(
                 f"{name} {n}" + (" (held-out)" if i.splits.get(name) == "held-out" else "")
                 for name, n in i.tasks.items()
             )
             status = "[red]broken[/]" if i.broken else "[green]ok[/]"
-            table.add_row(i.id, i.family, counts or "-", str(i.max_steps), status)
-        console.print(table)
+            table.add_row(i.id, Text(i.family), counts or "-", str(i.max_steps), status)
+        print_table(table, console)
         for i in infos:
             for problem in i.problems:
-                err.print(f"[red]broken[/] {i.id}: {problem}", markup=True, highlight=False)
+                err.print(f"[red]broken[/] {escape(i.id)}: {escape(problem)}", highlight=False)
     if strict and any(i.broken for i in infos):
         raise typer.Exit(1)
 
@@ -151,23 +176,14 @@ def _terminate(signum: int, _frame: Any) -> None:
 def main() -> None:
     """Entry point of the ``gym`` console script.
 
-    A command that ends (normally, with an exit code, or with a `GymError`) leaves
-    without the interpreter's teardown, which frees every module one by one (0.2-0.35 s
-    on 2 cores, 5% of a short run): threads that are not daemons are joined, the atexit
-    handlers run and the standard streams are flushed first, as in a normal exit. Any
-    other exception propagates as usual.
+    Every error ends as one line (`run_cli`). The command then leaves without the
+    interpreter's teardown, which frees every module one by one (0.2-0.35 s on 2 cores,
+    5% of a short run): threads that are not daemons are joined, the atexit handlers run
+    and the standard streams are flushed first, as in a normal exit.
     """
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     signal.signal(signal.SIGTERM, _terminate)  # run atexit cleanup (containers) on SIGTERM
-    try:
-        app()
-        code: object = 0
-    except SystemExit as exc:
-        code = exc.code
-    except GymError as exc:
-        err.print(f"[red]error:[/] {exc}")
-        code = 2
-    leave(code)
+    leave(run_cli())
 
 
 @env_app.command("validate")
@@ -177,12 +193,13 @@ def env_validate(
     ] = None,
     all_envs: Annotated[bool, typer.Option("--all", help="Every registered environment.")] = False,
     repeats: Annotated[
-        int, typer.Option("--repeats", "-k", help="Oracle runs and re-grades per task.")
+        int, typer.Option("--repeats", "-k", min=1, help="Oracle runs and re-grades per task.")
     ] = 3,
     tasks: Annotated[list[str] | None, typer.Option("--task", help="Only these task ids.")] = None,
     split: Annotated[str | None, typer.Option("--split", help="Only this split.")] = None,
     limit: Annotated[
-        int | None, typer.Option("--limit", help="Only the first N tasks (natural id order).")
+        int | None,
+        typer.Option("--limit", min=1, help="Only the first N tasks (natural id order)."),
     ] = None,
     shard: Annotated[
         str | None, typer.Option("--shard", help="I/N: only the I-th of N even shares.")
@@ -190,7 +207,9 @@ def env_validate(
     fresh: Annotated[
         bool, typer.Option("--fresh", help="Ignore stored results; validate every task again.")
     ] = False,
-    concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Tasks at once.")] = 2,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-c", min=1, help="Tasks at once.")
+    ] = 2,
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON line per task as it ends, then a summary.")
     ] = False,
@@ -203,34 +222,32 @@ def env_validate(
     Results are stored per task (under the data dir): running the same command again
     skips the tasks already validated (unless --fresh) and resumes where it stopped.
     """
+    from gym._progress import progress
     from gym._registry import env_ids as registered
-    from gym._registry import tasks_of
     from gym._runner import check_split, expand_envs
-    from gym._validate import ValidationStore, parse_shard, select_tasks, validate_env
+    from gym._sandbox import client
+    from gym._validate import ValidationStore, parse_shard, planned_tasks, validate_env
 
     ids = registered() if all_envs else expand_envs(env_ids or [])
     check_split(ids, split)
     share = parse_shard(shard) if shard else None
+    client()  # the engine answers, or one line says how to start it (not a line per task)
     store = ValidationStore()
     checks: list[Any] = []
     started = time.monotonic()
-    with _progress() as bar:
+    plan = sum(planned_tasks(e, tasks=tasks, split=split, limit=limit, shard=share) for e in ids)
+    with progress("validate", plan, unit="tasks", console=err) as bar:
+
+        def advance(check: Any) -> None:
+            _count_check(bar, check)
+            if as_json:
+                sys.stdout.write(json.dumps(check.model_dump() | {"ok": check.ok}) + "\n")
+                sys.stdout.flush()
+            elif check.problems:  # say it now: a long run may not reach its table
+                where = f" {check.env_id} {check.task_id}: " + "; ".join(check.problems)
+                bar.note(Text.assemble(("invalid", "red"), where))
+
         for env_id in ids:
-            todo = select_tasks(tasks_of(env_id), ids=tasks, split=split, limit=limit, shard=share)
-            job = bar.add_task(env_id, total=len(todo))
-
-            def advance(check: Any, job: Any = job) -> None:
-                bar.advance(job)
-                if as_json:
-                    sys.stdout.write(json.dumps(check.model_dump() | {"ok": check.ok}) + "\n")
-                    sys.stdout.flush()
-                elif check.problems:  # say it now: a long run may not reach its table
-                    err.print(
-                        f"[red]invalid[/] {check.env_id} {check.task_id}: "
-                        + "; ".join(check.problems),
-                        highlight=False,
-                    )
-
             checks += validate_env(
                 env_id,
                 repeats=repeats,
@@ -276,41 +293,37 @@ def _validation_summary(checks: list[Any], wall_s: float) -> dict[str, Any]:
     }
 
 
-def _progress() -> Any:
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        transient=True,
-    )
+def _count_check(bar: Any, check: Any) -> None:
+    """A validated task in the progress: a stored result is skipped (out of the rate)."""
+    if check.resumed:
+        bar.skip()
+    else:
+        bar.advance(**{"valid" if check.ok else "invalid": 1})
 
 
 def _validation_table(checks: list[Any]) -> None:
-    table = Table("env", "task", "oracle", "noop", "perturbed", "regrade", "panel", "problems")
+    table = Table(
+        text("env"),
+        text("task"),
+        number("oracle", justify="left"),
+        number("noop", justify="left"),
+        text("perturbed"),
+        number("regrade", justify="left"),
+        text("panel"),
+        text("problems"),
+    )
     for c in checks:
         table.add_row(
-            c.env_id.removeprefix("boxgym/"),
-            c.task_id,
+            Text(c.env_id.removeprefix("boxgym/")),
+            Text(c.task_id),
             ",".join(c.oracle),
             c.noop,
             c.perturbed,
             {True: "identical", False: "CHANGED", None: "-"}[c.regrade_identical],
             _panel_cell(c.panel, c.exempt),
-            "[red]" + "; ".join(c.problems) + "[/]" if c.problems else "[green]ok[/]",
+            Text("; ".join(c.problems), style="red") if c.problems else "[green]ok[/]",
         )
-    console.print(table)
+    print_table(table, console)
 
 
 def _panel_cell(panel: dict[str, str], exempt: dict[str, str]) -> str:
@@ -334,16 +347,21 @@ def _panel_cell(panel: dict[str, str], exempt: dict[str, str]) -> str:
 @env_app.command("new")
 def env_new(
     name: Annotated[str, typer.Argument(help="Folder name, e.g. my_env.")],
-    family: Annotated[str, typer.Option("--family", help="code, sql or api.")] = "code",
-    env_id: Annotated[str | None, typer.Option("--id", help="Id (boxgym/<Name>-v0).")] = None,
+    family: Annotated[
+        str,
+        typer.Option("--family", callback=one_of("code", "sql", "api"), help="code, sql or api."),
+    ] = "code",
+    env_id: Annotated[
+        str | None, typer.Option("--id", help="Id (default: boxgym/<Name>-v0 from NAME).")
+    ] = None,
 ) -> None:
     """Scaffold environments/NAME, images/NAME and seeds/NAME with a working example."""
     from gym._scaffold import class_name, scaffold
 
     for path in scaffold(name, family=family, env_id=env_id):
-        console.print(f"created {path}")
+        console.print(f"created {escape(str(path))}")
     new_id = env_id or f"boxgym/{class_name(name).removesuffix('Env')}-v0"
-    console.print(f"next: gym env validate {new_id}   (see docs/authoring.md)")
+    console.print(f"next: gym env validate {escape(new_id)}   (see docs/authoring.md)")
 
 
 from gym._cli import _datasets, _judge, _redteam, _rft, _runs, _train  # noqa: E402,F401  (registers import, judge, run, redteam, train...)

@@ -1,7 +1,12 @@
-"""What every command module of the CLI shares: the typer app, consoles and options.
+"""What every command module of the CLI shares: the app, consoles, options, error path.
 
 Command modules import these from here, never from the package (``gym._cli``), which
 imports the command modules to register them: so no module imports its own importer.
+
+Text we did not write (labels, task ids, paths, error messages, model output) is never
+read as rich markup where it is printed (`rich.markup.escape`, `Text`, ``markup=False``),
+and the consoles here neutralize terminal escapes, control and bidirectional characters
+in whatever they print (`neutral`). Help texts are shown literally too (`command`).
 """
 
 from __future__ import annotations
@@ -9,21 +14,39 @@ from __future__ import annotations
 import json
 import os
 import sys
+import traceback
+from collections.abc import Callable, Iterable, Sequence
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
+from pydantic import ValidationError
+from rich.console import Console, ConsoleDimensions, ConsoleOptions, RenderableType
+from rich.markup import escape
+from rich.segment import Segment
+from rich.text import Text
+
+from gym._errors import GymError
+
+ClickException: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+)
+"""The base of click's errors, from the click typer uses (its own copy since typer 0.2x)."""
 
 __all__ = [
     "DbOpt",
     "JsonFlag",
     "RuntimeOpt",
     "app",
+    "command",
     "console",
     "env_app",
     "err",
     "images_app",
+    "neutral",
+    "one_of",
     "print_json",
+    "run_cli",
+    "say_error",
     "train_app",
     "use_runtime",
 ]
@@ -43,15 +66,116 @@ train_app = typer.Typer(
     help="Train a local model on environment rewards (grpo, rft).", no_args_is_help=True
 )
 app.add_typer(train_app, name="train")
-console = Console()
-if not console.is_terminal:  # logs and pipes: wide enough for the report tables
-    console = Console(width=140)
-err = Console(stderr=True)
+
+
+def _harmless(text: str) -> bool:
+    return text.isprintable() or all(c.isprintable() or c in "\n\t" for c in text)
+
+
+def neutral(text: str) -> str:
+    """The text with terminal escapes dropped and control and bidi characters made visible.
+
+    `gym._view._text.clean` does it (the one function for every page and terminal); it is
+    imported only for text that holds such a character, as importing the viewer costs.
+    """
+    if _harmless(text):
+        return text
+    from gym._view._text import clean
+
+    return clean(text)
+
+
+def _neutral_text(text: Text, console: Console) -> Text:
+    """The rich text with each styled piece `neutral` (styles kept, layout not yet done)."""
+    if _harmless(text.plain):
+        return text
+    out = Text(justify=text.justify, overflow=text.overflow, no_wrap=text.no_wrap, end=text.end)
+    for piece in text.render(console, end=""):
+        out.append(neutral(piece.text), piece.style)
+    return out
+
+
+class _Console(Console):
+    """A console no text can take over: all it prints passes `neutral` before its layout.
+
+    Its width follows ``COLUMNS`` at each print (not once, at import); when the output is
+    not a terminal and ``COLUMNS`` is not set, it is ``piped_width`` (if given).
+    """
+
+    def __init__(self, *, piped_width: int | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._width = kwargs.get("width")  # rich reads COLUMNS once here; we read it per print
+        self._piped_width = piped_width
+
+    def _size(self) -> ConsoleDimensions:
+        dims: ConsoleDimensions = Console.size.fget(self)  # type: ignore[attr-defined]
+        width = self._piped_width
+        if width and not self.is_terminal and not os.environ.get("COLUMNS", "").isdigit():
+            return ConsoleDimensions(width, dims.height)
+        return dims
+
+    size = property(_size, Console.size.fset)  # type: ignore[attr-defined]
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        """The text (markup read unless ``markup=False``), neutralized."""
+        return _neutral_text(super().render_str(text, **kwargs), self)
+
+    def render(
+        self, renderable: RenderableType, options: ConsoleOptions | None = None
+    ) -> Iterable[Segment]:
+        """Rich's segments of the renderable, a `Text` neutralized first."""
+        if isinstance(renderable, Text):
+            renderable = _neutral_text(renderable, self)
+        return super().render(renderable, options)
+
+
+console = _Console(piped_width=140)  # logs and pipes: wide enough for the report tables
+err = _Console(stderr=True)
+
+_debug = {"on": False}
+"""Whether ``gym --debug`` asked for tracebacks."""
+
+
+@app.callback()
+def _global_options(
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug", envvar="GYM_DEBUG", help="On an error, also print its Python traceback."
+        ),
+    ] = False,
+) -> None:
+    _debug["on"] = debug
+
+
+def one_of(*names: str) -> Callable[[str | None], str | None]:
+    """An option callback that refuses any value but ``names`` (which its error lists)."""
+
+    def check(value: str | None) -> str | None:
+        if value is not None and value not in names:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(names)}")
+        return value
+
+    return check
+
+
+def _store_url(value: str | None) -> str | None:
+    """A store URL as given; a plain path is refused with the URL it likely means."""
+    if value and "://" not in value:
+        raise typer.BadParameter(f"{value!r} is not a store URL; did you mean sqlite:///{value}?")
+    return value
+
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 DbOpt = Annotated[
     str | None,
-    typer.Option("--db", envvar="GYM_DB_URL", help="Store URL (sqlite:///f.db, postgresql://...)."),
+    typer.Option(
+        "--db",
+        envvar="GYM_DB_URL",
+        callback=_store_url,
+        help="Store URL: sqlite:///runs.db (a file), postgresql://... (default: "
+        "trajectories/runs.db).",
+    ),
 ]
 
 RuntimeOpt = Annotated[
@@ -87,3 +211,94 @@ def use_runtime(runtime: str | None) -> None:
 def print_json(data: Any) -> None:
     """Print data as JSON on stdout (plain, no colour)."""
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def say_error(message: str, hint: str = "") -> None:
+    """Print ``error: MESSAGE`` on stderr as one line, literally, and a hint line if any."""
+    err.print(Text.assemble(("error:", "bold red"), " ", message), soft_wrap=True)
+    if hint:
+        err.print(Text(hint, style="dim"), soft_wrap=True)
+
+
+def _literal_help(cmd: Any) -> None:
+    """Escape every help text of the command tree: typer reads them as rich markup."""
+    for item in (cmd, *cmd.params):
+        for attr in ("help", "short_help", "epilog"):
+            if getattr(item, attr, None):
+                setattr(item, attr, escape(getattr(item, attr)))
+    for sub in getattr(cmd, "commands", {}).values():
+        _literal_help(sub)
+
+
+def command() -> Any:
+    """The click command tree of ``gym``, its help texts shown as written (``[[rule]]``)."""
+    cmd = typer.main.get_command(app)
+    _literal_help(cmd)
+    return cmd
+
+
+def run_cli(args: Sequence[str] | None = None) -> object:
+    """Run the ``gym`` command line; the status to exit with.
+
+    Every error leaves as one line on stderr (and at most a hint line), never a
+    traceback unless ``--debug``: 2 for a usage error (a bad option or argument,
+    `ConfigError`, `StoreError`, a value a settings model refuses), 1 for a failure
+    (another `GymError`, an `OSError`, an internal error), 130 on Ctrl-C.
+    """
+    try:
+        result = command().main(args=args, prog_name="gym", standalone_mode=False)
+    except SystemExit as exc:
+        return exc.code
+    except ClickException as exc:
+        return _usage(exc)
+    except typer.Abort:
+        say_error("aborted")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except GymError as exc:
+        return _failed(exc, str(exc), exc.exit_code)
+    except OSError as exc:
+        return _failed(exc, _os_message(exc), 1)
+    except ValidationError as exc:  # a value a settings model refused (e.g. --lr 0)
+        return _failed(exc, _invalid(exc), 2)
+    except Exception as exc:
+        return _failed(exc, f"internal error: {type(exc).__name__}: {exc}", 1, internal=True)
+    return result if isinstance(result, int) else 0
+
+
+def _usage(exc: Any) -> int:
+    """Say a click error in one line (usage errors: and where the options are listed)."""
+    code = int(exc.exit_code)
+    if type(exc).__name__ == "NoArgsIsHelpError":  # a group called bare: its help
+        exc.show()
+        return code
+    ctx = getattr(exc, "ctx", None)
+    say_error(exc.format_message(), f"`{ctx.command_path} --help` lists the options" if ctx else "")
+    return code
+
+
+def _failed(exc: BaseException, message: str, code: int, *, internal: bool = False) -> int:
+    """Say the error (after its traceback with --debug); the exit status."""
+    if _debug["on"]:
+        sys.stderr.write(neutral("".join(traceback.format_exception(exc))))
+        sys.stderr.flush()
+    elif internal:
+        message += " (rerun with --debug for the traceback)"
+    say_error(message)
+    return code
+
+
+def _invalid(exc: ValidationError) -> str:
+    """``invalid MODEL: FIELD: what is wrong; ...`` in one line."""
+    parts = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]
+    return f"invalid {exc.title}: " + "; ".join(parts)
+
+
+def _os_message(exc: OSError) -> str:
+    """``PATH: reason`` (``PATH -> OTHER: reason`` for a rename), or the error's own text."""
+    reason = exc.strerror or str(exc)
+    if exc.filename is None:
+        return reason
+    where = str(exc.filename) + (f" -> {exc.filename2}" if exc.filename2 is not None else "")
+    return f"{where}: {reason}"

@@ -6,9 +6,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from gym._cli._app import JsonFlag, console, env_app, err, print_json
+from gym._cli._app import JsonFlag, console, env_app, err, one_of, print_json
 from gym._errors import ConfigError
 
 __all__: list[str] = []
@@ -62,12 +64,24 @@ def env_import(
         Path, typer.Option("--out", help="Seeds folder: tasks go to OUT/FAMILY/.")
     ] = Path("seeds"),
     layout: Annotated[
-        str, typer.Option("--layout", help="folders (one per task) or index (data file + index).")
+        str,
+        typer.Option(
+            "--layout",
+            callback=one_of("folders", "index"),
+            help="folders (one per task) or index (data file + index).",
+        ),
     ] = "folders",
     fmt: Annotated[
-        str | None, typer.Option("--format", help="jsonl, json, csv or hf (default: suffix).")
+        str | None,
+        typer.Option(
+            "--format",
+            callback=one_of("jsonl", "json", "csv", "hf"),
+            help="jsonl, json, csv or hf (default: suffix).",
+        ),
     ] = None,
-    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N records.")] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Only the first N records.")
+    ] = None,
     family: Annotated[str | None, typer.Option("--family", help="Family (seeds folder).")] = None,
     id_template: Annotated[
         str | None, typer.Option("--id", help="Id template, e.g. 'MBPP/{task_id}'.")
@@ -83,12 +97,19 @@ def env_import(
     split_value: Annotated[
         str | None, typer.Option("--split", help="One split for every record.")
     ] = None,
-    kind: Annotated[str | None, typer.Option("--kind", help="calls or pytest.")] = None,
+    kind: Annotated[
+        str | None,
+        typer.Option("--kind", callback=one_of("calls", "pytest"), help="calls or pytest."),
+    ] = None,
     validate: Annotated[
         bool, typer.Option("--validate", help="Then validate the written tasks in containers.")
     ] = False,
-    repeats: Annotated[int, typer.Option("--repeats", "-k", help="With --validate.")] = 1,
-    concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="With --validate.")] = 2,
+    repeats: Annotated[
+        int, typer.Option("--repeats", "-k", min=1, help="With --validate: runs per task.")
+    ] = 1,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-c", min=1, help="With --validate: tasks at once.")
+    ] = 2,
     as_json: JsonFlag = False,
 ) -> None:
     """Turn a dataset into tasks of a family through a field mapping (docs/authoring.md).
@@ -98,8 +119,7 @@ def env_import(
     exits non-zero. With --validate, the environments of that family then run the
     oracle, noop and perturbed checks on the new tasks in real containers.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
+    from gym._progress import progress
     from gym.datasets import import_dataset
 
     if layout not in ("folders", "index"):
@@ -109,9 +129,7 @@ def env_import(
         setup=setup, entry=entry, kind=kind, split_field=split_field, split_value=split_value,
     )  # fmt: skip
     spec = _mapping(mapping, options)
-    columns = (TextColumn("importing"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, console=err, transient=True) as bar:
-        job = bar.add_task("records", total=None)
+    with progress("import", unit="records", console=err) as bar:
         result = import_dataset(
             source,
             spec,
@@ -119,7 +137,7 @@ def env_import(
             layout=layout,  # type: ignore[arg-type]  # checked above
             fmt=fmt,
             limit=limit,
-            progress=lambda done, total: bar.update(job, completed=done, total=total),
+            progress=bar.to,
         )
     checks_out = _validate_written(result, repeats, concurrency) if validate else []
     if as_json:
@@ -131,6 +149,7 @@ def env_import(
 
 
 def _validate_written(result: Any, repeats: int, concurrency: int) -> list[Any]:
+    from gym._progress import progress
     from gym._validate import ValidationStore, validate_env
 
     env_ids = _envs_of(result.family)
@@ -141,29 +160,39 @@ def _validate_written(result: Any, repeats: int, concurrency: int) -> list[Any]:
             "then run gym env validate"
         )
     checks: list[Any] = []
-    for env_id in env_ids:
-        err.print(f"validating {len(result.written)} tasks of {env_id}")
-        checks += validate_env(
-            env_id,
-            repeats=repeats,
-            tasks=result.written,
-            concurrency=concurrency,
-            store=ValidationStore(),
-        )
+    with progress("validate", len(result.written) * len(env_ids), unit="tasks", console=err) as bar:
+
+        def advance(check: Any) -> None:
+            if check.resumed:
+                bar.skip()
+            else:
+                bar.advance(**{"valid" if check.ok else "invalid": 1})
+
+        for env_id in env_ids:
+            checks += validate_env(
+                env_id,
+                repeats=repeats,
+                tasks=result.written,
+                concurrency=concurrency,
+                store=ValidationStore(),
+                progress=advance,
+            )
     return checks
 
 
 def _print_result(result: Any, checks: list[Any]) -> None:
     table = Table("family", "layout", "folder", "tasks per split", "refused")
     per_split = ", ".join(f"{k} {v}" for k, v in result.splits.items()) or "-"
-    table.add_row(result.family, result.layout, result.folder, per_split, str(len(result.problems)))
+    folder, refused = Text(str(result.folder)), str(len(result.problems))
+    table.add_row(Text(result.family), result.layout, folder, per_split, refused)
     console.print(table)
     for problem in result.problems[:20]:
-        err.print(f"[red]refused[/] {problem}", highlight=False)
+        err.print(f"[red]refused[/] {escape(problem)}", highlight=False)
     if len(result.problems) > 20:
         err.print(f"... and {len(result.problems) - 20} more (--json lists them all)")
     if checks:
         bad = [c for c in checks if not c.ok]
         for c in bad:
-            err.print(f"[red]invalid[/] {c.env_id} {c.task_id}: {'; '.join(c.problems)}")
+            problems = "; ".join(c.problems)
+            err.print(f"[red]invalid[/] {escape(f'{c.env_id} {c.task_id}: {problems}')}")
         console.print(f"{len(checks) - len(bad)}/{len(checks)} tasks valid")

@@ -65,7 +65,7 @@ def _engine() -> Check:
         return Check(
             name="docker engine",
             ok=False,
-            detail=str(exc).split(":")[0],
+            detail=str(exc),  # whole: the engine's own words say what is wrong
             fix="run `sudo scripts/engine.sh` to install and start it",
         )
     detail = (

@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from gym._cli._app import DbOpt, JsonFlag, app, console, err, print_json
+from gym._cli._tables import number, print_table, text
 from gym._errors import ConfigError
 
 __all__: list[str] = []
@@ -43,7 +44,8 @@ def calibrate_cmd(
         Path | None, typer.Option("--rubric", help="A file holding the rubric text.")
     ] = None,
     threshold: Annotated[
-        float | None, typer.Option("--threshold", help="Pointwise pass threshold (0.5).")
+        float | None,
+        typer.Option("--threshold", min=0.0, max=1.0, help="Pointwise pass threshold (0.5)."),
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Ask the model every time.")] = False,
     db: DbOpt = None,
@@ -85,7 +87,10 @@ def calibrate_cmd(
     if as_json:
         print_json(report.model_dump(mode="json"))
         return
-    table = Table("mode", "n", "accuracy", "kappa", "order flips", "length corr.", "mean score")
+    table = Table(
+        text("mode"),
+        *map(number, ("n", "accuracy", "kappa", "order flips", "length corr.", "mean score")),
+    )
     if p := report.pointwise:
         table.add_row(
             "pointwise",
@@ -100,8 +105,11 @@ def calibrate_cmd(
         table.add_row(
             "pairwise", str(q.n), _fmt(q.accuracy), _fmt(q.kappa), _fmt(q.flip_rate), "-", "-"
         )
-    console.print(f"judge {report.judge_version} ({report.model}, prompt v{report.prompt_version})")
-    console.print(table)
+    console.print(
+        f"judge {report.judge_version} ({report.model}, prompt v{report.prompt_version})",
+        markup=False,
+    )
+    print_table(table, console)
     if report.pointwise and report.pointwise.length_correlation is not None:
         if abs(report.pointwise.length_correlation) >= 0.3:
             err.print("[yellow]warning:[/] the judge's scores follow answer length (|r| >= 0.3)")
@@ -131,4 +139,4 @@ def labels_cmd(
         sys.stdout.write(text)
     else:
         out.write_text(text)
-        err.print(f"wrote {len(items)} labels to {out}")
+        err.print(f"wrote {len(items)} labels to {out}", markup=False)

@@ -7,8 +7,19 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from gym._cli._app import JsonFlag, RuntimeOpt, app, console, err, print_json, use_runtime
+from gym._cli._app import (
+    JsonFlag,
+    RuntimeOpt,
+    app,
+    console,
+    err,
+    one_of,
+    print_json,
+    use_runtime,
+)
+from gym._cli._tables import print_table, text
 from gym._errors import ConfigError
 
 __all__: list[str] = []
@@ -23,7 +34,10 @@ def redteam(
     only: Annotated[
         list[str] | None, typer.Option("--only", "-k", help="Rows whose name starts with this.")
     ] = None,
-    kind: Annotated[str | None, typer.Option("--kind", help="attack or fault.")] = None,
+    kind: Annotated[
+        str | None,
+        typer.Option("--kind", callback=one_of("attack", "fault"), help="attack or fault."),
+    ] = None,
     fast: Annotated[bool, typer.Option("--fast", help="Only the quick subset.")] = False,
     destructive: Annotated[
         bool,
@@ -35,7 +49,9 @@ def redteam(
     ] = False,
     runtime: RuntimeOpt = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed of the random names.")] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Rows at once.")] = 2,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-c", min=1, help="Rows at once.")
+    ] = 2,
     every_env: Annotated[
         bool,
         typer.Option(
@@ -57,6 +73,7 @@ def redteam(
 
     Exits 1 when a row does not hold (known gaps only with --strict).
     """
+    from gym._progress import progress
     from gym._redteam import load_module, run_suite
     from gym._redteam._core import plan
     from gym._redteam._suite import load_builtin
@@ -75,18 +92,20 @@ def redteam(
             note = f" (covers {also})" if also else ""
             console.print(f"{attack.kind:6} {escape(attack.name)}  [dim]{env_id}{note}[/]")
         return
-    report = run_suite(
-        names=only or (),
-        families=family or (),
-        kinds=kinds,
-        fast=fast,
-        destructive=destructive,
-        seed=seed,
-        concurrency=concurrency,
-        every_env=every_env,
-        runtime=runtime or "runc",
-        progress=_progress,  # on stderr: --json keeps stdout to the one JSON object
-    )
+    with progress("redteam", unit="rows", console=err) as bar:  # on stderr: --json stays one
+        report = run_suite(
+            names=only or (),
+            families=family or (),
+            kinds=kinds,
+            fast=fast,
+            destructive=destructive,
+            seed=seed,
+            concurrency=concurrency,
+            every_env=every_env,
+            runtime=runtime or "runc",
+            progress=lambda row: _progress(bar, row),
+            planned=bar.plan,
+        )
     if as_json:
         print_json(report.model_dump(mode="json"))
     else:
@@ -95,15 +114,25 @@ def redteam(
         raise typer.Exit(1)
 
 
-def _progress(row: Any) -> None:
-    mark = "[green]held[/]" if row.held else "[yellow]gap[/]" if row.gap else "[red]NOT HELD[/]"
-    err.print(f"{mark} {escape(row.name)} [dim]{row.env} {row.seconds:.0f}s[/]")
+def _progress(bar: Any, row: Any) -> None:
+    """A finished row: counted, and named on a line of its own (never markup)."""
+    mark = ("held", "green") if row.held else ("gap", "yellow") if row.gap else ("NOT HELD", "red")
+    bar.note(Text.assemble(mark, f" {row.name} ", (f"{row.env} {row.seconds:.0f}s", "dim")))
     if not row.held:  # what was seen, at once: a long run may be stopped before its report
-        err.print(f"  [dim]{escape(row.observed)}[/]")
+        bar.note(Text(f"  {row.observed}", style="dim"))
+    bar.advance(**{mark[0].lower(): 1})
 
 
 def _table(report: Any) -> None:
-    table = Table("row", "kind", "env", "expected", "observed", "held", title="gym redteam")
+    table = Table(
+        text("row"),
+        text("kind"),
+        text("env"),
+        text("expected"),
+        text("observed"),
+        text("held"),
+        title="gym redteam",
+    )
     for row in report.rows:
         held = (
             "[green]yes[/]"
@@ -113,13 +142,18 @@ def _table(report: Any) -> None:
             else "[red]NO[/]"
         )
         table.add_row(
-            row.name, row.kind, row.env.removeprefix("boxgym/"), row.expected, row.observed, held
+            Text(row.name),
+            row.kind,
+            Text(row.env.removeprefix("boxgym/")),
+            Text(row.expected),
+            Text(row.observed),
+            held,
         )
-    console.print(table)
+    print_table(table, console, drop=("kind",))
     console.print(
         f"{sum(r.held for r in report.rows)}/{len(report.rows)} held, "
         f"{len(report.gaps)} known gaps, {len(report.failed)} failed; seed {report.seed}, "
         f"runtime {report.runtime}, {report.seconds:.0f}s"
     )
     for name in report.skipped:
-        console.print(f"[dim]skipped (needs --destructive): {name}[/]")
+        console.print(f"[dim]skipped (needs --destructive): {escape(name)}[/]")

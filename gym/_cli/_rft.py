@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from gym._cli._app import DbOpt, JsonFlag, console, err, print_json, train_app
+from gym._cli._app import DbOpt, JsonFlag, console, err, one_of, print_json, train_app
+from gym._cli._tables import number, print_table, text
 
 __all__: list[str] = []
 
@@ -18,9 +21,12 @@ def _params(model: str | None, max_new_tokens: int | None) -> dict[str, Any]:
 
 
 def _table(result: Any) -> Table:
-    table = Table(title=f"rft {result.rft_id}: held-out pass@1 {result.baseline_pass_at_1:.3f}")
-    for name in ("round", "episodes", "verified", "kept", "pass@1 before", "after", "promoted"):
-        table.add_column(name)
+    names = ("round", "episodes", "verified", "kept", "pass@1 before", "after")
+    table = Table(
+        *(number(name) for name in names),
+        text("promoted"),
+        title=f"rft {result.rft_id}: held-out pass@1 {result.baseline_pass_at_1:.3f}",
+    )
     for r in result.rounds:
         after = "-" if r.pass_at_1_after is None else f"{r.pass_at_1_after:.3f}"
         table.add_row(
@@ -30,43 +36,52 @@ def _table(result: Any) -> Table:
             str(r.kept),
             f"{r.pass_at_1_before:.3f}",
             after,
-            r.checkpoint if r.promoted else "no",
+            Text(r.checkpoint) if r.promoted else "no",
         )
     return table
+
+
+def _line(line: str) -> None:
+    err.print(line, markup=False, highlight=False)
 
 
 @train_app.command("rft")
 def rft(
     envs: Annotated[list[str], typer.Argument(help="Environment ids or suites.")],
-    policy: Annotated[str, typer.Option("--policy", "-p", help="local or tiny.")] = "local",
+    policy: Annotated[
+        str, typer.Option("--policy", "-p", callback=one_of("local", "tiny"), help="local or tiny.")
+    ] = "local",
     model: Annotated[
         str | None, typer.Option("--model", help="Model name, folder or .gguf file.")
     ] = None,
-    rounds: Annotated[int, typer.Option("--rounds", help="Rounds to run.")] = 1,
-    k: Annotated[int, typer.Option("-k", help="Episodes per train task per round.")] = 4,
-    cap: Annotated[int, typer.Option("--cap", help="Kept episodes per task, at most.")] = 2,
+    rounds: Annotated[int, typer.Option("--rounds", min=1, help="Rounds to run.")] = 1,
+    k: Annotated[int, typer.Option("-k", min=1, help="Episodes per train task per round.")] = 4,
+    cap: Annotated[int, typer.Option("--cap", min=1, help="Kept episodes per task, at most.")] = 2,
     temperature: Annotated[
         float, typer.Option("--temperature", help="Sampling temperature while collecting.")
     ] = 1.0,
-    eval_k: Annotated[int, typer.Option("--eval-k", help="Episodes per eval task.")] = 1,
+    eval_k: Annotated[int, typer.Option("--eval-k", min=1, help="Episodes per eval task.")] = 1,
     eval_temperature: Annotated[
-        float, typer.Option("--eval-temperature", help="Evaluation temperature (0: greedy).")
+        float,
+        typer.Option("--eval-temperature", min=0.0, help="Evaluation temperature (0: greedy)."),
     ] = 0.0,
     lr: Annotated[float, typer.Option("--lr", help="AdamW learning rate.")] = 1e-5,
-    epochs: Annotated[int, typer.Option("--epochs", help="Passes over the kept samples.")] = 2,
-    batch_size: Annotated[int, typer.Option("--batch-size", help="Samples per step.")] = 4,
+    epochs: Annotated[
+        int, typer.Option("--epochs", min=1, help="Passes over the kept samples.")
+    ] = 2,
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Samples per step.")] = 4,
     max_new_tokens: Annotated[
-        int | None, typer.Option("--max-new-tokens", help="Tokens per turn, at most.")
+        int | None, typer.Option("--max-new-tokens", min=1, help="Tokens per turn, at most.")
     ] = None,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Model, sampling and episode seed.")] = 0,
     limit: Annotated[
-        int | None, typer.Option("--limit", help="At most N tasks per env and split.")
+        int | None, typer.Option("--limit", min=1, help="At most N tasks per env and split.")
     ] = None,
     tasks: Annotated[
         list[str] | None, typer.Option("--tasks", help="Only these train task ids.")
     ] = None,
     max_steps: Annotated[
-        int | None, typer.Option("--max-steps", help="Step budget override.")
+        int | None, typer.Option("--max-steps", min=1, help="Step budget override.")
     ] = None,
     out: Annotated[
         str, typer.Option("--out", help="Folder for promoted checkpoints (round-N).")
@@ -80,6 +95,7 @@ def rft(
     (distinct, at most --cap per task), fine-tunes on them and evaluates on the eval
     split; the model is promoted (saved under --out) only if held-out pass@1 rises.
     """
+    from gym._progress import RunEvents
     from gym._store import Store
     from gym.train._rft import RFTConfig, train_rft
 
@@ -102,9 +118,10 @@ def rft(
         max_steps=max_steps,
     )
     store = Store(db)
-    err.print(f"rft [bold]{config.rft_id}[/] -> {store._safe_url()}")
-    result = train_rft(config, store=store, out=out, progress=lambda line: err.print(line))
+    err.print(f"rft [bold]{config.rft_id}[/] -> {escape(store._safe_url())}")
+    with RunEvents("rft", named=True, console=err) as shown:
+        result = train_rft(config, store=store, out=out, progress=_line, events=shown)
     if as_json:
         print_json(result.model_dump(mode="json"))
     else:
-        console.print(_table(result))
+        print_table(_table(result), console)

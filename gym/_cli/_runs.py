@@ -6,6 +6,7 @@ import contextlib
 import json
 import signal
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -13,11 +14,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from gym._cli._app import DbOpt, JsonFlag, RuntimeOpt, app, console, err, print_json, use_runtime
+from gym._cli._app import (
+    DbOpt,
+    JsonFlag,
+    RuntimeOpt,
+    app,
+    console,
+    err,
+    one_of,
+    print_json,
+    use_runtime,
+)
+from gym._cli._tables import fits, number, print_table, text
 from gym._errors import ConfigError, StoreError
+from gym._policy import POLICIES
+from gym._progress import RunEvents, progress
 
 if TYPE_CHECKING:
     from gym._store import Store
@@ -86,20 +101,30 @@ def _summary(report: Any) -> dict[str, Any]:
             "pass@1": {"value": g.pass_at_1.value, "lo": g.pass_at_1.lo, "hi": g.pass_at_1.hi},
             "valid_call_rate": g.valid_call_rate,
         }
-    return {"run_id": report.run_id, "envs": envs}
+    status = report.status.model_dump(mode="json") if report.status else None
+    return {"run_id": report.run_id, "status": status, "envs": envs}
 
 
 @app.command()
 def run(
     envs: Annotated[list[str], typer.Argument(help="Environment ids or suites (e.g. bundled).")],
     policy: Annotated[
-        str, typer.Option("--policy", "-p", help="oracle, noop, openai, local, tiny, replay.")
+        str,
+        typer.Option(
+            "--policy",
+            "-p",
+            callback=one_of(*POLICIES, "replay"),
+            help=f"Who acts: {', '.join([*POLICIES, 'replay'])} (docs/policies.md).",
+        ),
     ] = "local",
     model: Annotated[str | None, typer.Option("--model", help="Model name (openai/local).")] = None,
     base_url: Annotated[
         str | None, typer.Option("--base-url", help="OpenAI-compatible URL.")
     ] = None,
-    temperature: Annotated[float | None, typer.Option("--temperature")] = None,
+    temperature: Annotated[
+        float | None,
+        typer.Option("--temperature", min=0.0, help="Sampling temperature (the policy's default)."),
+    ] = None,
     constrained: Annotated[
         bool | None,
         typer.Option(
@@ -110,18 +135,22 @@ def run(
     replay: Annotated[
         str | None, typer.Option("--replay", help="RUN or RUN/EPISODE to replay.")
     ] = None,
-    k: Annotated[int, typer.Option("-k", help="Samples per task.")] = 1,
+    k: Annotated[int, typer.Option("-k", min=1, help="Samples per task.")] = 1,
     concurrency: Annotated[
         str,
         typer.Option(
             "--concurrency",
             "-c",
+            callback=_concurrency_opt,
             help="Episodes at once: a number, or auto (local: adapts to the machine's load; "
             "ray: the cluster's CPUs).",
         ),
     ] = "auto",
     executor: Annotated[
-        str, typer.Option("--executor", help="Where episodes run: local or ray.")
+        str,
+        typer.Option(
+            "--executor", callback=one_of("local", "ray"), help="Where episodes run: local or ray."
+        ),
     ] = "local",
     address: Annotated[
         str | None,
@@ -129,14 +158,16 @@ def run(
             "--address", help="Ray cluster HOST:PORT (default: RAY_ADDRESS, else this machine's)."
         ),
     ] = None,
-    limit: Annotated[int | None, typer.Option("--limit", help="At most N tasks per env.")] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="At most N tasks per env.")
+    ] = None,
     tasks: Annotated[list[str] | None, typer.Option("--tasks", help="Only these task ids.")] = None,
     split: Annotated[
         str | None, typer.Option("--split", help="Only this split (train, eval, or any declared).")
     ] = None,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the tasks' episodes.")] = 0,
     max_steps: Annotated[
-        int | None, typer.Option("--max-steps", help="Step budget override.")
+        int | None, typer.Option("--max-steps", min=1, help="Step budget override.")
     ] = None,
     retry_infra: Annotated[
         bool, typer.Option("--retry-infra", help="Rerun stored infra errors.")
@@ -159,6 +190,7 @@ def run(
     from gym._executor import NamedPolicy
     from gym._report import build_report
     from gym._runner import RunConfig, expand_envs
+    from gym._runner import run as run_benchmark
     from gym._store import Store
 
     use_runtime(runtime)
@@ -176,14 +208,22 @@ def run(
         runtime=runtime,
         label=label,
     )
-    store = Store(db)
     factory = NamedPolicy(policy, params)
     factory().close()  # fail fast on a bad policy before any container starts
     limit = _concurrency(concurrency)
-    err.print(f"run [bold]{config.run_id}[/] -> {store._safe_url()}")
+    store = Store(db)
+    err.print(f"run [bold]{config.run_id}[/] -> {escape(store._safe_url())}")
     with _stop_on_signals(graceful=executor == "local") as stop, _event_log(events) as log:
-        with make_executor(executor, address, limit, stop=stop, events=log) as runner:
-            state = _run_with_progress(config, store, factory, runner, retry_infra, log)
+        with RunEvents("run", also=log, console=err) as shown:
+            with make_executor(executor, address, limit, stop=stop, events=shown) as runner:
+                state = run_benchmark(
+                    config,
+                    store=store,
+                    policy_factory=factory,
+                    executor=runner,
+                    retry_infra=retry_infra,
+                    events=shown,
+                )
     if state.skipped:
         err.print(f"resumed: {state.skipped} episodes were already committed")
     report = build_report(store, config.run_id)
@@ -191,9 +231,17 @@ def run(
         print_json(_summary(report) | {"stopped": state.stopped, "containers": state.containers})
     else:
         render_report(report)
+    view = f"gym view {config.run_id}" + (f" --db {store._safe_url()}" if db else "")
+    err.print(f"open it in the viewer: {view}", markup=False, highlight=False, soft_wrap=True)
     if state.stopped:
         err.print(f"stopped: {state.done} episodes committed; run the same command to finish")
         raise typer.Exit(128 + stop.signum)
+
+
+def _concurrency_opt(value: str) -> str:
+    """--concurrency checked as it is read, before anything is stored or started."""
+    _concurrency(value)
+    return value
 
 
 def _concurrency(value: str) -> int | None:
@@ -208,6 +256,11 @@ class _Stop(threading.Event):
     """Set by SIGINT or SIGTERM; remembers which (a second one leaves at once)."""
 
     signum = signal.SIGTERM
+
+    @property
+    def reason(self) -> str:
+        """Who stopped the run (``Ctrl-C``, ``SIGTERM``): the runner records it in its status."""
+        return "Ctrl-C" if self.signum == signal.SIGINT else signal.Signals(self.signum).name
 
 
 @contextlib.contextmanager
@@ -250,45 +303,18 @@ def _event_log(path: Path | None) -> Iterator[Callable[[dict[str, Any]], None] |
         yield write
 
 
-def _run_with_progress(
-    config: Any,
-    store: Any,
-    policy: Any,
-    executor: Any,
-    retry_infra: bool,
-    events: Callable[[dict[str, Any]], None] | None = None,
-) -> Any:
-    """Run a benchmark under a progress bar; its final progress."""
-    from gym._runner import run as run_benchmark
+def plot_path(value: Path | None) -> Path | None:
+    """A ``--plot`` file whose extension names a format we write (checked before any work)."""
+    if value is not None:
+        from gym._plot import plot_format
 
-    columns = [
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[stats]}"),
-        TimeElapsedColumn(),
-    ]
-    with Progress(*columns, console=err, disable=False) as bar:
-        job = bar.add_task("episodes", total=None, stats="")
-
-        def on_progress(state: Any) -> None:
-            rate = state.tokens / max(time.monotonic() - state.started, 1e-9)
-            stats = f"pass {state.pass_rate:.0%}  infra {state.infra_error}  {rate:.1f} tok/s"
-            bar.update(job, total=state.total - state.skipped, completed=state.done, stats=stats)
-
-        return run_benchmark(
-            config,
-            store=store,
-            policy_factory=policy,
-            executor=executor,
-            retry_infra=retry_infra,
-            progress=on_progress,
-            events=events,
-        )
+        plot_format(value)
+    return value
 
 
-def _ci(m: Any) -> str:
-    return f"{m.value:.2f} [{m.lo:.2f}-{m.hi:.2f}]"
+def _ci(m: Any, sep: str = " ", sign: str = "") -> str:
+    """``0.50 [0.12, 0.88]``: the value and its 95% interval (``sep`` between them)."""
+    return f"{m.value:{sign}.2f}{sep}[{m.lo:{sign}.2f}, {m.hi:{sign}.2f}]"
 
 
 def _rate(value: float | None) -> str:
@@ -296,16 +322,34 @@ def _rate(value: float | None) -> str:
 
 
 def render_report(report: Any, *, slices: bool = True) -> None:
-    """Print a report as tables (pass/fail/infra counts; rates exclude infra errors)."""
+    """Print a report as tables (pass/fail/infra counts; rates exclude infra errors).
+
+    A run that is not finished says so first (``12 of 16 planned; stopped by Ctrl-C``).
+    """
+    if report.status is not None and report.status.state != "finished":
+        console.print(report.status.summary(), markup=False, highlight=False)
+    print_table(_narrowest(report, _report_table), console, drop=("valid calls",))
+    if slices and report.slices:
+        print_table(_narrowest(report, _slice_table), console)
+
+
+def _narrowest(report: Any, build: Callable[..., Table]) -> Table:
+    """The table with intervals beside their values, or below them when that is too wide."""
+    table = build(report, stacked=False)
+    return table if fits(table, console.width) else build(report, stacked=True)
+
+
+def _report_table(report: Any, *, stacked: bool) -> Table:
+    """One row per environment and one for the run; ``stacked``: intervals below values."""
     table = Table(
-        "environment",
-        "tasks",
-        "pass/fail/infra",
-        "pass@1 [95% CI]",
-        "pass@k, pass^k",
-        "flags",
-        "valid calls",
-        "tokens",
+        text("env"),
+        number("tasks"),
+        number("pass/\nfail/\ninfra" if stacked else "pass/fail/infra"),
+        number("pass@1\n[95% CI]" if stacked else "pass@1 [95% CI]"),
+        text("pass@k, pass^k"),
+        text("flags"),
+        number("valid calls"),
+        number("tokens"),
         title=f"run {report.run_id}",
     )
     for g in [*report.envs, report.overall]:
@@ -313,23 +357,38 @@ def render_report(report: Any, *, slices: bool = True) -> None:
         ks += [f"^{k}={m.value:.2f}" for k, m in g.pass_hat_k.items() if k > 1]
         flags = " ".join(f"{k}:{v}" for k, v in g.flags.items()) or "-"
         table.add_row(
-            g.name.removeprefix("boxgym/"),
+            Text(g.name.removeprefix("boxgym/")),
             str(g.tasks),
             f"{g.passed}/{g.failed}/{g.infra_error}",
-            _ci(g.pass_at_1),
+            _ci(g.pass_at_1, "\n" if stacked else " "),
             " ".join(ks) or "-",
-            flags,
+            Text(flags),
             _rate(g.valid_call_rate),
-            str(g.prompt_tokens + g.completion_tokens),
+            _count(g.prompt_tokens + g.completion_tokens, short=stacked),
         )
-    console.print(table)
-    if slices and report.slices:
-        st = Table("slice", "episodes", "pass/fail/infra", "pass@1 [95% CI]", title="slices")
-        for g in report.slices:
-            st.add_row(
-                g.name, str(g.episodes), f"{g.passed}/{g.failed}/{g.infra_error}", _ci(g.pass_at_1)
-            )
-        console.print(st)
+    return table
+
+
+def _count(n: int, *, short: bool) -> str:
+    """``18,644,418``, or ``18.6M`` when ``short`` (and ``12.4k``, ``950``)."""
+    if not short or n < 10_000:
+        return f"{n:,}"
+    return f"{n / 1e6:.1f}M" if n >= 1_000_000 else f"{n / 1e3:.1f}k"
+
+
+def _slice_table(report: Any, *, stacked: bool) -> Table:
+    head = "pass@1\n[95% CI]" if stacked else "pass@1 [95% CI]"
+    table = Table(
+        text("slice"), number("episodes"), number("pass/fail/infra"), number(head), title="slices"
+    )
+    for g in report.slices:
+        table.add_row(
+            Text(g.name),
+            str(g.episodes),
+            f"{g.passed}/{g.failed}/{g.infra_error}",
+            _ci(g.pass_at_1, "\n" if stacked else " "),
+        )
+    return table
 
 
 @app.command()
@@ -340,7 +399,11 @@ def report(
     ] = None,
     plot: Annotated[
         Path | None,
-        typer.Option("--plot", help="Also draw pass@1 per env and pass@k as a PNG file."),
+        typer.Option(
+            "--plot",
+            callback=plot_path,
+            help="Also draw pass@1 per env and pass@k against k: F.png, F.svg or F.pdf.",
+        ),
     ] = None,
     db: DbOpt = None,
     as_json: JsonFlag = False,
@@ -352,10 +415,10 @@ def report(
     store = Store(db, read_only=True)
     result = build_report(store, run_id or _newest_run(store))
     if plot is not None:
-        from gym._plot import report_figure, save_png
+        from gym._plot import report_figure, save
 
-        size = save_png(report_figure(result), plot)
-        err.print(f"wrote {plot} ({size} bytes)")
+        size = save(report_figure(result), plot)
+        err.print(f"wrote {escape(str(plot))} ({size} bytes)")
     if as_json:
         print_json(result.model_dump(mode="json"))
     else:
@@ -372,32 +435,114 @@ def _newest_run(store: Store) -> str:
     return runs[0].id
 
 
-@app.command()
-def runs(db: DbOpt = None, as_json: JsonFlag = False) -> None:
-    """List stored runs."""
+runs_app = typer.Typer(
+    help="List stored runs with their status; `gym runs rm` deletes runs.",
+    invoke_without_command=True,
+)
+app.add_typer(runs_app, name="runs")
+
+
+@runs_app.callback()
+def runs(ctx: typer.Context, db: DbOpt = None, as_json: JsonFlag = False) -> None:
+    """List stored runs with their status (running 9/16, stopped 9/16, finished 16/16)."""
+    if ctx.invoked_subcommand is not None:
+        return
     from gym._store import Store
 
     store = Store(db, read_only=True)
+    statuses = store.run_statuses()
     rows: list[dict[str, Any]] = [
         {
             "id": r.id,
             "policy": r.policy,
             "label": r.label,
             "envs": r.config.get("envs"),
-            "episodes": len(store.episode_outcomes(r.id)),
+            "episodes": statuses[r.id].episodes,
+            "status": statuses[r.id].model_dump(mode="json"),
             "created_at": r.created_at,
         }
         for r in store.runs()
+        if r.id in statuses
     ]
     if as_json:
         print_json(rows)
         return
-    table = Table("run", "policy", "label", "envs", "episodes")
+    table = Table(
+        number("run", justify="left"),
+        text("policy"),
+        text("label"),
+        text("envs"),
+        number("status", justify="left"),
+    )
     for r in rows:
-        table.add_row(
-            r["id"], r["policy"], r["label"], ", ".join(r["envs"] or []), str(r["episodes"])
-        )
-    console.print(table)
+        status = statuses[r["id"]]
+        envs = ", ".join(e.removeprefix("boxgym/") for e in r["envs"] or [])
+        row = (r["id"], r["policy"], Text(r["label"]), Text(envs), status.label())
+        table.add_row(*row)
+    print_table(table, console)
+
+
+@runs_app.command("rm")
+def runs_rm(
+    ctx: typer.Context,
+    run_ids: Annotated[
+        list[str] | None, typer.Argument(help="Runs to delete (ids or unique prefixes).")
+    ] = None,
+    empty: Annotated[
+        bool, typer.Option("--empty", help="Delete every run with no episode (not running).")
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Also delete a run that is running now.")
+    ] = False,
+    db: DbOpt = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Delete runs with their episodes, steps, verdicts and training steps (one transaction).
+
+    Asks first on a terminal (--yes does not); refuses a run that is running now
+    (its heartbeat is fresh) unless --force.
+    """
+    from gym._store import Store
+
+    url = db or (ctx.parent.params.get("db") if ctx.parent else None)
+    reader = Store(url, read_only=True)  # a mistyped --db is not created empty
+    ids = _runs_to_delete(reader, run_ids or [], empty=empty, force=force)
+    if not ids:
+        err.print("no empty run to delete")
+        return
+    store = Store(reader.url)
+    counts = store.delete_runs(ids, force=force, dry_run=True)  # refuses a running run
+    what = _deleted(counts)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise ConfigError(f"would delete {what}; not a terminal to ask: add --yes")
+        typer.confirm(f"delete {what}?", abort=True, err=True)
+    counts = store.delete_runs(ids, force=force)
+    if as_json:
+        print_json({"deleted": ids, "rows": counts})
+    else:
+        err.print(f"deleted {_deleted(counts)}", markup=False, highlight=False)
+
+
+def _runs_to_delete(store: Store, prefixes: list[str], *, empty: bool, force: bool) -> list[str]:
+    """The exact ids named by prefixes (each unique), and the empty runs if asked."""
+    if not prefixes and not empty:
+        raise ConfigError("name the runs to delete (`gym runs` lists them), or use --empty")
+    ids = [store.run(p).id for p in prefixes]
+    if empty:
+        statuses = store.run_statuses().values()
+        ids += [s.run_id for s in statuses if not s.episodes and (force or s.state != "running")]
+    return list(dict.fromkeys(ids))
+
+
+def _deleted(counts: dict[str, int]) -> str:
+    """``2 runs (14 episodes, 120 steps, 14 verdicts, 0 train steps)``."""
+    rows = ", ".join(
+        f"{counts.get(t, 0)} {t.replace('_', ' ')}"
+        for t in ("episodes", "steps", "verdicts", "train_steps")
+    )
+    return f"{counts['runs']} run{'s' if counts['runs'] != 1 else ''} ({rows})"
 
 
 @app.command()
@@ -415,19 +560,16 @@ def compare(
     if as_json:
         print_json(result.model_dump(mode="json"))
         return
-    d = result.difference
     console.print(
-        f"{result.tasks} shared tasks: pass@1 {result.pass_at_1_a:.3f} -> "
-        f"{result.pass_at_1_b:.3f}, difference {_ci(d)}"
+        f"{result.tasks} shared tasks: pass@1 {result.pass_at_1_a:.3f} -> {result.pass_at_1_b:.3f}"
     )
-    table = Table("maintained", "improved", "regressed", "persistent failure")
-    t = result.transitions
-    table.add_row(
-        str(t["maintained"]), str(t["improved"]), str(t["regressed"]), str(t["persistent_failure"])
-    )
-    console.print(table)
+    console.print(f"difference (B - A) {_ci(result.difference, sign='+')}", highlight=False)
+    names = ("maintained", "improved", "regressed", "persistent_failure")
+    table = Table(*(number(n.replace("_", " ")) for n in names))
+    table.add_row(*(str(result.transitions[n]) for n in names))
+    print_table(table, console)
     for line in result.regressed:
-        console.print(f"  regressed: {line}")
+        console.print(f"  regressed: {escape(line)}")
 
 
 @app.command()
@@ -453,26 +595,39 @@ def gate(
                 if r.passed
                 else ("[red]FAIL[/]" if r.rule.blocking else "[yellow]warn[/]")
             )
-            console.print(f"{mark} {r.rule.kind} {r.detail}")
+            console.print(f"{mark} {r.rule.kind} {escape(r.detail)}")
     if any(not r.passed and r.rule.blocking for r in results):
         raise typer.Exit(1)
 
 
 def _episode_table(items: list[Any]) -> None:
-    table = Table("episode", "env", "task", "#", "outcome", "reward", "steps", "flags", "end")
+    envs = sorted({i.env_id for i in items})
+    one = len(envs) == 1  # its name is the title
+    table = Table(
+        number("episode", justify="left"),
+        *([] if one else [text("env")]),
+        text("task", min_width=16),
+        number("#"),
+        number("outcome", justify="left"),
+        number("reward"),
+        number("steps"),
+        text("flags"),
+        text("end"),
+        title=envs[0] if one else None,
+    )
     for i in items:
         table.add_row(
             i.id[:12],
-            i.env_id.removeprefix("boxgym/"),
-            i.task_id,
+            *([] if one else [Text(i.env_id.removeprefix("boxgym/"))]),
+            Text(i.task_id),
             str(i.sample_index),
             i.outcome,
             "-" if i.reward is None else f"{i.reward:.2f}",
             str(i.steps),
-            " ".join(i.flags) or "-",
-            i.end_reason[:40],
+            Text(" ".join(i.flags) or "-"),
+            Text(textwrap.shorten(i.end_reason, 80, placeholder=" ...") if i.end_reason else ""),
         )
-    console.print(table)
+    print_table(table, console, drop=("end", "steps"))
 
 
 @app.command()
@@ -485,7 +640,9 @@ def view(
         typer.Option("--html", help="Write the pages as static files into this folder."),
     ] = None,
     host: Annotated[str, typer.Option("--host", help="Address to serve on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port to serve on (0: a free one).")] = 0,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="Port to serve on (0: a free one).")
+    ] = 0,
     list_episodes: Annotated[
         bool, typer.Option("--list", help="Print the run's episodes instead of serving.")
     ] = False,
@@ -548,7 +705,7 @@ def _write_pages(store: Any, target: str | None, folder: Path) -> None:
 
     runs = [store.run(target.partition("/")[0]).id] if target else None
     n = _view.write_site(_view.Site(store, runs), folder)
-    err.print(f"wrote {n} files; open {folder / 'index.html'}")
+    err.print(f"wrote {n} files; open {escape(str(folder / 'index.html'))}")
 
 
 def _serve(store: Any, target: str | None, filters: dict[str, Any], host: str, port: int) -> None:
@@ -564,7 +721,9 @@ def _serve(store: Any, target: str | None, filters: dict[str, Any], host: str, p
     query = urlencode({k: v for k, v in filters.items() if v})
     viewer = _view.serve(_view.Site(store), host, port)
     if host not in ("127.0.0.1", "localhost", "::1"):
-        err.print(f"[yellow]warning:[/] serving on {host}: anyone who reaches it reads the runs")
+        err.print(
+            f"[yellow]warning:[/] serving on {escape(host)}: anyone who reaches it reads the runs"
+        )
     print(f"{viewer.url}{page}{'?' + query if query else ''}", flush=True)  # plain: for scripts
     err.print("read-only viewer; Ctrl-C stops it")
     try:
@@ -580,7 +739,9 @@ def _serve(store: Any, target: str | None, filters: dict[str, Any], host: str, p
 def export_run(
     run_id: Annotated[str, typer.Argument(help="Run to export.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output file (jsonl) or folder (hf).")],
-    fmt: Annotated[str, typer.Option("--format", help="jsonl or hf.")] = "jsonl",
+    fmt: Annotated[
+        str, typer.Option("--format", callback=one_of("jsonl", "hf"), help="jsonl or hf.")
+    ] = "jsonl",
     for_eval: Annotated[
         bool,
         typer.Option("--for-eval", help="Allow held-out episodes (evaluation use only)."),
@@ -595,16 +756,18 @@ def export_run(
     from gym._export_data import export_records
     from gym._store import Store
 
-    n = export_records(
-        Store(db, read_only=True),
-        run_id,
-        out,
-        fmt=fmt,
-        allow_eval=for_eval,
-        only_verified=only_verified,
-        split=split,
-    )
-    err.print(f"wrote {n} episodes to {out}")
+    with progress("export", unit="records", console=err) as bar:
+        n = export_records(
+            Store(db, read_only=True),
+            run_id,
+            out,
+            fmt=fmt,
+            allow_eval=for_eval,
+            only_verified=only_verified,
+            split=split,
+            progress=bar.to,
+        )
+    err.print(f"wrote {n} episodes to {escape(str(out))}")
 
 
 @app.command()
@@ -617,13 +780,15 @@ def regrade(
     from gym._regrade import regrade_run
     from gym._store import Store
 
-    changes = regrade_run(Store(db), run_id)
+    with progress("regrade", unit="episodes", console=err) as bar:
+        changes = regrade_run(Store(db), run_id, progress=bar.to)
     if as_json:
         print_json(changes)
         return
     changed = [c for c in changes if c["changed"]]
     for c in changed:
         console.print(
-            f"{c['env_id']} {c['task_id']} #{c['sample_index']}: {c['before']} -> {c['after']}"
+            f"{c['env_id']} {c['task_id']} #{c['sample_index']}: {c['before']} -> {c['after']}",
+            markup=False,
         )
     console.print(f"{len(changes)} episodes regraded, {len(changed)} verdicts changed")

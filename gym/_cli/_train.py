@@ -6,9 +6,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from gym._cli._app import DbOpt, JsonFlag, console, err, print_json, train_app
+from gym._cli._app import DbOpt, JsonFlag, console, err, one_of, print_json, train_app
+from gym._cli._runs import plot_path
+from gym._cli._tables import number, print_table, text
 
 __all__: list[str] = []
 
@@ -16,23 +20,31 @@ __all__: list[str] = []
 @train_app.command("grpo")
 def grpo_cmd(
     envs: Annotated[list[str], typer.Argument(help="Environment ids (train-split tasks).")],
-    policy: Annotated[str, typer.Option("--policy", "-p", help="tiny or local.")] = "tiny",
+    policy: Annotated[
+        str, typer.Option("--policy", "-p", callback=one_of("tiny", "local"), help="tiny or local.")
+    ] = "tiny",
     model: Annotated[
         str | None,
         typer.Option("--model", help="tiny: 'tiny' or a checkpoint folder; local: a model."),
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Model, sampling and episode seed.")] = 0,
-    steps: Annotated[int, typer.Option("--steps", help="Training steps.")] = 10,
-    group_size: Annotated[int, typer.Option("--group-size", "-G", help="Episodes per task.")] = 8,
+    steps: Annotated[int, typer.Option("--steps", min=1, help="Training steps.")] = 10,
+    group_size: Annotated[
+        int, typer.Option("--group-size", "-G", min=2, help="Episodes per task.")
+    ] = 8,
     tasks: Annotated[
         list[str] | None, typer.Option("--tasks", help="Only these train-split task ids.")
     ] = None,
     lr: Annotated[float, typer.Option("--lr", help="Adam learning rate.")] = 3e-3,
     updates: Annotated[
-        int, typer.Option("--updates-per-step", help="Optimizer steps per batch (mu).")
+        int, typer.Option("--updates-per-step", min=1, help="Optimizer steps per batch (mu).")
     ] = 4,
-    temperature: Annotated[float, typer.Option("--temperature")] = 1.0,
-    max_new_tokens: Annotated[int, typer.Option("--max-new-tokens")] = 96,
+    temperature: Annotated[
+        float, typer.Option("--temperature", help="Sampling temperature (above 0).")
+    ] = 1.0,
+    max_new_tokens: Annotated[
+        int, typer.Option("--max-new-tokens", min=1, help="Tokens per turn, at most.")
+    ] = 96,
     advantage: Annotated[str, typer.Option("--advantage", help="grpo, dr_grpo or rloo.")] = "grpo",
     aggregation: Annotated[
         str,
@@ -48,15 +60,24 @@ def grpo_cmd(
     max_flag_rise: Annotated[
         float, typer.Option("--max-flag-rise", help="Watch: rise of a flag's rate.")
     ] = 0.3,
-    patience: Annotated[int, typer.Option("--patience", help="Watch: steps in a row.")] = 2,
+    patience: Annotated[int, typer.Option("--patience", min=1, help="Watch: steps in a row.")] = 2,
     no_watch: Annotated[
         bool, typer.Option("--no-watch", help="Record the watch's numbers, never stop.")
     ] = False,
-    concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Episodes at once.")] = 4,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-c", min=1, help="Episodes at once.")
+    ] = 4,
     out: Annotated[
         Path | None, typer.Option("--out", help="Checkpoint folder (default under trajectories/).")
     ] = None,
-    plot: Annotated[Path | None, typer.Option("--plot", help="Write a PNG of the steps.")] = None,
+    plot: Annotated[
+        Path | None,
+        typer.Option(
+            "--plot",
+            callback=plot_path,
+            help="Draw reward and flag rates per step: F.png, F.svg or F.pdf.",
+        ),
+    ] = None,
     db: DbOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -64,6 +85,7 @@ def grpo_cmd(
 
     Exits 2 when the reward-hacking watch stopped the run (the JSON says why).
     """
+    from gym._progress import progress
     from gym._store import Store
     from gym.train._grpo import GrpoConfig, train_grpo
     from gym.train._grpo_watch import WatchConfig
@@ -94,10 +116,16 @@ def grpo_cmd(
         }
     )
     store = Store(db)
-    err.print(f"train {config.train_id} -> {store._safe_url()}")
-    result = train_grpo(
-        config, store=store, out=out, concurrency=concurrency, progress=_progress_line
-    )
+    err.print(f"train {config.train_id} -> {escape(store._safe_url())}")
+    with progress("grpo", unit="steps", console=err) as bar:
+        result = train_grpo(
+            config,
+            store=store,
+            out=out,
+            concurrency=concurrency,
+            progress=lambda row: _progress_line(bar, row),
+            planned=bar.plan,
+        )
     if plot is not None:
         _plot(result, plot)
     if as_json:
@@ -105,21 +133,23 @@ def grpo_cmd(
     else:
         _table(result)
     if result.stopped:
-        err.print(f"[red]stopped[/]: {result.stopped}")
+        err.print(f"[red]stopped[/]: {escape(result.stopped)}")
         raise typer.Exit(2)
 
 
-def _progress_line(row: Any) -> None:
+def _progress_line(bar: Any, row: Any) -> None:
+    """A step in the progress, and its figures on a line of their own (never markup)."""
     flags = ", ".join(f"{k} {v:.0%}" for k, v in row.flag_rates.items()) or "no flags"
-    err.print(
+    bar.note(
         f"step {row.step}: reward {row.mean_reward:.3f}  hidden {row.hidden_pass_rate:.3f}  "
         f"{flags}  zero-var {row.zero_variance_fraction:.2f}  "
         f"{row.collect_s:.0f}s + {row.update_s:.1f}s"
     )
+    bar.advance()
 
 
 def _plot(result: Any, path: Path) -> None:
-    from gym._plot import TrainingPoint, save_png, training_figure
+    from gym._plot import TrainingPoint, save, training_figure
 
     points = [
         TrainingPoint(
@@ -127,25 +157,34 @@ def _plot(result: Any, path: Path) -> None:
             mean_reward=r.mean_reward,
             pass_rate=r.hidden_pass_rate,
             flag_rates=r.flag_rates,
+            episodes=r.episodes - r.infra_errors,
         )
         for r in result.steps
     ]
-    size = save_png(training_figure(points), path)
-    err.print(f"wrote {path} ({size} bytes)")
+    size = save(training_figure(points, title=f"train {result.train_id}"), path)
+    err.print(f"wrote {escape(str(path))} ({size} bytes)")
 
 
 def _table(result: Any) -> None:
-    table = Table("step", "reward", "hidden pass", "flags", "zero-var", "update KL", "tok/s")
+    table = Table(
+        number("step"),
+        number("reward"),
+        number("hidden pass"),
+        text("flags"),
+        number("zero-var"),
+        number("update KL"),
+        number("tok/s"),
+    )
     for r in result.steps:
         flags = ", ".join(f"{k} {v:.0%}" for k, v in r.flag_rates.items()) or "-"
         table.add_row(
             str(r.step),
             f"{r.mean_reward:.3f}",
             f"{r.hidden_pass_rate:.3f}",
-            flags,
+            Text(flags),
             f"{r.zero_variance_fraction:.2f}",
             f"{r.update_kl:.4f}",
             f"{r.tokens_per_s:.0f}",
         )
-    console.print(table)
-    console.print(f"train {result.train_id}; checkpoint {result.checkpoint or '-'}")
+    print_table(table, console)
+    console.print(f"train {result.train_id}; checkpoint {result.checkpoint or '-'}", markup=False)
