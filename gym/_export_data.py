@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -110,15 +111,7 @@ def export_records(
         raise ConfigError("--format must be jsonl or hf")
     records = _records(store, run_id, allow_eval, only_verified, split)
     target = out / "data.jsonl" if fmt == "hf" else out
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".tmp")
-    say = progress or _quiet
-    say(0, len(records))
-    with tmp.open("w") as fh:
-        for n, record in enumerate(records, 1):
-            fh.write(json.dumps(record) + "\n")
-            say(n, len(records))
-    tmp.replace(target)
+    _write_lines(records, target, progress or _quiet)
     if fmt == "hf":
         (out / "README.md").write_text(
             "---\nconfigs:\n- config_name: default\n  data_files: data.jsonl\n---\n\n"
@@ -128,6 +121,30 @@ def export_records(
             "`datasets.load_dataset('json', data_files='data.jsonl')`.\n"
         )
     return len(records)
+
+
+def _write_lines(
+    records: list[dict[str, Any]], target: Path, say: Callable[[int, int], None]
+) -> None:
+    """Write one JSON line per record to a temporary file, then move it onto ``target``.
+
+    Raises:
+        OSError: ``target`` cannot be written (the error names ``target``, not the
+            temporary file, which is removed).
+    """
+    tmp = target.with_suffix(".tmp")
+    say(0, len(records))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tmp.open("w") as fh:
+            for n, record in enumerate(records, 1):
+                fh.write(json.dumps(record) + "\n")
+                say(n, len(records))
+        tmp.replace(target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from exc
 
 
 def _quiet(done: int, total: int) -> None:

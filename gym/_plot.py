@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from gym._errors import ConfigError
+from gym._text import clean
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -117,7 +118,7 @@ def _figure(width: float, height: float, panels: int = 1) -> tuple[Figure, list[
 
 def _literal(text: str, limit: int = 80) -> str:
     """Text as matplotlib shows it literally (``$`` starts no formula), cut to ``limit``."""
-    text = " ".join(text.split())
+    text = " ".join(clean(text).split())
     text = text if len(text) <= limit else text[: limit - 1] + "\N{HORIZONTAL ELLIPSIS}"
     return text.replace("$", r"\$")
 

@@ -442,11 +442,11 @@ class RunEvents:
         self._lock = threading.Lock()
 
     def __call__(self, event: dict[str, Any]) -> None:
-        """Take one event (from any thread)."""
-        with self._lock:
-            self._take(event)
+        """Take one event (from any thread): ``also`` first, then the progress."""
         if self.also is not None:
             self.also(event)
+        with self._lock:
+            self._take(event)
 
     def _take(self, event: dict[str, Any]) -> None:
         kind = event.get("event")

@@ -45,6 +45,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._exit",
         "gym._startup",
         "gym._progress",
+        "gym._text",
     ),
     2: (  # sandbox (Docker) and the images it runs
         "gym._sandbox",

@@ -26,6 +26,7 @@ from rich.segment import Segment
 from rich.text import Text
 
 from gym._errors import GymError
+from gym._text import clean
 
 ClickException: type[Exception] = next(
     c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
@@ -68,26 +69,14 @@ train_app = typer.Typer(
 app.add_typer(train_app, name="train")
 
 
-def _harmless(text: str) -> bool:
-    return text.isprintable() or all(c.isprintable() or c in "\n\t" for c in text)
-
-
 def neutral(text: str) -> str:
-    """The text with terminal escapes dropped and control and bidi characters made visible.
-
-    `gym._view._text.clean` does it (the one function for every page and terminal); it is
-    imported only for text that holds such a character, as importing the viewer costs.
-    """
-    if _harmless(text):
-        return text
-    from gym._view._text import clean
-
-    return clean(text)
+    """The text with terminal escapes dropped and control and bidi characters made visible."""
+    return text if text.isprintable() else clean(text)
 
 
 def _neutral_text(text: Text, console: Console) -> Text:
     """The rich text with each styled piece `neutral` (styles kept, layout not yet done)."""
-    if _harmless(text.plain):
+    if text.plain.isprintable():
         return text
     out = Text(justify=text.justify, overflow=text.overflow, no_wrap=text.no_wrap, end=text.end)
     for piece in text.render(console, end=""):

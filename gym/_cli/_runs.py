@@ -212,9 +212,9 @@ def run(
     factory().close()  # fail fast on a bad policy before any container starts
     limit = _concurrency(concurrency)
     store = Store(db)
-    err.print(f"run [bold]{config.run_id}[/] -> {escape(store._safe_url())}")
+    where = f"run [bold]{config.run_id}[/] -> {escape(store._safe_url())}"
     with _stop_on_signals(graceful=executor == "local") as stop, _event_log(events) as log:
-        with RunEvents("run", also=log, console=err) as shown:
+        with RunEvents("run", also=_announcing(where, log), console=err) as shown:
             with make_executor(executor, address, limit, stop=stop, events=shown) as runner:
                 state = run_benchmark(
                     config,
@@ -236,6 +236,24 @@ def run(
     if state.stopped:
         err.print(f"stopped: {state.done} episodes committed; run the same command to finish")
         raise typer.Exit(128 + stop.signum)
+
+
+def _announcing(
+    line: str, log: Callable[[dict[str, Any]], None] | None
+) -> Callable[[dict[str, Any]], None]:
+    """An event sink printing ``line`` once the run is planned (checked and stored), then ``log``.
+
+    A run refused before (a task that does not exist, the engine down) prints its error
+    alone.
+    """
+
+    def sink(event: dict[str, Any]) -> None:
+        if event.get("event") == "planned" and line:
+            err.print(line)
+        if log is not None:
+            log(event)
+
+    return sink
 
 
 def _concurrency_opt(value: str) -> str:

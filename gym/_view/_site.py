@@ -346,7 +346,8 @@ class Site:
             )
             for s in page.steps
         ]
-        return Page(png_bytes(training_figure(points)), "image/png")
+        title = f"train {unslug(slug)}"
+        return Page(png_bytes(training_figure(points, title=title)), "image/png")
 
     def _favicon(self) -> Page:
         return self._static("favicon.svg")

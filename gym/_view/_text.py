@@ -1,60 +1,25 @@
 r"""Model output is hostile text: make any string safe to print, and cut big ones.
 
 Escaping for HTML is the template engine's job (autoescape, exactly once). What is
-done here comes before it, on plain strings: lone surrogates (invalid UTF-8 decoded
-with ``surrogateescape``, or JSON ``\ud800``) become U+FFFD so the page can be
-encoded at all; terminal escape sequences are dropped; other control characters and
-the bidirectional controls that reorder what a reader sees are shown as ``\xNN`` /
-``\uNNNN``; text over a budget is cut, and the page links to the whole of it.
-
-`clean` is the one function that neutralizes text for people: every viewer page (HTML,
-the raw text pages, the JSON the pages read) and any terminal output may use it.
+done here comes before it, on plain strings: `clean` (from `gym._text`, the one
+function that neutralizes text for people: lone surrogates, terminal escapes, control
+and bidirectional characters), and cutting text over a budget, the page linking to the
+whole of it.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["Snippet", "clean", "display", "plain", "snippet"]
+from gym._text import clean, plain
 
-ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-"""CSI sequences (colours, cursor moves), OSC sequences (titles, links), and 2-byte escapes."""
-CONTROL = re.compile(
-    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029"
-    r"\u202a-\u202e\u2066-\u2069]"
-)
-"""Control characters other than tab and newline, the line and paragraph separators, and
-every bidirectional control: the marks (ALM, LRM, RLM), embeddings, overrides, isolates."""
+__all__ = ["Snippet", "clean", "display", "plain", "snippet"]
 
 MAX_CHARS = 20_000
 MAX_LINES = 400
-
-
-def plain(text: str) -> str:
-    """The text with lone surrogates replaced by U+FFFD, so that it encodes as UTF-8."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
-def _visible(match: re.Match[str]) -> str:
-    code = ord(match.group(0))
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def clean(text: str) -> str:
-    """Printable text: valid Unicode, no terminal escapes, controls shown as escapes.
-
-    Idempotent: cleaning cleaned text changes nothing.
-    """
-    text = ANSI.sub("", plain(text)).replace("\r\n", "\n").replace("\r", "\n")
-    return CONTROL.sub(_visible, text)
 
 
 class Snippet(BaseModel):

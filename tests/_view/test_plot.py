@@ -8,6 +8,7 @@ import math
 import os
 import subprocess
 import sys
+import warnings
 
 import pytest
 import viewdata
@@ -159,6 +160,18 @@ def test_every_report_plot_is_titled_with_the_run_id_and_label():
             assert panel["xlabel"] and panel["ylabel"] and panel["title"]
             bottom, top = panel["ylim"]
             assert bottom <= 0.0 and top >= 1.0
+
+
+def test_a_label_with_control_and_bidi_characters_is_drawn_as_escapes():
+    """Issue 28, reproduction 10: a label's bell and right-to-left override reached the
+    plot (matplotlib warned of a missing glyph; the override would reorder the title)."""
+    report = _report(2, [2, 1, 0], label="a\x07b\u202ec")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        figure = report_figure(report)
+        png_bytes(figure)
+    (panel, *_) = figure_data(figure)
+    assert panel["suptitle"] == "run k1run0000000001 \N{MIDDLE DOT} a\\x07b\\u202ec"
 
 
 def test_pass_at_k_and_pass_hat_k_differ_in_colour_marker_and_line():
