@@ -14,27 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
+from toy_cli import TOY_GYM
 
 TESTS = Path(__file__).resolve().parents[1]
 GYM = os.path.join(os.path.dirname(sys.executable), "gym")
-TOY_GYM = """
-import os, sys, time
-import toy_env
-import gym, gym.policies
-from gym._cli import main
-
-class SlowOracle(gym.OraclePolicy):
-    name = "slow-oracle"
-
-    def act(self, messages, tools):
-        time.sleep(float(os.environ.get("TOY_SLOW_S", "0.2")))
-        return super().act(messages, tools)
-
-gym.policies.POLICIES["slow-oracle"] = SlowOracle
-sys.argv[0] = "gym"
-main()
-"""
-"""`gym` with the toy family registered and a slowed oracle (``--policy slow-oracle``)."""
 
 
 def started(command: list[str], log: Path, **env: str) -> subprocess.Popen[bytes]:

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from toy_cli import TOY_GYM
 from typer.testing import CliRunner
 
 from gym._cli import app
@@ -25,24 +26,6 @@ from gym._store import EpisodeRow, RunRow, Store
 
 GYM = os.path.join(os.path.dirname(sys.executable), "gym")
 TESTS = Path(__file__).resolve().parents[1]
-TOY_GYM = """
-import os, sys, time
-import toy_env
-import gym, gym.policies
-from gym._cli import main
-
-class SlowOracle(gym.OraclePolicy):
-    name = "slow-oracle"
-
-    def act(self, messages, tools):
-        time.sleep(float(os.environ.get("TOY_SLOW_S", "0.2")))
-        return super().act(messages, tools)
-
-gym.policies.POLICIES["slow-oracle"] = SlowOracle
-sys.argv[0] = "gym"
-main()
-"""
-"""`gym` with the toy family registered and a slowed oracle (``--policy slow-oracle``)."""
 
 
 def gym_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
