@@ -4,7 +4,7 @@
 
 Runs boxgym's runner (the same code path as `gym run`) over PyFunc-v0 with a policy
 that makes each command of CALLS_JSON as a `bash` tool call, then submits; every
-episode is graded in a fresh container. It ends as `gym run` ends (`gym._exit.leave`):
+episode is graded in a fresh container. It ends as `gym run` ends (`gym._core._exit.leave`):
 atexit cleanup and flushed streams, without the interpreter's teardown. Used by
 bench/scale.py.
 """
@@ -17,8 +17,8 @@ import threading
 from pathlib import Path
 
 from gym import ScriptPolicy, ToolCall
-from gym._exit import leave
-from gym._runner import RunConfig, run
+from gym._core._exit import leave
+from gym._run._runner import RunConfig, run
 from gym._store import Store
 
 

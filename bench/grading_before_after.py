@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parents[1]
 ONE = """
 import json, sys, time
 import gym
-from gym._registry import make
+from gym._envs._registry import make
 family, task_id = sys.argv[1], sys.argv[2]
 env = make({"pyrepo": "boxgym/PyRepo-v0", "pyfunc": "boxgym/PyFunc-v0"}[family]).unwrapped
 task = env.task_by_id(task_id)

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/grading_share.py [--episodes 16] [--concurrency 4] [--reps 7]
 
-The same run (PyFunc-v0, ten scripted `bash` calls, then graded; `gym._runner.run`, as
+The same run (PyFunc-v0, ten scripted `bash` calls, then graded; `gym._run._runner.run`, as
 bench/_boxgym_scripted.py), interleaved, ``--reps`` times each:
 
 1. ``real``: graded as always, by the trusted runner in a fresh grading container;
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _report import machine, write_section  # noqa: E402
 from scale import CALLS, _busy  # noqa: E402
 
-from gym._exit import leave  # noqa: E402
+from gym._core._exit import leave  # noqa: E402
 
 MODES = ("real", "bare", "none")
 _BARE = (
@@ -43,10 +43,10 @@ _BARE = (
 
 def episodes(mode: str, n: int, c: int, db: str) -> None:
     """Run the workload in this process, grading as ``mode`` says."""
-    import gym._code as code
+    import gym._envs._code as code
     import gym._grading._checks as checks
     from gym import ScriptPolicy, ToolCall
-    from gym._runner import RunConfig, run
+    from gym._run._runner import RunConfig, run
     from gym._store import Store
 
     if mode != "real":

@@ -27,9 +27,9 @@ import torch
 
 import gym
 import gym.runs
+from gym._core._tools import tool_specs
 from gym._policy._grammar import CallMask, call_schema, grammar_tokenizer
 from gym._policy._local import load_model, render_prompt
-from gym._tools import tool_specs
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _report import machine, write_section  # noqa: E402

@@ -56,12 +56,12 @@ if SITE.is_dir():
 
 import torch  # noqa: E402
 
+from gym._envs._registry import make  # noqa: E402
+from gym._envs._splits import training_tasks  # noqa: E402
 from gym._policy._local import render_prompt  # noqa: E402
 from gym._policy._parse import parse_tool_call  # noqa: E402
 from gym._policy._tiny import build_tiny  # noqa: E402
-from gym._registry import make  # noqa: E402
-from gym._rollout import SYSTEM_PROMPT  # noqa: E402
-from gym._splits import training_tasks  # noqa: E402
+from gym._run._rollout import SYSTEM_PROMPT  # noqa: E402
 from gym.train._episodes import TrainEpisode, grpo_samples  # noqa: E402
 from gym.train._grpo_collect import env_tools  # noqa: E402
 from gym.train._grpo_weights import LocalWeights  # noqa: E402
@@ -96,7 +96,7 @@ class Workload:
             env.close()
 
     def messages(self, task: Any) -> list[dict[str, Any]]:
-        """The conversation's first two messages, as `gym._rollout.run_episode` starts it."""
+        """The conversation's first two messages, as `gym._run._rollout.run_episode` starts it."""
         return [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": task.prompt},

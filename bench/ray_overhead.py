@@ -24,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from gym._ray import import_ray
-from gym._registry import tasks_of
+from gym._envs._registry import tasks_of
+from gym._run._ray import import_ray
 from gym.runs import (
     EpisodeWork,
     Executor,

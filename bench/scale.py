@@ -191,8 +191,8 @@ def engine_floor(n: int = 24, c: int = 4) -> dict[str, Any]:
     """
     from docker.models.containers import _create_container_args
 
-    from gym._images import ensure_image
     from gym._sandbox import SandboxConfig
+    from gym._sandbox._images import ensure_image
     from gym._sandbox._netless import netless
     from gym._sandbox._seccomp import apply
 

@@ -26,8 +26,8 @@ from typing import Any
 import docker
 from docker.models.containers import _create_container_args
 
-from gym._images import ensure_image
 from gym._sandbox import SandboxConfig, _seccomp
+from gym._sandbox._images import ensure_image
 from gym._sandbox._netless import netless, release
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -38,12 +38,10 @@ from typing import Any as _Any
 # threaded and wastes nothing (a value set by the user is left alone).
 _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
-from gym._startup import collector_paused as _collector_paused  # noqa: E402
+from gym._core._startup import collector_paused as _collector_paused  # noqa: E402
 
-with _collector_paused():  # 13% of the import's CPU otherwise (gym/_startup.py)
-    from gym._code import CodeEnv
-    from gym._env import ContainerEnv, StepRecord
-    from gym._errors import (
+with _collector_paused():  # 13% of the import's CPU otherwise (gym/_core/_startup.py)
+    from gym._core._errors import (
         ConfigError,
         GradingError,
         GymError,
@@ -51,7 +49,14 @@ with _collector_paused():  # 13% of the import's CPU otherwise (gym/_startup.py)
         PolicyError,
         SandboxError,
     )
-    from gym._models import Component, Flag, Task, Verdict, load_tasks
+    from gym._core._models import Component, Flag, Task, Verdict, load_tasks
+    from gym._core._tools import ToolCall, tool
+    from gym._core._version import __version__
+    from gym._envs._code import CodeEnv
+    from gym._envs._env import ContainerEnv, StepRecord
+    from gym._envs._registry import env_ids, envs, make, register
+    from gym._envs._registry import load_plugins as _load_plugins
+    from gym._envs._registry import register_local as _register_local
     from gym._policy import (
         LocalPolicy,
         NoopPolicy,
@@ -60,12 +65,7 @@ with _collector_paused():  # 13% of the import's CPU otherwise (gym/_startup.py)
         Policy,
         ScriptPolicy,
     )
-    from gym._registry import env_ids, envs, make, register
-    from gym._registry import load_plugins as _load_plugins
-    from gym._registry import register_local as _register_local
-    from gym._rollout import EpisodeResult, run_episode
-    from gym._tools import ToolCall, tool
-    from gym._version import __version__
+    from gym._run._rollout import EpisodeResult, run_episode
 
 __all__ = [
     "CodeEnv",
@@ -179,7 +179,7 @@ _MOVED: dict[str, str] = {
 
 _RETIRED: dict[str, tuple[str, str]] = {
     # name -> (where its value lives now, what to use instead)
-    "DISTRIBUTION": ("gym._version", "the string 'boxgym', the distribution's name"),
+    "DISTRIBUTION": ("gym._core._version", "the string 'boxgym', the distribution's name"),
 }
 """Removed names with no public home, and what to use instead."""
 

@@ -18,14 +18,14 @@ schemas (`ToolSpec`) and spaces (`TextSpace`, `ToolCallSpace`), the limits wrapp
 ``gym env new NAME`` scaffolds a whole family (class, image, tasks).
 """
 
-from gym._cache import LRUCache
-from gym._code import CodeEnv, read_tree, task_files
-from gym._env import ContainerEnv, StepRecord, env_of, tool_calls
-from gym._models import Component, Flag, Task, Verdict, load_tasks
-from gym._registry import EnvInfo, load_plugins, register, register_local
-from gym._spaces import TextSpace, ToolCallSpace
-from gym._tools import ToolCall, ToolSpec, tool
-from gym._wrappers import EpisodeLimits
+from gym._core._cache import LRUCache
+from gym._core._models import Component, Flag, Task, Verdict, load_tasks
+from gym._core._tools import ToolCall, ToolSpec, tool
+from gym._envs._code import CodeEnv, read_tree, task_files
+from gym._envs._env import ContainerEnv, StepRecord, env_of, tool_calls
+from gym._envs._registry import EnvInfo, load_plugins, register, register_local
+from gym._envs._spaces import TextSpace, ToolCallSpace
+from gym._envs._wrappers import EpisodeLimits
 
 __all__ = [
     "CodeEnv",

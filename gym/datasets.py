@@ -9,10 +9,12 @@ Turns a JSONL, JSON, CSV or Hugging Face dataset into an environment's tasks.
 The command line does the same: ``gym env import DATASET --mapping FILE``. A family
 whose tasks live in an index (``layout="index"``) loads them with
 `load_indexed_tasks` in its ``load_tasks``; docs/authoring.md has the whole story,
-with MBPP (``boxgym/MBPP-v0``) as the worked example.
+with MBPP (``boxgym/MBPP-v0``) as the worked example. A family that materialises its
+tasks from a package keeps them under `data_dir` (``GYM_DATA`` or trajectories/).
 """
 
-from gym._dataset import (
+from gym._core._paths import data_dir
+from gym._datasets._dataset import (
     Correction,
     DatasetMapping,
     ImportedTask,
@@ -23,7 +25,7 @@ from gym._dataset import (
     read_records,
     task_files,
 )
-from gym._importer import ImportResult, import_dataset, load_indexed_tasks
+from gym._datasets._importer import ImportResult, import_dataset, load_indexed_tasks
 
 __all__ = [
     "Correction",
@@ -33,6 +35,7 @@ __all__ = [
     "Mapper",
     "SplitRule",
     "TaskFormat",
+    "data_dir",
     "folder_name",
     "import_dataset",
     "load_indexed_tasks",

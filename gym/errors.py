@@ -1,7 +1,7 @@
 """The whole exception tree, for code that catches boxgym's errors.
 
 Every error boxgym raises derives from `GymError`; the tree, with what each one means
-and what to do about it, is drawn in the docstring of `gym._errors`::
+and what to do about it, is drawn in the docstring of `gym._core._errors`::
 
     >>> import gym.errors
     >>> issubclass(gym.errors.SandboxUnavailable, gym.errors.SandboxError)
@@ -11,7 +11,7 @@ The most common ones (`GymError`, `ConfigError`, `SandboxError`, `GradingError`,
 `PolicyError`, `InfraError`) are also at the top level, as ``gym.GymError`` and so on.
 """
 
-from gym._errors import (
+from gym._core._errors import (
     ConfigError,
     EngineUnavailable,
     EnvNotFound,

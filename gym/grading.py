@@ -15,7 +15,7 @@ docs/graders/ describes each shipped grader (docs/graders/boundary.md: what the
 judge and the judged may see of each other).
 """
 
-from gym._code import grade_code
+from gym._envs._code import grade_code
 from gym._grading import (
     FLAG_KINDS,
     CheckSpec,

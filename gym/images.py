@@ -12,10 +12,10 @@ The command line does the same: ``gym images build``; ``gym images prune --budge
 removes the least recently used images over a disk budget (`prune_images`).
 """
 
-from gym._image_disk import DiskUse, PruneResult
-from gym._image_disk import disk_use as image_disk_use
-from gym._image_disk import prune as prune_images
-from gym._images import (
+from gym._sandbox._image_disk import DiskUse, PruneResult
+from gym._sandbox._image_disk import disk_use as image_disk_use
+from gym._sandbox._image_disk import prune as prune_images
+from gym._sandbox._images import (
     ImageRecord,
     build_image,
     ensure_image,

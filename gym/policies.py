@@ -28,7 +28,7 @@ from gym._policy import (
     parse_tool_call,
     policy_from_name,
 )
-from gym._replay import ReplayPolicy
+from gym._run._replay import ReplayPolicy
 
 __all__ = [
     "DEFAULT_MODEL",

@@ -21,12 +21,8 @@ fails, perturbation is flagged, grading is deterministic). `run_episode` is one
 episode, without a store.
 """
 
-from gym._executor import EpisodeWork, Executor, Finished, Job, LocalExecutor, NamedPolicy
-from gym._export_data import export_records
-from gym._ray import RayExecutor
-from gym._ray_cluster import LocalRayCluster
-from gym._regrade import regrade_run
-from gym._report import (
+from gym._reports._export_data import export_records
+from gym._reports._report import (
     Comparison,
     GateResult,
     Report,
@@ -36,11 +32,15 @@ from gym._report import (
     gate,
     load_rules,
 )
-from gym._rollout import SYSTEM_PROMPT, EpisodeResult, run_episode
-from gym._runner import SUITES, RunConfig, RunProgress, plan, run
-from gym._stats import bootstrap_ci, paired_bootstrap, pass_at_k, pass_hat_k
+from gym._reports._stats import bootstrap_ci, paired_bootstrap, pass_at_k, pass_hat_k
+from gym._run._executor import EpisodeWork, Executor, Finished, Job, LocalExecutor, NamedPolicy
+from gym._run._ray import RayExecutor
+from gym._run._ray_cluster import LocalRayCluster
+from gym._run._regrade import regrade_run
+from gym._run._rollout import SYSTEM_PROMPT, EpisodeResult, run_episode
+from gym._run._runner import SUITES, RunConfig, RunProgress, plan, run
+from gym._run._validate import TaskCheck, validate_env
 from gym._store import RunState, RunStatus, Store, default_url
-from gym._validate import TaskCheck, validate_env
 
 __all__ = [
     "SUITES",

@@ -14,7 +14,7 @@ import toy_env  # noqa: F401 - registers the toy family (toy/Answer-v0) for ever
 
 import gym
 import gym.images
-from gym._errors import EngineUnavailable
+from gym._core._errors import EngineUnavailable
 from gym._sandbox import DockerSandbox, SandboxConfig, client
 
 if os.environ.get("PYTEST_XDIST_WORKER"):

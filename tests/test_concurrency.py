@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from gym._concurrency import Limiter, Sample
-from gym._executor import Finished, Job, LocalExecutor
-from gym._models import Task
-from gym._phase import enter
-from gym._rollout import EpisodeResult
+from gym._core._models import Task
+from gym._core._phase import enter
+from gym._run._concurrency import Limiter, Sample
+from gym._run._executor import Finished, Job, LocalExecutor
+from gym._run._rollout import EpisodeResult
 
 CALM = Sample(cpu_busy=0.3, mem_available_mb=8000, mem_total_mb=16000, engine_latency_s=0.1)
 

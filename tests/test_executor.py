@@ -10,8 +10,8 @@ import pytest
 from toy_env import ENV_ID
 
 from gym import OraclePolicy
-from gym._executor import EpisodeWork, Executor, Finished, Job, LocalExecutor
-from gym._runner import RunConfig, plan, run
+from gym._run._executor import EpisodeWork, Executor, Finished, Job, LocalExecutor
+from gym._run._runner import RunConfig, plan, run
 from gym._store import Store
 
 
@@ -120,7 +120,7 @@ class _GradingWork(EpisodeWork):
     def __call__(self, job: Job, policy: object) -> Finished:  # type: ignore[override]
         import time
 
-        from gym._phase import enter
+        from gym._core._phase import enter
         from gym._sandbox._pool import demand
 
         cls = type(self)

@@ -1,4 +1,4 @@
-"""Leaving a process as gym commands do (gym/_exit.py)."""
+"""Leaving a process as gym commands do (gym/_core/_exit.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ def test_leaving_joins_threads_runs_atexit_flushes_and_keeps_the_exit_code():
     """Commands skip the interpreter's teardown, never what a normal exit does before it."""
     script = (
         "import atexit, sys, threading, time\n"
-        "from gym._exit import leave\n"
+        "from gym._core._exit import leave\n"
         "atexit.register(lambda: sys.stdout.write('atexit\\n'))\n"
         "threading.Thread(target=lambda: (time.sleep(0.3), sys.stdout.write('thread\\n'))).start()\n"
         "sys.stdout.write('buffered')\n"
@@ -20,7 +20,7 @@ def test_leaving_joins_threads_runs_atexit_flushes_and_keeps_the_exit_code():
     assert out.returncode == 3
     assert out.stdout == "bufferedthread\natexit\n"
     text = subprocess.run(
-        [sys.executable, "-c", "from gym._exit import leave; leave('no such run')"],
+        [sys.executable, "-c", "from gym._core._exit import leave; leave('no such run')"],
         capture_output=True,
         text=True,
         timeout=60,

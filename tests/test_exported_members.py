@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import re
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import gym
-import gym._errors
+import gym._core._errors
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -121,8 +122,8 @@ def test_every_moved_name_was_in_the_old_top_level():
 def test_gym_errors_holds_the_whole_tree():
     tree = {
         name
-        for name, value in vars(gym._errors).items()
-        if isinstance(value, type) and issubclass(value, gym._errors.GymError)
+        for name, value in vars(gym._core._errors).items()
+        if isinstance(value, type) and issubclass(value, gym._core._errors.GymError)
     }
     assert set(gym.errors.__all__) == tree
 
@@ -146,11 +147,41 @@ def test_nothing_here_uses_a_moved_top_level_name():
     assert not found, "use the new home of each name (docs/api.md):\n" + "\n".join(found)
 
 
+def _private(name: str) -> bool:
+    """A gym module path with a private part (``gym._envs``), dunders aside."""
+    parts = name.split(".")
+    return parts[0] == "gym" and any(
+        p.startswith("_") and not p.startswith("__") for p in parts[1:]
+    )
+
+
+def test_environments_import_only_the_public_api():
+    """The bundled families are written as a plugin would be: gym's public modules only."""
+    found = []
+    for path in sorted((ROOT / "environments").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(), rel)):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            else:
+                continue
+            found += [f"{rel}:{node.lineno}: {n}" for n in names if _private(n)]
+    assert not found, "environments/ imports private modules of gym:\n" + "\n".join(found)
+
+
+def test_a_family_finds_the_data_folder_publicly(tmp_path, monkeypatch):
+    monkeypatch.setenv("GYM_DATA", str(tmp_path / "data"))
+    assert gym.datasets.data_dir() == tmp_path / "data"
+    assert (tmp_path / "data").is_dir()
+
+
 def test_import_gym_stays_light():
     code = (
         "import sys, gym\n"
         "heavy = ['torch', 'transformers', 'sqlmodel', 'sqlalchemy', 'matplotlib', 'ray',\n"
-        "         'gym.runs', 'gym._store', 'gym._runner', 'gym.train']\n"
+        "         'gym.runs', 'gym._store', 'gym._run._runner', 'gym.train']\n"
         "print([m for m in heavy if m in sys.modules])\n"
     )
     out = subprocess.run(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gym._git import one_commit
+from gym._core._git import one_commit
 
 WHO, WHEN = "boxgym <tasks@boxgym.invalid>", "1767225600 +0000"
 GIT_ENV = {

@@ -1,4 +1,4 @@
-"""The one retrying JSON POST (`gym._http.post_json`) against httpx's MockTransport."""
+"""The one retrying JSON POST (`gym._core._http.post_json`) against httpx's MockTransport."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from gym._http import Backoff, RetriesSpent, Retryable, post_json
+from gym._core._http import Backoff, RetriesSpent, Retryable, post_json
 
 
 def client(*answers: httpx.Response | Exception) -> tuple[httpx.Client, list[httpx.Request]]:

@@ -12,9 +12,9 @@ import uuid
 import pytest
 
 import gym
-from gym._image_disk import disk_use, parse_size, prune
-from gym._images import list_images, record_use
 from gym._sandbox import client
+from gym._sandbox._image_disk import disk_use, parse_size, prune
+from gym._sandbox._images import list_images, record_use
 from gym.images import build_image
 
 pytestmark = pytest.mark.docker

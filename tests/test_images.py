@@ -2,7 +2,7 @@ import pytest
 
 import gym
 import gym.images
-from gym._images import context_hash, forbidden_in_context
+from gym._sandbox._images import context_hash, forbidden_in_context
 from gym.errors import ImageError
 
 

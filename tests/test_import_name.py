@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import gym
-from gym._version import DISTRIBUTION
+from gym._core._version import DISTRIBUTION
 
 
 def test_import_gym_is_boxgym():

@@ -1,9 +1,23 @@
 """gym/'s imports, read with ast: no import circle, and no import from a lower layer up.
 
-The layers are those of DESIGN.md, bottom to top. Every import counts: at module level,
-inside a function (lazy), and under ``if TYPE_CHECKING:`` for the layering (a type-only
-import up is still a dependency on the layer above). Circles are sought over the imports
-that run (type-only ones cannot close a circle at import time).
+The folder tree is the layer diagram: each layer is a few private packages of gym/ and the
+public modules that front them, and a module sits in the layer of the package that holds
+it. Bottom to top (a module imports only from its own layer and those below):
+
+1. ``gym._core``: errors, shared models and the small utilities (``gym.errors``);
+2. ``gym._sandbox``: sandboxes and the images they run (``gym.sandbox``, ``gym.images``);
+3. ``gym._grading``: exports, trusted runners, trajectory flags, verdicts;
+4. ``gym._envs``, ``gym._datasets``: environments core, registry, dataset import
+   (``gym.authoring``, ``gym.datasets``, ``gym.grading``);
+5. ``gym._policy``; 6. ``gym._store``;
+7. ``gym._run``, ``gym._reports``, ``gym._view``, ``gym._redteam``: running, reports, the
+   viewer, the red team (``gym.runs``, ``gym.policies``);
+8. ``gym.train``; 9. ``gym._cli``; and above all ``gym`` itself, the front door.
+
+Every import counts: at module level, inside a function (lazy), and under
+``if TYPE_CHECKING:`` for the layering (a type-only import up is still a dependency on the
+layer above). Circles are sought over the imports that run (type-only ones cannot close a
+circle at import time).
 """
 
 from __future__ import annotations
@@ -25,176 +39,34 @@ PACKAGE = ROOT / "gym"
 FRONT_DOOR = 10
 """gym/__init__.py: above everything; nothing inside gym/ may import it.
 
-A public submodule (``gym.sandbox``, ``gym.runs``...) sits at the layer of the highest
-module it re-exports from."""
+A public module (``gym.sandbox``, ``gym.runs``...) sits at the layer of the highest
+package it re-exports from."""
 
-# Every module of gym/, by layer (DESIGN.md). A new module goes here, in its layer.
+# The packages and public modules of gym/, by layer (the module docstring). A module
+# belongs to the package that holds it; a new package or public module goes here.
 LAYERS: dict[int, tuple[str, ...]] = {
-    1: (  # errors and shared models, and the small utilities everything may use
-        "gym._errors",
-        "gym._models",
-        "gym._tools",
-        "gym._http",
-        "gym._paths",
-        "gym._cache",
-        "gym._tree",
-        "gym._version",
-        "gym.errors",  # public: the exception tree
-        "gym._phase",
-        "gym._git",
-        "gym._exit",
-        "gym._startup",
-        "gym._progress",
-        "gym._text",
+    1: ("gym._core", "gym.errors"),  # errors, shared models, the small utilities
+    2: ("gym._sandbox", "gym.sandbox", "gym.images"),  # sandboxes and their images
+    3: ("gym._grading",),  # grading
+    4: (  # environments core and registry, dataset import
+        "gym._envs",
+        "gym._datasets",
+        "gym.authoring",
+        "gym.datasets",
+        "gym.grading",  # grade_code lives with the code family, in gym._envs
     ),
-    2: (  # sandbox (Docker) and the images it runs
-        "gym._sandbox",
-        "gym._sandbox._base",
-        "gym._sandbox._config",
-        "gym._sandbox._docker",
-        "gym._sandbox._engine",
-        "gym._sandbox._gate",
-        "gym._sandbox._lazy",
-        "gym._sandbox._link",
-        "gym._sandbox._local",
-        "gym._sandbox._manifest",
-        "gym._sandbox._netless",
-        "gym._sandbox._keeper",
-        "gym._sandbox.keeper.boxgym_keeper",
-        "gym._sandbox._once",
-        "gym._sandbox._pool",
-        "gym._sandbox._provider",
-        "gym._sandbox._seccomp",
-        "gym._sandbox._shell",
-        "gym._sandbox._stream",
-        "gym._sandbox._tar",
-        "gym._images",
-        "gym.sandbox",  # public: sandboxes and providers
-        "gym.images",  # public: images
-        "gym._image_disk",
-    ),
-    3: (  # grading
-        "gym._grading",
-        "gym._grading._ast",
-        "gym._grading._checks",
-        "gym._grading._diff",
-        "gym._grading._export",
-        "gym._grading._files",
-        "gym._grading._trajectory",
-        "gym._grading._verdict",
-        "gym._grading._judge",
-        "gym._grading._judge._cache",
-        "gym._grading._judge._client",
-        "gym._grading._judge._parse",
-        "gym._grading._judge._prompts",
-        "gym._grading.runner.boxgym_judge",
-        "gym._grading.runner.boxgym_runner",
-        "gym._grading.runner.boxgym_wire",
-        "gym._grading.runner.boxgym_worker",
-    ),
-    4: (  # environments core and registry
-        "gym._env",
-        "gym._spaces",
-        "gym._wrappers",
-        "gym._code",
-        "gym._panel",  # the validation panel of code tasks (liar, constants, echo, empty)
-        "gym._registry",
-        "gym._scaffold",
-        "gym._splits",  # split roles: asks the registry for a family's declared splits
-        "gym._dataset",  # the importer: a record into a task's files
-        "gym._importer",
-        "gym.datasets",  # public: the importer's front door for environment authors
-        "gym.authoring",  # public: writing environment families
-        "gym.grading",  # public: graders (grade_code lives with the code family, layer 4)
-    ),
-    5: (  # policies
-        "gym._policy",
-        "gym._policy._base",
-        "gym._policy._grammar",
-        "gym._policy._local",
-        "gym._policy._openai",
-        "gym._policy._parse",
-        "gym._policy._scripted",
-        "gym._policy._serve",
-        "gym._policy._tiny",
-    ),
-    6: (  # store
-        "gym._store",
-        "gym._store._models",
-        "gym._store._store",
-    ),
-    7: (  # runner and statistics: rollout, runs, reports, regrade, validate, exports, view
-        "gym._rollout",
-        "gym._executor",
-        "gym._ray",  # the Ray executor (imports ray, an optional extra, lazily)
-        "gym._ray_cluster",
-        "gym._runner",
-        "gym._concurrency",
-        "gym._regrade",
-        "gym._validate",
-        "gym._replay",  # a policy that reads the store, so above the store
-        "gym._report",
-        "gym._stats",
-        "gym._export_data",
+    5: ("gym._policy",),  # policies
+    6: ("gym._store",),  # the run store
+    7: (  # running, reports, the viewer, the red team
+        "gym._run",
+        "gym._reports",
         "gym._view",
-        "gym._view._episode",
-        "gym._view._episodes",
-        "gym._view._links",
-        "gym._view._live",
-        "gym._view._runs",
-        "gym._view._search",
-        "gym._view._server",
-        "gym._view._site",
-        "gym._view._state",
-        "gym._view._terminal",
-        "gym._view._text",
-        "gym._view._training",
-        "gym._plot",
-        "gym._calibrate",
-        "gym._redteam",  # the red-team suite: attacks through envs, policies, store, runner
-        "gym._redteam._canary",
-        "gym._redteam._containment",
-        "gym._redteam._core",
-        "gym._redteam._episode",
-        "gym._redteam._faults",
-        "gym._redteam._false_positive",
-        "gym._redteam._infra",
-        "gym._redteam._probes",
-        "gym._redteam._provenance",
-        "gym._redteam._reward",
-        "gym._redteam._sql",
-        "gym._redteam._stub",
-        "gym._redteam._suite",
-        "gym._redteam._support",
-        "gym._redteam._sweep",
-        "gym.policies",  # public: every policy (ReplayPolicy reads the store: layer 7)
-        "gym.runs",  # public: running and reporting benchmarks from Python
+        "gym._redteam",  # attacks through envs, policies, store and runner
+        "gym.policies",  # every policy (ReplayPolicy reads the store)
+        "gym.runs",
     ),
-    8: (  # train
-        "gym.train",
-        "gym.train._batch",
-        "gym.train._episodes",
-        "gym.train._grpo",
-        "gym.train._grpo_collect",
-        "gym.train._grpo_watch",
-        "gym.train._grpo_weights",
-        "gym.train._loss",
-        "gym.train._rewards",
-        "gym.train._rft",
-        "gym.train._samples",
-    ),
-    9: (  # CLI
-        "gym._cli",
-        "gym._cli._app",
-        "gym._cli._datasets",
-        "gym._cli._doctor",
-        "gym._cli._judge",
-        "gym._cli._redteam",
-        "gym._cli._rft",
-        "gym._cli._runs",
-        "gym._cli._tables",
-        "gym._cli._train",
-    ),
+    8: ("gym.train",),
+    9: ("gym._cli",),
     FRONT_DOOR: ("gym",),
 }
 
@@ -235,8 +107,20 @@ def gym_modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
+def package_of(module: str) -> str | None:
+    """The entry of LAYERS that holds a module: itself, or its closest listed package."""
+    listed = {entry for entries in LAYERS.values() for entry in entries}
+    name = module
+    while name not in listed and "." in name:
+        name = name.rsplit(".", 1)[0]
+    return name if name in listed and (name != "gym" or module == "gym") else None
+
+
 def layer_of() -> dict[str, int]:
-    return {module: layer for layer, modules in LAYERS.items() for module in modules}
+    """Module of gym/ -> its layer (modules in no listed package are left out)."""
+    by_entry = {entry: layer for layer, entries in LAYERS.items() for entry in entries}
+    found = {module: package_of(module) for module in gym_modules()}
+    return {module: by_entry[entry] for module, entry in found.items() if entry}
 
 
 def _typing_lines(tree: ast.Module) -> set[int]:
@@ -307,12 +191,29 @@ def test_every_module_has_a_layer():
     modules, layers = set(gym_modules()), layer_of()
     missing = sorted(modules - set(layers))
     assert not missing, (
-        f"{missing} have no layer: add each new module of gym/ to LAYERS in "
-        "tests/test_layers.py, in its layer of DESIGN.md (errors/models < sandbox < grading "
-        "< env core/registry < policies < store < runner/stats < train < CLI)"
+        f"{missing} are in no package of LAYERS in tests/test_layers.py: put each new module "
+        "in the package of its layer (errors/models < sandbox < grading < env core/registry "
+        "< policies < store < runner/reports < train < CLI), or list a new package there"
     )
-    stale = sorted(set(layers) - modules)
+    listed = {entry for entries in LAYERS.values() for entry in entries}
+    stale = sorted(listed - modules)
     assert not stale, f"{stale} are in LAYERS of tests/test_layers.py but not in gym/: remove them"
+
+
+def test_the_root_holds_only_the_front_doors():
+    """gym/ holds __init__, the public modules and packages; every private module is in one."""
+    listed = [entry.split(".") for entries in LAYERS.values() for entry in entries]
+    public = {parts[1] for parts in listed if len(parts) == 2 and not parts[1].startswith("_")}
+    loose = sorted(
+        p.name
+        for p in PACKAGE.iterdir()
+        if p.suffix == ".py" and p.stem != "__init__" and p.stem not in public
+    )
+    assert not loose, (
+        f"{', '.join(f'gym/{n}' for n in loose)} sit at gym/ root: a private module goes in "
+        "the package of its layer (tests/test_layers.py), and only the public front doors "
+        "stay at the root"
+    )
 
 
 def test_no_import_goes_up_a_layer():
@@ -329,8 +230,9 @@ def test_no_import_goes_up_a_layer():
         f"  {e.where()} (layer {layers[e.importer]} -> {layers[e.imported]})" for e in upward
     )
     assert not upward, (
-        "imports from a lower layer to a higher one (DESIGN.md; nothing inside gym/ may "
-        f"import the front door `gym`, only `gym._x` modules):\n{shown}\n"
+        "imports from a lower layer to a higher one (the layers of tests/test_layers.py; "
+        "nothing inside gym/ may import the front door `gym`, only `gym._x` modules):\n"
+        f"{shown}\n"
         "Move the code to the layer where it belongs, or pass what it needs down as an argument."
     )
 
@@ -375,7 +277,7 @@ def test_the_checks_see_what_they_must():
     """The reader finds lazy, type-only, relative and front-door imports (so a pass means something)."""
     found = {(e.importer, e.imported): e for e in edges()}
     assert found[("gym._cli", "gym._cli._judge")].lazy is False
-    assert found[("gym._cli._judge", "gym._calibrate")].lazy is True
+    assert found[("gym._cli._judge", "gym._reports._calibrate")].lazy is True
     assert found[("gym._sandbox._shell", "gym._sandbox._docker")].typing_only is True
     tree = ast.parse(
         "from . import _cache\nfrom .. import _errors\nimport gym\nfrom gym import _policy, make\n"

@@ -1,4 +1,4 @@
-"""gym/_panel.py: the liar module, the visible example, and the panel of each code task."""
+"""gym/_envs/_panel.py: the liar module, the visible example, and the panel of each code task."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 import gym
-from gym._grading import matches
-from gym._panel import (
+from gym._envs._panel import (
     LIAR_VARIANTS,
     PANEL_LIARS,
     code_panel,
@@ -19,7 +18,8 @@ from gym._panel import (
     liar_files,
     liar_source,
 )
-from gym._registry import tasks_of
+from gym._envs._registry import tasks_of
+from gym._grading import matches
 
 SEEDS = Path(__file__).resolve().parents[1] / "seeds"
 SPECIAL = """eq ne lt le gt ge bool hash len length_hint iter reversed contains getitem

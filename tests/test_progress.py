@@ -1,4 +1,4 @@
-"""Progress of long work (`gym._progress`): counts, rate and ETA, plain lines, heartbeats.
+"""Progress of long work (`gym._core._progress`): counts, rate and ETA, plain lines, heartbeats.
 
 Issue 28, defect 5: `gym run` showed ``0/?`` until the first episode ended and nothing
 outside a terminal until the end; the validate ETA read 1 s for 40 s (computed before
@@ -14,7 +14,7 @@ import time
 import pytest
 from rich.console import Console
 
-from gym._progress import Progress, RunEvents, progress, progress_mode
+from gym._core._progress import Progress, RunEvents, progress, progress_mode
 
 
 class Clock:

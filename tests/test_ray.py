@@ -18,9 +18,9 @@ import threading
 
 import pytest
 
-from gym._errors import ConfigError
-from gym._executor import LocalExecutor
-from gym._runner import RunConfig, plan, run
+from gym._core._errors import ConfigError
+from gym._run._executor import LocalExecutor
+from gym._run._runner import RunConfig, plan, run
 from gym._sandbox import list_boxgym
 from gym._store import Store
 
@@ -41,15 +41,15 @@ def on_cluster(test):
 
 def test_without_ray_the_executor_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
-    from gym._ray import RayExecutor
+    from gym._run._ray import RayExecutor
 
     with pytest.raises(ConfigError, match=r"pip install 'boxgym\[ray\]'"):
         RayExecutor()
 
 
 def test_a_worker_refuses_a_task_whose_folder_is_not_on_its_node(tmp_path):
-    from gym._executor import EpisodeWork, NamedPolicy
-    from gym._ray import EpisodeWorker
+    from gym._run._executor import EpisodeWork, NamedPolicy
+    from gym._run._ray import EpisodeWorker
 
     config = RunConfig(envs=[ENV], policy="noop", limit=1)
     (job,) = plan(config)
@@ -65,7 +65,7 @@ def test_a_worker_refuses_a_task_whose_folder_is_not_on_its_node(tmp_path):
 def test_a_node_reaps_an_ended_worker_only_when_its_containers_are_gone(episode_process):
     # What `RayExecutor.close` asks of every node: a worker killed a moment ago may still
     # be alive, and its containers leave with it a little later; none may be left.
-    from gym._ray import reap_node
+    from gym._run._ray import reap_node
 
     proc = episode_process()
     (owner,) = {
@@ -83,7 +83,7 @@ def test_a_node_reaps_an_ended_worker_only_when_its_containers_are_gone(episode_
 def cluster(engine):
     import ray
 
-    from gym._ray_cluster import LocalRayCluster
+    from gym._run._ray_cluster import LocalRayCluster
 
     # A dead node is noticed after about five missed one-second health checks (default 15 s).
     fast = {"RAY_health_check_period_ms": "1000", "RAY_health_check_failure_threshold": "5"}
@@ -130,7 +130,7 @@ def summary(store: Store, run_id: str) -> dict[str, tuple]:
 @on_cluster
 @pytest.mark.parametrize("policy", ["oracle", "noop"])
 def test_ray_runs_the_same_episodes_as_local_threads(cluster, tmp_path, policy):
-    from gym._ray import RayExecutor
+    from gym._run._ray import RayExecutor
 
     config = RunConfig(envs=[ENV], policy=policy, limit=2)
     local, remote = Store(f"sqlite:///{tmp_path}/l.db"), Store(f"sqlite:///{tmp_path}/r.db")
@@ -155,7 +155,7 @@ def _nodes() -> list[dict]:
 
 @on_cluster
 def test_a_worker_killed_mid_episode_loses_and_duplicates_nothing(cluster, store):
-    from gym._ray import RayExecutor
+    from gym._run._ray import RayExecutor
 
     config = RunConfig(envs=[ENV], policy="oracle", limit=4)
     killed: list[str] = []
@@ -182,7 +182,7 @@ def test_a_worker_killed_mid_episode_loses_and_duplicates_nothing(cluster, store
 
 @on_cluster
 def test_a_stopped_ray_run_is_finished_by_the_next_without_duplicates(cluster, store):
-    from gym._ray import RayExecutor
+    from gym._run._ray import RayExecutor
 
     config = RunConfig(envs=[ENV], policy="noop", limit=4)
 
@@ -227,7 +227,7 @@ def test_gym_run_executor_ray_on_a_cluster_address(cluster, tmp_path):
 @on_cluster
 def test_a_node_killed_mid_episode_loses_and_duplicates_nothing(cluster, store):
     """Last in the module: the worker node stays dead."""
-    from gym._ray import RayExecutor
+    from gym._run._ray import RayExecutor
 
     config = RunConfig(envs=[ENV], policy="oracle", limit=4)
     killed: list[str] = []

@@ -21,7 +21,7 @@ def test_builtin_ids_are_registered_with_gymnasium():
     for env_id in gym.env_ids():
         spec = gymnasium.spec(env_id)
         assert isinstance(spec.entry_point, str) and ":" in spec.entry_point
-        assert spec.additional_wrappers[0].entry_point == "gym._wrappers:GradeOnTruncation"
+        assert spec.additional_wrappers[0].entry_point == "gym._envs._wrappers:GradeOnTruncation"
         assert {"max_steps", "max_seconds"} <= set(spec.kwargs)  # budgets the env owns
 
 
@@ -172,7 +172,7 @@ def test_the_id_rule_is_stated_when_an_id_breaks_it() -> None:
 def test_python_code_cannot_take_the_boxgym_namespace_nor_a_held_id() -> None:
     with pytest.raises(gym.errors.IdTaken, match=r"cannot register 'boxgym/Mine-v0'.*reserved"):
         gym.register("boxgym/Mine-v0", "x:Y")
-    from gym import _registry
+    from gym._envs import _registry
 
     _registry._owners["taken/Held-v0"] = "package someone-else"
     try:

@@ -7,8 +7,8 @@ import toy_env
 from toy_env import ENV_ID
 
 from gym import OraclePolicy, ScriptPolicy, ToolCall
-from gym._regrade import regrade_run, trajectory_of
-from gym._runner import RunConfig, run
+from gym._run._regrade import regrade_run, trajectory_of
+from gym._run._runner import RunConfig, run
 from gym._store import StepRow, Store
 
 

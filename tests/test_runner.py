@@ -21,9 +21,9 @@ from toy_env import ENV_ID
 import gym
 import gym.errors
 from gym import OraclePolicy, Policy, PolicyError
-from gym._export_data import export_records
-from gym._report import build_report
-from gym._runner import RunConfig, plan, run
+from gym._reports._export_data import export_records
+from gym._reports._report import build_report
+from gym._run._runner import RunConfig, plan, run
 from gym._sandbox import list_boxgym
 from gym._store import Store
 
@@ -154,7 +154,7 @@ def test_kill_9_mid_run_then_rerun_loses_and_duplicates_nothing(engine, tmp_path
 def test_replay_policy_replays_a_stored_episode(store):
     config = RunConfig(envs=[ENV_ID], policy="oracle", limit=1)
     run(config, store=store, policy_factory=OraclePolicy)
-    from gym._replay import ReplayPolicy
+    from gym._run._replay import ReplayPolicy
 
     replay = RunConfig(
         envs=[ENV_ID], policy="replay", policy_params={"source": config.run_id}, limit=1
@@ -204,7 +204,7 @@ def test_a_runtime_changes_the_run_id_only_when_set(monkeypatch, tmp_path):
 
 
 def test_the_stored_conversation_keeps_each_turns_reasoning():
-    from gym._runner import with_reasoning
+    from gym._run._runner import with_reasoning
 
     messages = [
         {"role": "system", "content": "s"},
@@ -331,9 +331,9 @@ def test_a_run_ended_by_an_exception_records_how(store, raised, state, detail):
 
 def test_the_heartbeat_beats_while_an_episode_runs(store, monkeypatch):
     """Defect 3: a long episode does not make a live run look interrupted."""
-    import gym._runner
+    import gym._run._runner
 
-    monkeypatch.setattr(gym._runner, "HEARTBEAT_S", 0.05)
+    monkeypatch.setattr(gym._run._runner, "HEARTBEAT_S", 0.05)
     config = RunConfig(envs=[ENV_ID], policy="slow-oracle", limit=1)
     beats = []
 

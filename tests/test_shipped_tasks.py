@@ -1,6 +1,6 @@
 """Shipped tasks are valid: the oracle passes, noop fails, a forbidden write is flagged,
 grading the oracle's final state again gives the same verdict, and every policy of the
-cheating panel (gym/_panel.py: a liar, constants, the visible example echoed, an empty
+cheating panel (gym/_envs/_panel.py: a liar, constants, the visible example echoed, an empty
 answer) fails.
 
 The main suite validates a sample of each environment's tasks, a different one each day
@@ -31,9 +31,9 @@ import pytest
 from toy_env import ENV_ID as TOY
 
 import gym
-from gym._panel import code_panel, trivial_sources
-from gym._registry import tasks_of
-from gym._validate import panel_exemptions
+from gym._envs._panel import code_panel, trivial_sources
+from gym._envs._registry import tasks_of
+from gym._run._validate import panel_exemptions
 from gym.runs import validate_env
 
 BENCHMARK_SCALE = {"boxgym/MBPP-v0"}

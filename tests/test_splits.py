@@ -7,8 +7,8 @@ import pytest
 import gym
 import gym.errors
 import gym.train
-from gym._models import natural_key
-from gym._runner import RunConfig, plan, select_tasks
+from gym._core._models import natural_key
+from gym._run._runner import RunConfig, plan, select_tasks
 
 
 def test_the_default_roles_keep_train_and_eval_as_they_were() -> None:
@@ -62,7 +62,7 @@ def test_export_refuses_held_out_splits_by_role_and_filters_by_split(tmp_path) -
     import json
     import time
 
-    from gym._export_data import export_records
+    from gym._reports._export_data import export_records
     from gym._store import EpisodeRow, RunRow, Store
 
     store = Store(f"sqlite:///{tmp_path / 'runs.db'}")

@@ -1,4 +1,4 @@
-"""Importing boxgym with the cyclic garbage collector paused (gym/_startup.py)."""
+"""Importing boxgym with the cyclic garbage collector paused (gym/_core/_startup.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from gym._startup import collector_paused
+from gym._core._startup import collector_paused
 
 
 @pytest.fixture(autouse=True)

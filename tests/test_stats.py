@@ -3,7 +3,7 @@ from math import comb
 import numpy as np
 import pytest
 
-from gym._stats import bootstrap_ci, paired_bootstrap, pass_at_k, pass_hat_k, transitions
+from gym._reports._stats import bootstrap_ci, paired_bootstrap, pass_at_k, pass_hat_k, transitions
 
 
 @pytest.mark.parametrize(
@@ -99,7 +99,7 @@ def _episodes(outcomes: list[list[str]]) -> list:
 
 
 def test_the_reported_pass_at_1_interval_does_not_collapse_at_20_of_20_or_0_of_20():
-    from gym._report import group_stats
+    from gym._reports._report import group_stats
 
     full = group_stats("all", _episodes([["pass"]] * 20), {}).pass_at_1
     assert full.value == 1.0 and full.hi == 1.0 and full.lo < 0.9
@@ -111,7 +111,7 @@ def test_the_reported_pass_at_1_interval_does_not_collapse_at_20_of_20_or_0_of_2
 
 def test_the_pass_at_1_interval_covers_the_true_rate_at_n_20():
     """Seeded simulation: 2000 runs of 20 tasks at each rate; coverage of the 95% interval."""
-    from gym._stats import pass_rate_ci
+    from gym._reports._stats import pass_rate_ci
 
     rng = np.random.default_rng(20)
     for p in (0.05, 0.5, 0.95):
@@ -124,7 +124,7 @@ def test_the_pass_at_1_interval_covers_the_true_rate_at_n_20():
 
 
 def test_repeated_samples_of_deterministic_tasks_are_worth_one_trial_per_task():
-    from gym._stats import effective_trials, pass_rate_ci
+    from gym._reports._stats import effective_trials, pass_rate_ci
 
     one = pass_rate_ci([(1, 1)] * 15 + [(1, 0)] * 5)
     four = pass_rate_ci([(4, 4)] * 15 + [(4, 0)] * 5)
@@ -135,7 +135,7 @@ def test_repeated_samples_of_deterministic_tasks_are_worth_one_trial_per_task():
 
 
 def test_clopper_pearson_refuses_impossible_counts():
-    from gym._stats import clopper_pearson
+    from gym._reports._stats import clopper_pearson
 
     with pytest.raises(ValueError):
         clopper_pearson(21, 20)

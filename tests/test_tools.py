@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 import gym
-from gym._tools import (
+from gym._core._tools import (
     ToolCall,
     decode_arguments,
     json_objects,

@@ -15,7 +15,7 @@ from toy_env import ENV_ID
 
 import gym
 import gym.authoring
-from gym._validate import (
+from gym._run._validate import (
     TaskCheck,
     ValidationStore,
     panel_exemptions,
@@ -209,7 +209,7 @@ def test_json_streams_one_line_per_task_then_a_summary_and_a_rerun_resumes(
 
 
 def test_a_change_to_the_familys_code_invalidates_stored_results(tmp_path: Path) -> None:
-    from gym._validate import code_hash, fingerprint
+    from gym._run._validate import code_hash, fingerprint
 
     folder = tmp_path / "environments" / "hashed"
     folder.mkdir(parents=True)
@@ -229,7 +229,7 @@ def test_a_change_to_the_familys_code_invalidates_stored_results(tmp_path: Path)
 def test_a_task_that_stops_validation_is_reported_and_the_others_go_on(
     engine: None, tmp_path: Path
 ) -> None:
-    from gym._validate import validate_env
+    from gym._run._validate import validate_env
 
     seeds = Path(__file__).resolve().parents[1] / "seeds" / "pyfunc"
     root = tmp_path / "seeds" / "twotasks"

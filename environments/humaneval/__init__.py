@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import gym
 from environments.humaneval._tasks import FAMILY, materialise, problems
-from gym._paths import data_dir
+from gym.datasets import data_dir
 
 __all__ = ["HumanEvalEnv"]
 

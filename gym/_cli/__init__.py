@@ -27,7 +27,7 @@ from gym._cli._app import (
     run_cli,
 )
 from gym._cli._tables import number, print_table, text
-from gym._exit import leave
+from gym._core._exit import leave
 
 __all__ = ["DbOpt", "JsonFlag", "app", "console", "err", "main", "print_json"]
 
@@ -66,7 +66,7 @@ def images_build(
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Show build output.")] = False,
 ) -> None:
     """Build images/<NAME>/ under a content-addressed tag (cached when unchanged)."""
-    from gym._images import build_image, image_names
+    from gym._sandbox._images import build_image, image_names
 
     for name in names or image_names():
         with console.status(f"building {name}"):
@@ -77,7 +77,7 @@ def images_build(
 @images_app.command("list")
 def images_list(as_json: JsonFlag = False) -> None:
     """List boxgym images in the engine."""
-    from gym._images import list_images
+    from gym._sandbox._images import list_images
 
     records = list_images()
     if as_json:
@@ -106,7 +106,7 @@ def images_prune(
 
     Never an image a container uses; rebuilt on demand when needed again.
     """
-    from gym._image_disk import parse_size, prune
+    from gym._sandbox._image_disk import parse_size, prune
 
     result = prune(parse_size(budget), dry_run=dry_run, names=names)
     if as_json:
@@ -141,7 +141,7 @@ def env_list(
     ] = False,
 ) -> None:
     """List registered environments with their task counts per split (broken ones too)."""
-    from gym._registry import envs
+    from gym._envs._registry import envs
 
     infos = envs()
     if as_json:
@@ -222,11 +222,11 @@ def env_validate(
     Results are stored per task (under the data dir): running the same command again
     skips the tasks already validated (unless --fresh) and resumes where it stopped.
     """
-    from gym._progress import progress
-    from gym._registry import env_ids as registered
-    from gym._runner import check_split, expand_envs
+    from gym._core._progress import progress
+    from gym._envs._registry import env_ids as registered
+    from gym._run._runner import check_split, expand_envs
+    from gym._run._validate import ValidationStore, parse_shard, planned_tasks, validate_env
     from gym._sandbox import client
-    from gym._validate import ValidationStore, parse_shard, planned_tasks, validate_env
 
     ids = registered() if all_envs else expand_envs(env_ids or [])
     check_split(ids, split)
@@ -356,7 +356,7 @@ def env_new(
     ] = None,
 ) -> None:
     """Scaffold environments/NAME, images/NAME and seeds/NAME with a working example."""
-    from gym._scaffold import class_name, scaffold
+    from gym._envs._scaffold import class_name, scaffold
 
     for path in scaffold(name, family=family, env_id=env_id):
         console.print(f"created {escape(str(path))}")

@@ -25,8 +25,8 @@ from rich.markup import escape
 from rich.segment import Segment
 from rich.text import Text
 
-from gym._errors import GymError
-from gym._text import clean
+from gym._core._errors import GymError
+from gym._core._text import clean
 
 ClickException: type[Exception] = next(
     c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
@@ -185,7 +185,7 @@ def use_runtime(runtime: str | None) -> None:
     """
     if not runtime:
         return
-    from gym._errors import ConfigError
+    from gym._core._errors import ConfigError
     from gym._sandbox import client
 
     known = client().info().get("Runtimes") or {}

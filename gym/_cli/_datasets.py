@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gym._cli._app import JsonFlag, console, env_app, err, one_of, print_json
-from gym._errors import ConfigError
+from gym._core._errors import ConfigError
 
 __all__: list[str] = []
 
@@ -42,7 +42,7 @@ def _mapping(file: Path | None, options: dict[str, Any]) -> Any:
 
 def _envs_of(family: str) -> list[str]:
     """Registered environments whose family is this one."""
-    from gym._registry import env_class, env_ids
+    from gym._envs._registry import env_class, env_ids
 
     out = []
     for env_id in env_ids():
@@ -119,7 +119,7 @@ def env_import(
     exits non-zero. With --validate, the environments of that family then run the
     oracle, noop and perturbed checks on the new tasks in real containers.
     """
-    from gym._progress import progress
+    from gym._core._progress import progress
     from gym.datasets import import_dataset
 
     if layout not in ("folders", "index"):
@@ -149,8 +149,8 @@ def env_import(
 
 
 def _validate_written(result: Any, repeats: int, concurrency: int) -> list[Any]:
-    from gym._progress import progress
-    from gym._validate import ValidationStore, validate_env
+    from gym._core._progress import progress
+    from gym._run._validate import ValidationStore, validate_env
 
     env_ids = _envs_of(result.family)
     if not env_ids:

@@ -11,12 +11,12 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from gym._errors import GymError
-from gym._image_disk import parse_size
-from gym._images import context_hash, image_names
-from gym._paths import data_dir
+from gym._core._errors import GymError
+from gym._core._paths import data_dir
 from gym._sandbox import client, list_boxgym, owner_alive, reap
 from gym._sandbox._engine import LABEL_OWNER
+from gym._sandbox._image_disk import parse_size
+from gym._sandbox._images import context_hash, image_names
 
 __all__ = ["Check", "run_checks"]
 
@@ -124,8 +124,8 @@ def _leftovers(do_reap: bool) -> Check:
 
 def _image_disk() -> Check:
     """The disk each image takes (and its own part, past shared layers) and whom it serves."""
-    from gym._image_disk import disk_use
-    from gym._registry import family_images
+    from gym._envs._registry import family_images
+    from gym._sandbox._image_disk import disk_use
 
     use = disk_use()
     served: dict[str, list[str]] = {}

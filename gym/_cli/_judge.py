@@ -12,7 +12,7 @@ from rich.table import Table
 
 from gym._cli._app import DbOpt, JsonFlag, app, console, err, print_json
 from gym._cli._tables import number, print_table, text
-from gym._errors import ConfigError
+from gym._core._errors import ConfigError
 
 __all__: list[str] = []
 
@@ -52,8 +52,8 @@ def calibrate_cmd(
     as_json: JsonFlag = False,
 ) -> None:
     """Accuracy, Cohen's kappa, order-flip rate and length bias of a judge on labels."""
-    from gym._calibrate import calibrate, labels_from_run, read_labels
     from gym._grading import Judge
+    from gym._reports._calibrate import calibrate, labels_from_run, read_labels
 
     if (labels is None) == (from_run is None):
         raise ConfigError("give exactly one of --labels FILE or --from-run RUN")
@@ -126,7 +126,7 @@ def labels_cmd(
     db: DbOpt = None,
 ) -> None:
     """Pointwise labels (JSONL) from a stored run: final answers labelled by its verdicts."""
-    from gym._calibrate import labels_from_run
+    from gym._reports._calibrate import labels_from_run
     from gym._store import Store
 
     store = Store(db)

@@ -20,7 +20,7 @@ from gym._cli._app import (
     use_runtime,
 )
 from gym._cli._tables import print_table, text
-from gym._errors import ConfigError
+from gym._core._errors import ConfigError
 
 __all__: list[str] = []
 
@@ -73,7 +73,7 @@ def redteam(
 
     Exits 1 when a row does not hold (known gaps only with --strict).
     """
-    from gym._progress import progress
+    from gym._core._progress import progress
     from gym._redteam import load_module, run_suite
     from gym._redteam._core import plan
     from gym._redteam._suite import load_builtin

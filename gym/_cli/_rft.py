@@ -95,7 +95,7 @@ def rft(
     (distinct, at most --cap per task), fine-tunes on them and evaluates on the eval
     split; the model is promoted (saved under --out) only if held-out pass@1 rises.
     """
-    from gym._progress import RunEvents
+    from gym._core._progress import RunEvents
     from gym._store import Store
     from gym.train._rft import RFTConfig, train_rft
 

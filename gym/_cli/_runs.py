@@ -30,9 +30,9 @@ from gym._cli._app import (
     use_runtime,
 )
 from gym._cli._tables import fits, number, print_table, text
-from gym._errors import ConfigError, StoreError
+from gym._core._errors import ConfigError, StoreError
+from gym._core._progress import RunEvents, progress
 from gym._policy import POLICIES
-from gym._progress import RunEvents, progress
 
 if TYPE_CHECKING:
     from gym._store import Store
@@ -58,11 +58,11 @@ def make_executor(
         events: receives a local run's scheduled and finished events.
     """
     if name == "local":
-        from gym._executor import LocalExecutor
+        from gym._run._executor import LocalExecutor
 
         return LocalExecutor(concurrency, stop=stop, events=events)
     if name == "ray":
-        from gym._ray import RayExecutor
+        from gym._run._ray import RayExecutor
 
         return RayExecutor(address, workers=concurrency)
     raise ConfigError(f"--executor must be local or ray, not {name!r}")
@@ -187,10 +187,10 @@ def run(
     committed, containers are removed, and the same command later finishes the run. A
     second signal (or any signal on Ray) leaves at once; what was committed stays.
     """
-    from gym._executor import NamedPolicy
-    from gym._report import build_report
-    from gym._runner import RunConfig, expand_envs
-    from gym._runner import run as run_benchmark
+    from gym._reports._report import build_report
+    from gym._run._executor import NamedPolicy
+    from gym._run._runner import RunConfig, expand_envs
+    from gym._run._runner import run as run_benchmark
     from gym._store import Store
 
     use_runtime(runtime)
@@ -324,7 +324,7 @@ def _event_log(path: Path | None) -> Iterator[Callable[[dict[str, Any]], None] |
 def plot_path(value: Path | None) -> Path | None:
     """A ``--plot`` file whose extension names a format we write (checked before any work)."""
     if value is not None:
-        from gym._plot import plot_format
+        from gym._reports._plot import plot_format
 
         plot_format(value)
     return value
@@ -427,13 +427,13 @@ def report(
     as_json: JsonFlag = False,
 ) -> None:
     """Report a run: pass@1, pass@k, pass^k with 95% intervals, per env and slice."""
-    from gym._report import build_report
+    from gym._reports._report import build_report
     from gym._store import Store
 
     store = Store(db, read_only=True)
     result = build_report(store, run_id or _newest_run(store))
     if plot is not None:
-        from gym._plot import report_figure, save
+        from gym._reports._plot import report_figure, save
 
         size = save(report_figure(result), plot)
         err.print(f"wrote {escape(str(plot))} ({size} bytes)")
@@ -571,7 +571,7 @@ def compare(
     as_json: JsonFlag = False,
 ) -> None:
     """Compare two runs on shared tasks: paired difference and transitions."""
-    from gym._report import compare as compare_runs
+    from gym._reports._report import compare as compare_runs
     from gym._store import Store
 
     result = compare_runs(Store(db, read_only=True), run_a, run_b)
@@ -599,8 +599,8 @@ def gate(
     as_json: JsonFlag = False,
 ) -> None:
     """Exit non-zero when a blocking rule fails."""
-    from gym._report import gate as check_gate
-    from gym._report import load_rules
+    from gym._reports._report import gate as check_gate
+    from gym._reports._report import load_rules
     from gym._store import Store
 
     results = check_gate(Store(db, read_only=True), run_id, load_rules(rules), baseline)
@@ -771,7 +771,7 @@ def export_run(
     db: DbOpt = None,
 ) -> None:
     """Write training-ready records (messages, tool calls, token ids and masks, rewards)."""
-    from gym._export_data import export_records
+    from gym._reports._export_data import export_records
     from gym._store import Store
 
     with progress("export", unit="records", console=err) as bar:
@@ -795,7 +795,7 @@ def regrade(
     as_json: JsonFlag = False,
 ) -> None:
     """Re-score stored final states with the current graders (no agent re-run)."""
-    from gym._regrade import regrade_run
+    from gym._run._regrade import regrade_run
     from gym._store import Store
 
     with progress("regrade", unit="episodes", console=err) as bar:

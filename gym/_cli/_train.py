@@ -85,7 +85,7 @@ def grpo_cmd(
 
     Exits 2 when the reward-hacking watch stopped the run (the JSON says why).
     """
-    from gym._progress import progress
+    from gym._core._progress import progress
     from gym._store import Store
     from gym.train._grpo import GrpoConfig, train_grpo
     from gym.train._grpo_watch import WatchConfig
@@ -149,7 +149,7 @@ def _progress_line(bar: Any, row: Any) -> None:
 
 
 def _plot(result: Any, path: Path) -> None:
-    from gym._plot import TrainingPoint, save, training_figure
+    from gym._reports._plot import TrainingPoint, save, training_figure
 
     points = [
         TrainingPoint(

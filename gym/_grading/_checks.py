@@ -22,10 +22,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from gym._errors import GradingError
+from gym._core._errors import GradingError
+from gym._core._models import Component
 from gym._grading._ast import parse_python
 from gym._grading._export import Export
-from gym._models import Component
 from gym._sandbox import SandboxConfig, SandboxProvider, check_name, run_once
 
 __all__ = [

@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gym._errors import ExportTooLarge
+from gym._core._errors import ExportTooLarge
 from gym._sandbox import Change, Entry, Sandbox
 
 __all__ = ["Export", "export_workspace", "matches"]

@@ -6,7 +6,7 @@ import hashlib
 import re
 from typing import Any
 
-from gym._models import Component
+from gym._core._models import Component
 
 __all__ = ["file_component"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gym._models import Component, Flag, Verdict
+from gym._core._models import Component, Flag, Verdict
 
 __all__ = ["compose"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from gym._errors import ConfigError
+from gym._core._errors import ConfigError
 from gym._policy._base import Policy, Turn
 from gym._policy._local import DEFAULT_MODEL, LocalPolicy, ensure_local_model
 from gym._policy._openai import OpenAIPolicy

@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from gym._models import Task
-from gym._tools import ToolCall
+from gym._core._models import Task
+from gym._core._tools import ToolCall
 
 if TYPE_CHECKING:
-    from gym._env import ContainerEnv
+    from gym._envs._env import ContainerEnv
 
 __all__ = ["Policy", "Turn"]
 

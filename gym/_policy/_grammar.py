@@ -47,7 +47,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from gym._errors import ConfigError, PolicyError
+from gym._core._errors import ConfigError, PolicyError
 
 __all__ = [
     "CallMask",

@@ -42,13 +42,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gym._errors import ConfigError, PolicyError
-from gym._models import Task
-from gym._paths import data_dir
+from gym._core._errors import ConfigError, PolicyError
+from gym._core._models import Task
+from gym._core._paths import data_dir
+from gym._core._tools import ToolCall, decode_arguments
 from gym._policy._base import Policy, Turn
 from gym._policy._grammar import CallMask, grammar_tokenizer
 from gym._policy._parse import format_call, parse_tool_call, tools_prompt
-from gym._tools import ToolCall, decode_arguments
 
 __all__ = [
     "DEFAULT_MODEL",

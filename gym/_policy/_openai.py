@@ -34,11 +34,11 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
-from gym._errors import ConfigError, PolicyError
-from gym._http import Backoff, RetriesSpent, Retryable, post_json, server_message
+from gym._core._errors import ConfigError, PolicyError
+from gym._core._http import Backoff, RetriesSpent, Retryable, post_json, server_message
+from gym._core._tools import ARGUMENTS, Bounds, ToolCall, check_name, decode_arguments, load_json
 from gym._policy._base import Policy, Turn
 from gym._policy._parse import parse_tool_call
-from gym._tools import ARGUMENTS, Bounds, ToolCall, check_name, decode_arguments, load_json
 
 if TYPE_CHECKING:
     import httpx  # imported where a request is made: `import gym` stays light

@@ -23,7 +23,7 @@ error that says what was wrong and shows the expected form.
 
 Every parse here is total and bounded, whatever the text: linear patterns (no
 backtracking over runs of whitespace), JSON measured before it is decoded and walked
-within `gym._tools.ARGUMENTS` after (a call nested 100,000 levels deep, NaN, a number
+within `gym._core._tools.ARGUMENTS` after (a call nested 100,000 levels deep, NaN, a number
 of 5,000 digits are malformed output like any other, never an exception).
 """
 
@@ -34,7 +34,7 @@ import re
 from collections.abc import Collection
 from typing import Any, NamedTuple
 
-from gym._tools import (
+from gym._core._tools import (
     ARGUMENTS,
     ToolCall,
     check_name,

@@ -5,13 +5,13 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
-from gym._errors import ConfigError
-from gym._models import Task
+from gym._core._errors import ConfigError
+from gym._core._models import Task
+from gym._core._tools import ToolCall
 from gym._policy._base import Policy, Turn
-from gym._tools import ToolCall
 
 if TYPE_CHECKING:
-    from gym._env import ContainerEnv
+    from gym._envs._env import ContainerEnv
 
 __all__ = ["NoopPolicy", "OraclePolicy", "PerturbedOraclePolicy", "ScriptPolicy", "turn_for"]
 

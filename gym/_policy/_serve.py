@@ -26,7 +26,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from gym._errors import ConfigError, PolicyError
+from gym._core._errors import ConfigError, PolicyError
 from gym._policy._base import Turn
 from gym._policy._local import DEFAULT_MODEL, LocalModel, LocalPolicy
 

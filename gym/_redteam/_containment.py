@@ -14,12 +14,12 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from gym._core._tools import ToolCall
 from gym._redteam import _probes as probes
 from gym._redteam._canary import host_addresses
 from gym._redteam._core import Context, Finding, Names, register
 from gym._redteam._episode import AttackPolicy, Expect, ScriptAttack, bash, observations
-from gym._rollout import EpisodeResult
-from gym._tools import ToolCall
+from gym._run._rollout import EpisodeResult
 
 __all__ = ["CODE", "TASKS"]
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from gym._errors import ConfigError
+from gym._core._errors import ConfigError
 
 if TYPE_CHECKING:
     from gym._redteam._canary import Canaries

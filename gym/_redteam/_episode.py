@@ -15,12 +15,12 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from gym._models import Task
+from gym._core._models import Task
+from gym._core._tools import ToolCall
+from gym._envs._registry import make
 from gym._policy import ScriptPolicy
 from gym._redteam._core import Attack, Context, Finding, Names
-from gym._registry import make
-from gym._rollout import EpisodeResult, run_episode
-from gym._tools import ToolCall
+from gym._run._rollout import EpisodeResult, run_episode
 
 __all__ = [
     "AttackPolicy",

@@ -20,11 +20,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gym._models import Task
+from gym._core._models import Task
+from gym._core._tools import ToolCall
 from gym._redteam._core import Context, Finding, Names, register
 from gym._redteam._episode import Expect, ScriptAttack, bash, write
-from gym._rollout import EpisodeResult
-from gym._tools import ToolCall
+from gym._run._rollout import EpisodeResult
 
 __all__ = ["ENVS", "FalsePositive", "TASKS"]
 

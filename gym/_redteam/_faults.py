@@ -1,6 +1,6 @@
 """Injected faults, each with the outcome it must end in, checked through a real run store.
 
-Every fault runs episodes through the benchmark runner (`gym._runner.run`) into a run
+Every fault runs episodes through the benchmark runner (`gym._run._runner.run`) into a run
 store that already holds committed episodes; after it, besides its own expected
 outcome, three things must hold: every row committed before is byte-identical, no
 episode id appears twice, and no container of this process is left behind.
@@ -28,13 +28,14 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from gym._cache import LRUCache
-from gym._models import Task
+from gym._core._cache import LRUCache
+from gym._core._models import Task
+from gym._core._tools import ToolCall
+from gym._envs._registry import tasks_of
 from gym._policy import OpenAIPolicy, Policy, ScriptPolicy
 from gym._redteam._core import Attack, Context, Finding, Names, register
 from gym._redteam._stub import Reply, StubServer, completion
-from gym._registry import tasks_of
-from gym._runner import RunConfig, run
+from gym._run._runner import RunConfig, run
 from gym._sandbox import (
     DockerSandbox,
     Sandbox,
@@ -46,7 +47,6 @@ from gym._sandbox import (
     set_pool_size,
 )
 from gym._store import Store
-from gym._tools import ToolCall
 
 __all__ = ["Fault", "FaultStore", "restart_engine"]
 
@@ -500,7 +500,7 @@ class PolicyServer(Fault):
 
 
 def _oracle_calls(env_id: str) -> list[ToolCall]:
-    from gym._registry import make
+    from gym._envs._registry import make
 
     env = make(env_id)
     try:

@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gym._models import Task
+from gym._core._models import Task
+from gym._core._tools import ToolCall
 from gym._redteam._core import Attack, Context, Finding, Names, register
 from gym._redteam._episode import Expect, ScriptAttack, bash
-from gym._tools import ToolCall
 
 __all__ = ["AnyTask", "DeepAction", "many_allowed_files", "over_listing_cap"]
 
@@ -85,7 +85,7 @@ class DeepAction(Attack):
     # -- env.step, given the deep actions as Python values and as text -----------------------
 
     def _direct(self, ctx: Context, env_id: str, names: Names) -> Finding:
-        from gym._registry import make
+        from gym._envs._registry import make
 
         env = make(env_id, run=ctx.label, **ctx.env_kwargs)
         try:
@@ -123,9 +123,9 @@ class DeepAction(Attack):
     # -- the same from a model's server, through the runner, the store, export and view ------
 
     def _served(self, ctx: Context, env_id: str, names: Names) -> Finding:
-        from gym._export_data import export_records
-        from gym._registry import tasks_of
-        from gym._runner import RunConfig, run
+        from gym._envs._registry import tasks_of
+        from gym._reports._export_data import export_records
+        from gym._run._runner import RunConfig, run
         from gym._store import Store
         from gym._view._site import Site, write_site
 
@@ -178,7 +178,7 @@ def _some_tool(inner: Any, names: Names) -> str:
 
 def _tools_of(env_id: str) -> tuple[list[str], str]:
     """The environment's tools that do not end an episode, and its final tool."""
-    from gym._registry import make
+    from gym._envs._registry import make
 
     env = make(env_id)
     try:
@@ -337,7 +337,7 @@ class AnyTask(ScriptAttack):
         return self.chosen[env_id]
 
     def _fitting(self, env_id: str) -> list[str]:
-        from gym._registry import tasks_of
+        from gym._envs._registry import tasks_of
 
         return sorted(t.id for t in tasks_of(env_id) if self.fits(t))
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gym._models import Task
+from gym._core._models import Task
+from gym._core._tools import ToolCall
 from gym._redteam._containment import TASKS
 from gym._redteam._core import Names, register
 from gym._redteam._episode import Expect, ScriptAttack, bash, write
-from gym._tools import ToolCall
 
 __all__: list[str] = []
 

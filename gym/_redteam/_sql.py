@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from gym._models import Task, Verdict
+from gym._core._models import Task, Verdict
+from gym._core._tools import ToolCall
 from gym._redteam._core import Context, Finding, Names, register
 from gym._redteam._episode import Expect, ScriptAttack, observations, sql
-from gym._rollout import EpisodeResult
-from gym._tools import ToolCall
+from gym._run._rollout import EpisodeResult
 
 __all__: list[str] = []
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from gym._tools import ToolCall
+from gym._core._tools import ToolCall
 
 __all__ = ["Reply", "StubServer", "completion"]
 

@@ -20,13 +20,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gym._env import env_of
-from gym._models import Task
+from gym._core._models import Task
+from gym._core._tools import ToolCall
+from gym._envs._env import env_of
+from gym._envs._registry import make
 from gym._redteam._core import Context, Finding, Names, register
 from gym._redteam._episode import Expect, ScriptAttack, observations
-from gym._registry import make
-from gym._rollout import EpisodeResult
-from gym._tools import ToolCall
+from gym._run._rollout import EpisodeResult
 
 __all__: list[str] = []
 

@@ -3,7 +3,7 @@
 A row of the other modules plays one attack on one task; a sweep row asks whether a
 whole class of attack is impossible. It grades a generic non-solution (a liar module:
 every public name an object that answers every operator in the most cheating way, see
-`gym._panel`) as the final state of every task of the environment, every split, and
+`gym._envs._panel`) as the final state of every task of the environment, every split, and
 holds only when each of them ends ``fail``: a single ``pass`` is an unearned reward,
 a single ``infra_error`` is a failure the code under test turned into ours.
 
@@ -24,10 +24,10 @@ from typing import Any
 
 import gymnasium
 
-from gym._env import ContainerEnv, env_of
+from gym._core._models import Task, Verdict
+from gym._envs._env import ContainerEnv, env_of
+from gym._envs._panel import LIAR_VARIANTS, LiarVariant, liar_files
 from gym._grading import Export
-from gym._models import Task, Verdict
-from gym._panel import LIAR_VARIANTS, LiarVariant, liar_files
 from gym._redteam._core import Attack, Context, Finding, register
 from gym._sandbox import Change
 

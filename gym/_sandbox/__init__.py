@@ -5,6 +5,8 @@
 reaping; `LazySandbox` one whose container starts at its first command; `LocalSandbox`
 a temporary folder for unit tests (not a security boundary).
 Environments get theirs from a `SandboxProvider` (`DockerSandboxes`, `LocalSandboxes`).
+The images they run are built, recorded and pruned here too (`_images`, `_image_disk`;
+`gym.images` is their front door).
 """
 
 from gym._sandbox._base import Sandbox

@@ -19,7 +19,7 @@ import posixpath
 import shlex
 from collections.abc import Sequence
 
-from gym._errors import ExecTimeout, ExportTooLarge, SandboxError
+from gym._core._errors import ExecTimeout, ExportTooLarge, SandboxError
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._manifest import Change, Manifest, manifest_script, new_split, parse_manifest
 from gym._sandbox._stream import ExecResult, decode

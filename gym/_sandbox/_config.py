@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from gym._errors import UnsafeConfig
+from gym._core._errors import UnsafeConfig
 
 __all__ = ["SandboxConfig"]
 

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from gym._errors import ExecTimeout, ExportTooLarge, SandboxError, SandboxUnavailable
+from gym._core._errors import ExecTimeout, ExportTooLarge, SandboxError, SandboxUnavailable
 from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._engine import client, docker_errors, labels, remove_container

@@ -14,7 +14,7 @@ import docker
 import docker.errors
 import requests.exceptions
 
-from gym._errors import EngineUnavailable, SandboxError, SandboxUnavailable
+from gym._core._errors import EngineUnavailable, SandboxError, SandboxUnavailable
 
 __all__ = [
     "LABEL_EPISODE",

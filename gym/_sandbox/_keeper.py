@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from gym._errors import ExecTimeout, ExportTooLarge, SandboxUnavailable
+from gym._core._errors import ExecTimeout, ExportTooLarge, SandboxUnavailable
 from gym._sandbox._manifest import Manifest, new_split, parse_manifest
 from gym._sandbox._stream import STDERR, STDOUT, Capture, ExecSocket, FrameReader
 

@@ -33,7 +33,7 @@ import requests.exceptions
 from docker.models.containers import _create_container_args
 from docker.types import LogConfig
 
-from gym._errors import GymError, ImageError, SandboxUnavailable
+from gym._core._errors import GymError, ImageError, SandboxUnavailable
 from gym._sandbox import _netless, _seccomp
 from gym._sandbox._engine import client, docker_errors, owner_label, remove_container
 from gym._sandbox._gate import gate

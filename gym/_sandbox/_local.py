@@ -31,7 +31,7 @@ import weakref
 from collections.abc import Sequence
 from typing import IO
 
-from gym._errors import SandboxUnavailable
+from gym._core._errors import SandboxUnavailable
 from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._manifest import Manifest

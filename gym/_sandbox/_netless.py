@@ -36,7 +36,7 @@ from typing import Any
 
 from docker.types import Mount
 
-from gym._paths import data_dir
+from gym._core._paths import data_dir
 
 __all__ = ["HOSTS", "created", "netless", "refused", "release"]
 

@@ -20,7 +20,7 @@ from typing import Any
 import docker.errors
 import requests.exceptions
 
-from gym._errors import SandboxUnavailable
+from gym._core._errors import SandboxUnavailable
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._engine import client, docker_errors
 from gym._sandbox._link import remove_later

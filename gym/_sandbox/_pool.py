@@ -32,7 +32,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Generic, NamedTuple, TypeVar
 
-from gym._errors import GymError
+from gym._core._errors import GymError
 from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._docker import DockerSandbox

@@ -23,7 +23,7 @@ import abc
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from gym._errors import UnsafeConfig
+from gym._core._errors import UnsafeConfig
 from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._lazy import LazySandbox

@@ -12,7 +12,7 @@ import posixpath
 import tarfile
 from dataclasses import dataclass
 
-from gym._errors import UnsafeArchive
+from gym._core._errors import UnsafeArchive
 
 __all__ = ["Entry", "check_name", "pack", "unpack"]
 

@@ -1,6 +1,6 @@
 """The run store (sqlmodel): runs, episodes, steps and verdicts with their lineage."""
 
-from gym._startup import collector_paused
+from gym._core._startup import collector_paused
 
 with collector_paused():  # sqlalchemy and sqlmodel: a tenth of their import otherwise
     from gym._store._models import (

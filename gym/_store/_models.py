@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from sqlalchemy import JSON, Column, Text
 from sqlmodel import Field, SQLModel
 
-from gym._models import Verdict
+from gym._core._models import Verdict
 
 __all__ = [
     "EpisodeRow",

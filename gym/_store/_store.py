@@ -13,8 +13,9 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, col, create_engine, delete, select
 
-from gym._errors import ConfigError, StoreError
-from gym._paths import data_dir
+from gym._core._errors import ConfigError, StoreError
+from gym._core._paths import data_dir
+from gym._core._tools import ToolCall
 from gym._store._models import (
     EpisodeRow,
     RunRow,
@@ -25,7 +26,6 @@ from gym._store._models import (
     TrainStepRow,
     VerdictRow,
 )
-from gym._tools import ToolCall
 
 __all__ = ["HEARTBEAT_S", "STALE_AFTER_S", "Store", "calls_of", "default_url"]
 

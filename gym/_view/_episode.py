@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from gym._errors import StoreError
+from gym._core._errors import StoreError
 from gym._store import EpisodeRow, RunRow, StepRow, Store, VerdictRow
 from gym._view._links import episode_page, raw_page, run_page
 from gym._view._state import FinalState, final_state, state_text

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
-from gym._errors import ConfigError
+from gym._core._errors import ConfigError
 from gym._store import EpisodeRow, Store
 from gym._view._links import episode_page
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from gym._errors import ConfigError
+from gym._core._errors import ConfigError
 
 __all__ = [
     "compare_page",

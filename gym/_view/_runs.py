@@ -1,4 +1,4 @@
-"""The runs, run and comparison pages' data, computed by gym._report's functions."""
+"""The runs, run and comparison pages' data, computed by gym._reports._report's functions."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from gym._report import Comparison, Report, compare, task_scores
-from gym._stats import transitions
+from gym._reports._report import Comparison, Report, compare, task_scores
+from gym._reports._stats import transitions
 from gym._store import RunRow, RunStatus, Store
 from gym._view._episodes import OUTCOMES, EpisodeItem, GridRow, episode_items, grid
 from gym._view._links import compare_page, plot_name, run_page, search_api, status_api
@@ -223,7 +223,7 @@ def _flag_counts(tasks: Sequence[TaskPair]) -> list[tuple[str, int, int]]:
 
 def compare_view(store: Store, a: RunRow, b: RunRow) -> ComparePage:
     """The comparison page's data (`gym compare`'s numbers, per task too)."""
-    from gym._errors import ConfigError
+    from gym._core._errors import ConfigError
 
     page = ComparePage(a=a, b=b, a_href=run_page(a.id), b_href=run_page(b.id), comparison=None)
     try:

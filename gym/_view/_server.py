@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from gym._errors import ConfigError, GymError
+from gym._core._errors import ConfigError, GymError
 from gym._view._site import CSP, NotFound, Page, Site, _html
 
 __all__ = ["Viewer", "serve"]

@@ -18,8 +18,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from gym._errors import ConfigError, GymError, StoreError
-from gym._report import Metric, Report, build_report
+from gym._core._errors import ConfigError, GymError, StoreError
+from gym._reports._report import Metric, Report, build_report
 from gym._store import RunRow, Store
 from gym._view._episode import episode_view, raw_text
 from gym._view._links import (
@@ -310,7 +310,7 @@ class Site:
         return Page(text.encode("utf-8"), "text/plain; charset=utf-8")
 
     def _run_plot(self, kind: str, slug: str) -> Page:
-        from gym._plot import pass_at_1_figure, pass_at_k_figure, png_bytes
+        from gym._reports._plot import pass_at_1_figure, pass_at_k_figure, png_bytes
 
         draw = pass_at_1_figure if kind == "pass1" else pass_at_k_figure
         report = self.report(self.run(slug))
@@ -318,8 +318,8 @@ class Site:
         return Page(png_bytes(draw(shown)), "image/png")
 
     def _scatter(self, slug_a: str, slug_b: str) -> Page:
-        from gym._plot import png_bytes, scatter_figure
-        from gym._report import task_scores
+        from gym._reports._plot import png_bytes, scatter_figure
+        from gym._reports._report import task_scores
 
         a, b = self.run(slug_a), self.run(slug_b)
         fig = scatter_figure(
@@ -331,7 +331,7 @@ class Site:
         return Page(png_bytes(fig), "image/png")
 
     def _train_plot(self, slug: str) -> Page:
-        from gym._plot import TrainingPoint, png_bytes, training_figure
+        from gym._reports._plot import TrainingPoint, png_bytes, training_figure
 
         page = train_view(self.store, unslug(slug), self.scope)
         if page is None:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from gym._errors import GymError
+from gym._core._errors import GymError
 from gym._view._text import Snippet, snippet
 
 __all__ = ["DiffLine", "FileChange", "FinalState", "final_state", "state_text"]
@@ -53,8 +53,8 @@ class FinalState(BaseModel):
 @functools.lru_cache(maxsize=16)
 def _code_tasks(env_id: str) -> dict[str, Any] | None:
     """Task id -> task of a code environment; None for other families or unknown ids."""
-    from gym._code import CodeEnv
-    from gym._registry import make
+    from gym._envs._code import CodeEnv
+    from gym._envs._registry import make
 
     try:
         env = make(env_id)
@@ -69,7 +69,7 @@ def _code_tasks(env_id: str) -> dict[str, Any] | None:
 
 def _code_base(env_id: str, task_id: str) -> dict[str, bytes] | None:
     """The files a code task starts from, or None when there is no such code task here."""
-    from gym._code import task_files
+    from gym._envs._code import task_files
 
     task = (_code_tasks(env_id) or {}).get(task_id)
     return task_files(task, with_git=False) if task is not None else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from gym._errors import StoreError
+from gym._core._errors import StoreError
 from gym._store import EpisodeRow, Store
 from gym._view._text import clean, display
 

@@ -1,7 +1,7 @@
 r"""Model output is hostile text: make any string safe to print, and cut big ones.
 
 Escaping for HTML is the template engine's job (autoescape, exactly once). What is
-done here comes before it, on plain strings: `clean` (from `gym._text`, the one
+done here comes before it, on plain strings: `clean` (from `gym._core._text`, the one
 function that neutralizes text for people: lone surrogates, terminal escapes, control
 and bidirectional characters), and cutting text over a budget, the page linking to the
 whole of it.
@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from gym._text import clean, plain
+from gym._core._text import clean, plain
 
 __all__ = ["Snippet", "clean", "display", "plain", "snippet"]
 

@@ -6,8 +6,8 @@ from collections.abc import Collection
 
 from pydantic import BaseModel, Field
 
-from gym._plot import wilson
-from gym._report import Metric
+from gym._reports._plot import wilson
+from gym._reports._report import Metric
 from gym._store import Store, TrainStepRow
 from gym._view._links import plot_name, run_page, train_page
 
@@ -73,7 +73,7 @@ def train_links(store: Store, runs: Collection[str] | None) -> list[TrainLink]:
 def rate(mean: float, n: int) -> Metric:
     """A stored mean in [0, 1] over ``n`` episodes with its 95% Wilson interval.
 
-    The interval `gym._plot.training_figure` draws, so the page and its plot agree (for
+    The interval `gym._reports._plot.training_figure` draws, so the page and its plot agree (for
     a reward the interval is conservative: docs/statistics.md).
     """
     if n <= 0:

@@ -31,7 +31,7 @@ torch is imported only inside the functions that use it, so ``import gym.train``
 light; install it with ``pip install -e '.[train]'``.
 """
 
-from gym._splits import refuse_held_out, split_role, training_tasks
+from gym._envs._splits import refuse_held_out, split_role, training_tasks
 from gym.train._batch import (
     Batch,
     batch_loss,

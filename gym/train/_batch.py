@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gym._errors import ConfigError
+from gym._core._errors import ConfigError
 from gym.train._loss import LossConfig, LossMetrics, policy_loss, sft_loss
 from gym.train._samples import Sample
 

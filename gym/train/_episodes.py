@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from gym._errors import ConfigError
+from gym._core._errors import ConfigError
 from gym.train._rewards import AdvantageKind, Advantages, advantages, training_reward, verified
 from gym.train._samples import Sample, TurnTokens, episode_samples, turn_tokens
 
 if TYPE_CHECKING:
-    from gym._rollout import EpisodeResult
+    from gym._run._rollout import EpisodeResult
     from gym._store import Store
 
 __all__ = ["GroupSamples", "TrainEpisode", "grpo_samples"]

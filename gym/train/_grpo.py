@@ -25,8 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from gym._errors import ConfigError
-from gym._paths import data_dir
+from gym._core._errors import ConfigError
+from gym._core._paths import data_dir
 from gym._store import Store, TrainStepRow
 from gym.train._episodes import grpo_samples
 from gym.train._grpo_collect import (

@@ -24,11 +24,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from gym._errors import ConfigError
+from gym._core._errors import ConfigError
+from gym._envs._registry import make, tasks_of
+from gym._envs._splits import refuse_held_out, training_tasks
 from gym._policy import Policy
-from gym._registry import make, tasks_of
-from gym._runner import RunConfig, run
-from gym._splits import refuse_held_out, training_tasks
+from gym._run._runner import RunConfig, run
 from gym._store import EpisodeRow, StepRow, Store, VerdictRow
 from gym.train._episodes import TrainEpisode, flag_names
 from gym.train._samples import turn_tokens

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from gym._errors import ConfigError
+from gym._core._errors import ConfigError
 from gym._policy import LocalPolicy, Policy, TinyPolicy
 from gym._policy._grammar import allowed_tokens
 from gym._policy._local import LocalModel, load_model

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from gym._errors import ConfigError
+from gym._core._errors import ConfigError
 
 if TYPE_CHECKING:
     import torch

@@ -37,13 +37,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from gym._env import env_of
-from gym._errors import ConfigError, HeldOutError, InfraError
+from gym._core._errors import ConfigError, HeldOutError, InfraError
+from gym._envs._env import env_of
+from gym._envs._registry import make, tasks_of
+from gym._envs._splits import refuse_held_out, split_role
 from gym._policy import LocalPolicy, Policy, policy_from_name
 from gym._policy._grammar import allowed_tokens
-from gym._registry import make, tasks_of
-from gym._runner import RunConfig, RunProgress, expand_envs, run
-from gym._splits import refuse_held_out, split_role
+from gym._run._runner import RunConfig, RunProgress, expand_envs, run
 from gym.train._batch import Batch, batch_sft_loss, collate, sample_allowed
 from gym.train._episodes import TrainEpisode
 from gym.train._samples import Sample, episode_samples
@@ -189,7 +189,7 @@ def promote(best: float, candidate: float) -> bool:
 
 
 def rft_envs(config: RFTConfig) -> list[str]:
-    """The environments to train on, after refusing held-out tasks (`gym._splits`).
+    """The environments to train on, after refusing held-out tasks (`gym._envs._splits`).
 
     Raises:
         HeldOutError: ``tasks`` names a task of a held-out split.
@@ -521,7 +521,7 @@ def train_rft(
             ``config.policy`` and ``config.policy_params``).
         progress: called with a line of text at each stage.
         events: receives the events of each collection's and evaluation's run (see
-            `gym.runs.run`): `gym._progress.RunEvents` shows their progress.
+            `gym.runs.run`): `gym._core._progress.RunEvents` shows their progress.
 
     Raises:
         ConfigError: a policy that is not local, eval-split tasks to train on.

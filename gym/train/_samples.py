@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from gym._errors import ConfigError
+from gym._core._errors import ConfigError
 
 __all__ = ["EpisodeSamples", "Sample", "TurnTokens", "episode_samples", "turn_tokens"]
 

@@ -219,7 +219,7 @@ def _recorded(monkeypatch: pytest.MonkeyPatch, module: Any) -> Console:
 def test_env_validate_table_at_80_columns_keeps_outcomes_whole(monkeypatch):
     """Issue 28, reproduction 7 (`gym env validate`): the per-task table."""
     import gym._cli as cli
-    from gym._validate import TaskCheck
+    from gym._run._validate import TaskCheck
 
     screen = _recorded(monkeypatch, cli)
     checks = [

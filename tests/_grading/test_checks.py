@@ -37,7 +37,7 @@ def test_the_judge_holds_no_descriptor_of_the_runner(python_image):
 def test_the_bundle_refuses_a_name_that_climbs_out():
     """The grading container writes each bundled file where its name says, as root: an
     exported name climbing out of the workspace must never reach it."""
-    from gym._errors import UnsafeArchive
+    from gym._core._errors import UnsafeArchive
     from gym._grading._checks import _bundle
 
     spec = CheckSpec(kind="pytest", hidden={"test_x.py": b"def test_x():\n    pass\n"})

@@ -11,7 +11,7 @@ from unittest import mock
 
 import pytest
 
-from gym._errors import SandboxUnavailable
+from gym._core._errors import SandboxUnavailable
 from gym._grading import export_workspace
 from gym._sandbox import DockerSandbox, SandboxConfig
 from gym._sandbox._keeper import KeeperLink

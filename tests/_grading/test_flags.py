@@ -264,7 +264,7 @@ def test_the_rules_paragraph_names_writable_paths_tests_and_scratch_files():
 
 
 def test_code_prompts_state_the_rules_of_their_task():
-    from gym._registry import make
+    from gym._envs._registry import make
 
     env = make("boxgym/PyRepo-v0").unwrapped
     task = env.task_by_id("wordstats-top-n")
@@ -359,7 +359,7 @@ def test_submodules_named_like_the_stdlib_are_not_shadowing():
 
 
 def test_a_resource_finding_of_the_runner_is_a_resource_flag_not_an_early_exit():
-    from gym._code import report_flags
+    from gym._envs._code import report_flags
     from gym._grading._checks import RunnerReport
 
     report = RunnerReport.model_validate(
@@ -385,7 +385,7 @@ def _report(**fields):
 
 
 def test_import_error_text_raises_no_flag():
-    from gym._code import report_flags
+    from gym._envs._code import report_flags
 
     for text in (
         "the solution ended the process while importing (exit 0)",
@@ -396,7 +396,7 @@ def test_import_error_text_raises_no_flag():
 
 
 def test_the_judges_findings_gate():
-    from gym._code import report_flags
+    from gym._envs._code import report_flags
 
     findings = [
         {"name": "early_exit", "detail": "SystemExit while importing solution", "test": "x"},

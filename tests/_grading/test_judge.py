@@ -17,7 +17,12 @@ import pytest
 from typer.testing import CliRunner
 
 import gym
-from gym._calibrate import (
+from gym._cli import app
+from gym._envs._code import _judge_component
+from gym._grading import unified_diff
+from gym._grading._export import Export
+from gym._grading._judge import Judge, parse_json_object
+from gym._reports._calibrate import (
     PairwiseLabel,
     PointwiseLabel,
     calibrate,
@@ -26,11 +31,6 @@ from gym._calibrate import (
     pearson,
     read_labels,
 )
-from gym._cli import app
-from gym._code import _judge_component
-from gym._grading import unified_diff
-from gym._grading._export import Export
-from gym._grading._judge import Judge, parse_json_object
 from gym._store import EpisodeRow, RunRow, Store
 
 SEEDS = Path(__file__).resolve().parents[2] / "seeds"

@@ -13,10 +13,10 @@ import pytest
 from policy_samples import BASH_TOOL, SUBMIT_TOOL, TOOLS
 
 import gym
+from gym._core._tools import tool_specs
 from gym._policy import _grammar
 from gym._policy._grammar import CallMask, call_grammar, call_schema, grammar_tokenizer
 from gym._policy._parse import format_call, parse_tool_call
-from gym._tools import tool_specs
 
 HAVE = all(importlib.util.find_spec(m) for m in ("torch", "transformers", "llguidance"))
 needs_engine = pytest.mark.skipif(not HAVE, reason="needs torch, transformers and llguidance")

@@ -19,7 +19,7 @@ from policy_samples import MESSAGES, TOOLS
 from stub_server import vllm_call, vllm_response
 
 import gym
-from gym._http import retry_after
+from gym._core._http import retry_after
 
 
 class Recorder:

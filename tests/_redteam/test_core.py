@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 import gym
-from gym._errors import ConfigError
+from gym._core._errors import ConfigError
 from gym._redteam import ATTACKS, Expect, Names, Report, Row, ScriptAttack, register, registered
 from gym._redteam._core import family_of, plan, representatives, selected
 from gym._redteam._episode import judge
 from gym._redteam._faults import changed, snapshot
-from gym._rollout import EpisodeResult
+from gym._run._rollout import EpisodeResult
 
 
 def names(seed: int = 0) -> Names:

@@ -14,8 +14,8 @@ from unittest import mock
 
 import pytest
 
+from gym._core._models import Flag
 from gym._grading import FLAG_KINDS, _trajectory
-from gym._models import Flag
 from gym._redteam import registered, run_suite
 from gym._redteam._false_positive import ENVS, ROWS, TASKS, rows
 

@@ -53,7 +53,7 @@ def test_fault_ends_as_it_must(engine, name):
 
 STOPPED_WITH_A_CHILD = """
 import threading, time
-from gym._exit import leave
+from gym._core._exit import leave
 from gym._redteam._faults import _child
 
 def row():

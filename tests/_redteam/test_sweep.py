@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from gym._models import Verdict
+from gym._core._models import Verdict
 from gym._redteam._core import Context
 from gym._redteam._sweep import CODE_ENVS, LiarSweep, _finding, liar_export
 
@@ -41,7 +41,7 @@ def test_a_single_pass_or_infra_error_breaks_the_row():
 def test_the_liar_is_written_into_the_graded_module_only(tmp_path):
     import gymnasium
 
-    from gym._env import env_of
+    from gym._envs._env import env_of
 
     env = env_of(gymnasium.make("boxgym/PyFunc-v0"))
     task = env.tasks[0]

@@ -13,7 +13,7 @@ from unittest import mock
 import pytest
 import weaken
 
-from gym._errors import SandboxUnavailable
+from gym._core._errors import SandboxUnavailable
 from gym._redteam import run_suite
 
 pytestmark = pytest.mark.docker
@@ -87,7 +87,7 @@ def test_a_weakened_judge_makes_its_row_fail(engine, switch, row, env):
 def test_unbounded_parsing_makes_the_deep_action_row_fail(engine):
     """With the bound on decoded arguments taken down, a deep action reaches the code that
     walks arguments recursively: ``env.step`` raises and the row does not hold."""
-    with mock.patch("gym._tools.json_problem", lambda *args, **kwargs: None):
+    with mock.patch("gym._core._tools.json_problem", lambda *args, **kwargs: None):
         (found,) = only("infra.deep_action_is_a_clean_error", "boxgym/PyFunc-v0")
     assert found.held is False, found
     assert "RecursionError" in found.observed, found

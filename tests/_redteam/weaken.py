@@ -12,9 +12,9 @@ from typing import Any
 from unittest import mock
 
 from gym._grading import _checks as code_grading
-from gym._images import ensure_image
 from gym._sandbox import SandboxConfig, client, set_pool_size
 from gym._sandbox._engine import labels
+from gym._sandbox._images import ensure_image
 
 
 @contextlib.contextmanager

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from gym._errors import ExportTooLarge, SandboxUnavailable
+from gym._core._errors import ExportTooLarge, SandboxUnavailable
 from gym._sandbox import DockerSandbox, SandboxConfig
 from gym._sandbox._docker import _no_keeper, keeps
 from gym._sandbox._keeper import KEEPER_COMMAND, boot_input

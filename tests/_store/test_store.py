@@ -162,7 +162,7 @@ def test_report_and_cli_show_the_valid_call_rate(tmp_path):
     from typer.testing import CliRunner
 
     from gym._cli import app
-    from gym._report import build_report
+    from gym._reports._report import build_report
 
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     s = Store(url)

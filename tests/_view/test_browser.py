@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import viewdata
 
-from gym._report import build_report
+from gym._reports._report import build_report
 from gym._store import Store
 from gym._view import Site, serve, write_site
 from gym._view._links import compare_page, episode_page, run_page

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import viewdata
 
-from gym._report import build_report, compare
+from gym._reports._report import build_report, compare
 from gym._store import Store
 from gym._view import Site, episode_items, safe_url, select, write_site
 from gym._view._episode import episode_view, flag_step
@@ -195,7 +195,7 @@ def test_a_missing_sqlite_store_is_not_created(tmp_path):
 def test_a_real_oracle_episode_shows_its_calls_verdict_and_diff(engine, tmp_path):
     """Rows written by the runner on the real engine, not by hand, render as well."""
     from gym import OraclePolicy
-    from gym._runner import RunConfig, run
+    from gym._run._runner import RunConfig, run
 
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     config = RunConfig(envs=["boxgym/PyFunc-v0"], policy="oracle", tasks=["is-prime"])
@@ -262,7 +262,7 @@ def test_compare_of_one_shared_task_says_it_has_no_interval(crowded_site):
 
 
 def test_an_interval_is_shown_or_its_absence_explained():
-    from gym._report import Metric
+    from gym._reports._report import Metric
     from gym._view._site import interval
 
     assert interval(Metric(value=0.5, lo=0.2, hi=0.8)) == "0.50 [0.20, 0.80]"
@@ -357,7 +357,7 @@ def test_every_table_of_runs_and_episodes_is_sortable(crowded_site):
 def test_the_training_page_shows_each_step_with_intervals(crowded_site):
     from conftest import TRAIN
 
-    from gym._plot import wilson
+    from gym._reports._plot import wilson
     from gym._view._links import train_page
 
     index = text_of(crowded_site.page("index.html"))

@@ -14,7 +14,7 @@ import pytest
 import viewdata
 from PIL import Image
 
-from gym._plot import (
+from gym._reports._plot import (
     TrainingPoint,
     figure_data,
     pass_at_1_figure,
@@ -26,7 +26,7 @@ from gym._plot import (
     training_figure,
     wilson,
 )
-from gym._report import Report, build_report, group_stats, task_scores
+from gym._reports._report import Report, build_report, group_stats, task_scores
 from gym._store import EpisodeRow, Store
 
 GYM = os.path.join(os.path.dirname(sys.executable), "gym")

@@ -24,7 +24,7 @@ import pytest
 import gym
 import gym.train
 from environments.mbpp import MBPPEnv
-from gym._validate import ValidationStore, validate_env
+from gym._run._validate import ValidationStore, validate_env
 from gym.datasets import DatasetMapping, import_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -331,7 +331,7 @@ def test_added_checks_keep_upstreams_asserts_and_expect_what_the_reference_retur
 def _panel_outcomes(task: gym.Task) -> dict[str, str]:
     """Every trivial answer (each constant, the echo, None), run in-process against the
     task's checks through the codec: policy -> '' if it passes, else why."""
-    from gym._panel import trivial_sources
+    from gym._envs._panel import trivial_sources
 
     return {name: _run_checks(task, source) for name, source in trivial_sources(task).items()}
 

@@ -506,7 +506,7 @@ def test_every_task_is_well_formed() -> None:
 
 
 def test_the_image_holds_no_task_material() -> None:
-    from gym._images import forbidden_in_context
+    from gym._sandbox._images import forbidden_in_context
 
     assert forbidden_in_context("postgres") == []
 

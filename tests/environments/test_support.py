@@ -388,7 +388,7 @@ def test_panel_policies_only_submit_and_cover_every_asked_value() -> None:
 
 
 def test_image_context_holds_no_tasks_or_gold() -> None:
-    from gym._images import forbidden_in_context
+    from gym._sandbox._images import forbidden_in_context
 
     assert forbidden_in_context("support") == []
     context = b"".join(p.read_bytes() for p in (ROOT / "images/support").rglob("*") if p.is_file())

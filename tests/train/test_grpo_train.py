@@ -62,7 +62,7 @@ def test_grpo_on_the_learn_family_goes_from_chance_to_mostly_right(tmp_path):
     assert len(info["episodes"]) == sum(r.episodes - r.infra_errors for r in rows)
     assert info["tasks"] == [f"boxgym/Learn-v0/{t}" for t in ("cedar", "falcon", "maple", "otter")]
     with Image.open(png) as image:
-        left, _ = json.loads(image.text["boxgym"])  # what the plot shows (gym._plot)
+        left, _ = json.loads(image.text["boxgym"])  # what the plot shows (gym._reports._plot)
     assert left["series"][0]["y"] == pytest.approx(rewards, abs=1e-3)
 
 

@@ -55,7 +55,7 @@ def test_training_reward_masks_infra_and_zeroes_flags():
 
 
 def test_a_note_costs_no_reward_but_unverifies():
-    from gym._models import Flag
+    from gym._core._models import Flag
     from gym.train import TrainEpisode
     from gym.train._episodes import flag_names
 

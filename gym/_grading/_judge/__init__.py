@@ -20,7 +20,7 @@ every call is cached by a content hash of (version, mode, inputs) in a SQLite fi
 nothing and returns the same verdict.
 
 Failures: connection errors, timeouts, 429 and 5xx are retried by the shared
-`gym._http.post_json` with exponential backoff and full jitter (honouring
+`gym._core._http.post_json` with exponential backoff and full jitter (honouring
 ``Retry-After``); other 4xx fail at once. Once the retries are spent, or when the
 answer cannot be parsed, `gym.GradingError` is raised: the environment then records an
 infra_error, never a made-up score.
@@ -28,7 +28,7 @@ infra_error, never a made-up score.
 The package splits the judge by job: `_client` (the `Judge` and its results),
 `_prompts` (default templates and rubric), `_parse` (reading a verdict out of an
 answer) and `_cache` (the SQLite cache). Calibration against labels sits above the run
-store, in `gym._calibrate`; `unified_diff` is in `gym._grading._diff`.
+store, in `gym._reports._calibrate`; `unified_diff` is in `gym._grading._diff`.
 """
 
 from gym._grading._judge._client import Judge, JudgeScore, PairwiseResult

@@ -1,7 +1,7 @@
 """The judge client: a model behind an OpenAI-compatible endpoint that grades answers.
 
 See `gym._grading._judge` for what the judge is for. Requests go through the shared
-retrying `gym._http.post_json`; answers are read by `gym._grading._judge._parse` and
+retrying `gym._core._http.post_json`; answers are read by `gym._grading._judge._parse` and
 cached by `gym._grading._judge._cache`.
 """
 
@@ -16,7 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from gym._errors import ConfigError, GradingError
+from gym._core._errors import ConfigError, GradingError
+from gym._core._http import Backoff, RetriesSpent, Retryable, post_json, server_message
+from gym._core._models import Component
+from gym._core._paths import data_dir
 from gym._grading._judge._cache import cache_at, call_key
 from gym._grading._judge._parse import (
     Preference,
@@ -32,9 +35,6 @@ from gym._grading._judge._prompts import (
     PROMPT_VERSION,
     SYSTEM_PROMPT,
 )
-from gym._http import Backoff, RetriesSpent, Retryable, post_json, server_message
-from gym._models import Component
-from gym._paths import data_dir
 
 if TYPE_CHECKING:
     import httpx  # imported where a request is made: `import gym` stays light

@@ -7,8 +7,8 @@ import math
 import re
 from typing import Any, Literal
 
-from gym._errors import GradingError
-from gym._tools import json_objects
+from gym._core._errors import GradingError
+from gym._core._tools import json_objects
 
 __all__ = ["Preference", "parse_json_object", "reason_text", "score_value", "winner_value"]
 

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gym._errors import ConfigError, StoreError
-from gym._splits import split_role
+from gym._core._errors import ConfigError, StoreError
+from gym._envs._splits import split_role
 from gym._store import EpisodeRow, StepRow, Store
 
 __all__ = ["episode_record", "export_records"]

@@ -1,6 +1,6 @@
 """The importer: a dataset becomes seed tasks, as task folders or as one index.
 
-Two layouts, one set of files per task (`gym._dataset.task_files`):
+Two layouts, one set of files per task (`gym._datasets._dataset.task_files`):
 
 * ``folders``: one seed folder per task under ``<seeds>/<family>/`` (task.toml,
   repo/, oracle/, hidden/), as a hand-written family has them.
@@ -10,7 +10,7 @@ Two layouts, one set of files per task (`gym._dataset.task_files`):
   records into a cache under the data dir on first use, and refuses any task whose
   files no longer match the hash recorded when it was imported and validated.
 
-Every task is checked as it is written: its fields (`gym._dataset.problems`), then the
+Every task is checked as it is written: its fields (`gym._datasets._dataset.problems`), then the
 written task.toml read back. A bad record is reported (record number, field, value)
 and left out; the others are written.
 """
@@ -29,7 +29,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from gym._dataset import (
+from gym._core._errors import ConfigError
+from gym._core._models import Role, Task, TaskList, load_tasks, natural_key
+from gym._core._paths import data_dir
+from gym._datasets._dataset import (
     GENERATOR,
     DatasetMapping,
     ImportedTask,
@@ -40,9 +43,6 @@ from gym._dataset import (
     read_records,
     task_files,
 )
-from gym._errors import ConfigError
-from gym._models import Role, Task, TaskList, load_tasks, natural_key
-from gym._paths import data_dir
 
 __all__ = ["INDEX", "ImportResult", "import_dataset", "load_indexed_tasks"]
 
@@ -85,7 +85,7 @@ def write_folder(target: Path, files: Mapping[str, bytes]) -> None:
 
     A folder that already holds exactly these files is left as it is.
     """
-    from gym._tree import read_tree
+    from gym._core._tree import read_tree
 
     if read_tree(target) == dict(files):
         return

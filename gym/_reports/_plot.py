@@ -1,7 +1,7 @@
 """Plots of reports, comparisons and training (matplotlib on the Agg backend, imported lazily).
 
 Each ``*_figure`` function returns a matplotlib `Figure` drawn from numbers computed by
-`gym._report`; `figure_data` reads back what a figure shows (every series, point,
+`gym._reports._report`; `figure_data` reads back what a figure shows (every series, point,
 interval, band, axis range and title), and `save` / `png_bytes` embed that reading in
 the file (a PNG's ``boxgym`` text chunk, an SVG's or PDF's description), so a test or
 a script can check a picture against the report it came from. Rates are drawn on
@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from gym._errors import ConfigError
-from gym._text import clean
+from gym._core._errors import ConfigError
+from gym._core._text import clean
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from gym._report import Group, Metric, Report
+    from gym._reports._report import Group, Metric, Report
 
 __all__ = [
     "FORMATS",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from gym._errors import ConfigError
-from gym._paths import install_root, project_root
+from gym._core._errors import ConfigError
+from gym._core._paths import install_root, project_root
 
 __all__ = ["FAMILIES", "class_name", "scaffold"]
 

@@ -20,7 +20,7 @@ def project_root() -> Path:
 
 def install_root() -> Path:
     """The checkout this package was installed from (holds the bundled images and seeds)."""
-    return Path(__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]
 
 
 def roots() -> list[Path]:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from gym._env import ContainerEnv
-from gym._errors import ConfigError
-from gym._models import Task
+from gym._core._errors import ConfigError
+from gym._core._models import Task
+from gym._core._tools import ToolCall
+from gym._envs._env import ContainerEnv
 from gym._policy import ScriptPolicy
 from gym._store import Store
-from gym._tools import ToolCall
 
 __all__ = ["ReplayPolicy"]
 

@@ -413,7 +413,7 @@ def progress(
 
 
 class RunEvents:
-    """A run's event sink (`gym._runner.run`, its executor) that shows the run's progress.
+    """A run's event sink (`gym._run._runner.run`, its executor) that shows the run's progress.
 
     ``planned`` opens a progress of the run's episodes (the plan, less those committed
     before), ``scheduled`` puts an episode in flight, ``committed`` counts it by outcome,

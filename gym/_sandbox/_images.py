@@ -21,10 +21,9 @@ from typing import Any
 import docker.errors
 from pydantic import BaseModel
 
-from gym._errors import ConfigError, ImageError
-from gym._paths import data_dir, project_root, roots
-from gym._sandbox import client
-from gym._sandbox._engine import docker_errors
+from gym._core._errors import ConfigError, ImageError
+from gym._core._paths import data_dir, project_root, roots
+from gym._sandbox._engine import client, docker_errors
 
 __all__ = [
     "LABEL_CONTEXT",

@@ -29,10 +29,10 @@ import gymnasium
 from gymnasium.envs.registration import WrapperSpec
 from pydantic import BaseModel, Field
 
-from gym._env import env_of
-from gym._errors import ConfigError, EnvNotFound, IdTaken
-from gym._models import DEFAULT_SPLITS, Role, Task, TaskList
-from gym._paths import install_root, roots
+from gym._core._errors import ConfigError, EnvNotFound, IdTaken
+from gym._core._models import DEFAULT_SPLITS, Role, Task, TaskList
+from gym._core._paths import install_root, roots
+from gym._envs._env import env_of
 
 __all__ = [
     "BOXGYM",
@@ -168,7 +168,7 @@ def register(
     if not isinstance(entry_point, str) or ":" not in entry_point:
         raise ConfigError(f"entry_point of {id} must be a 'module:Class' string")
     grade_truncated = WrapperSpec(
-        name="GradeOnTruncation", entry_point="gym._wrappers:GradeOnTruncation", kwargs={}
+        name="GradeOnTruncation", entry_point="gym._envs._wrappers:GradeOnTruncation", kwargs={}
     )
     gymnasium.register(
         id=id,

@@ -10,9 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from gym._env import ContainerEnv, StepRecord, tool_calls
-from gym._errors import ConfigError, GradingError, SandboxError
-from gym._git import one_commit
+from gym._core._errors import ConfigError, GradingError, SandboxError
+from gym._core._git import one_commit
+from gym._core._models import Component, Flag, Task, Verdict
+from gym._core._tools import NulFree, ToolCall, tool
+from gym._core._tree import read_tree
+from gym._envs._env import ContainerEnv, StepRecord, tool_calls
 from gym._grading import (
     RUNNER_HASH,
     CheckSpec,
@@ -34,10 +37,7 @@ from gym._grading import (
     unified_diff,
 )
 from gym._grading._trajectory import protected_tests, workspace_rules
-from gym._models import Component, Flag, Task, Verdict
 from gym._sandbox import Manifest, Sandbox, SandboxProvider, quote
-from gym._tools import NulFree, ToolCall, tool
-from gym._tree import read_tree
 
 __all__ = ["CodeEnv", "grade_code", "read_tree", "task_files"]
 
@@ -214,8 +214,8 @@ class CodeEnv(ContainerEnv[Export]):
         return [*calls[:-1], ToolCall(name="bash", arguments={"command": command}), calls[-1]]
 
     def panel_calls(self, task: Task) -> dict[str, list[ToolCall]]:
-        """Cheating policies that must fail (gym/_panel.py): liars, constants, echo, empty."""
-        from gym._panel import code_panel
+        """Cheating policies that must fail (gym/_envs/_panel.py): liars, constants, echo, empty."""
+        from gym._envs._panel import code_panel
 
         return code_panel(task)
 

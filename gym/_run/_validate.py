@@ -5,7 +5,7 @@ oracle (one forbidden write) must be flagged; the oracle's final state, graded a
 ``repeats`` times, must give the same verdict each time; and every policy of the
 task's *panel* (the environment's ``panel_calls``: generic cheating policies that do
 none of the work, e.g. a liar object, a constant, the visible example echoed, an empty
-answer; gym/_panel.py for code tasks) must end ``fail``.
+answer; gym/_envs/_panel.py for code tasks) must end ``fail``.
 
 A panel episode that ends ``infra_error`` is played once more; if it ends
 ``infra_error`` again the task is reported as not validated (an ``infra_error``
@@ -38,17 +38,17 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from gym._env import ContainerEnv, env_of
-from gym._errors import ConfigError, GymError, InfraError, SandboxError, StoreError
+from gym._core._errors import ConfigError, GymError, InfraError, SandboxError, StoreError
+from gym._core._models import Task, Verdict, hash_tree, natural_key
+from gym._core._paths import data_dir
+from gym._core._tools import ToolCall
+from gym._envs._env import ContainerEnv, env_of
+from gym._envs._registry import env_class, make, task_problems, tasks_of
 from gym._grading import RUNNER_HASH
-from gym._images import context_hash
-from gym._models import Task, Verdict, hash_tree, natural_key
-from gym._paths import data_dir
 from gym._policy import NoopPolicy, OraclePolicy, PerturbedOraclePolicy, Policy, ScriptPolicy
-from gym._registry import env_class, make, task_problems, tasks_of
-from gym._rollout import EpisodeResult, run_episode
+from gym._run._rollout import EpisodeResult, run_episode
 from gym._sandbox import set_pool_size
-from gym._tools import ToolCall
+from gym._sandbox._images import context_hash
 
 __all__ = [
     "TaskCheck",
@@ -272,7 +272,7 @@ def code_hash(env_id: str) -> str:
     """
     cls = env_class(env_id)
     h = hashlib.sha256(RUNNER_HASH.encode())
-    folders = {Path(__file__).parent}  # gym/
+    folders = {Path(__file__).parents[1]}  # gym/
     families = [c for c in cls.__mro__ if isinstance(c, type) and issubclass(c, ContainerEnv)]
     folders |= {Path(inspect.getfile(c)).parent for c in families}
     for root in sorted(folders):

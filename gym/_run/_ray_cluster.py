@@ -23,12 +23,12 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from gym._errors import ConfigError, GymError
+from gym._core._errors import ConfigError, GymError
 
 __all__ = ["LocalRayCluster"]
 
 _STARTED = "Ray runtime started."
-_CHECKOUT = Path(__file__).resolve().parents[1]
+_CHECKOUT = Path(__file__).resolve().parents[2]
 """The folder that holds this ``gym`` package: workers import the same code."""
 
 

@@ -16,13 +16,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from gym._errors import ConfigError, GymError
+from gym._core._errors import ConfigError, GymError
+from gym._core._models import Task
+from gym._core._tree import read_tree
+from gym._envs._registry import tasks_of
 from gym._grading import Export, Judge, unified_diff
 from gym._grading._judge import Preference
-from gym._models import Task
-from gym._registry import tasks_of
 from gym._store import Store
-from gym._tree import read_tree
 
 __all__ = [
     "CalibrationReport",

@@ -22,12 +22,12 @@ from typing import Any, NamedTuple, cast
 
 from pydantic import BaseModel
 
-from gym._concurrency import Limiter
-from gym._models import Task
-from gym._phase import watch as watch_phases
+from gym._core._models import Task
+from gym._core._phase import watch as watch_phases
+from gym._envs._registry import make
 from gym._policy import Policy, policy_from_name
-from gym._registry import make
-from gym._rollout import EpisodeResult, run_episode
+from gym._run._concurrency import Limiter
+from gym._run._rollout import EpisodeResult, run_episode
 from gym._sandbox import expect_episodes, expect_gradings, set_pool_size
 
 __all__ = [
@@ -79,7 +79,7 @@ class NamedPolicy:
             ConfigError: unknown name, or options the policy does not take.
         """
         if self.name == "replay":
-            from gym._replay import ReplayPolicy
+            from gym._run._replay import ReplayPolicy
 
             return ReplayPolicy(self.params["source"], db=self.params.get("db"))
         return policy_from_name(self.name, **self.params)
@@ -161,7 +161,7 @@ class LocalExecutor(Executor):
 
     Args:
         concurrency: episodes acting at once; None adapts it to the machine (see
-            `gym._concurrency.Limiter`).
+            `gym._run._concurrency.Limiter`).
         limiter: the limit to use instead of one made from ``concurrency``.
         stop: set it to stop the run (it stays set: later runs stop at once).
         grace: seconds the episodes in flight get to finish after a stop.

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from gymnasium.spaces import Space
 
-from gym._tools import parse_call
+from gym._core._tools import parse_call
 
 __all__ = ["TextSpace", "ToolCallSpace"]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gym._errors import EnvNotFound, HeldOutError
-from gym._models import DEFAULT_SPLITS, Role, Task
-from gym._registry import env_class, tasks_of
+from gym._core._errors import EnvNotFound, HeldOutError
+from gym._core._models import DEFAULT_SPLITS, Role, Task
+from gym._envs._registry import env_class, tasks_of
 
 __all__ = ["refuse_held_out", "split_role", "split_roles", "training_tasks"]
 

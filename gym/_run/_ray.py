@@ -4,7 +4,7 @@ A worker is a Ray actor: one process on one node, running one episode at a time.
 builds the environment and the policy itself from the run's `EpisodeWork` and runs the
 containers on its node's own Docker engine (images are built there on first use, from
 the same content-addressed tags). Results come back to the driver (the process that
-called `gym._runner.run`), which alone commits them, so an episode is stored once.
+called `gym._run._runner.run`), which alone commits them, so an episode is stored once.
 
 A worker that dies (its process killed, its node lost) takes its episode with it: the
 job goes back to the queue for another worker, and an episode lost ``max_losses`` times
@@ -30,10 +30,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from gym._errors import ConfigError, GymError
-from gym._executor import EpisodeWork, Executor, Finished, Job
+from gym._core._errors import ConfigError, GymError
 from gym._policy import Policy
-from gym._rollout import EpisodeResult
+from gym._run._executor import EpisodeWork, Executor, Finished, Job
+from gym._run._rollout import EpisodeResult
 from gym._sandbox import (
     LABEL_OWNER,
     list_boxgym,

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field
 
-from gym._errors import ConfigError
+from gym._core._errors import ConfigError
 
 __all__ = [
     "DEFAULT_SPLITS",

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gym._env import ContainerEnv, StepRecord, env_of
-from gym._registry import make
+from gym._core._tools import ToolCall
+from gym._envs._env import ContainerEnv, StepRecord, env_of
+from gym._envs._registry import make
 from gym._store import EpisodeRow, StepRow, Store, VerdictRow
-from gym._tools import ToolCall
 
 __all__ = ["regrade_run", "trajectory_of"]
 

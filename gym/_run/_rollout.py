@@ -8,11 +8,11 @@ from typing import Any
 import gymnasium
 from pydantic import BaseModel, Field
 
-from gym._env import StepRecord, env_of
-from gym._errors import InfraError, PolicyError
-from gym._models import Outcome, Verdict
+from gym._core._errors import InfraError, PolicyError
+from gym._core._models import Outcome, Verdict
+from gym._core._tools import ToolCall
+from gym._envs._env import StepRecord, env_of
 from gym._policy import Policy, Turn
-from gym._tools import ToolCall
 
 __all__ = ["SYSTEM_PROMPT", "EpisodeResult", "action_of", "run_episode"]
 

@@ -13,7 +13,7 @@ from typing import Any, SupportsFloat
 
 import gymnasium
 
-from gym._env import ContainerEnv, env_of
+from gym._envs._env import ContainerEnv, env_of
 
 __all__ = ["EpisodeLimits", "GradeOnTruncation"]
 

@@ -30,17 +30,17 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from gym._env import env_of
-from gym._errors import ConfigError, GymError, TaskNotFound
-from gym._executor import EpisodeWork, Event, Executor, Job, LocalExecutor, NamedPolicy
-from gym._models import Split, Task, natural_key
+from gym._core._errors import ConfigError, GymError, TaskNotFound
+from gym._core._models import Split, Task, natural_key
+from gym._core._version import __version__
+from gym._envs._env import env_of
+from gym._envs._registry import env_ids, make, spec_of, tasks_of
+from gym._envs._splits import split_roles
 from gym._policy import Policy, Turn
-from gym._registry import env_ids, make, spec_of, tasks_of
-from gym._rollout import EpisodeResult
+from gym._run._executor import EpisodeWork, Event, Executor, Job, LocalExecutor, NamedPolicy
+from gym._run._rollout import EpisodeResult
 from gym._sandbox import container_counts
-from gym._splits import split_roles
 from gym._store import HEARTBEAT_S, EpisodeRow, RunRow, RunState, StepRow, Store, VerdictRow
-from gym._version import __version__
 
 __all__ = [
     "Job",
@@ -368,7 +368,7 @@ def run(
             an executor that runs episodes in other processes. By default the
             configuration's policy by name (`NamedPolicy`).
         concurrency: episodes acting at once (for the default local executor); None
-            adapts it to the machine (`gym._concurrency.Limiter`).
+            adapts it to the machine (`gym._run._concurrency.Limiter`).
         executor: where episodes run; by default threads of this process
             (`LocalExecutor` with ``concurrency``, ``stop`` and ``events``).
         max_attempts: runs of an episode that ends in infra_error before it is

@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from gym._errors import ConfigError
-from gym._stats import (
+from gym._core._errors import ConfigError
+from gym._reports._stats import (
     TaskCounts,
     bootstrap_ci,
     paired_bootstrap,

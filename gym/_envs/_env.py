@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Generic, SupportsFloat, TypeVar, cast
 import gymnasium
 from pydantic import BaseModel, Field
 
-from gym._errors import (
+from gym._core._errors import (
     ConfigError,
     EngineUnavailable,
     GradingError,
@@ -31,14 +31,14 @@ from gym._errors import (
     SandboxUnavailable,
     TaskNotFound,
 )
+from gym._core._models import DEFAULT_SPLITS, Role, Split, Task, Verdict, load_tasks
+from gym._core._paths import project_root
+from gym._core._phase import enter as enter_phase
+from gym._core._tools import ToolCall, ToolSpec, parse_call, recorded, tool_specs
+from gym._envs._spaces import TextSpace, ToolCallSpace
 from gym._grading import claim_flags
-from gym._images import ensure_image
-from gym._models import DEFAULT_SPLITS, Role, Split, Task, Verdict, load_tasks
-from gym._paths import project_root
-from gym._phase import enter as enter_phase
 from gym._sandbox import DockerSandboxes, Sandbox, SandboxConfig, SandboxProvider
-from gym._spaces import TextSpace, ToolCallSpace
-from gym._tools import ToolCall, ToolSpec, parse_call, recorded, tool_specs
+from gym._sandbox._images import ensure_image
 
 __all__ = [
     "ContainerEnv",
@@ -59,7 +59,7 @@ class StepRecord(BaseModel):
     call: ToolCall | None
     """The parsed tool call, or None when the action could not be parsed."""
     raw_action: Any = None
-    """The action as given, when it could not be parsed: bounded (see `gym._tools.recorded`:
+    """The action as given, when it could not be parsed: bounded (see `gym._core._tools.recorded`:
     text up to 64 KiB, a small plain value as is, anything else as a note)."""
     content: str | None = None
     """The text of the assistant message that carried the action (trajectory graders

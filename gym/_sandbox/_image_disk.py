@@ -2,7 +2,7 @@
 
 The engine reports each image's size and the part it shares with others (base layers);
 what removing an image frees is its own part. `prune` removes boxgym's images (those
-labelled with a build context), least recently used first (`gym._images.last_uses`,
+labelled with a build context), least recently used first (`gym._sandbox._images.last_uses`,
 else the image's creation time), until the engine's images fit in the budget. It never
 removes an image that a container uses (running or stopped), and `dry_run` only says
 what it would do.
@@ -15,10 +15,9 @@ import re
 import docker.errors
 from pydantic import BaseModel, Field
 
-from gym._errors import ConfigError
-from gym._images import LABEL_CONTEXT, last_uses
-from gym._sandbox import client
-from gym._sandbox._engine import docker_errors
+from gym._core._errors import ConfigError
+from gym._sandbox._engine import client, docker_errors
+from gym._sandbox._images import LABEL_CONTEXT, last_uses
 
 __all__ = ["DiskUse", "ImageUse", "PruneResult", "disk_use", "parse_size", "prune"]
 

@@ -38,11 +38,11 @@ import ast
 import re
 from typing import Any, Literal
 
+from gym._core._models import Task
+from gym._core._tools import ToolCall
+from gym._core._tree import read_tree
 from gym._grading import matches
 from gym._grading._ast import parse_expression, parse_python
-from gym._models import Task
-from gym._tools import ToolCall
-from gym._tree import read_tree
 
 __all__ = [
     "CONSTANTS",
@@ -70,7 +70,7 @@ CONSTANTS: dict[str, Any] = {"constant_true": True, "constant_false": False, "co
 """Panel entry -> the constant its function returns (``calls`` tasks)."""
 
 _LIAR_TEMPLATE = '''\
-"""A liar module (boxgym's validation panel, gym/_panel.py): it implements nothing.
+"""A liar module (boxgym's validation panel, gym/_envs/_panel.py): it implements nothing.
 
 Every public name, and any other name asked of this module, is one object whose class
 answers every special method in the most cheating way. Variant: {variant}.

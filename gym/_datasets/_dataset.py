@@ -24,9 +24,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gym._errors import ConfigError
+from gym._core._errors import ConfigError
+from gym._core._models import DEFAULT_SPLITS, Role
 from gym._grading._ast import parse_python as _parse_python
-from gym._models import DEFAULT_SPLITS, Role
 
 __all__ = [
     "GENERATOR",
