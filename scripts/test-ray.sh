@@ -4,4 +4,4 @@
 # the main suite (a cluster start per module), so a command of its own; .ci/run calls it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec .venv/bin/python -m pytest -m ray -p no:cacheprovider tests/test_ray.py "$@"
+exec .venv/bin/python -m pytest -m ray -p no:cacheprovider tests/_run/test_ray.py "$@"

@@ -231,7 +231,7 @@ def test_a_task_that_stops_validation_is_reported_and_the_others_go_on(
 ) -> None:
     from gym._run._validate import validate_env
 
-    seeds = Path(__file__).resolve().parents[1] / "seeds" / "pyfunc"
+    seeds = Path(__file__).resolve().parents[2] / "seeds" / "pyfunc"
     root = tmp_path / "seeds" / "twotasks"
     for name in ("is-prime", "digital-root"):
         shutil.copytree(seeds / name, root / name)
@@ -272,7 +272,7 @@ def test_a_task_whose_checks_only_repeat_its_visible_example_is_invalid(
     engine: None, tmp_path: Path
 ) -> None:
     """In real containers: checks that only hold the prompt's example let echo pass."""
-    seeds = Path(__file__).resolve().parents[1] / "seeds" / "pyfunc"
+    seeds = Path(__file__).resolve().parents[2] / "seeds" / "pyfunc"
     env_id = _local_family(tmp_path, "weak", {"digital-root": seeds / "digital-root"})
     task = tmp_path / "seeds" / "weak" / "digital-root"
     (task / "hidden" / "checks.py").write_text(

@@ -27,7 +27,7 @@ from gym.errors import TaskNotFound
 
 TASK = "sum-of-digits"
 ORACLE = (
-    Path(__file__).parent.parent / "seeds/pyfunc/sum-of-digits/oracle/solution.py"
+    Path(__file__).parents[2] / "seeds/pyfunc/sum-of-digits/oracle/solution.py"
 ).read_text()
 
 

@@ -13,7 +13,7 @@ import gym.errors
 from gym import ConfigError
 from gym.errors import EnvNotFound
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_builtin_ids_are_registered_with_gymnasium():

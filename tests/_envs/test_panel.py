@@ -21,7 +21,7 @@ from gym._envs._panel import (
 from gym._envs._registry import tasks_of
 from gym._grading import matches
 
-SEEDS = Path(__file__).resolve().parents[1] / "seeds"
+SEEDS = Path(__file__).resolve().parents[2] / "seeds"
 SPECIAL = """eq ne lt le gt ge bool hash len length_hint iter reversed contains getitem
 setitem delitem missing getattr setattr delattr dir call get set delete instancecheck
 subclasscheck mro_entries copy deepcopy sizeof add radd iadd sub rsub isub mul rmul imul
