@@ -86,6 +86,9 @@ class FaultStore:
 
 _VOLATILE = {"updated_at"}
 """Columns that change by design when a run goes on (a run's last activity)."""
+_STATE_TABLES = {"run_status"}
+"""Tables of a run's state (running, stopped, finished...): they change by design when a
+run resumes, so they are not committed data; the rows that check them read them."""
 
 
 def snapshot(path: Path) -> dict[tuple[str, int], bytes]:
@@ -95,7 +98,7 @@ def snapshot(path: Path) -> dict[tuple[str, int], bytes]:
     out: dict[tuple[str, int], bytes] = {}
     with contextlib.closing(sqlite3.connect(path)) as conn:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-        for table in tables:
+        for table in (t for t in tables if t not in _STATE_TABLES):
             cursor = conn.execute(f'SELECT rowid, * FROM "{table}"')  # noqa: S608
             keep = [i for i, d in enumerate(cursor.description) if i and d[0] not in _VOLATILE]
             for row in cursor:
@@ -107,6 +110,15 @@ def episode_ids(path: Path) -> list[str]:
     """The id of every committed episode (duplicates kept, to be found)."""
     with contextlib.closing(sqlite3.connect(path)) as conn:
         return [r[0] for r in conn.execute("SELECT id FROM episodes")]
+
+
+def run_states(path: Path) -> list[str]:
+    """The state of every run in a SQLite store (``[]`` for a store without states)."""
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        try:
+            return [r[0] for r in conn.execute("SELECT state FROM run_status")]
+        except sqlite3.OperationalError:
+            return []
 
 
 def changed(before: dict[tuple[str, int], bytes], after: dict[tuple[str, int], bytes]) -> list[str]:
@@ -552,15 +564,17 @@ class RunnerKilled(Fault):
             for c in list_boxgym()
             if c.labels.get(OWNER, "").split(":")[1:2] == [str(proc.pid)]
         ]
+        states = run_states(path)
         seen = (
             f"killed after {_count_of(before)} of 4 episodes; resume exit {code}, "
-            f"{len(set(ids))} episodes"
+            f"{len(set(ids))} episodes, run {'/'.join(states) or 'without a state'}"
         )
         held = (
             code == 0
             and 1 <= _count_of(before) < 4
             and len(ids) == len(set(ids)) == 4
             and not changed(before, after)
+            and states == ["finished"]
             and not orphans
         )
         if orphans:
