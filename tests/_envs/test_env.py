@@ -26,9 +26,7 @@ from gym._sandbox import client
 from gym.errors import TaskNotFound
 
 TASK = "sum-of-digits"
-ORACLE = (
-    Path(__file__).parents[2] / "seeds/pyfunc/sum-of-digits/oracle/solution.py"
-).read_text()
+ORACLE = (Path(__file__).parents[2] / "seeds/pyfunc/sum-of-digits/oracle/solution.py").read_text()
 
 
 @pytest.fixture
