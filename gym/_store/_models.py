@@ -93,14 +93,14 @@ class RunStatus(BaseModel):
     ended_at: float | None
     """When it stopped, finished or failed (None while running, or interrupted)."""
 
-    @property
-    def counts(self) -> str:
-        """``9/16`` (``9/?`` when the planned count is unknown)."""
-        return f"{self.episodes}/{self.planned or '?'}"
-
     def label(self) -> str:
-        """The short form for tables: ``running 9/16``, ``finished 16/16``."""
-        return f"{self.state} {self.counts}"
+        """The short form for tables and badges: ``running 9/16``, ``finished 16/16``.
+
+        A run of an older store has no recorded state: ``8 episodes``.
+        """
+        if not self.planned:
+            return f"{self.episodes} episodes"
+        return f"{self.state} {self.episodes}/{self.planned}"
 
     def summary(self) -> str:
         """One line: ``12 of 16 planned; stopped by Ctrl-C at 10:32:05``."""

@@ -179,13 +179,10 @@ class Store:
             stored.updated_at = now
             s.add(stored)
             s.flush()
-            status = s.get(RunStatusRow, run.id) or RunStatusRow(
+            status = RunStatusRow(
                 run_id=run.id, state="running", planned=planned, started_at=now, updated_at=now
             )
-            status.state, status.planned, status.detail = "running", planned, ""
-            status.started_at = status.updated_at = now
-            status.ended_at = None
-            s.add(status)
+            s.merge(status)  # a resume replaces the stored state (detail, ended_at cleared)
             s.commit()
             return stored
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from gym._store import RunRow, RunStatus, Store
 from gym._view._text import clean
 
-__all__ = ["LiveStatus", "POLL_S", "badge", "live_status", "version"]
+__all__ = ["LiveStatus", "POLL_S", "live_status", "version"]
 
 POLL_S = 3
 """Seconds between two polls of a running run's status."""
@@ -43,13 +43,6 @@ class LiveStatus(BaseModel):
     poll_s: int = POLL_S
 
 
-def badge(status: RunStatus) -> str:
-    """The text of a run's status badge (``running 9/16``, or ``finished 8`` when unknown)."""
-    if not status.planned:
-        return f"{status.episodes} episodes"
-    return f"{status.state} {status.episodes}/{status.planned}"
-
-
 def version(run: RunRow, status: RunStatus) -> str:
     """What changes when the run page's numbers do (a heartbeat alone changes nothing)."""
     return f"{run.updated_at!r}/{status.episodes}/{status.state}"
@@ -68,7 +61,7 @@ def live_status(store: Store, run: RunRow) -> LiveStatus:
         passed=outcomes["pass"],
         failed=outcomes["fail"],
         infra_error=outcomes["infra_error"],
-        label=clean(badge(status)),
+        label=clean(status.label()),
         summary=clean(status.summary()),
         version=version(run, status),
     )

@@ -31,7 +31,7 @@ from gym._view._links import (
     train_page,
     unslug,
 )
-from gym._view._live import badge, live_status
+from gym._view._live import live_status
 from gym._view._runs import (
     RunLink,
     RunsPage,
@@ -143,7 +143,6 @@ def _templates() -> Any:
     env.filters |= {
         "ci": interval,
         "when": when,
-        "badge": badge,
         "short": lambda s: str(s)[:12],
         "num": lambda v, d=2: "-" if v is None or v != v else f"{v:.{d}f}",
         "noboxgym": lambda s: str(s).removeprefix("boxgym/"),
