@@ -18,7 +18,7 @@ import time
 
 import gymnasium
 
-from gym.sandbox import pool_for, set_pool_size
+from gym.sandbox import default_sandboxes
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
 from _report import machine, pct, timed, write_section  # noqa: E402
@@ -65,12 +65,12 @@ def main() -> None:
     finally:
         cli("rm", "-f", cid)
 
-    set_pool_size(0)
+    default_sandboxes().resize(0)
     env.reset(options={"task": task})
     results["env.reset, cold (no pool)"] = timed(lambda: env.reset(options={"task": task}), n_reset)
 
-    set_pool_size(2)
-    pool = pool_for(env.sandbox_config())
+    default_sandboxes().resize(2)
+    pool = default_sandboxes().pool_for(env.sandbox_config())
     warm = []
     for _ in range(n_reset):
         wait_full(pool)

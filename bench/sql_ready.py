@@ -35,6 +35,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _report import machine, pct, timed, write_section  # noqa: E402
 
 ENV_ID = "boxgym/SQL-v0"
+SANDBOXES = gym.sandbox.default_sandboxes()
+"""The provider the environments use (its pools are the ones measured)."""
 BASE = "debian:bookworm-slim"
 TARGET = 3.0
 
@@ -75,9 +77,9 @@ def boot_variant(image: str, tmpfs: bool) -> float:
         settings["boot"] = ((PG_USER, "/usr/local/bin/boxgym-pg-start --copy /pg"),)
     config = gym.sandbox.SandboxConfig(image=image, **settings)
     start = time.perf_counter()
-    box = DockerSandbox.create(config, run="bench")
+    box = DockerSandbox.create(config, run="bench", gate=SANDBOXES.pools.gate)
     took = time.perf_counter() - start
-    gym.sandbox.discard(box)
+    SANDBOXES.release(box)
     return took
 
 
@@ -111,20 +113,20 @@ def main() -> None:
     results["docker run --rm (CLI)"] = timed(cli_run, n)
     results["create+start (SDK)"] = [plain_start(client) for _ in range(n)]
 
-    gym.sandbox.set_pool_size(0)
+    SANDBOXES.resize(0)
     first_step(env)
     results["SQL-v0 first step, cold"] = [first_step(env) for _ in range(n)]
-    gym.sandbox.set_pool_size(1)
-    pool = gym.sandbox.pool_for(env.unwrapped.sandbox_config())
+    SANDBOXES.resize(1)
+    pool = SANDBOXES.pool_for(env.unwrapped.sandbox_config())
     warm = []
     for _ in range(n):
         wait_full(pool)
         warm.append(first_step(env))
     results["SQL-v0 first step, warm pool"] = warm
-    gym.sandbox.set_pool_size(0)
+    SANDBOXES.resize(0)
     results["create+boot, data on the layer"] = [boot_variant(image, False) for _ in range(n)]
     results["create+boot, data copied to tmpfs"] = [boot_variant(image, True) for _ in range(n)]
-    gym.sandbox.set_pool_size(1)
+    SANDBOXES.resize(1)
     k = max(3, n // 4)
     results["grading (submit), read task"] = [
         grading_time(env, "loyal-customers") for _ in range(k)

@@ -7,14 +7,29 @@ environment gets its sandboxes from a `SandboxProvider` (`DockerSandboxes`,
 `LocalSandboxes`), configured by a `SandboxConfig`::
 
     >>> from gym.sandbox import DockerSandboxes, SandboxConfig
-    >>> provider = DockerSandboxes()
-    >>> box = provider.acquire(SandboxConfig(image=provider.image("python")))  # doctest: +SKIP
-    >>> box.exec("echo hi").stdout                                              # doctest: +SKIP
-    >>> provider.release(box)                                                   # doctest: +SKIP
+    >>> with DockerSandboxes() as provider:                                         # doctest: +SKIP
+    ...     box = provider.acquire(SandboxConfig(image=provider.image("python")))
+    ...     print(box.exec("echo hi").stdout)
+    ...     provider.release(box)
 
-Warm pools (`pool_for`, `set_pool_size`, `discard`, `shutdown_pools`) keep containers
-started ahead of episodes; `reap` removes the containers of processes that died.
+A provider owns what it keeps ahead: warm pools of started containers, the controller
+that refills them, its counters and its engine gate. A runner talks to it through its
+methods (`expect`, `resize`, `counts`, `latency`, `close`); a grading sandbox comes from
+`SandboxProvider.grader`, a one-shot grading container from `run_once`. A provider of
+your own implements `image`, `acquire` and `run_once`; the rest have defaults.
+`default_sandboxes` is the provider environments and runs use unless given one; `reap`
+removes the containers of processes that died.
+
+The free functions of the warm pools (`pool_for`, `set_pool_size`, `discard`,
+`shutdown_pools`, `container_counts`, `expect_episodes`, `expect_gradings`) are
+deprecated: each warns when called and acts on the default provider; use the
+provider's methods.
 """
+
+import functools as _functools
+import warnings as _warnings
+from collections.abc import Callable as _Callable
+from typing import Any as _Any
 
 from gym._sandbox import (
     Change,
@@ -29,15 +44,12 @@ from gym._sandbox import (
     SandboxConfig,
     SandboxPool,
     SandboxProvider,
-    container_counts,
-    discard,
-    pool_for,
+    default_sandboxes,
     quote,
     reap,
     run_once,
-    set_pool_size,
-    shutdown_pools,
 )
+from gym._sandbox._pool import shutdown as _shutdown
 
 __all__ = [
     "Change",
@@ -52,12 +64,87 @@ __all__ = [
     "SandboxConfig",
     "SandboxPool",
     "SandboxProvider",
-    "container_counts",
-    "discard",
-    "pool_for",
+    "default_sandboxes",
     "quote",
     "reap",
     "run_once",
-    "set_pool_size",
-    "shutdown_pools",
 ]
+
+
+def _retired(instead: str) -> _Callable[[_Callable[..., _Any]], _Callable[..., _Any]]:
+    """A free function made a shim: it warns (DeprecationWarning), then does its work."""
+
+    def wrap(work: _Callable[..., _Any]) -> _Callable[..., _Any]:
+        name = work.__name__.lstrip("_")
+
+        @_functools.wraps(work)
+        def shim(*args: _Any, **kwargs: _Any) -> _Any:
+            _warnings.warn(
+                f"gym.sandbox.{name} is deprecated; use {instead} (it acts on the default "
+                "provider, gym.sandbox.default_sandboxes()); the old name will be removed",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return work(*args, **kwargs)
+
+        shim.__name__ = shim.__qualname__ = name
+        return shim
+
+    return wrap
+
+
+@_retired("DockerSandboxes.pool_for (of gym.sandbox.default_sandboxes())")
+def _pool_for(config: SandboxConfig, role: str = "agent") -> SandboxPool:
+    return default_sandboxes().pools.pool_for(config, role)
+
+
+@_retired("SandboxProvider.resize")
+def _set_pool_size(size: int) -> None:
+    default_sandboxes().resize(size)
+
+
+@_retired("SandboxProvider.release")
+def _discard(sandbox: Sandbox) -> None:
+    default_sandboxes().release(sandbox)
+
+
+@_retired("SandboxProvider.close (this one ends every provider's pools, for process exit)")
+def _shutdown_pools() -> None:
+    _shutdown()
+
+
+@_retired("SandboxProvider.counts")
+def _container_counts() -> dict[str, int]:
+    return default_sandboxes().counts()
+
+
+@_retired("SandboxProvider.expect(episodes=...)")
+def _expect_episodes(pending: int | None) -> None:
+    default_sandboxes().pools.demand.expect(pending)
+
+
+@_retired("SandboxProvider.expect(gradings=...)")
+def _expect_gradings(queued: int) -> None:
+    default_sandboxes().expect(gradings=queued)
+
+
+_RETIRED = {
+    shim.__name__: shim
+    for shim in (
+        _pool_for,
+        _set_pool_size,
+        _discard,
+        _shutdown_pools,
+        _container_counts,
+        _expect_episodes,
+        _expect_gradings,
+    )
+}
+"""The warm pools' free functions: shims that warn, then act on the default provider."""
+
+
+def __getattr__(name: str) -> _Any:
+    """A retired free function (it warns when called)."""
+    if name not in _RETIRED:
+        raise AttributeError(f"module 'gym.sandbox' has no attribute {name!r}")
+    return _RETIRED[name]

@@ -326,17 +326,18 @@ def run_runner(
 ) -> dict[str, Any]:
     """Stage a fresh grading container, run the runner there, return its report.
 
-    ``sandboxes`` provides the grading container (hardened Docker by default). The
-    report's size is bounded by the runner (`runner.MAX_REPORT_BYTES` for the agent's
-    parts); it is parsed here with its size checked first.
+    ``sandboxes`` provides the grading container (`SandboxProvider.grader`; the default
+    provider when None). The report's size is bounded by the runner
+    (`runner.MAX_REPORT_BYTES` for the agent's parts); it is parsed here with its size
+    checked first.
 
     Raises:
         GradingError: the runner left no report, an unreadable one, or reported its own
             crash.
         SandboxError: the grading container failed.
     """
-    provider = sandboxes or gym.sandbox.DockerSandboxes()
-    sandbox = provider.acquire(grading_config(image), run="grading", role="grader")
+    provider = sandboxes or gym.sandbox.default_sandboxes()
+    sandbox = provider.grader(grading_config(image))
     try:
         files = {
             "runner.py": RUNNER_PATH.read_bytes(),

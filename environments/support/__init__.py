@@ -429,9 +429,12 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
             self.sandboxes.release(sandbox)
 
     def grading_config(self) -> gym.sandbox.SandboxConfig:
-        """Settings of the grading container: the episode's, disposable after one use."""
-        return self.sandbox_config().model_copy(update={"disposable": True})
+        """Settings of the grading container: the episode's (its service, on loopback).
+
+        The provider adds the grading settings (`gym.sandbox.SandboxProvider.grader`).
+        """
+        return self.sandbox_config()
 
     def acquire_grader(self) -> gym.sandbox.Sandbox:
-        """A fresh grading sandbox (from a warm pool of booted ones)."""
-        return self.sandboxes.acquire(self.grading_config(), run="grading", role="grader")
+        """A fresh grading sandbox with the grading settings (from a warm pool of booted ones)."""
+        return self.sandboxes.grader(self.grading_config())

@@ -37,8 +37,8 @@ from gym._core._phase import enter as enter_phase
 from gym._core._tools import ToolCall, ToolSpec, parse_call, recorded, tool_specs
 from gym._envs._spaces import TextSpace, ToolCallSpace
 from gym._grading import claim_flags
-from gym._sandbox import DockerSandboxes, Sandbox, SandboxConfig, SandboxProvider
-from gym._sandbox._images import ensure_image
+from gym._sandbox import Sandbox, SandboxConfig, SandboxProvider
+from gym._sandbox import default_sandboxes as _default_sandboxes
 
 __all__ = [
     "ContainerEnv",
@@ -95,12 +95,12 @@ def _with_claims(verdict: Verdict, trajectory: Sequence[StepRecord]) -> Verdict:
     return verdict.model_copy(update={"flags": [*verdict.flags, *flags]}) if flags else verdict
 
 
-_DOCKER = DockerSandboxes(resolve_image=ensure_image)
-
-
 def default_sandboxes() -> SandboxProvider:
-    """Hardened Docker containers, each family's image built on first use (the default)."""
-    return _DOCKER
+    """Hardened Docker containers, each family's image built on first use (the default).
+
+    The process's one default provider (`gym.sandbox.default_sandboxes`).
+    """
+    return _default_sandboxes()
 
 
 class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.ABC):

@@ -42,9 +42,9 @@ from gym._sandbox import (
     SandboxConfig,
     SandboxPool,
     client,
+    default_sandboxes,
     list_boxgym,
     owner_label,
-    set_pool_size,
 )
 from gym._store import Store
 
@@ -134,7 +134,7 @@ def mine() -> list[str]:
 
 def leftovers(wait: float = 60.0) -> list[str]:
     """This process's containers that are still there once its pools are emptied."""
-    set_pool_size(0)
+    default_sandboxes().resize(0)
     deadline = time.monotonic() + wait
     while (left := mine()) and time.monotonic() < deadline:
         time.sleep(0.5)
@@ -167,12 +167,12 @@ class Fault(Attack):
         """Inject the fault, then check the store and the containers."""
         store = _store(ctx)
         before = store.rows()
-        set_pool_size(0)
+        default_sandboxes().resize(0)
         try:
             finding = self.inject(ctx, env_id, store)
         finally:
             left = leftovers()
-            set_pool_size(int(os.environ.get("GYM_POOL_SIZE", "1")))
+            default_sandboxes().resize(int(os.environ.get("GYM_POOL_SIZE", "1")))
         after = store.rows()
         ids = episode_ids(store.path)
         problems = []
@@ -381,7 +381,9 @@ def grading_containers(change: Callable[[dict[str, Any]], None]) -> Iterator[lis
         if pool.config.disposable:
             if on_take is not None:
                 on_take()
-            return DockerSandbox.create(pool.config, run=pool.run, role="grader")
+            return DockerSandbox.create(
+                pool.config, run=pool.run, role="grader", gate=pool.pools.gate
+            )
         return real_acquire(pool, on_take)
 
     with (

@@ -22,8 +22,6 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple
 
-from gym._sandbox._gate import gate
-
 __all__ = ["HostProbe", "Limiter", "Sample"]
 
 
@@ -41,10 +39,15 @@ class Sample(NamedTuple):
 
 
 class HostProbe:
-    """Reads CPU and memory from /proc and the engine gate's latency (Linux)."""
+    """Reads CPU and memory from /proc, and the engine's latency from its provider (Linux).
+
+    Args:
+        engine_latency: the engine's load (`SandboxProvider.latency` of the run's
+            provider); None reads none.
+    """
 
     def __init__(self, engine_latency: Callable[[], float | None] | None = None) -> None:
-        self._engine_latency = engine_latency or _gate_latency
+        self._engine_latency = engine_latency or _unknown
         self._last = _cpu_times()
 
     def __call__(self) -> Sample:
@@ -58,8 +61,8 @@ class HostProbe:
         return Sample(busy, available, total_mb, self._engine_latency())
 
 
-def _gate_latency() -> float | None:
-    return gate.latency()
+def _unknown() -> float | None:
+    return None
 
 
 def _cpu_times() -> tuple[float, float] | None:
@@ -90,7 +93,8 @@ class Limiter:
         fixed: a fixed limit (``--concurrency N``); None adapts it.
         start: the first adaptive limit (the core count by default).
         cap: the most the adaptive limit climbs to.
-        probe: where samples come from (`HostProbe` by default).
+        probe: where samples come from (a `HostProbe` without the engine's latency by
+            default; the local executor gives one that reads its run's provider).
         interval: seconds between two reconsiderations.
     """
 

@@ -5,6 +5,11 @@ runs the jobs in between and yields each one as it finishes. `EpisodeWork` says 
 run one job as plain data (run id, environment options, a picklable policy factory), so
 an executor may run it in a thread of this process (`LocalExecutor`), in another process
 or on another machine: the worker builds the environment and the policy itself.
+
+The work also names the run's sandbox provider (`EpisodeWork.sandboxes`; None: the
+default one of the process it runs in). The executor talks to the provider only through
+its methods: the episodes still to come and the gradings waiting (`expect`), the limit
+(`resize`), the engine's load (`latency`).
 """
 
 from __future__ import annotations
@@ -24,11 +29,12 @@ from pydantic import BaseModel
 
 from gym._core._models import Task
 from gym._core._phase import watch as watch_phases
+from gym._envs._env import default_sandboxes
 from gym._envs._registry import make
 from gym._policy import Policy, policy_from_name
-from gym._run._concurrency import Limiter
+from gym._run._concurrency import HostProbe, Limiter
 from gym._run._rollout import EpisodeResult, run_episode
-from gym._sandbox import expect_episodes, expect_gradings, set_pool_size
+from gym._sandbox import SandboxProvider
 
 __all__ = [
     "EpisodeWork",
@@ -95,22 +101,34 @@ class EpisodeWork:
         env_kwargs: keyword arguments for `make` (for example ``max_steps``).
         max_attempts: runs of an episode that ends in infra_error before it is
             returned as such.
+        sandboxes: where the episodes' sandboxes come from; None: the default
+            provider of the process the work runs in. It must pickle for an executor
+            that runs episodes in other processes (`DockerSandboxes` arrives there as a
+            fresh provider with the same settings).
     """
 
     run_id: str
     policy_factory: Callable[[], Policy]
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     max_attempts: int = 3
+    sandboxes: SandboxProvider | None = None
 
     def new_policy(self) -> Policy:
         """A policy for one worker."""
         return self.policy_factory()
 
+    def provider(self) -> SandboxProvider:
+        """The provider the episodes run on, in this process."""
+        return self.sandboxes or default_sandboxes()
+
     def __call__(self, job: Job, policy: Policy) -> Finished:
         """Run a job with a worker's policy, rerunning it while it ends in infra_error."""
+        kwargs = dict(self.env_kwargs)
+        if self.sandboxes is not None:
+            kwargs["sandboxes"] = self.sandboxes
         for attempt in range(1, self.max_attempts + 1):
             # The job holds its task: no reloading and re-hashing the whole task set.
-            env = make(job.env_id, run=self.run_id, tasks=[job.task], **self.env_kwargs)
+            env = make(job.env_id, run=self.run_id, tasks=[job.task], **kwargs)
             result = run_episode(env, policy, task_id=job.task.id, seed=job.seed)
             if result.outcome != "infra_error" or attempt >= self.max_attempts:
                 return Finished(job, result, attempt)
@@ -150,7 +168,8 @@ class LocalExecutor(Executor):
     most ``grading_slots`` grade at once (grading is CPU work on this machine: more at
     once than there are CPUs only slows each down). Policies are built by
     the work's factory when none is free, and reused by later episodes one at a time.
-    The warm pools follow the limit and the episodes still to start.
+    The work's sandbox provider hears the limit and the episodes still to start (its
+    warm pools follow them), and its engine latency feeds an adaptive limit.
 
     Stopping (``stop`` set, for example by a signal handler, or Ctrl-C): no episode
     starts any more; those in flight get ``grace`` seconds, every one that finished is
@@ -179,7 +198,12 @@ class LocalExecutor(Executor):
         events: Callable[[Event], None] | None = None,
         grading_slots: int | None = None,
     ) -> None:
-        self.limiter = limiter or Limiter(None if concurrency is None else max(1, concurrency))
+        self._sandboxes: SandboxProvider | None = None
+        """The provider of the run going on (or of the last one)."""
+        self.limiter = limiter or Limiter(
+            None if concurrency is None else max(1, concurrency),
+            probe=HostProbe(self._engine_latency),
+        )
         slots = grading_slots or len(os.sched_getaffinity(0))
         self.grading = threading.BoundedSemaphore(max(1, slots))
         self.stop = stop or threading.Event()
@@ -193,9 +217,13 @@ class LocalExecutor(Executor):
         """The current limit of episodes acting at once."""
         return self.limiter.value
 
+    def _engine_latency(self) -> float | None:
+        return self._sandboxes.latency() if self._sandboxes is not None else None
+
     def run(self, jobs: Iterable[Job], work: EpisodeWork) -> Generator[Finished, None, None]:
         """Run the jobs in threads; yield each as it finishes (see the class docstring)."""
-        flight = _Flight(self, collections.deque(jobs), _Policies(work.new_policy))
+        sandboxes = self._sandboxes = work.provider()
+        flight = _Flight(self, collections.deque(jobs), _Policies(work.new_policy), sandboxes)
         self.stopped = False
         interrupted = False
         try:
@@ -207,8 +235,8 @@ class LocalExecutor(Executor):
             yield from (_unwrap(item) for item in flight.drain())
         finally:
             self.abandoned = flight.close()
-            expect_episodes(0)  # no spare is started for episodes that will not come
-            expect_gradings(0)
+            # no spare is started for episodes that will not come
+            sandboxes.expect(episodes=0, gradings=0)
         if interrupted:
             raise KeyboardInterrupt
 
@@ -260,11 +288,16 @@ class _Flight:
     """One run of a `LocalExecutor`: the jobs to start, those in flight, those finished."""
 
     def __init__(
-        self, owner: LocalExecutor, todo: collections.deque[Job], policies: _Policies
+        self,
+        owner: LocalExecutor,
+        todo: collections.deque[Job],
+        policies: _Policies,
+        sandboxes: SandboxProvider,
     ) -> None:
         self.owner = owner
         self.todo = todo
         self.policies = policies
+        self.sandboxes = sandboxes
         self.acting = 0
         self.in_flight = 0
         self.queued = 0
@@ -316,12 +349,12 @@ class _Flight:
         self.todo.clear()
 
     def follow_pools(self) -> None:
-        """Keep the warm pools at the limit and the episodes still to start."""
+        """Tell the provider the limit and the episodes still to start (its warm pools)."""
         limit = self.owner.limiter.value
         if limit != self.pool_size:
-            set_pool_size(limit)
+            self.sandboxes.resize(limit)
             self.pool_size = limit
-        expect_episodes(len(self.todo))
+        self.sandboxes.expect(episodes=len(self.todo))
 
     def _admit(self, work: EpisodeWork) -> None:
         limit = self.owner.limiter.value
@@ -332,7 +365,8 @@ class _Flight:
                 self.acting += 1
                 self.in_flight += 1
             job = self.todo.popleft()
-            expect_episodes(len(self.todo))  # before the episode opens: no double count
+            # before the episode opens: no double count
+            self.sandboxes.expect(episodes=len(self.todo))
             self.owner._events({"event": "scheduled", "job": job.episode_id, "t": time.time()})
             thread = threading.Thread(target=self._work, args=(job, work), daemon=True)
             thread.name = f"gym-ep-{job.episode_id[:8]}"
@@ -369,10 +403,10 @@ class _Flight:
         self._finished(job, item, acting[0])
 
     def _queue(self, change: int) -> None:
-        """Count an episode in or out of the queue for a grading slot; tell the pools."""
+        """Count an episode in or out of the queue for a grading slot; tell the provider."""
         with self.lock:
             self.queued += change
-            expect_gradings(self.queued)
+            self.sandboxes.expect(gradings=self.queued)
 
     def _finished(self, job: Job, item: _Item, acting: bool) -> None:
         with self.lock:

@@ -36,12 +36,11 @@ from gym._run._executor import EpisodeWork, Executor, Finished, Job
 from gym._run._rollout import EpisodeResult
 from gym._sandbox import (
     LABEL_OWNER,
+    SandboxProvider,
     list_boxgym,
     owner_alive,
     owner_label,
     reap,
-    set_pool_size,
-    shutdown_pools,
 )
 
 __all__ = ["EpisodeWorker", "RayExecutor", "WorkerInfo", "import_ray"]
@@ -86,13 +85,15 @@ class EpisodeWorker:
     """The body of a worker actor: one episode at a time, in its own process.
 
     Its policy is built on first use and kept while runs bring the same policy
-    factory; its warm pool keeps one ready container per sandbox configuration.
+    factory. Its sandbox provider is the work's, built in this process (the default
+    one when the work names none); its warm pools keep one ready container per sandbox
+    configuration.
     """
 
     def __init__(self) -> None:
-        set_pool_size(1)
         self._policy: Policy | None = None
         self._factory: Any = None
+        self._providers: list[SandboxProvider] = []
 
     def info(self) -> WorkerInfo:
         """Where this worker runs (answered once it has started)."""
@@ -113,12 +114,21 @@ class EpisodeWorker:
         if self._policy is None or self._factory != work.policy_factory:
             self._close_policy()
             self._policy, self._factory = work.new_policy(), work.policy_factory
+        self._follow(work.provider())
         return work(job, self._policy)
 
+    def _follow(self, provider: SandboxProvider) -> None:
+        """Keep one spare per configuration of a provider this worker has not used yet."""
+        if all(provider is not p for p in self._providers):
+            provider.resize(1)
+            self._providers.append(provider)
+
     def close(self) -> None:
-        """Close the policy and remove this worker's containers (its warm pool)."""
+        """Close the policy and its providers: its warm pools' containers go."""
         self._close_policy()
-        shutdown_pools()
+        for provider in self._providers:
+            provider.close()
+        self._providers.clear()
 
     def _close_policy(self) -> None:
         if self._policy is not None:

@@ -12,6 +12,10 @@ and limit, at least one episode, and (for episodes on this machine) the engine r
 with each environment's image there or built. Then the run's status says where it
 stands (`gym._store.RunStatus`): running (with a heartbeat every `HEARTBEAT_S`),
 stopped and by whom, failed and why, or finished.
+
+The run's sandboxes come from its configuration's provider (`RunConfig.sandboxes`; the
+default one when None), which the runner hands to the environments and the executor and
+talks to only through its methods.
 """
 
 from __future__ import annotations
@@ -28,18 +32,18 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from gym._core._errors import ConfigError, GymError, TaskNotFound
 from gym._core._models import Split, Task, natural_key
 from gym._core._version import __version__
-from gym._envs._env import env_of
+from gym._envs._env import default_sandboxes, env_of
 from gym._envs._registry import env_ids, make, spec_of, tasks_of
 from gym._envs._splits import split_roles
 from gym._policy import Policy, Turn
 from gym._run._executor import EpisodeWork, Event, Executor, Job, LocalExecutor, NamedPolicy
 from gym._run._rollout import EpisodeResult
-from gym._sandbox import container_counts
+from gym._sandbox import SandboxProvider
 from gym._store import HEARTBEAT_S, EpisodeRow, RunRow, RunState, StepRow, Store, VerdictRow
 
 __all__ = [
@@ -67,6 +71,8 @@ SUITES: dict[str, Callable[[], list[str]]] = {
 class RunConfig(BaseModel):
     """Everything that defines a run; its hash is the run id."""
 
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
     envs: list[str]
     """Environment ids."""
     policy: str
@@ -91,6 +97,13 @@ class RunConfig(BaseModel):
     that the two agree."""
     label: str = Field(default="", exclude=True)
     """A name for people; not part of the id."""
+    sandboxes: SandboxProvider | None = Field(default=None, exclude=True)
+    """Where the run's sandboxes come from; None: the default provider (hardened Docker
+    containers). Not part of the id, nor stored: the same run may resume on another."""
+
+    def provider(self) -> SandboxProvider:
+        """The run's sandbox provider (the default one when none is set)."""
+        return self.sandboxes or default_sandboxes()
 
     @property
     def run_id(self) -> str:
@@ -260,7 +273,7 @@ def check_sandboxes(config: RunConfig, jobs: list[Job]) -> None:
     for job in jobs:
         first.setdefault(job.env_id, job.task)
     for env_id, task in first.items():
-        env = make(env_id, run=config.run_id, tasks=[task], **_env_overrides(config))
+        env = make(env_id, run=config.run_id, tasks=[task], **_env_kwargs(config))
         try:
             env_of(env).sandbox_config()
         finally:
@@ -408,11 +421,14 @@ def run(
     store.start_run(_run_row(config), planned=len(jobs))
     state = RunProgress(total=len(jobs), skipped=len(jobs) - len(todo))
     factory = policy_factory or NamedPolicy(config.policy, config.policy_params)
-    work = EpisodeWork(config.run_id, factory, _env_overrides(config), max_attempts)
+    work = EpisodeWork(
+        config.run_id, factory, _env_overrides(config), max_attempts, config.sandboxes
+    )
     executor = executor or LocalExecutor(concurrency, stop=stop, events=events)
     emit = events or _ignore
     emit(_planned(config, state))
-    before = container_counts()
+    sandboxes = config.provider()
+    before = sandboxes.counts()
     with _status_kept(store, config.run_id), _heartbeat(store, config.run_id):
         with contextlib.closing(executor.run(todo, work)) as finished:
             for job, result, attempts in finished:
@@ -426,7 +442,7 @@ def run(
         store.end_run(config.run_id, "stopped", _stopped_by(executor, stop))
     else:
         store.end_run(config.run_id, "finished")
-    state.containers = _delta(before, container_counts())
+    state.containers = _delta(before, sandboxes.counts())
     emit({"event": "stopped" if state.stopped else "done", "t": time.time(), **_tail(executor)})
     return state
 
@@ -553,6 +569,12 @@ def _delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
 
 def _env_overrides(config: RunConfig) -> dict[str, Any]:
     return {"max_steps": config.max_steps} if config.max_steps else {}
+
+
+def _env_kwargs(config: RunConfig) -> dict[str, Any]:
+    """Keyword arguments of the run's environments: overrides, and its own provider."""
+    provider = {"sandboxes": config.sandboxes} if config.sandboxes is not None else {}
+    return {**_env_overrides(config), **provider}
 
 
 def _count(state: RunProgress, result: EpisodeResult) -> None:

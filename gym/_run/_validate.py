@@ -42,12 +42,11 @@ from gym._core._errors import ConfigError, GymError, InfraError, SandboxError, S
 from gym._core._models import Task, Verdict, hash_tree, natural_key
 from gym._core._paths import data_dir
 from gym._core._tools import ToolCall
-from gym._envs._env import ContainerEnv, env_of
+from gym._envs._env import ContainerEnv, default_sandboxes, env_of
 from gym._envs._registry import env_class, make, task_problems, tasks_of
 from gym._grading import RUNNER_HASH
 from gym._policy import NoopPolicy, OraclePolicy, PerturbedOraclePolicy, Policy, ScriptPolicy
 from gym._run._rollout import EpisodeResult, run_episode
-from gym._sandbox import set_pool_size
 from gym._sandbox._images import context_hash
 
 __all__ = [
@@ -374,7 +373,7 @@ def validate_env(
     for check in bad:
         if progress:
             progress(check)
-    set_pool_size(max(1, concurrency))
+    default_sandboxes().resize(max(1, concurrency))
     out: dict[str, TaskCheck] = {}
     pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
     try:

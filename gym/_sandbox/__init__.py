@@ -4,7 +4,10 @@
 `DockerSandbox` the hardened container every real episode uses, with warm pools and
 reaping; `LazySandbox` one whose container starts at its first command; `LocalSandbox`
 a temporary folder for unit tests (not a security boundary).
-Environments get theirs from a `SandboxProvider` (`DockerSandboxes`, `LocalSandboxes`).
+Environments get theirs from a `SandboxProvider` (`DockerSandboxes`, `LocalSandboxes`;
+`default_sandboxes` is the process's default), which owns its warm pools, their
+controller, counters and engine gate; the layers above talk to it only through its
+methods. Grading containers get their settings in one place (`_once`).
 The images they run are built, recorded and pruned here too (`_images`, `_image_disk`;
 `gym.images` is their front door).
 """
@@ -23,18 +26,16 @@ from gym._sandbox._engine import (
 from gym._sandbox._lazy import LazySandbox
 from gym._sandbox._local import LocalSandbox
 from gym._sandbox._manifest import Change, Manifest, Node
-from gym._sandbox._once import run_once
-from gym._sandbox._pool import (
-    SandboxPool,
-    container_counts,
-    discard,
-    expect_episodes,
-    expect_gradings,
-    pool_for,
-    set_pool_size,
-    shutdown_pools,
+from gym._sandbox._once import graded
+from gym._sandbox._pool import SandboxPool
+from gym._sandbox._provider import (
+    DockerSandboxes,
+    LocalSandboxes,
+    Role,
+    SandboxProvider,
+    default_sandboxes,
+    run_once,
 )
-from gym._sandbox._provider import DockerSandboxes, LocalSandboxes, Role, SandboxProvider
 from gym._sandbox._shell import quote
 from gym._sandbox._stream import ExecResult, decode
 from gym._sandbox._tar import Entry, check_name, pack, unpack
@@ -58,20 +59,15 @@ __all__ = [
     "SandboxProvider",
     "check_name",
     "client",
-    "container_counts",
     "decode",
-    "discard",
-    "expect_episodes",
-    "expect_gradings",
+    "default_sandboxes",
+    "graded",
     "list_boxgym",
     "owner_alive",
     "owner_label",
     "pack",
-    "pool_for",
     "quote",
     "reap",
     "run_once",
-    "set_pool_size",
-    "shutdown_pools",
     "unpack",
 ]

@@ -15,7 +15,7 @@ from gym._core._errors import ExecTimeout, ExportTooLarge, SandboxError, Sandbox
 from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._engine import client, docker_errors, labels, remove_container
-from gym._sandbox._gate import gate
+from gym._sandbox._gate import EngineGate, standalone
 from gym._sandbox._keeper import (
     KEEPER_COMMAND,
     LISTING_BYTES,
@@ -85,6 +85,7 @@ class DockerSandbox(Sandbox):
         sandbox_id: str,
         link: ExecSocket | None = None,
         keeper: KeeperLink | None = None,
+        gate: EngineGate | None = None,
     ) -> None:
         self.container = container
         self.config = config
@@ -94,6 +95,8 @@ class DockerSandbox(Sandbox):
         self._link = link
         self.keeper = keeper
         """The container's keeper (its main process), when it has one."""
+        self.gate = gate or standalone
+        """The engine gate its execs pass through (its provider's)."""
         self._ooms = 0
         self._closed = False
         self._lock = threading.Lock()
@@ -107,6 +110,7 @@ class DockerSandbox(Sandbox):
         episode: str = "",
         role: str = "agent",
         urgent: bool = True,
+        gate: EngineGate | None = None,
     ) -> DockerSandbox:
         """Create and start a hardened container, linked to this process (see `_link`).
 
@@ -116,17 +120,19 @@ class DockerSandbox(Sandbox):
             episode: value of the ``boxgym.episode`` label (a fresh id by default).
             role: value of the ``boxgym.role`` label (agent, grader, pool).
             urgent: an episode waits for it (else a warm-pool refill, which yields).
+            gate: the engine gate of its provider (`standalone` when started outside one).
         """
+        gate = gate or standalone
         sandbox_id = uuid.uuid4().hex[:16]
         tags = labels(run, episode or f"sandbox-{sandbox_id}", role)
         sandbox = None
         if keeps(config):
-            sandbox = cls._with_keeper(config, sandbox_id, tags, urgent)
+            sandbox = cls._with_keeper(config, sandbox_id, tags, urgent, gate)
         if sandbox is None:
             kwargs = config.create_kwargs(tags, command=LINK_COMMAND)
-            container_id, link = start_linked(kwargs, urgent=urgent)
+            container_id, link = start_linked(kwargs, gate=gate, urgent=urgent)
             container = client().containers.prepare_model({"Id": container_id})
-            sandbox = cls(container, config, sandbox_id, link)
+            sandbox = cls(container, config, sandbox_id, link, gate=gate)
         try:
             sandbox._boot()
         except BaseException:
@@ -136,7 +142,12 @@ class DockerSandbox(Sandbox):
 
     @classmethod
     def _with_keeper(
-        cls, config: SandboxConfig, sandbox_id: str, tags: dict[str, str], urgent: bool
+        cls,
+        config: SandboxConfig,
+        sandbox_id: str,
+        tags: dict[str, str],
+        urgent: bool,
+        gate: EngineGate,
     ) -> DockerSandbox | None:
         """A sandbox whose main process is a keeper, run as the exec user.
 
@@ -145,14 +156,14 @@ class DockerSandbox(Sandbox):
         kwargs = config.create_kwargs(tags, command=KEEPER_COMMAND)
         kwargs["user"] = config.exec_user
         try:
-            container_id, link = start_linked(kwargs, output=True, urgent=urgent)
+            container_id, link = start_linked(kwargs, gate=gate, output=True, urgent=urgent)
         except SandboxError as exc:
             if "executable file not found" not in str(exc) and "no such file" not in str(exc):
                 raise
             return cls._no_keeper(config, f"no python3 ({exc})")
         keeper = KeeperLink(link, container_id)
         container = client().containers.prepare_model({"Id": container_id})
-        sandbox = cls(container, config, sandbox_id, link, keeper)
+        sandbox = cls(container, config, sandbox_id, link, keeper, gate)
         try:
             keeper.boot()
             keeper.ready(_KEEPER_READY_S)
@@ -276,7 +287,8 @@ class DockerSandbox(Sandbox):
         if self._closed:
             raise SandboxUnavailable(f"sandbox {self.id} was closed")
         api = client().api
-        with gate.urgent() if urgent else gate.background(), docker_errors(self.container.id):
+        slot = self.gate.urgent() if urgent else self.gate.background()
+        with slot, docker_errors(self.container.id):
             exec_id = api.exec_create(
                 self.container.id,
                 argv,

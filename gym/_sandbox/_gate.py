@@ -8,7 +8,11 @@ while no urgent operation waits, and never take the last slot, so a refill never
 competes with a running episode.
 
 The gate also keeps the recent latency of its operations, which the runner's adaptive
-concurrency reads as the engine's load.
+concurrency reads as the engine's load (`SandboxProvider.latency`).
+
+Each `DockerSandboxes` provider owns its gate, as it owns its warm pools: the sandboxes
+it starts pass through it. `standalone` is the gate of sandboxes started outside any
+provider (`DockerSandbox.create` called directly, in tests and benchmarks).
 """
 
 from __future__ import annotations
@@ -20,10 +24,11 @@ import threading
 import time
 from collections.abc import Iterator
 
-__all__ = ["EngineGate", "gate"]
+__all__ = ["EngineGate", "default_slots", "standalone"]
 
 
-def _default_slots() -> int:
+def default_slots() -> int:
+    """``$GYM_ENGINE_SLOTS``, or the CPUs this process may use (at least 2)."""
     configured = os.environ.get("GYM_ENGINE_SLOTS", "")
     if configured.isdigit() and int(configured) > 0:
         return int(configured)
@@ -119,5 +124,5 @@ class EngineGate:
             return self._busy
 
 
-gate = EngineGate(_default_slots())
-"""The process-wide gate every Docker sandbox operation goes through."""
+standalone = EngineGate(default_slots())
+"""The gate of sandboxes started outside any provider (a provider has its own)."""

@@ -36,7 +36,7 @@ from docker.types import LogConfig
 from gym._core._errors import GymError, ImageError, SandboxUnavailable
 from gym._sandbox import _netless, _seccomp
 from gym._sandbox._engine import client, docker_errors, owner_label, remove_container
-from gym._sandbox._gate import gate
+from gym._sandbox._gate import EngineGate
 from gym._sandbox._stream import ExecSocket
 
 __all__ = [
@@ -107,6 +107,7 @@ def refuse_new() -> None:
 def start_linked(
     kwargs: dict[str, Any],
     *,
+    gate: EngineGate,
     output: bool = False,
     urgent: bool = True,
     before_start: Callable[[str], None] | None = None,
@@ -115,6 +116,7 @@ def start_linked(
 
     Args:
         kwargs: ``containers.create`` keyword arguments (from `SandboxConfig.create_kwargs`).
+        gate: the engine gate the create and start pass through (the provider's).
         output: also attach standard output and error (read them from the socket).
         urgent: an episode waits for it (else a warm-pool refill: it yields to episodes).
         before_start: called with the container id once it is created and attached,

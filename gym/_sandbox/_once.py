@@ -1,36 +1,139 @@
-"""One-shot hardened containers: the command is the container's main process.
+"""Grading containers: their settings, and one-shot containers (the command is pid 1).
 
-For work done once in a fresh container (grading), starting the container with the
-command itself costs about a bare container's lifecycle, where an exec into a started
-container adds a whole runc exec on top. Standard input is attached before the start,
-so an archive can be streamed in; output comes back on the attach stream.
+Every grading container, whatever the family, gets the grading settings (`graded`): it is
+used once, by the harness only (``disposable``), and has no network but its own loopback
+(a family's service listens there). A provider hands out two kinds, both through it:
 
-A command that reads its input before doing anything (the grading boot) can be
-started ahead: `OncePool` keeps such containers waiting, and `run_once` takes one when
-it is ready, so the container's start is off the episode's path. Each is used once.
+- a one-shot container (`one_shot`, a provider's `run_once`: how code is graded): the
+  command is the container's main process. Starting the container with the command
+  itself costs about a bare container's lifecycle, where an exec into a started
+  container adds a whole runc exec on top. Standard input is attached before the start,
+  so an archive can be streamed in; output comes back on the attach stream. A command
+  that reads its input before doing anything (the grading boot) can be started ahead:
+  `OncePool` keeps such containers waiting, and `one_shot` takes one when it is ready,
+  so the container's start is off the episode's path. Each is used once.
+- a booted grading sandbox (`SandboxProvider.grader`, how SQL and Support grade): a
+  sandbox from the provider's ``grader`` warm pools, with its boot steps run.
+
+This module and `SandboxConfig.create_kwargs` are all there is to a grading container's
+settings; `_link.start_linked` starts it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Sequence
-from typing import Any
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import docker.errors
 import requests.exceptions
 
-from gym._core._errors import SandboxUnavailable
+from gym._core._errors import SandboxUnavailable, UnsafeConfig
 from gym._sandbox._config import SandboxConfig
-from gym._sandbox._engine import client, docker_errors
-from gym._sandbox._link import remove_later
-from gym._sandbox._pool import Started, count, once_pool_for, start_once
-from gym._sandbox._stream import ExecResult, pump, result_of
+from gym._sandbox._engine import client, docker_errors, labels
+from gym._sandbox._gate import EngineGate
+from gym._sandbox._link import remove_later, start_linked
+from gym._sandbox._pool import Pools, _Pool
+from gym._sandbox._stream import ExecResult, ExecSocket, pump, result_of
 
-__all__ = ["run_once"]
+__all__ = ["OncePool", "Started", "graded", "once_pool_for", "one_shot", "start_once"]
 
 
-def run_once(
+def graded(config: SandboxConfig) -> SandboxConfig:
+    """``config`` with the grading settings: used once, by the harness only, no network.
+
+    Raises:
+        UnsafeConfig: the config has a network (a grading container has only its own
+            loopback, where a family's service may listen).
+    """
+    if config.network != "none":
+        raise UnsafeConfig(
+            f"a grading container has no network but its own loopback, not {config.network!r}:"
+            " run the family's service inside the container"
+        )
+    return config if config.disposable else config.model_copy(update={"disposable": True})
+
+
+class Started(NamedTuple):
+    """A started one-shot container: its id and its attached socket (input and output)."""
+
+    id: str
+    sock: ExecSocket
+
+
+def start_once(
+    config: SandboxConfig,
+    argv: Sequence[str],
+    *,
+    run: str,
+    urgent: bool,
+    gate: EngineGate,
+    before_start: Callable[[str], None] | None = None,
+) -> Started:
+    """Start a linked one-shot container running ``argv``, its streams attached."""
+    tags = labels(run, f"once-{uuid.uuid4().hex[:16]}", "grader")
+    kwargs = config.create_kwargs(tags, command=list(argv))
+    container_id, sock = start_linked(
+        kwargs, gate=gate, output=True, urgent=urgent, before_start=before_start
+    )
+    return Started(container_id, sock)
+
+
+class OncePool(_Pool[Started]):
+    """Started one-shot containers whose command waits for its input (grading).
+
+    A spare's main process has started and blocks reading standard input, so taking
+    one skips the container's start; closing the input ends it if it was never used.
+
+    Args:
+        config: the container settings.
+        argv: the main process of every container of the pool.
+        size: the most spares kept ready.
+        pools: the provider's pools it belongs to.
+        by_demand: keep fewer spares when less demand is expected (see `SandboxPool`).
+    """
+
+    role = "grader"
+
+    def __init__(
+        self,
+        config: SandboxConfig,
+        argv: Sequence[str],
+        size: int = 1,
+        *,
+        pools: Pools,
+        by_demand: bool = False,
+    ) -> None:
+        self.config = config
+        self.argv = list(argv)
+        super().__init__(size, pools=pools, by_demand=by_demand)
+
+    def _make(self) -> Started:
+        return start_once(self.config, self.argv, run="pool", urgent=False, gate=self.pools.gate)
+
+    def _alive(self, item: Started) -> bool:
+        return True  # a dead one shows as an empty stream: one_shot reports it
+
+    def _drop(self, item: Started) -> None:
+        item.sock.close()
+        remove_later(item.id)
+
+    def _let_go(self, item: Started) -> None:
+        item.sock.close()
+
+
+def once_pool_for(pools: Pools, config: SandboxConfig, argv: Sequence[str]) -> OncePool:
+    """The pool of waiting one-shot containers for a config and command, made on first use."""
+    return pools.keyed(
+        ("once", config.key, tuple(argv)),
+        lambda size: OncePool(config, argv, size, pools=pools, by_demand=True),
+    )
+
+
+def one_shot(
+    pools: Pools,
     config: SandboxConfig,
     argv: Sequence[str],
     *,
@@ -40,10 +143,12 @@ def run_once(
     run: str = "adhoc",
     pooled: bool = True,
 ) -> ExecResult:
-    """Run ``argv`` as the main process of a fresh hardened container, then remove it.
+    """Run ``argv`` as the main process of a fresh grading container, then remove it.
 
     Args:
-        config: the sandbox settings (hardening, limits, mounts; boot steps are ignored).
+        pools: the warm pools, counters and engine gate of the provider it runs for.
+        config: the sandbox settings (hardening, limits, mounts; boot steps are ignored),
+            given the grading settings (`graded`).
         argv: the command.
         stdin: bytes streamed to the command's standard input, then closed.
         timeout: seconds before the container is removed, whatever it is doing.
@@ -54,13 +159,15 @@ def run_once(
 
     Raises:
         SandboxUnavailable: the container could not be created or vanished.
+        UnsafeConfig: the config has a network (see `graded`).
     """
+    config = graded(config)
     start = time.monotonic()
     started, exit_wait = None, None
     if pooled and stdin is not None:
-        started, exit_wait = _take_ready(config, argv, timeout)
+        started, exit_wait = _take_ready(pools, config, argv, timeout)
     else:
-        count("grader", "cold")
+        pools.counts.add("grader", "cold")
     if started is None:
         waits: list[Any] = []
         started = start_once(
@@ -68,6 +175,7 @@ def run_once(
             argv,
             run=run,
             urgent=True,
+            gate=pools.gate,
             before_start=lambda c: waits.append(_wait(c, timeout)),
         )
         exit_wait = waits[0]
@@ -83,19 +191,19 @@ def run_once(
 
 
 def _take_ready(
-    config: SandboxConfig, argv: Sequence[str], timeout: float
+    pools: Pools, config: SandboxConfig, argv: Sequence[str], timeout: float
 ) -> tuple[Started | None, Any]:
     """A waiting container from the pool and its exit wait, or (None, None) if none is ready."""
-    started = once_pool_for(config, argv).take()
+    started = once_pool_for(pools, config, argv).take()
     if started is None:
         return None, None
     try:
         return started, _wait(started.id, timeout)
     except SandboxUnavailable:  # it died while waiting: start a fresh one instead
         _finish(started, None, kill=True)
-        count("grader", "spare_used", -1)
-        count("grader", "spare_dead")
-        count("grader", "cold")
+        pools.counts.add("grader", "spare_used", -1)
+        pools.counts.add("grader", "spare_dead")
+        pools.counts.add("grader", "cold")
         return None, None
 
 

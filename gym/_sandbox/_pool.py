@@ -1,20 +1,27 @@
 """Warm pools of started containers, kept filled by one controller, sized by demand.
 
-Two kinds of pool: `SandboxPool` keeps started sandboxes (container and shell up) for
-agents and for grading sandboxes; `OncePool` keeps started one-shot containers whose
-main process waits for its input on standard input (grading, see `run_once`). Nothing
-is ever returned to a pool: a used container is removed.
+`SandboxPool` keeps started sandboxes (container and shell up) for agents and for
+grading sandboxes; one-shot grading containers have theirs too (`_once.OncePool`).
+Nothing is ever returned to a pool: a used container is removed.
 
-One controller fills every pool, in the background, through the engine gate's
-background lane: a refill runs only while no episode waits for the engine. How many
-spares a pool keeps is the smaller of its size (the run's concurrency) and the demand
-still expected: a runner announces how many episodes are still to start
-(`expect_episodes`) and how many wait for a grading slot (`expect_gradings`: each still
-takes a grader, after its agent sandbox is given back), and each pool learns from the
-episodes that ended how many of its containers an episode uses (none for an agent pool
-when the policy makes no tool call).
-So no spare is started for an episode that will not come, and at the end of a run
-none is thrown away unused; `container_counts` accounts for every container started.
+A provider's pools are a `Pools`: the pools themselves (one per config and role), the
+controller that fills them, the demand they size themselves by, the container counters
+and the engine gate every container of theirs passes through. `DockerSandboxes` owns
+one, as an HTTP transport owns its connection pool: two providers share nothing.
+
+The controller fills every pool of its `Pools`, in the background, through the engine
+gate's background lane: a refill runs only while no episode waits for the engine. How
+many spares a pool keeps is the smaller of its size (the run's concurrency) and the
+demand still expected: a runner announces how many episodes are still to start and how
+many wait for a grading slot (`SandboxProvider.expect`: each still takes a grader, after
+its agent sandbox is given back), and each pool learns from the episodes that ended how
+many of its containers an episode uses (none for an agent pool when the policy makes no
+tool call). So no spare is started for an episode that will not come, and at the end of
+a run none is thrown away unused; `Counts` accounts for every container started.
+
+What stays process-wide is what the process has once: the engine connection, the link
+and watchdog of its containers, and `shutdown`, which lets every provider's spares go
+when the process ends.
 """
 
 from __future__ import annotations
@@ -28,63 +35,59 @@ import math
 import os
 import threading
 import time
-import uuid
-from collections.abc import Callable, Sequence
-from typing import Generic, NamedTuple, TypeVar
+import weakref
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, TypeVar
 
 from gym._core._errors import GymError
 from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._docker import DockerSandbox
-from gym._sandbox._engine import connected, disconnect, labels
-from gym._sandbox._gate import gate
-from gym._sandbox._link import (
-    later,
-    refuse_new,
-    remove_later,
-    shutdown_removals,
-    start_linked,
-)
-from gym._sandbox._stream import ExecSocket
+from gym._sandbox._engine import connected, disconnect
+from gym._sandbox._gate import EngineGate, default_slots
+from gym._sandbox._link import later, refuse_new, remove_later, shutdown_removals
 
 __all__ = [
-    "OncePool",
+    "Counts",
+    "Demand",
+    "Pools",
     "SandboxPool",
-    "Started",
-    "container_counts",
-    "demand",
     "discard",
-    "expect_episodes",
-    "expect_gradings",
-    "once_pool_for",
-    "pool_for",
     "remove_container_later",
-    "set_pool_size",
-    "shutdown_pools",
+    "shutdown",
 ]
 
 log = logging.getLogger("gym.sandbox")
 
-_DEFAULT_SIZE = int(os.environ.get("GYM_POOL_SIZE", "1"))
-_size = _DEFAULT_SIZE
-_counts: collections.Counter[str] = collections.Counter()
-_counts_lock = threading.Lock()
+DEFAULT_SIZE = int(os.environ.get("GYM_POOL_SIZE", "1"))
+"""Spares a pool keeps at most until a runner resizes it (``$GYM_POOL_SIZE``)."""
 
 _FILL_WAIT = 120.0
 """The longest a taker waits for a spare being started before it starts its own."""
 T = TypeVar("T")
+P = TypeVar("P", bound="_Pool[Any]")
 
 
-def count(role: str, what: str, n: int = 1) -> None:
-    """Add to the container accounting (``<role>.<what>``)."""
-    with _counts_lock:
-        _counts[f"{role}.{what}"] += n
+class Counts:
+    """Containers started, by role and how (``agent.cold``, ``grader.spare_used``...)."""
+
+    def __init__(self) -> None:
+        self._counts: collections.Counter[str] = collections.Counter()
+        self._lock = threading.Lock()
+
+    def add(self, role: str, what: str, n: int = 1) -> None:
+        """Add to ``<role>.<what>``."""
+        with self._lock:
+            self._counts[f"{role}.{what}"] += n
+
+    def snapshot(self) -> dict[str, int]:
+        """Every count so far, sorted by name."""
+        with self._lock:
+            return dict(sorted(self._counts.items()))
 
 
-def container_counts() -> dict[str, int]:
-    """Containers this process started, by role: on demand, as spares, spares used/dropped."""
-    with _counts_lock:
-        return dict(sorted(_counts.items()))
+def _nothing() -> None:
+    """No one to tell."""
 
 
 class Demand:
@@ -92,10 +95,14 @@ class Demand:
 
     An episode opens when it takes its (lazy) agent sandbox, starts it when its first
     command needs the container, and closes when it gives it back (before grading).
+
+    Args:
+        on_change: called when the demand changed (the controller looks again).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, on_change: Callable[[], None] = _nothing) -> None:
         self._lock = threading.Lock()
+        self._on_change = on_change
         self.pending: int | None = None
         """Episodes not yet begun, announced by a runner (None: nobody said)."""
         self.open = 0
@@ -108,13 +115,13 @@ class Demand:
         """Announce how many episodes are still to begin (None: unknown, keep full pools)."""
         with self._lock:
             self.pending = pending
-        controller.poke()
+        self._on_change()
 
     def queue(self, queued: int) -> None:
         """Announce how many closed episodes wait for a grading slot (each still grades)."""
         with self._lock:
             self.queued = queued
-        controller.poke()
+        self._on_change()
 
     def opened(self) -> None:
         """An episode began (took a lazy sandbox)."""
@@ -133,7 +140,7 @@ class Demand:
             self.open -= 1
             self.open_unstarted -= not started
             self.closed += 1
-        controller.poke()
+        self._on_change()
 
     def basis(self, role: str) -> tuple[int, int] | None:
         """Episodes still to take a container of this role, and those past it (or None).
@@ -149,29 +156,17 @@ class Demand:
             return self.pending + self.open + self.queued, self.closed - self.queued
 
 
-demand = Demand()
-"""The process-wide demand every pool sizes itself by."""
-
-
-def expect_episodes(pending: int | None) -> None:
-    """Tell the pools how many episodes are still to begin (None: unknown)."""
-    demand.expect(pending)
-
-
-def expect_gradings(queued: int) -> None:
-    """Tell the pools how many episodes wait for a grading slot (each takes a grader)."""
-    demand.queue(queued)
-
-
 class _Pool(abc.ABC, Generic[T]):
     """Ready items for one key, filled by the controller up to `target`."""
 
     role = "agent"
 
-    def __init__(self, size: int, *, by_demand: bool = False, of: Demand | None = None) -> None:
+    def __init__(self, size: int, *, pools: Pools, by_demand: bool = False) -> None:
         self.size = size
         self.by_demand = by_demand
-        self.demand = of or demand
+        self.pools = pools
+        """Whose pool it is: its demand, controller, counters and engine gate."""
+        self.demand = pools.demand
         self._ready: collections.deque[T] = collections.deque()
         self.filling = 0
         self.uses = 0
@@ -181,7 +176,7 @@ class _Pool(abc.ABC, Generic[T]):
         self._claimed = 0
         self._promoted = threading.Event()
         self._lock = threading.Condition()
-        controller.register(self)
+        pools.controller.register(self)
 
     @abc.abstractmethod
     def _make(self) -> T:
@@ -247,16 +242,16 @@ class _Pool(abc.ABC, Generic[T]):
                     break
                 self._wait_for_fill(left)
         for item in dead:
-            count(self.role, "spare_dead")
+            self.pools.counts.add(self.role, "spare_dead")
             self._drop(item)
-        count(self.role, "spare_used" if found is not None else "cold")
-        controller.poke()
+        self.pools.counts.add(self.role, "spare_used" if found is not None else "cold")
+        self.pools.controller.poke()
         return found
 
     def _wait_for_fill(self, seconds: float) -> None:
         self._claimed += 1
         self._promoted.set()
-        gate.poke()
+        self.pools.gate.poke()
         try:
             self._lock.wait(timeout=seconds)
         finally:
@@ -272,7 +267,7 @@ class _Pool(abc.ABC, Generic[T]):
     def fill_one(self) -> None:
         """Start one spare and keep it (or drop it if no longer wanted); run by the controller."""
         try:
-            with gate.promotable(self._promoted):
+            with self.pools.gate.promotable(self._promoted):
                 item = self._make()
         except Exception as exc:  # noqa: BLE001 - a dead worker would leave `filling` counted
             self._failures += 1
@@ -286,7 +281,7 @@ class _Pool(abc.ABC, Generic[T]):
                 self._lock.notify_all()
             return
         self._failures = 0
-        count(self.role, "spare")
+        self.pools.counts.add(self.role, "spare")
         with self._lock:
             self.filling -= 1
             # kept up to the size even if the demand fell while it started: it is started
@@ -297,7 +292,7 @@ class _Pool(abc.ABC, Generic[T]):
                 self._ready.append(item)
             self._lock.notify_all()
         if not keep:
-            count(self.role, "spare_dropped")
+            self.pools.counts.add(self.role, "spare_dropped")
             self._drop(item)
 
     def resize(self, size: int) -> None:
@@ -308,9 +303,9 @@ class _Pool(abc.ABC, Generic[T]):
             while len(self._ready) > size:
                 surplus.append(self._ready.pop())
         for item in surplus:
-            count(self.role, "spare_dropped")
+            self.pools.counts.add(self.role, "spare_dropped")
             self._drop(item)
-        controller.poke()
+        self.pools.controller.poke()
 
     def close(self, *, fast: bool = False) -> None:
         """Stop refilling and remove every ready spare.
@@ -321,9 +316,9 @@ class _Pool(abc.ABC, Generic[T]):
         with self._lock:
             self._stopped = True
             ready, self._ready = list(self._ready), collections.deque()
-        controller.unregister(self)
+        self.pools.controller.unregister(self)
         for item in ready:
-            count(self.role, "spare_dropped")
+            self.pools.counts.add(self.role, "spare_dropped")
             self._let_go(item) if fast else self._drop(item)
 
     def _let_go(self, item: T) -> None:
@@ -343,8 +338,10 @@ class SandboxPool(_Pool[DockerSandbox]):
         size: the most spares kept ready.
         run: the ``boxgym.run`` label of its containers.
         role: ``agent`` or ``grader`` (what the containers are for).
-        by_demand: keep fewer spares when less demand is expected (the process-wide
-            pools do); otherwise always ``size``.
+        by_demand: keep fewer spares when less demand is expected (a provider's pools
+            do); otherwise always ``size``.
+        pools: the provider's pools it belongs to; a pool made alone gets a `Pools`
+            (controller, counters, engine gate) of its own.
     """
 
     def __init__(
@@ -355,21 +352,25 @@ class SandboxPool(_Pool[DockerSandbox]):
         run: str = "pool",
         role: str = "agent",
         by_demand: bool = False,
+        pools: Pools | None = None,
     ) -> None:
         self.config = config
         self.run = run
         self.role = role
-        super().__init__(size, by_demand=by_demand)
+        super().__init__(size, pools=pools or Pools(size), by_demand=by_demand)
 
     def acquire(self, on_take: Callable[[], None] | None = None) -> DockerSandbox:
         """Take a ready sandbox, or start one now if none is ready (see `take`)."""
         ready = self.take(on_take)
         if ready is not None:
             return ready
-        return _prepare(DockerSandbox.create(self.config, run=self.run, role=self.role), True)
+        box = DockerSandbox.create(self.config, run=self.run, role=self.role, gate=self.pools.gate)
+        return _prepare(box, True)
 
     def _make(self) -> DockerSandbox:
-        box = DockerSandbox.create(self.config, run=self.run, role=self.role, urgent=False)
+        box = DockerSandbox.create(
+            self.config, run=self.run, role=self.role, urgent=False, gate=self.pools.gate
+        )
         return _prepare(box, False)
 
     def _alive(self, item: DockerSandbox) -> bool:
@@ -392,68 +393,15 @@ def _prepare(sandbox: DockerSandbox, urgent: bool) -> DockerSandbox:
     return sandbox
 
 
-class Started(NamedTuple):
-    """A started one-shot container: its id and its attached socket (input and output)."""
+class _Controller:
+    """One set of background workers filling every pool of a `Pools`, most needed first.
 
-    id: str
-    sock: ExecSocket
-
-
-def start_once(
-    config: SandboxConfig,
-    argv: Sequence[str],
-    *,
-    run: str,
-    urgent: bool,
-    before_start: Callable[[str], None] | None = None,
-) -> Started:
-    """Start a linked one-shot container running ``argv``, its streams attached."""
-    tags = labels(run, f"once-{uuid.uuid4().hex[:16]}", "grader")
-    kwargs = config.create_kwargs(tags, command=list(argv))
-    container_id, sock = start_linked(kwargs, output=True, urgent=urgent, before_start=before_start)
-    return Started(container_id, sock)
-
-
-class OncePool(_Pool[Started]):
-    """Started one-shot containers whose command waits for its input (grading).
-
-    A spare's main process has started and blocks reading standard input, so taking
-    one skips the container's start; closing the input ends it if it was never used.
-
-    Args:
-        config: the container settings.
-        argv: the main process of every container of the pool.
-        size: the most spares kept ready.
-        by_demand: keep fewer spares when less demand is expected (see `SandboxPool`).
+    As many workers as its engine gate has slots, started with the first pool; they end
+    when no pool is left (a closed provider holds no thread).
     """
 
-    role = "grader"
-
-    def __init__(
-        self, config: SandboxConfig, argv: Sequence[str], size: int = 1, *, by_demand: bool = False
-    ) -> None:
-        self.config = config
-        self.argv = list(argv)
-        super().__init__(size, by_demand=by_demand)
-
-    def _make(self) -> Started:
-        return start_once(self.config, self.argv, run="pool", urgent=False)
-
-    def _alive(self, item: Started) -> bool:
-        return True  # a dead one shows as an empty stream: run_once reports it
-
-    def _drop(self, item: Started) -> None:
-        item.sock.close()
-        remove_later(item.id)
-
-    def _let_go(self, item: Started) -> None:
-        item.sock.close()
-
-
-class _Controller:
-    """One set of background workers filling every pool, most needed first."""
-
-    def __init__(self) -> None:
+    def __init__(self, gate: EngineGate) -> None:
+        self._gate = gate
         self._pools: list[_Pool[object]] = []
         self._cond = threading.Condition()
         self._threads: list[threading.Thread] = []
@@ -481,7 +429,7 @@ class _Controller:
             self._cond.notify_all()
 
     def _start_workers(self) -> None:
-        while len(self._threads) < gate.slots and not self._stopped:
+        while len(self._threads) < self._gate.slots and not self._stopped:
             thread = threading.Thread(target=self._work, name="gym-pool", daemon=True)
             self._threads.append(thread)
             thread.start()
@@ -490,10 +438,11 @@ class _Controller:
         while True:
             with self._cond:
                 pool = self._most_needed()
-                while pool is None and not self._stopped:
+                while pool is None and not self._stopped and self._pools:
                     self._cond.wait(timeout=1.0)
                     pool = self._most_needed()
                 if self._stopped or pool is None:
+                    self._threads.remove(threading.current_thread())
                     return
                 pool.reserve()
             pool.fill_one()
@@ -508,40 +457,64 @@ class _Controller:
         return best
 
 
-controller = _Controller()
-_pools: dict[str, SandboxPool] = {}
-_once_pools: dict[tuple[str, tuple[str, ...]], OncePool] = {}
-_pools_lock = threading.Lock()
+class Pools:
+    """The warm pools of one provider and what fills them (see the module docstring).
+
+    Args:
+        size: spares each pool keeps at most (``$GYM_POOL_SIZE``, else 1, by default).
+        slots: costly engine operations at once through its gate (`default_slots`).
+    """
+
+    def __init__(self, size: int | None = None, *, slots: int | None = None) -> None:
+        self.size = DEFAULT_SIZE if size is None else size
+        self.gate = EngineGate(slots or default_slots())
+        """The engine gate every container of these pools passes through."""
+        self.controller = _Controller(self.gate)
+        self.demand = Demand(self.controller.poke)
+        self.counts = Counts()
+        self._pools: dict[Hashable, _Pool[Any]] = {}
+        self._lock = threading.Lock()
+        _live.add(self)
+
+    def keyed(self, key: Hashable, make: Callable[[int], P]) -> P:
+        """The pool kept under ``key``, made by ``make(size)`` on first use."""
+        with self._lock:
+            pool = self._pools.get(key)
+            if pool is None:
+                pool = self._pools[key] = make(self.size)
+            return pool  # type: ignore[return-value]
+
+    def pool_for(self, config: SandboxConfig, role: str = "agent") -> SandboxPool:
+        """The warm pool of sandboxes for a config and role, made on first use."""
+        return self.keyed(
+            ("sandbox", role, config.key),
+            lambda size: SandboxPool(config, size, role=role, by_demand=True, pools=self),
+        )
+
+    def resize(self, size: int) -> None:
+        """Set how many spares each pool keeps at most (surplus ones are removed)."""
+        with self._lock:
+            self.size = size
+            pools = list(self._pools.values())
+        for pool in pools:
+            pool.resize(size)
+
+    def close(self, *, fast: bool = True) -> None:
+        """Close every pool and let its spares go; pools used later start afresh.
+
+        Args:
+            fast: let spares go without waiting for the engine (their links close).
+        """
+        with self._lock:
+            pools = list(self._pools.values())
+            self._pools.clear()
+        for pool in pools:
+            with contextlib.suppress(Exception):
+                pool.close(fast=fast)
 
 
-def pool_for(config: SandboxConfig, role: str = "agent") -> SandboxPool:
-    """The process-wide warm pool for a config (and role), created on first use."""
-    key = f"{role}:{config.key}"
-    with _pools_lock:
-        pool = _pools.get(key)
-        if pool is None:
-            pool = _pools[key] = SandboxPool(config, _size, role=role, by_demand=True)
-        return pool
-
-
-def once_pool_for(config: SandboxConfig, argv: Sequence[str]) -> OncePool:
-    """The process-wide pool of waiting one-shot containers for a config and command."""
-    key = (config.key, tuple(argv))
-    with _pools_lock:
-        pool = _once_pools.get(key)
-        if pool is None:
-            pool = _once_pools[key] = OncePool(config, argv, _size, by_demand=True)
-        return pool
-
-
-def set_pool_size(size: int) -> None:
-    """Set how many spares each pool keeps at most (for example the run's concurrency)."""
-    global _size
-    with _pools_lock:
-        _size = size
-        pools: list[_Pool[object]] = [*_pools.values(), *_once_pools.values()]  # type: ignore[list-item]
-    for pool in pools:
-        pool.resize(size)
+_live: weakref.WeakSet[Pools] = weakref.WeakSet()
+"""Every `Pools` of this process, for `shutdown`."""
 
 
 def discard(sandbox: Sandbox) -> None:
@@ -557,24 +530,21 @@ def remove_container_later(container_id: str) -> None:
     remove_later(container_id)
 
 
-def shutdown_pools() -> None:
-    """Let every spare go, start no more containers; for when this process ends.
+def shutdown() -> None:
+    """Let every provider's spares go, start no more containers; for when this process ends.
 
     Nothing waits for the engine: every container is linked to this process and leaves
     with it (`gym._sandbox._link`), its watchdog sweeping up after.
     """
     refuse_new()
-    controller.stop()
-    with _pools_lock:
-        pools: list[_Pool[object]] = [*_pools.values(), *_once_pools.values()]  # type: ignore[list-item]
-        _pools.clear()
-        _once_pools.clear()
-    for pool in pools:
-        with contextlib.suppress(Exception):
-            pool.close(fast=True)
+    live = list(_live)
+    for pools in live:
+        pools.controller.stop()
+    for pools in live:
+        pools.close(fast=True)
     shutdown_removals()
     if connected():
         disconnect()
 
 
-atexit.register(shutdown_pools)
+atexit.register(shutdown)

@@ -12,7 +12,7 @@ from typing import Any
 from unittest import mock
 
 from gym._grading import _checks as code_grading
-from gym._sandbox import SandboxConfig, client, set_pool_size
+from gym._sandbox import SandboxConfig, client, default_sandboxes
 from gym._sandbox._engine import labels
 from gym._sandbox._images import ensure_image
 
@@ -28,13 +28,13 @@ def agent_containers(change: Callable[[dict[str, Any]], None]) -> Iterator[None]
             change(kwargs)
         return kwargs
 
-    set_pool_size(0)  # no ready container made before the change may serve the test
+    default_sandboxes().resize(0)  # no ready container made before the change may serve the test
     try:
         with mock.patch.object(SandboxConfig, "create_kwargs", patched):
             yield
     finally:
-        set_pool_size(0)  # nor one made during it serve a later test
-        set_pool_size(1)
+        default_sandboxes().resize(0)  # nor one made during it serve a later test
+        default_sandboxes().resize(1)
 
 
 def network_on() -> contextlib.AbstractContextManager[None]:
@@ -58,13 +58,13 @@ def seccomp_off() -> contextlib.AbstractContextManager[None]:
 def engine_seccomp() -> Iterator[None]:
     """Containers under the engine's default seccomp profile instead of boxgym's (which
     admits 32-bit system calls, ptrace and io_uring)."""
-    set_pool_size(0)
+    default_sandboxes().resize(0)
     try:
         with mock.patch("gym._sandbox._seccomp.apply", lambda args, engine: args):
             yield
     finally:
-        set_pool_size(0)
-        set_pool_size(1)
+        default_sandboxes().resize(0)
+        default_sandboxes().resize(1)
 
 
 @contextlib.contextmanager
@@ -75,13 +75,13 @@ def keeper_dumpable() -> Iterator[None]:
 
     weak = _keeper.SOURCE.replace(b"        dumpable(0)\n", b"        pass\n")
     assert weak != _keeper.SOURCE, "the keeper no longer calls dumpable(0) this way"
-    set_pool_size(0)
+    default_sandboxes().resize(0)
     try:
         with mock.patch.object(_keeper, "SOURCE", weak):
             yield
     finally:
-        set_pool_size(0)
-        set_pool_size(1)
+        default_sandboxes().resize(0)
+        default_sandboxes().resize(1)
 
 
 def host_pids() -> contextlib.AbstractContextManager[None]:

@@ -14,6 +14,7 @@ from gym._core._phase import enter
 from gym._run._concurrency import Limiter, Sample
 from gym._run._executor import Finished, Job, LocalExecutor
 from gym._run._rollout import EpisodeResult
+from gym._sandbox import SandboxProvider, default_sandboxes
 
 CALM = Sample(cpu_busy=0.3, mem_available_mb=8000, mem_total_mb=16000, engine_latency_s=0.1)
 
@@ -70,6 +71,9 @@ class Work:
     def new_policy(self) -> object:
         self.policies += 1
         return object()
+
+    def provider(self) -> SandboxProvider:
+        return default_sandboxes()
 
     def __call__(self, job: Job, policy: object) -> Finished:
         self.body(job.seed)
@@ -141,8 +145,7 @@ def test_the_executor_runs_again_after_a_run_that_ended():
 
 
 def test_the_pools_hear_of_an_episode_leaving_the_queue_before_it_starts():
-    from gym._sandbox._pool import demand
-
+    demand = default_sandboxes().pools.demand
     seen: dict[int, int | None] = {}
     run_jobs(LocalExecutor(1), range(6), lambda n: seen.setdefault(n, demand.pending))
     assert seen == {n: 5 - n for n in range(6)}, "no episode counted as both queued and open"

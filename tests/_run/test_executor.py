@@ -121,8 +121,9 @@ class _GradingWork(EpisodeWork):
         import time
 
         from gym._core._phase import enter
-        from gym._sandbox._pool import demand
+        from gym._sandbox import default_sandboxes
 
+        demand = default_sandboxes().pools.demand
         cls = type(self)
         with cls.lock:
             cls.entered.append(time.monotonic())
@@ -157,8 +158,9 @@ def test_at_most_grading_slots_grade_at_once_and_grading_frees_the_acting_place_
 
 
 def test_the_pools_learn_how_many_episodes_wait_for_a_grading_slot():
-    from gym._sandbox._pool import demand
+    from gym._sandbox import default_sandboxes
 
+    demand = default_sandboxes().pools.demand
     config = RunConfig(envs=[ENV_ID], policy="oracle", k=2)
     jobs = plan(config)
     work = _GradingWork(config.run_id, OraclePolicy)

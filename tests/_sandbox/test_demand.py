@@ -1,6 +1,7 @@
 """Warm pools sized by demand: no spare for an episode that will not come or not need one.
 
-A pool of plain objects stands in for containers, filled by the real controller.
+A pool of plain objects stands in for containers, filled by the real controller of a
+`Pools` of its own.
 """
 
 from __future__ import annotations
@@ -8,10 +9,11 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 
-from gym._sandbox._pool import Demand, _Pool
+from gym._sandbox._pool import Pools, _Pool
 
 _ids = itertools.count()
 
@@ -21,10 +23,10 @@ class Things(_Pool[int]):
 
     role = "grader"
 
-    def __init__(self, size: int, of: Demand, delay: float = 0.0) -> None:
+    def __init__(self, size: int, pools: Pools, delay: float = 0.0) -> None:
         self.delay = delay
         self.dropped: list[int] = []
-        super().__init__(size, by_demand=True, of=of)
+        super().__init__(size, pools=pools, by_demand=True)
 
     def _make(self) -> int:
         time.sleep(self.delay)
@@ -55,21 +57,25 @@ def wait_until_filling(pool: Things) -> None:
 
 
 @pytest.fixture
-def demand() -> Demand:
-    return Demand()
+def pools() -> Iterator[Pools]:
+    """Pools of their own: their demand, controller, counters and gate."""
+    pools = Pools()
+    yield pools
+    pools.close()
 
 
-def test_without_a_runner_a_pool_keeps_its_size(demand):
-    pool = Things(3, demand)
+def test_without_a_runner_a_pool_keeps_its_size(pools):
+    pool = Things(3, pools)
     try:
         assert pool.target() == 3 and settle(pool, 3)
     finally:
         pool.close()
 
 
-def test_a_pool_keeps_no_spare_before_any_episode_used_one(demand):
+def test_a_pool_keeps_no_spare_before_any_episode_used_one(pools):
+    demand = pools.demand
     demand.expect(10)
-    pool = Things(4, demand)
+    pool = Things(4, pools)
     try:
         assert pool.target() == 0 and settle(pool, 0)
         demand.opened()
@@ -80,9 +86,10 @@ def test_a_pool_keeps_no_spare_before_any_episode_used_one(demand):
         pool.close()
 
 
-def test_spares_never_outnumber_the_episodes_still_to_come(demand):
+def test_spares_never_outnumber_the_episodes_still_to_come(pools):
+    demand = pools.demand
     demand.expect(10)
-    pool = Things(4, demand)
+    pool = Things(4, pools)
     try:
         for _ in range(8):  # eight episodes, each graded once
             demand.opened()
@@ -96,9 +103,10 @@ def test_spares_never_outnumber_the_episodes_still_to_come(demand):
         pool.close()
 
 
-def test_an_episode_that_needs_none_teaches_the_pool_to_keep_none(demand):
+def test_an_episode_that_needs_none_teaches_the_pool_to_keep_none(pools):
+    demand = pools.demand
     demand.expect(10)
-    pool = Things(4, demand)
+    pool = Things(4, pools)
     try:
         demand.opened()
         pool.take()
@@ -111,8 +119,8 @@ def test_an_episode_that_needs_none_teaches_the_pool_to_keep_none(demand):
         pool.close()
 
 
-def test_a_taker_waits_for_the_spare_being_started_instead_of_starting_another(demand):
-    pool = Things(1, demand, delay=0.5)
+def test_a_taker_waits_for_the_spare_being_started_instead_of_starting_another(pools):
+    pool = Things(1, pools, delay=0.5)
     try:
         wait_until_filling(pool)
         got: list[int | None] = []
@@ -128,11 +136,12 @@ class AgentThings(Things):
     role = "agent"
 
 
-def test_the_last_episode_gets_the_spare_started_for_it_and_none_is_dropped(demand):
+def test_the_last_episode_gets_the_spare_started_for_it_and_none_is_dropped(pools):
     """An episode starting its container leaves the demand as it takes (one step, under
     the pool's lock): the spare being started for it is kept for it, whenever it ends."""
+    demand = pools.demand
     demand.expect(1)
-    pool = AgentThings(2, demand, delay=0.5)
+    pool = AgentThings(2, pools, delay=0.5)
     try:
         demand.opened()  # a first episode teaches the pool: one container per episode
         pool.take(on_take=demand.started)
@@ -147,11 +156,12 @@ def test_the_last_episode_gets_the_spare_started_for_it_and_none_is_dropped(dema
         pool.close()
 
 
-def test_a_grader_spare_that_ends_its_start_as_its_episode_closes_is_kept_for_its_grading(demand):
+def test_a_grader_spare_that_ends_its_start_as_its_episode_closes_is_kept_for_its_grading(pools):
     """An episode gives its agent sandbox back (the demand for graders falls) just before it
     takes its grader: the spare started for it, ending in between, is kept, not dropped."""
+    demand = pools.demand
     demand.expect(1)
-    pool = Things(2, demand, delay=0.5)
+    pool = Things(2, pools, delay=0.5)
     try:
         demand.opened()  # a first episode: one grader per episode
         demand.closed_one(started=True)
@@ -167,12 +177,13 @@ def test_a_grader_spare_that_ends_its_start_as_its_episode_closes_is_kept_for_it
         pool.close()
 
 
-def test_episodes_waiting_for_a_grading_slot_keep_their_graders_in_the_demand(demand):
+def test_episodes_waiting_for_a_grading_slot_keep_their_graders_in_the_demand(pools):
     """Every episode has begun and given its sandbox back, most wait for a grading slot:
     each still takes a grader, so the pool keeps spares for them (no cold start inside
     the slot); the episodes still in the queue do not count as having needed none."""
+    demand = pools.demand
     demand.expect(0)
-    pool = Things(4, demand)
+    pool = Things(4, pools)
     try:
         for _ in range(10):  # ten episodes began and closed: two graded, eight queued
             demand.opened()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import gym
-from gym._sandbox import LazySandbox, LocalSandbox, Manifest, SandboxConfig, container_counts
+from gym._sandbox import LazySandbox, LocalSandbox, Manifest, SandboxConfig, default_sandboxes
 from gym.authoring import env_of
 from gym.errors import SandboxUnavailable
 
@@ -80,12 +80,12 @@ def test_a_real_episode_starts_an_agent_container_only_for_a_tool_call(engine, c
     env = gym.make("boxgym/PyFunc-v0", run="pytest")
     try:
         task = env_of(env).tasks[0].id
-        before = container_counts()
+        before = default_sandboxes().counts()
         env.reset(options={"task": task})
         for _ in range(calls):
             env.step({"name": "bash", "arguments": {"command": "ls"}})
         env.step({"name": "submit", "arguments": {}})
-        after = container_counts()
+        after = default_sandboxes().counts()
     finally:
         env.close()
     started = sum(

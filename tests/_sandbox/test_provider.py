@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -25,11 +26,13 @@ from gym.errors import SandboxUnavailable, UnsafeConfig
 
 
 @pytest.fixture(params=["local", pytest.param("docker", marks=pytest.mark.docker)])
-def provider(request) -> SandboxProvider:
+def provider(request) -> Iterator[SandboxProvider]:
     if request.param == "local":
-        return LocalSandboxes(allow_unsafe=True)
+        yield LocalSandboxes(allow_unsafe=True)
+        return
     request.getfixturevalue("engine")
-    return DockerSandboxes()
+    with DockerSandboxes() as docker:  # its warm pools go with it
+        yield docker
 
 
 @pytest.fixture

@@ -751,7 +751,7 @@ def test_grading_failures_are_infra_errors(engine: None, env_class: type[Support
     try:
         result = episode("refund-damaged-kettle", gold, env)
     finally:
-        gym.sandbox.pool_for(env.grading_config()).close()
+        gym.sandbox.default_sandboxes().pool_for(env.grading_config(), "grader").close()
     assert result.outcome == "infra_error" and result.reward is None
     assert result.verdict is not None and result.verdict.outcome == "infra_error"
     assert "grading failed" in result.verdict.reason
