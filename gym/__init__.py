@@ -168,8 +168,6 @@ _MOVED: dict[str, str] = {
     "register_image": "gym.images",
     "register_local": "gym.authoring",
     "set_pool_size": "gym.sandbox",
-    "split_role": "gym.train",
-    "task_files": "gym.authoring",
     "tool_calls": "gym.authoring",
     "training_tasks": "gym.train",
     "validate_env": "gym.runs",
@@ -178,28 +176,35 @@ _MOVED: dict[str, str] = {
 
 
 _RETIRED: dict[str, tuple[str, str]] = {
-    # name -> (where its value lives now, what to use instead)
+    # name -> (where its value lives now: module, or module:name when renamed, what to use)
     "DISTRIBUTION": ("gym._core._version", "the string 'boxgym', the distribution's name"),
+    "split_role": ("gym.train:split_use", "gym.train.split_use (renamed: a split's use)"),
+    "task_files": (
+        "gym.authoring:workspace_files",
+        "gym.authoring.workspace_files (renamed: a task's workspace files)",
+    ),
 }
-"""Removed names with no public home, and what to use instead."""
+"""Removed names, and what to use instead (docs/architecture.md, "Names": the renamed)."""
 
 
 def __getattr__(name: str) -> _Any:
     """A public submodule on first use, or a moved name (with a DeprecationWarning)."""
     if name in _SUBMODULES:
         return _importlib.import_module(f"gym.{name}")
+    attr = name
     if name in _MOVED:
         home = _MOVED[name]
         advice = f"moved to {home}.{name}; import it from there (`from {home} import {name}`)"
     elif name in _RETIRED:
         home, instead = _RETIRED[name]
-        advice = f"is deprecated; use {instead}"
+        home, _, new = home.partition(":")
+        attr, advice = new or name, f"is deprecated; use {instead}"
     else:
         raise AttributeError(f"module 'gym' has no attribute {name!r}")
     _warnings.warn(
         f"gym.{name} {advice}; the old name will be removed", DeprecationWarning, stacklevel=2
     )
-    return getattr(_importlib.import_module(home), name)
+    return getattr(_importlib.import_module(home), attr)
 
 
 def __dir__() -> list[str]:

@@ -5,7 +5,7 @@ its tools with `@tool`, loads its tasks with `load_tasks` and registers its ids 
 `register`; docs/authoring.md walks through one. The rest is what such a family
 needs beside that: the trajectory it grades (`StepRecord`, `tool_calls`), the tool
 schemas (`ToolSpec`) and spaces (`TextSpace`, `ToolCallSpace`), the limits wrapper
-(`EpisodeLimits`), task files (`task_files`, `read_tree`), a small cache
+(`EpisodeLimits`), a task's workspace files (`workspace_files`, `read_tree`), a small cache
 (`LRUCache`), and the registry's view of what is registered (`EnvInfo`,
 `env_of`, `load_plugins`, `register_local`)::
 
@@ -21,7 +21,8 @@ schemas (`ToolSpec`) and spaces (`TextSpace`, `ToolCallSpace`), the limits wrapp
 from gym._core._cache import LRUCache
 from gym._core._models import Component, Flag, Task, Verdict, load_tasks
 from gym._core._tools import ToolCall, ToolSpec, tool
-from gym._envs._code import CodeEnv, read_tree, task_files
+from gym._envs._code import CodeEnv, read_tree
+from gym._envs._code import task_files as workspace_files
 from gym._envs._env import ContainerEnv, StepRecord, env_of, tool_calls
 from gym._envs._registry import EnvInfo, load_plugins, register, register_local
 from gym._envs._spaces import TextSpace, ToolCallSpace
@@ -48,7 +49,12 @@ __all__ = [
     "read_tree",
     "register",
     "register_local",
-    "task_files",
     "tool",
     "tool_calls",
+    "workspace_files",
 ]
+
+task_files = workspace_files
+"""Deprecated: the old name of `workspace_files` (`gym.datasets.seed_files` writes a
+task's whole seed folder). It does not warn yet: tests/toy_env.py and
+tests/_run/test_provider_seam.py still call it."""

@@ -14,6 +14,7 @@ tasks from a package keeps them under `data_dir` (``GYM_DATA`` or trajectories/)
 """
 
 from gym._core._paths import data_dir
+from gym._core._renamed import renamed
 from gym._datasets._dataset import (
     Correction,
     DatasetMapping,
@@ -23,7 +24,7 @@ from gym._datasets._dataset import (
     TaskFormat,
     folder_name,
     read_records,
-    task_files,
+    seed_files,
 )
 from gym._datasets._importer import ImportResult, import_dataset, load_indexed_tasks
 
@@ -40,5 +41,8 @@ __all__ = [
     "import_dataset",
     "load_indexed_tasks",
     "read_records",
-    "task_files",
+    "seed_files",
 ]
+
+__getattr__ = renamed("gym.datasets", {"task_files": "seed_files"}, globals())
+"""``task_files`` (also the name of `gym.authoring`'s workspace files) is `seed_files`."""

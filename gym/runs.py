@@ -15,13 +15,14 @@ resumes), its episodes run by an `Executor` (`LocalExecutor` threads here,
 `RunStatus` (running, stopped, finished, failed, interrupted; `Store.run_status`). A
 `Report` gives pass@k, pass^k, bootstrap intervals and slices; `compare` pairs two
 runs; `gate` checks a run against `Rule`s; `regrade_run` re-scores stored final
-states with today's graders; `export_records` writes training records (never the
+states with today's graders; `write_records` writes training records (never the
 eval split); `validate_env` checks an environment's tasks (the oracle passes, noop
 fails, perturbation is flagged, grading is deterministic). `run_episode` is one
 episode, without a store.
 """
 
-from gym._reports._export_data import export_records
+from gym._core._renamed import renamed
+from gym._reports._records import write_records
 from gym._reports._report import (
     Comparison,
     GateResult,
@@ -68,7 +69,6 @@ __all__ = [
     "build_report",
     "compare",
     "default_url",
-    "export_records",
     "gate",
     "load_rules",
     "paired_bootstrap",
@@ -79,4 +79,8 @@ __all__ = [
     "run",
     "run_episode",
     "validate_env",
+    "write_records",
 ]
+
+__getattr__ = renamed("gym.runs", {"export_records": "write_records"}, globals())
+"""``export_records`` is `write_records` (an export is the final state of an episode)."""

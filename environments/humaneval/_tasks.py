@@ -35,8 +35,8 @@ __all__ = [
     "materialise",
     "problems",
     "reference_result",
+    "seed_files",
     "split_of",
-    "task_files",
 ]
 
 FAMILY = "humaneval"
@@ -218,7 +218,7 @@ def reference_result(problem: dict[str, Any], args: str) -> Any:
     return namespace[problem["entry_point"]](*ast.literal_eval(f"({args},)"))
 
 
-def task_files(problem: dict[str, Any]) -> dict[str, bytes]:
+def seed_files(problem: dict[str, Any]) -> dict[str, bytes]:
     """Every file of a problem's task folder: relative posix path -> bytes."""
     files = {
         "task.toml": _task_toml(problem),
@@ -235,7 +235,7 @@ def materialise(problem: dict[str, Any], root: Path) -> Path:
     The folder is built in a scratch directory beside ``root`` and renamed into place,
     so a reader never sees half a task; a stale or damaged folder is replaced.
     """
-    files = task_files(problem)
+    files = seed_files(problem)
     target = root / folder_name(problem["task_id"])
     if gym.authoring.read_tree(target) == files:
         return target

@@ -3,7 +3,7 @@
 The tasks come from ``seeds/mbpp/mbpp.jsonl``, the original file unchanged (CC BY 4.0;
 source, licence and citation in ``seeds/mbpp/SOURCE.md``), through the index that
 ``gym env import`` made from it with ``seeds/mbpp/mapping.toml``. They are graded like
-PyFunc: the problem's three asserts run in the trusted grading runner against the
+PyFunc: the problem's three asserts run in the trusted grading script against the
 agent's function, called in a separate unprivileged process.
 """
 

@@ -10,7 +10,7 @@ __all__ = ["PyFuncEnv"]
 class PyFuncEnv(gym.CodeEnv):
     """A function to write in /workspace/solution.py, checked by hidden calls.
 
-    The hidden checks run in the trusted grading runner; the function under test runs
+    The hidden checks run in the trusted grading script; the function under test runs
     in a separate unprivileged process and only primitive values cross between them.
     """
 

@@ -21,6 +21,7 @@ __all__ = [
     "Outcome",
     "Role",
     "Split",
+    "SplitUse",
     "Task",
     "TaskList",
     "Verdict",
@@ -32,10 +33,12 @@ __all__ = [
 log = logging.getLogger("gym.tasks")
 
 Split = str
-"""A split name (``train``, ``eval``, ``validation``...); its family declares its role."""
-Role = Literal["training", "held-out"]
-"""What a split may be used for: training data, or evaluation only (never exported)."""
-DEFAULT_SPLITS: dict[str, Role] = {"train": "training", "eval": "held-out"}
+"""A split name (``train``, ``eval``, ``validation``...); its family declares its use."""
+SplitUse = Literal["training", "held-out"]
+"""What a split may be used for: training data, or evaluation only (never a training record)."""
+Role = SplitUse
+"""Deprecated name of `SplitUse` ("role" is a sandbox's: agent or grader)."""
+DEFAULT_SPLITS: dict[str, SplitUse] = {"train": "training", "eval": "held-out"}
 """The splits of a family that declares none."""
 Outcome = Literal["pass", "fail", "infra_error"]
 _RUNS = re.compile(r"(\d+)")
@@ -178,7 +181,7 @@ def _field_problem(spec_file: Path, exc: ValidationError) -> ConfigError:
     return ConfigError(f"{spec_file}: {field} = {err.get('input')!r}: {err['msg']}")
 
 
-def _load_task(family: str, folder: Path, splits: Mapping[str, Role]) -> Task:
+def _load_task(family: str, folder: Path, splits: Mapping[str, SplitUse]) -> Task:
     spec_file = folder / "task.toml"
     try:
         spec = tomllib.loads(spec_file.read_text())
@@ -224,7 +227,9 @@ def _warn(problem: str) -> None:
         log.warning("%s (task left out)", problem)
 
 
-def load_tasks(seeds: Path, family: str, *, splits: Mapping[str, Role] | None = None) -> TaskList:
+def load_tasks(
+    seeds: Path, family: str, *, splits: Mapping[str, SplitUse] | None = None
+) -> TaskList:
     """Every task under seeds/<family>/ (one folder with a task.toml each), in id order.
 
     Ids are ordered naturally (`natural_key`: ``t2`` before ``t10``). A task that cannot

@@ -4,7 +4,7 @@ A dataset record (a JSON object, a CSV row, a Hugging Face row) becomes a functi
 task of the ``calls`` kind (or ``pytest``) through a `DatasetMapping`: templates for
 the id and prompt, the fields holding the reference solution, the checks and their
 setup code, a rule for the split, and tags. `ImportedTask` is the result for one
-record (a callable may produce it instead of a mapping); `task_files` turns it into
+record (a callable may produce it instead of a mapping); `seed_files` turns it into
 the files of a seed task folder; `problems` says what is wrong with one, field by field.
 """
 
@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gym._core._errors import ConfigError
-from gym._core._models import DEFAULT_SPLITS, Role
+from gym._core._models import DEFAULT_SPLITS, SplitUse
 from gym._grading._ast import parse_python as _parse_python
 
 __all__ = [
@@ -40,11 +40,11 @@ __all__ = [
     "folder_name",
     "problems",
     "read_records",
-    "task_files",
+    "seed_files",
 ]
 
 GENERATOR = "boxgym-import/1"
-"""Version of the files `task_files` writes; an index records it."""
+"""Version of the files `seed_files` writes; an index records it."""
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -96,7 +96,7 @@ class TaskFormat(BaseModel):
 
     family: str
     """The family: tasks are written under ``<seeds>/<family>/``."""
-    splits: dict[str, Role] = Field(default_factory=lambda: dict(DEFAULT_SPLITS))
+    splits: dict[str, SplitUse] = Field(default_factory=lambda: dict(DEFAULT_SPLITS))
     """The family's splits and their roles; a record in any other split is refused."""
     kind: Literal["calls", "pytest"] = "calls"
     """Grading kind: ``calls`` (trusted checks, the function called across a process
@@ -400,7 +400,7 @@ def entry_of(task: ImportedTask) -> str:
     return ""
 
 
-def problems(task: ImportedTask, splits: Mapping[str, Role]) -> list[str]:
+def problems(task: ImportedTask, splits: Mapping[str, SplitUse]) -> list[str]:
     """What is wrong with a task, field by field (empty when it can be written)."""
     out: list[str] = []
     if not task.id.strip():
@@ -569,7 +569,7 @@ def _task_toml(task: ImportedTask, mapping: TaskFormat, entry: str, origin: str)
     return "".join(lines)
 
 
-def task_files(task: ImportedTask, mapping: TaskFormat, origin: str) -> dict[str, bytes]:
+def seed_files(task: ImportedTask, mapping: TaskFormat, origin: str) -> dict[str, bytes]:
     """Every file of the task's seed folder: relative posix path -> bytes.
 
     Args:

@@ -1,6 +1,6 @@
 """The importer: a dataset becomes seed tasks, as task folders or as one index.
 
-Two layouts, one set of files per task (`gym._datasets._dataset.task_files`):
+Two layouts, one set of files per task (`gym._datasets._dataset.seed_files`):
 
 * ``folders``: one seed folder per task under ``<seeds>/<family>/`` (task.toml,
   repo/, oracle/, hidden/), as a hand-written family has them.
@@ -30,7 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from gym._core._errors import ConfigError
-from gym._core._models import Role, Task, TaskList, load_tasks, natural_key
+from gym._core._models import SplitUse, Task, TaskList, load_tasks, natural_key
 from gym._core._paths import data_dir
 from gym._datasets._dataset import (
     GENERATOR,
@@ -41,7 +41,7 @@ from gym._datasets._dataset import (
     folder_name,
     problems,
     read_records,
-    task_files,
+    seed_files,
 )
 
 __all__ = ["INDEX", "ImportResult", "import_dataset", "load_indexed_tasks"]
@@ -159,7 +159,7 @@ def _build(
             result.problems += [f"{where} ({task.id}): {w}" for w in wrong]
             continue
         folders[name] = task.id
-        built.append(_Built(record=n, task=task, files=task_files(task, fmt, where)))
+        built.append(_Built(record=n, task=task, files=seed_files(task, fmt, where)))
     return built
 
 
@@ -290,7 +290,7 @@ _memo_lock = threading.Lock()
 
 
 def load_indexed_tasks(
-    folder: Path, *, mapper: Mapper | None = None, splits: Mapping[str, Role] | None = None
+    folder: Path, *, mapper: Mapper | None = None, splits: Mapping[str, SplitUse] | None = None
 ) -> TaskList:
     """The tasks of an index-layout family folder (``<seeds>/<family>/index.json``).
 
@@ -356,7 +356,7 @@ def _load_index(
     raw: bytes,
     dataset: Path,
     mapper: Mapper | None,
-    splits: Mapping[str, Role] | None,
+    splits: Mapping[str, SplitUse] | None,
 ) -> TaskList:
     mapping = DatasetMapping.model_validate(index.mapping) if index.mapping else None
     fmt_ = mapping or TaskFormat(family=index.family)
@@ -408,7 +408,7 @@ def _materialise(
     wrong = problems(task, fmt_.splits)
     if wrong:
         return "; ".join(wrong)
-    files = task_files(task, fmt_, f"{origin} record {n + 1}")
+    files = seed_files(task, fmt_, f"{origin} record {n + 1}")
     if _files_digest(files) != entry.get("sha256"):
         return (
             "its files differ from the ones imported and validated (sha256 mismatch): "

@@ -137,7 +137,7 @@ def _take_tmp(names: Names) -> str:
         "base = os.path.dirname(home) or '/tmp'\n"
         "stem = os.path.basename(home).rstrip('0123456789')\n"
         "for i in range(200):\n"
-        "    for name in (stem + str(i), f'boxgym-home-{i}', f'boxgym-judge-{i}'):\n"
+        "    for name in (stem + str(i), f'boxgym-home-{i}', f'boxgym-checker-{i}'):\n"
         "        try:\n"
         "            os.mkdir(os.path.join(base, name), 0o700)\n"
         "        except OSError:\n"

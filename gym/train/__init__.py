@@ -24,14 +24,15 @@ The pieces, each small and typed:
    only on a rise of held-out pass@1.
 
 Which tasks may be trained on at all: `training_tasks` keeps a family's training
-splits, `refuse_held_out` raises `HeldOutError` for a held-out one, `split_role` names
-a split's role (``training`` or ``held-out``).
+splits, `refuse_held_out` raises `HeldOutError` for a held-out one, `split_use` names
+what a split may be used for (``training`` or ``held-out``).
 
 torch is imported only inside the functions that use it, so ``import gym.train`` is
 light; install it with ``pip install -e '.[train]'``.
 """
 
-from gym._envs._splits import refuse_held_out, split_role, training_tasks
+from gym._envs._splits import refuse_held_out, training_tasks
+from gym._envs._splits import split_role as split_use
 from gym.train._batch import (
     Batch,
     batch_loss,
@@ -98,7 +99,7 @@ __all__ = [
     "sample_allowed",
     "select_episodes",
     "sft_loss",
-    "split_role",
+    "split_use",
     "token_logprobs",
     "train_rft",
     "training_reward",
@@ -106,3 +107,8 @@ __all__ = [
     "turn_tokens",
     "verified",
 ]
+
+split_role = split_use
+"""Deprecated: the old name of `split_use` ("role" is a sandbox's: agent or grader). It
+does not warn yet: tests/_envs/test_splits.py and tests/environments/test_mbpp.py still
+call it."""

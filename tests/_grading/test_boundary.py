@@ -1,4 +1,4 @@
-"""The judge-worker boundary, run locally: a real worker process, no container.
+"""The checker-worker boundary, run locally: a real worker process, no container.
 
 The worker is started the way the runner starts it (``python -I`` with one socket on
 a file descriptor), as the same uid here; uids, limits and file permissions are the
@@ -41,7 +41,7 @@ def _load(name: str):
 
 
 wire = _load("boxgym_wire")
-judge = _load("boxgym_judge")
+checker = _load("boxgym_checker")
 
 PROJECT = """
 import os, sys, time
@@ -232,7 +232,7 @@ def retry(fn, errors):
 """
 
 
-class LocalSession(judge.Session):
+class LocalSession(checker.Session):
     """A Session whose workers are local subprocesses of this uid (no runner, no container)."""
 
     def __init__(self, root: Path, timeout: float = 60.0):
@@ -256,13 +256,13 @@ class LocalSession(judge.Session):
             argv = [sys.executable, "-I", "-c", boot, str(theirs.fileno())]
             self.procs.append(subprocess.Popen(argv, pass_fds=[theirs.fileno()], env=env))
             theirs.close()
-            self.side = judge.JudgeSide(self.gen, mine, self.call_timeout)
+            self.side = checker.CheckerSide(self.gen, mine, self.call_timeout)
         return self.side
 
     def lost(self, lost):
         if self.side is not None and self.side.alive:
             self.side.alive = False
-            self.finding(judge._LOST_FINDINGS.get(lost.why, lost.why), lost.detail)
+            self.finding(checker._LOST_FINDINGS.get(lost.why, lost.why), lost.detail)
             self.side.conn.sock.close()
             self.side = None
         return lost
@@ -279,8 +279,8 @@ class LocalSession(judge.Session):
 def session(tmp_path, monkeypatch):
     (tmp_path / "proj.py").write_text(textwrap.dedent(PROJECT))
     sess = LocalSession(tmp_path)
-    monkeypatch.setattr(judge, "SESSION", sess)
-    finder = judge.Finder(["proj"])
+    monkeypatch.setattr(checker, "SESSION", sess)
+    finder = checker.Finder(["proj"])
     monkeypatch.setattr(sys, "meta_path", [finder, *sys.meta_path])
     sys.modules.pop("proj", None)
     yield sess
@@ -447,12 +447,12 @@ def test_an_object_with_no_plain_value_decides_no_check(session, liar, check):
     import proj
 
     assert not passes(CHECKS[check], getattr(proj, liar)())
-    with pytest.raises(judge.NotPlain):
+    with pytest.raises(checker.NotPlain):
         CHECKS[check](getattr(proj, liar)())
     assert "not_plain" in findings(session)
 
 
-def test_the_worker_is_never_asked_about_a_value_of_the_judge(session):
+def test_the_worker_is_never_asked_about_a_value_of_the_checker(session):
     import proj
 
     asked = []
@@ -470,7 +470,7 @@ def test_the_worker_is_never_asked_about_a_value_of_the_judge(session):
     assert not names & {"eq", "ne", "lt", "le", "gt", "ge", "bool", "sub", "rsub", "round"}
 
 
-def test_value_subclasses_are_judged_on_their_plain_value(session):
+def test_value_subclasses_are_checked_on_their_plain_value(session):
     import proj
 
     assert proj.Shouty("x") == "x" and not proj.Shouty("x") == "y" and proj.Shouty("x") != "y"
@@ -489,9 +489,9 @@ def test_two_objects_of_the_code_are_compared_by_the_code_with_an_exact_bool(ses
 
     assert proj.Point(1, 2) == proj.Point(1, 2) and not proj.Point(1, 2) == proj.Point(2, 1)
     assert proj.Point(1, 2) != proj.Point(2, 1)
-    with pytest.raises(judge.NotPlain):
+    with pytest.raises(checker.NotPlain):
         assert proj.NotABool() == proj.NotABool()
-    with pytest.raises(judge.NotPlain):  # the answer's truth is never asked of the worker
+    with pytest.raises(checker.NotPlain):  # the answer's truth is never asked of the worker
         assert proj.DelayedLiar() == proj.DelayedLiar()
 
 
@@ -507,7 +507,7 @@ def test_a_ping_answered_with_anything_but_none_is_the_codes_doing(session):
 
     proj.parse("a")  # a worker is up
     session.request = lambda *a, **k: (_ for _ in ()).throw(ValueError("\udcff no"))
-    session.check_alive()  # returns: nothing escapes the judge's own bookkeeping
+    session.check_alive()  # returns: nothing escapes the checker's own bookkeeping
     assert findings(session) == ["report_forgery"]
 
 
@@ -537,7 +537,7 @@ def test_the_answers_of_one_test_are_bounded_together(session, monkeypatch):
     assert proj.parse("a b") == ["a", "b"]
 
 
-def test_printed_lone_surrogates_reach_the_judges_streams_cleaned(session, capsys):
+def test_printed_lone_surrogates_reach_the_checkers_streams_cleaned(session, capsys):
     import proj
 
     assert proj.shout("\udcff") == 1
@@ -573,7 +573,7 @@ def test_running_out_of_memory_fails_the_call_with_a_resource_finding(session):
     assert findings(session) == ["resource_limit"]
 
 
-def test_only_public_attributes_of_the_judges_objects_are_readable(session):
+def test_only_public_attributes_of_the_checkers_objects_are_readable(session):
     import proj
 
     class Holder:
@@ -633,8 +633,8 @@ def test_a_peer_that_ends_or_writes_garbage_is_lost(written, why):
     ids=["nested past the recursion limit", "an integer past the digit limit", "not UTF-8"],
 )
 def test_a_line_json_cannot_read_is_a_protocol_breach(line):
-    """Whatever the worker writes, the judge's reading ends as Lost: never an exception
-    that would crash the judge (an infra_error paid for by the code under test)."""
+    """Whatever the worker writes, the checker's reading ends as Lost: never an exception
+    that would crash the checker (an infra_error paid for by the code under test)."""
     conn, theirs = _channel(5.0)
     writer = threading.Thread(target=theirs.sendall, args=(line + b"\n",))
     writer.start()

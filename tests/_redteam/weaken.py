@@ -149,7 +149,7 @@ def judge_asks_the_object() -> contextlib.AbstractContextManager[None]:
     grading had before truth was decided in the judge on plain values)."""
     return runner_changed(
         {
-            "boxgym_judge.py": [
+            "boxgym_checker.py": [
                 (
                     b"        if _is_worker(b) and not _has_value(a) and not _has_value(b):\n"
                     b"            return self.exact(self.op(op, a, b), bool, a, op)",
@@ -165,7 +165,7 @@ def ping_unguarded() -> contextlib.AbstractContextManager[None]:
     """The judge lets an exception the worker answers its liveness ping with escape."""
     return runner_changed(
         {
-            "boxgym_judge.py": [
+            "boxgym_checker.py": [
                 (
                     b"            except BaseException as exc:  # whatever it answers",
                     b"            except wire.Lost as exc:  # whatever it answers",

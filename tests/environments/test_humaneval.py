@@ -45,7 +45,7 @@ def test_load_tasks_gives_164_unique_tasks_in_both_splits(fresh_cache: Path) -> 
             assert (folder / rel).is_file(), (task.id, rel)
 
 
-def test_task_files_match_the_dataset(fresh_cache: Path) -> None:
+def test_seed_files_match_the_dataset(fresh_cache: Path) -> None:
     HumanEvalEnv.load_tasks()
     for problem in problems():
         folder = fresh_cache / folder_name(problem["task_id"])

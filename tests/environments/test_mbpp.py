@@ -154,11 +154,11 @@ def test_env_list_shows_mbpp_with_its_splits_and_roles(fresh_data: Path) -> None
 
 
 def test_held_out_splits_follow_the_declared_roles() -> None:
-    assert gym.train.split_role(ENV_ID, "train") == "training"
-    assert gym.train.split_role(ENV_ID, "prompt") == "training"
-    assert gym.train.split_role(ENV_ID, "validation") == "held-out"
-    assert gym.train.split_role(ENV_ID, "test") == "held-out"
-    assert gym.train.split_role(ENV_ID, "eval") == "held-out"  # not declared: kept out of training
+    assert gym.train.split_use(ENV_ID, "train") == "training"
+    assert gym.train.split_use(ENV_ID, "prompt") == "training"
+    assert gym.train.split_use(ENV_ID, "validation") == "held-out"
+    assert gym.train.split_use(ENV_ID, "test") == "held-out"
+    assert gym.train.split_use(ENV_ID, "eval") == "held-out"  # not declared: kept out of training
 
 
 class _Handles:

@@ -4,7 +4,7 @@ Runs as root, with only the SETUID and SETGID capabilities, as the main process 
 fresh grading container. Three kinds of processes, each a uid of its own drawn at
 random for this grading (no other container shares them):
 
-* the **judge** (``boxgym_judge``): runs the hidden checks, never imports the code
+* the **checker** (``boxgym_checker``): runs the hidden checks, never imports the code
   under test; only it can read the hidden checks (``/grade/tests``, 0700). It is a fork
   of the runner (trusted, so it may inherit the runner's memory) that keeps only the
   descriptors it is handed;
@@ -15,8 +15,8 @@ random for this grading (no other container shares them):
   starve the runner;
 * **probes**: shell commands a task declares, run first, before any code under test.
 
-The judge reaches the worker through one socket the runner hands it for each worker
-(values cross as plain data, objects as handles; see ``boxgym_wire``). The judge
+The checker reaches the worker through one socket the runner hands it for each worker
+(values cross as plain data, objects as handles; see ``boxgym_wire``). The checker
 streams each test's outcome to the runner over a pipe no worker holds; the runner
 alone writes the report, into a root-only directory created after the agent phase.
 A missing report therefore means the grader itself failed.
@@ -53,11 +53,11 @@ _KEEP_OUT |= {"grade", "workspace"}  # the test files' own packages (grade.tests
 
 
 class Uids:
-    """The uids of one grading: judge, probes, and one per worker generation."""
+    """The uids of one grading: checker, probes, and one per worker generation."""
 
     def __init__(self):
         base = (1 << 24) + (int.from_bytes(os.urandom(3), "big") % (1 << 22) << 8)  # < 2**31
-        self.judge, self.probe, self.base = base, base + 1, base + 2
+        self.checker, self.probe, self.base = base, base + 1, base + 2
 
     def worker(self, gen):
         return self.base + gen
@@ -79,7 +79,7 @@ def _limit_worker(spec):
     """The worker's limits: processes (per uid), address space, no core files, OOM first.
 
     It also gets the lowest CPU priority: a fork bomb of spinning processes cannot starve
-    the judge or the runner of the container's CPU share (it ends as the code's fail, not
+    the checker or the runner of the container's CPU share (it ends as the code's fail, not
     as a grading timeout).
     """
     nproc = int(spec.get("worker_nproc", WORKER_NPROC))
@@ -96,7 +96,7 @@ def spawn(argv, uid, *, cwd, env, fds=(), stdout=None, setup=None):
     """Fork a child that becomes uid and execs argv; ``fds`` are (fd, number) to pass.
 
     ``argv`` may instead be a function, run in the child without an exec (its return
-    value is the exit status): only for trusted code (the judge), which then inherits
+    value is the exit status): only for trusted code (the checker), which then inherits
     this process's memory and imports. The code under test always gets a fresh
     interpreter, which has never held what this process read.
     """
@@ -163,10 +163,10 @@ def _flush():
             pass
 
 
-def _judge():
-    import boxgym_judge
+def _checker():
+    import boxgym_checker
 
-    return boxgym_judge.main(3, 4)
+    return boxgym_checker.main(3, 4)
 
 
 def kill_uid(uid, sig=signal.SIGKILL):
@@ -267,16 +267,16 @@ def wait_with_timeout(pid, seconds):
     return None
 
 
-# -- staging -------------------------------------------------------------------------------
+# -- staging ------------------------------------------------------------------------------
 
 
 def prepare(spec, uids):
-    """Permissions: hidden checks readable by the judge only; the spec by root only."""
+    """Permissions: hidden checks readable by the checker only; the spec by root only."""
     os.chmod("/grade", 0o711)
     os.chmod("/grade/spec.json", 0o600)
-    share_with_group("/grade/tests", uids.judge)
+    share_with_group("/grade/tests", uids.checker)
     tag = os.urandom(8).hex()
-    home = private_dir(f"/tmp/boxgym-judge-{tag}", uids.judge, 0o711)
+    home = private_dir(f"/tmp/boxgym-checker-{tag}", uids.checker, 0o711)
     return {"home": home, "tag": tag}
 
 
@@ -334,7 +334,7 @@ def run_probes(spec, uids):
     return results
 
 
-# -- the checks: the judge, its workers, its outcomes -------------------------------------
+# -- the checks: the checker, its workers, its outcomes -----------------------------------
 
 
 class Supervisor:
@@ -346,11 +346,11 @@ class Supervisor:
         self.workers, self.cleared = {}, set()
         self.events, self.forged = [], 0
         self.buf, self.out = b"", b""
-        self.judge = self.judge_status = None
+        self.checker = self.checker_status = None
         self.t0 = time.monotonic()
         self.marks = {}
 
-    def judge_spec(self):
+    def checker_spec(self):
         spec = self.spec
         common = {
             "kind": spec["kind"],
@@ -378,16 +378,16 @@ class Supervisor:
             )
         return common
 
-    def start_judge(self, event_w, out_w, ctl):
+    def start_checker(self, event_w, out_w, ctl):
         env = wire.environment({"HOME": self.staging["home"]})
         fds = [(event_w, 3), (ctl.fileno(), 4)]
-        _flush()  # the judge is a fork of this process: nothing of ours to repeat
-        self.judge = spawn(
-            _judge, self.uids.judge, cwd=self.staging["home"], env=env, fds=fds, stdout=out_w
+        _flush()  # the checker is a fork of this process: nothing of ours to repeat
+        self.checker = spawn(
+            _checker, self.uids.checker, cwd=self.staging["home"], env=env, fds=fds, stdout=out_w
         )
 
     def start_worker(self):
-        """A new worker generation, its end of a fresh socket handed back for the judge."""
+        """A new worker generation, its end of a fresh socket handed back for the checker."""
         self.marks.setdefault("first_worker_s", round(time.monotonic() - self.t0, 3))
         for gen in [g for g in self.workers if g not in self.cleared]:
             kill_uid(self.uids.worker(gen))
@@ -413,7 +413,7 @@ class Supervisor:
         return mine
 
     def control(self, ctl):
-        """Answer the judge's requests: a new worker (its socket passed), or a kill."""
+        """Answer the checker's requests: a new worker (its socket passed), or a kill."""
         data = ctl.recv(4096)
         if not data:
             return False
@@ -457,26 +457,26 @@ class Supervisor:
                 return
             if pid == 0:
                 return
-            if pid == self.judge:
-                self.judge_status = os.waitstatus_to_exitcode(status)
+            if pid == self.checker:
+                self.checker_status = os.waitstatus_to_exitcode(status)
             for gen, wpid in self.workers.items():
                 if wpid == pid:
                     self.workers[gen] = None
                     self.last_worker_exit = os.waitstatus_to_exitcode(status)
 
     def cleanup(self, out_r):
-        if self.judge_status is None:  # still running: where is it? (faulthandler, SIGUSR1)
-            kill_uid(self.uids.judge, signal.SIGUSR1)
+        if self.checker_status is None:  # still running: where is it? (faulthandler, SIGUSR1)
+            kill_uid(self.uids.checker, signal.SIGUSR1)
             deadline = time.monotonic() + 1
             while time.monotonic() < deadline and select.select([out_r], [], [], 0.1)[0]:
                 if not self.read_output(out_r):
                     break
-            kill_uid(self.uids.judge)
+            kill_uid(self.uids.checker)
         for gen in [g for g in self.workers if g not in self.cleared]:
             kill_uid(self.uids.worker(gen))
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and (
-            self.judge_status is None or any(self.workers.values())
+            self.checker_status is None or any(self.workers.values())
         ):
             self.reap()
             time.sleep(0.01)
@@ -505,18 +505,18 @@ def oom_kills():
 
 
 def run_session(spec, uids, staging):
-    """Run the judge until it finishes or the checks' time is up; its outcomes, collected."""
+    """Run the checker until it finishes or the checks' time is up; its outcomes, collected."""
     oom_before = oom_kills()
     sup = Supervisor(spec, uids, staging)
     deadline = time.monotonic() + spec.get("timeout", 300)
     event_r, event_w = os.pipe()
     out_r, out_w = os.pipe()
-    ctl, ctl_judge = socket.socketpair()
-    sup.start_judge(event_w, out_w, ctl_judge)
+    ctl, ctl_checker = socket.socketpair()
+    sup.start_checker(event_w, out_w, ctl_checker)
     for fd in (event_w, out_w):
         os.close(fd)
-    ctl_judge.close()
-    ctl.sendall(wire.dumps(sup.judge_spec()).encode() + b"\n")
+    ctl_checker.close()
+    ctl.sendall(wire.dumps(sup.checker_spec()).encode() + b"\n")
     open_fds, timed_out = {event_r, out_r, ctl.fileno()}, False
     while open_fds:
         remaining = deadline - time.monotonic()
@@ -572,7 +572,7 @@ def summarise(sup, timed_out):
         "forged_lines": sup.forged,
         "findings": findings,
         "import_error": import_error,
-        "judge_exit": sup.judge_status,
+        "checker_exit": sup.checker_status,
         "timings": {**sup.marks, "session_s": round(time.monotonic() - sup.t0, 3)},
         "session_status": status,
         "log": sup.out.decode("utf-8", "replace")[-6000:],
@@ -580,7 +580,7 @@ def summarise(sup, timed_out):
     }
     if not finished and not timed_out:
         tail = sup.out.decode("utf-8", "replace")[-3000:]
-        result["error"] = f"the judge ended without finishing (exit {sup.judge_status}): {tail}"
+        result["error"] = f"the checker ended without finishing (exit {sup.checker_status}): {tail}"
     return result
 
 
@@ -615,7 +615,7 @@ def clean(value):
     return value
 
 
-# -- main ----------------------------------------------------------------------------------
+# -- main ---------------------------------------------------------------------------------
 
 
 def main(argv=None):

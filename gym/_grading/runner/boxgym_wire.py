@@ -1,7 +1,7 @@
-"""The boundary between the judge and the judged: one value codec, one message loop.
+"""The boundary between the checker and the checked code: one value codec, one message loop.
 
 Standard library only; imported by both sides of a grading: the trusted test process
-(the judge, which runs the hidden checks) and the worker (the only process that imports
+(the checker, which runs the hidden checks) and the worker (the only process that imports
 the code under test). Nothing crosses between them but JSON lines over one socket:
 
 * values of exact types (see ``VALUE_TYPES``) cross as tagged copies;
@@ -24,9 +24,9 @@ MAX_DEPTH = 64
 MAX_ITEMS = 100_000
 MAX_MESSAGE = 64 << 20
 MAX_ANSWER = 8 << 20
-"""The largest message the judge reads from the worker (bytes of JSON)."""
+"""The largest message the checker reads from the worker (bytes of JSON)."""
 MAX_TEST_BYTES = 64 << 20
-"""What the judge reads from the worker within one test, all messages together."""
+"""What the checker reads from the worker within one test, all messages together."""
 MAX_OUTPUT = 1 << 20
 
 VALUE_TYPES = (
@@ -188,7 +188,7 @@ def _loaded(module, name):
     process before their module is imported, so the codec checks types against imported
     modules only: neither side pays for importing them at start (about 20 ms of each
     grading process). A module is imported when a value of it has to be built (decoding,
-    projections); the judge's path holds no project folder, and its finder leaves standard
+    projections); the checker's path holds no project folder, and its finder leaves standard
     names alone, so that import is always the standard library's.
     """
     return getattr(sys.modules.get(module), name, None)
@@ -539,7 +539,7 @@ def _fixed_zone(tz):
     return tz is None or type(tz) is _std("datetime").timezone
 
 
-# -- exceptions ----------------------------------------------------------------------------
+# -- exceptions ---------------------------------------------------------------------------
 
 
 def clean_text(text):
@@ -594,7 +594,7 @@ def encode_exception(exc, side):
 
 
 class Connection:
-    """One end of the judge-worker socket: JSON lines, requests nest both ways.
+    """One end of the checker-worker socket: JSON lines, requests nest both ways.
 
     ``ops`` maps a request's ``op`` to a function of (connection, message, memo) that
     returns the result value; ``side`` encodes and decodes objects. ``timeout`` bounds

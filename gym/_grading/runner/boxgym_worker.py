@@ -1,11 +1,11 @@
 """The worker: the only process that imports the code under test (standard library only).
 
 It runs as an unprivileged uid of its own, started by the root runner with one socket
-to the judge on file descriptor ``argv[1]``. It answers the judge's requests (import a
+to the checker on file descriptor ``argv[1]``. It answers the checker's requests (import a
 module, get an attribute, call, apply an operator) on the objects it holds, and sends
-back values, or handles to objects that stay here. Objects of the judge that reach it
+back values, or handles to objects that stay here. Objects of the checker that reach it
 (callbacks, sentinels) are `Trusted` stand-ins: calling one, or reading one of its
-public attributes, asks the judge.
+public attributes, asks the checker.
 
 Everything in this process, this module included, is under the control of the code
 under test: nothing it sends is trusted beyond being the code's own answer.
@@ -69,7 +69,7 @@ OPERATORS.update(
 
 
 class Trusted:
-    """A stand-in for an object of the judge (a callback, a sentinel, a test's object)."""
+    """A stand-in for an object of the checker (a callback, a sentinel, a test's object)."""
 
     __slots__ = ("_bx_ref", "__weakref__")
 
@@ -122,7 +122,7 @@ class Trusted:
 
 
 class WorkerSide:
-    """How objects cross from the worker: its own as handles, the judge's as `Trusted`."""
+    """How objects cross from the worker: its own as handles, the checker's as `Trusted`."""
 
     def __init__(self):
         self.objs, self.ids, self.next = {}, {}, 1
@@ -180,7 +180,7 @@ class WorkerSide:
     def decode_exception(self, enc):
         obj = wire.decode(enc["obj"], self) if enc.get("obj") else None
         if isinstance(obj, BaseException):
-            return obj  # one of ours, raised again by the judge
+            return obj  # one of ours, raised again by the checker
         try:
             cls = wire.decode(enc["cls"], self)
         except (ValueError, KeyError):
@@ -192,10 +192,10 @@ class WorkerSide:
         except Exception:
             exc = cls(enc.get("str", ""))
         if isinstance(obj, Trusted):
-            exc.__dict__["_bx_ref"] = obj  # raised back to the judge, it is the same object
+            exc.__dict__["_bx_ref"] = obj  # raised back to the checker, it is the same object
         return exc
 
-    # requests to the judge
+    # requests to the checker
 
     def ask(self, op, target, args, kwargs):
         memo = wire.Memo()
@@ -260,7 +260,7 @@ class _Bytes(io.RawIOBase):
         return len(data)
 
 
-# -- the judge's requests -----------------------------------------------------------------
+# -- the checker's requests ---------------------------------------------------------------
 
 
 def _target(msg):
@@ -404,7 +404,7 @@ OUT, ERR = Capture("<stdout>"), Capture("<stderr>")
 
 
 def main(fd):
-    """Serve the judge on socket ``fd`` until it closes (then exit)."""
+    """Serve the checker on socket ``fd`` until it closes (then exit)."""
     settings = wire.loads(os.environ.get("BOXGYM_WORKER") or "{}")
     sock = wire.Descriptor(fd)
     if settings.get("frozen_time"):

@@ -1,4 +1,4 @@
-"""The judge: the trusted test process of a grading (standard library and pytest only).
+"""The checker: the trusted test process of a grading (standard library and pytest only).
 
 It runs the hidden checks (pytest over the hidden and pristine visible tests, or the
 ``calls`` kind's check functions) as a uid of its own that the code under test never
@@ -10,9 +10,9 @@ other objects as `Remote` handles, the project's classes as local mirror classes
 per remote class), its exceptions as instances of mirror exception classes.
 
 Truth lives here: a comparison, a truth value, a membership or an arithmetic operation
-between an object of the worker and a value of the judge is computed here, on the
+between an object of the worker and a value of the checker is computed here, on the
 object's plain projection (the copy of the value it extends: an ``int`` subclass is its
-``int``); the worker is never handed a value of the judge to compare with, and never
+``int``); the worker is never handed a value of the checker to compare with, and never
 asked for its objects' truth. An object with no plain projection fails such a check
 (`NotPlain`). Between two objects of the worker, orderings and ``==`` are the code's own
 semantics, asked once and answered with an exact ``bool``, and so is membership in an
@@ -79,7 +79,7 @@ class NotPlain(BaseException):
 
 
 def _local_only(name):
-    """Attribute names never asked of the worker (the judge's own, pytest's probes)."""
+    """Attribute names never asked of the worker (the checker's own, pytest's probes)."""
     if name.startswith("_bx_") or name.startswith("_pytest") or name == "pytestmark":
         return True
     return name.startswith("__") and name.endswith("__") and name not in _FORWARDED_DUNDERS
@@ -336,11 +336,11 @@ class ModuleProxy(types.ModuleType):
         return SESSION.op("dir", self)
 
 
-# -- how objects cross, on the judge's side -----------------------------------------------
+# -- how objects cross, on the checker's side ---------------------------------------------
 
 
-class JudgeSide:
-    """One worker generation: its handles here, and the judge's objects exported to it."""
+class CheckerSide:
+    """One worker generation: its handles here, and the checker's objects exported to it."""
 
     def __init__(self, gen, conn_sock, timeout):
         self.gen, self.alive = gen, True
@@ -494,11 +494,11 @@ def _refused(obj):
     package = type(obj).__module__.split(".")[0]
     if package in ("_pytest", "pytest"):
         return not type(obj).__name__.startswith("Approx")
-    return package in ("pluggy", "boxgym_judge", "boxgym_wire", "boxgym_runner")
+    return package in ("pluggy", "boxgym_checker", "boxgym_wire", "boxgym_runner")
 
 
 def _owner(obj):
-    """(side, key) of a handle, mirror class or mirror exception; None for the judge's own."""
+    """(side, key) of a handle, mirror class or mirror exception; None for the checker's own."""
     if isinstance(obj, Remote):
         return obj._bx_side, obj._bx_id
     if isinstance(obj, RemoteMeta):
@@ -513,7 +513,7 @@ def _owner(obj):
     return None
 
 
-# -- requests of the worker to the judge (on the judge's objects) --------------------------
+# -- requests of the worker to the checker (on the checker's objects) ---------------------
 
 
 def _ref_op(fn):
@@ -556,7 +556,7 @@ _LOST_FINDINGS = {"ended": "early_exit", "protocol": "report_forgery", "oversize
 
 
 class Session:
-    """The judge's state: the current worker, the current test, what was found."""
+    """The checker's state: the current worker, the current test, what was found."""
 
     def __init__(self, ctl, emit, call_timeout, aliases):
         self._ctl, self._emit, self.call_timeout = ctl, emit, call_timeout
@@ -578,7 +578,7 @@ class Session:
             msg, fds = wire.recv_fd(self._ctl, 4096)
             if not fds:
                 raise RuntimeError(f"the runner could not start a worker: {msg[:200]!r}")
-            self.side = JudgeSide(self.gen, wire.Descriptor(fds[0]), self.call_timeout)
+            self.side = CheckerSide(self.gen, wire.Descriptor(fds[0]), self.call_timeout)
         return self.side
 
     def lost(self, lost):
@@ -690,7 +690,7 @@ class Session:
     # decisions: made here, on plain values
 
     def plain(self, obj):
-        """A plain copy of what ``obj`` stands for: itself when it is the judge's own.
+        """A plain copy of what ``obj`` stands for: itself when it is the checker's own.
 
         A handle of a class that extends a value type is asked for its projection (the
         value it extends, its items projected too), which must come back made of exact
@@ -823,7 +823,7 @@ class Finder:
 
     A meta path finder and its own loader by protocol (``find_spec``, ``create_module``,
     ``exec_module``): not a subclass of ``importlib.abc``'s, whose import costs every
-    grading about 20 ms of the judge's start.
+    grading about 20 ms of the checker's start.
     """
 
     def __init__(self, names):

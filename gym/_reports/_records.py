@@ -1,0 +1,155 @@
+"""Training records from stored episodes (held-out splits are refused by default).
+
+`gym export RUN` writes them; "export" alone is the final state an environment takes out
+of the agent's sandbox (docs/architecture.md, "Names").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from gym._core._errors import ConfigError, StoreError
+from gym._envs._splits import split_role as split_use
+from gym._store import EpisodeRow, StepRow, Store
+
+__all__ = ["episode_record", "write_records"]
+
+
+def episode_record(e: EpisodeRow, steps: list[StepRow], verified: bool) -> dict[str, Any]:
+    """One training record: conversation, per-turn token ids and masks, reward."""
+    turns = []
+    for s in steps:
+        if s.completion_token_ids is None:
+            continue
+        prompt = s.prompt_token_ids or []
+        completion = s.completion_token_ids
+        turns.append(
+            {
+                "prompt_token_ids": prompt,
+                "completion_token_ids": completion,
+                "logprobs": s.logprobs,
+                "loss_mask": [0] * len(prompt) + [1] * len(completion),
+            }
+        )
+    return {
+        "episode_id": e.id,
+        "run_id": e.run_id,
+        "env_id": e.env_id,
+        "task_id": e.task_id,
+        "split": e.split,
+        "sample_index": e.sample_index,
+        "seed": e.seed,
+        "outcome": e.outcome,
+        "reward": e.reward,
+        "verified": verified,
+        "policy": e.policy,
+        "policy_params": e.policy_params,
+        "messages": e.messages,
+        "tool_calls": [{"name": s.tool, "arguments": s.arguments} for s in steps if s.tool],
+        "turns": turns,
+        "image_digest": e.image_digest,
+        "grader_version": e.grader_version,
+        "hidden_hash": e.hidden_hash,
+    }
+
+
+def _records(
+    store: Store, run_id: str, allow_eval: bool, only_verified: bool, split: str | None = None
+) -> list[dict[str, Any]]:
+    run = store.run(run_id)
+    episodes = [e for e in store.episodes(run.id) if split is None or e.split == split]
+    uses = {(e.env_id, e.split): split_use(e.env_id, e.split) for e in episodes}
+    held = [e for e in episodes if uses[(e.env_id, e.split)] == "held-out"]
+    if held and not allow_eval:
+        splits = sorted({f"{e.env_id} {e.split}" for e in held})
+        raise StoreError(
+            f"run {run.id} holds {len(held)} episodes of held-out splits ({', '.join(splits)}); "
+            "they are never exported for training. Pass --for-eval only if the records are "
+            "for evaluation."
+        )
+    verdicts = store.verdicts(run.id)
+    steps = store.run_steps(run.id)
+    out = []
+    for e in episodes:
+        if e.outcome == "infra_error":
+            continue  # no reward exists for these: never training data
+        verified = bool(verdicts.get(e.id) and verdicts[e.id].verified)
+        if only_verified and not verified:
+            continue
+        out.append(episode_record(e, steps.get(e.id, []), verified))
+    return out
+
+
+def write_records(
+    store: Store,
+    run_id: str,
+    out: Path,
+    *,
+    fmt: str = "jsonl",
+    allow_eval: bool = False,
+    only_verified: bool = False,
+    split: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Write a run's records as JSONL, or as a Hugging Face ``json`` dataset folder.
+
+    Args:
+        store: the run store.
+        run_id: the run (or a unique prefix).
+        out: the JSONL file, or the dataset folder (``hf``).
+        fmt: ``jsonl`` or ``hf``.
+        allow_eval: also write episodes of held-out splits (for evaluation use only).
+        only_verified: only passed episodes without flags.
+        split: only episodes of this split.
+        progress: called with (records written, records to write): once before the
+            first, then after each.
+
+    Raises:
+        StoreError: the run holds held-out episodes and ``allow_eval`` is false.
+    """
+    if fmt not in ("jsonl", "hf"):
+        raise ConfigError("--format must be jsonl or hf")
+    records = _records(store, run_id, allow_eval, only_verified, split)
+    target = out / "data.jsonl" if fmt == "hf" else out
+    _write_lines(records, target, progress or _quiet)
+    if fmt == "hf":
+        (out / "README.md").write_text(
+            "---\nconfigs:\n- config_name: default\n  data_files: data.jsonl\n---\n\n"
+            f"# boxgym episodes of run {run_id}\n\nOne record per episode: `messages` (OpenAI "
+            "chat format with tool calls), `turns` (token ids, logprobs and loss masks per "
+            "assistant turn), `reward`, `outcome`, `verified`. Load with "
+            "`datasets.load_dataset('json', data_files='data.jsonl')`.\n"
+        )
+    return len(records)
+
+
+def _write_lines(
+    records: list[dict[str, Any]], target: Path, say: Callable[[int, int], None]
+) -> None:
+    """Write one JSON line per record to a temporary file, then move it onto ``target``.
+
+    Raises:
+        OSError: ``target`` cannot be written (the error names ``target``, not the
+            temporary file, which is removed).
+    """
+    tmp = target.with_suffix(".tmp")
+    say(0, len(records))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tmp.open("w") as fh:
+            for n, record in enumerate(records, 1):
+                fh.write(json.dumps(record) + "\n")
+                say(n, len(records))
+        tmp.replace(target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from exc
+
+
+def _quiet(done: int, total: int) -> None:
+    """A progress callback that says nothing."""
