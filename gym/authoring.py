@@ -20,9 +20,9 @@ schemas (`ToolSpec`) and spaces (`TextSpace`, `ToolCallSpace`), the limits wrapp
 
 from gym._core._cache import LRUCache
 from gym._core._models import Component, Flag, Task, Verdict, load_tasks
+from gym._core._renamed import renamed
 from gym._core._tools import ToolCall, ToolSpec, tool
-from gym._envs._code import CodeEnv, read_tree
-from gym._envs._code import task_files as workspace_files
+from gym._envs._code import CodeEnv, read_tree, workspace_files
 from gym._envs._env import ContainerEnv, StepRecord, env_of, tool_calls
 from gym._envs._registry import EnvInfo, load_plugins, register, register_local
 from gym._envs._spaces import TextSpace, ToolCallSpace
@@ -54,7 +54,4 @@ __all__ = [
     "workspace_files",
 ]
 
-task_files = workspace_files
-"""Deprecated: the old name of `workspace_files` (`gym.datasets.seed_files` writes a
-task's whole seed folder). It does not warn yet: tests/toy_env.py and
-tests/_run/test_provider_seam.py still call it."""
+__getattr__ = renamed("gym.authoring", {"task_files": "workspace_files"}, globals())

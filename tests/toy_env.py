@@ -44,7 +44,7 @@ class ToyEnv(gym.CodeEnv):
     def grade(
         self, task: gym.Task, final_state: gym.grading.Export, trajectory: Sequence[gym.StepRecord]
     ) -> gym.Verdict:
-        files = final_state.applied_to(gym.authoring.task_files(task, with_git=False))
+        files = final_state.applied_to(gym.authoring.workspace_files(task, with_git=False))
         answer = files.get("answer.txt", b"").decode(errors="replace").strip()
         expected = str(task.data["expected"])
         component = gym.Component(

@@ -771,11 +771,11 @@ def export_run(
     db: DbOpt = None,
 ) -> None:
     """Write training-ready records (messages, tool calls, token ids and masks, rewards)."""
-    from gym._reports._export_data import export_records
+    from gym._reports._records import write_records
     from gym._store import Store
 
     with progress("export", unit="records", console=err) as bar:
-        n = export_records(
+        n = write_records(
             Store(db, read_only=True),
             run_id,
             out,

@@ -19,7 +19,6 @@ __all__ = [
     "Component",
     "Flag",
     "Outcome",
-    "Role",
     "Split",
     "SplitUse",
     "Task",
@@ -36,8 +35,6 @@ Split = str
 """A split name (``train``, ``eval``, ``validation``...); its family declares its use."""
 SplitUse = Literal["training", "held-out"]
 """What a split may be used for: training data, or evaluation only (never a training record)."""
-Role = SplitUse
-"""Deprecated name of `SplitUse` ("role" is a sandbox's: agent or grader)."""
 DEFAULT_SPLITS: dict[str, SplitUse] = {"train": "training", "eval": "held-out"}
 """The splits of a family that declares none."""
 Outcome = Literal["pass", "fail", "infra_error"]

@@ -39,7 +39,7 @@ from gym._grading import (
 from gym._grading._trajectory import protected_tests, workspace_rules
 from gym._sandbox import Manifest, Sandbox, SandboxProvider, quote
 
-__all__ = ["CodeEnv", "grade_code", "read_tree", "task_files"]
+__all__ = ["CodeEnv", "grade_code", "read_tree", "workspace_files"]
 
 GRADER = "code-tests"
 GRADER_VERSION = f"3+runner.{RUNNER_HASH}"
@@ -55,7 +55,7 @@ def _repo_with_git(task_path: str) -> tuple[tuple[str, bytes], ...]:
     return tuple(sorted({**files, **git}.items()))
 
 
-def task_files(task: Task, *, with_git: bool = True) -> dict[str, bytes]:
+def workspace_files(task: Task, *, with_git: bool = True) -> dict[str, bytes]:
     """The workspace a task starts from (with its one-commit git history by default)."""
     if with_git and (task.folder() / "repo").is_dir():
         return dict(_repo_with_git(task.path))
@@ -89,7 +89,7 @@ class CodeEnv(ContainerEnv[Export]):
         The rules come from the task (``allowed_paths``, its visible tests and the test
         files of its repo) and are the ones its flags apply (docs/graders/trajectory.md).
         """
-        base = task_files(task, with_git=False)
+        base = workspace_files(task, with_git=False)
         visible = task.data.get("grading", {}).get("visible_tests", ())
         tests = protected_tests(base, visible)
         others = any(p not in tests and not matches(p, task.allowed_paths) for p in base)
@@ -99,7 +99,7 @@ class CodeEnv(ContainerEnv[Export]):
 
     def setup(self, task: Task, sandbox: Sandbox) -> None:
         """Write the task's project (with its base commit) into the fresh workspace."""
-        files = task_files(task)
+        files = workspace_files(task)
         workdir = sandbox.config.workdir
         if files:
             sandbox.put_files(workdir, files, via_shell=True)
@@ -200,7 +200,7 @@ class CodeEnv(ContainerEnv[Export]):
         /tmp and replaced by a symbolic link to it (a link is never graded as a file).
         None when the task has no file.
         """
-        base = sorted(task_files(task, with_git=False))
+        base = sorted(workspace_files(task, with_git=False))
         tests = protected_tests(base, task.data.get("grading", {}).get("visible_tests", ()))
         outside = [p for p in (*tests, *base) if p in base and not matches(p, task.allowed_paths)]
         if outside:
@@ -318,7 +318,7 @@ def grade_code(
     hidden = read_tree(task.folder() / "hidden")
     if not hidden:
         raise ConfigError(f"task {task.id} has no hidden checks in {task.folder() / 'hidden'}")
-    base = task_files(task, with_git=False)
+    base = workspace_files(task, with_git=False)
     visible = tuple(sorted(grading.get("visible_tests", ())))
     spec = CheckSpec(
         kind=grading.get("kind", "pytest"),
@@ -407,7 +407,7 @@ def _judge_component(
         return "a judge is declared but none is configured (GYM_JUDGE_BASE_URL, GYM_JUDGE_MODEL)"
     if not ask:
         return "the judge was not asked (the episode failed before it)"
-    diff = unified_diff(task_files(task, with_git=False), export.files) or "(no changes)"
+    diff = unified_diff(workspace_files(task, with_git=False), export.files) or "(no changes)"
     with judge:
         return judge.version, judge.score(task.prompt, diff)
 

@@ -31,7 +31,7 @@ from gym._core._errors import (
     SandboxUnavailable,
     TaskNotFound,
 )
-from gym._core._models import DEFAULT_SPLITS, Role, Split, Task, Verdict, load_tasks
+from gym._core._models import DEFAULT_SPLITS, Split, SplitUse, Task, Verdict, load_tasks
 from gym._core._paths import project_root
 from gym._core._phase import enter as enter_phase
 from gym._core._tools import ToolCall, ToolSpec, parse_call, recorded, tool_specs
@@ -135,7 +135,7 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
     family: ClassVar[str] = ""
     image: ClassVar[str] = ""
-    splits: ClassVar[dict[str, Role]] = DEFAULT_SPLITS
+    splits: ClassVar[dict[str, SplitUse]] = DEFAULT_SPLITS
     """The family's split names and their roles (``training`` or ``held-out``)."""
     sandbox_settings: ClassVar[dict[str, Any]] = {}
     final_state_type: ClassVar[type[BaseModel]]

@@ -30,7 +30,7 @@ from gymnasium.envs.registration import WrapperSpec
 from pydantic import BaseModel, Field
 
 from gym._core._errors import ConfigError, EnvNotFound, IdTaken
-from gym._core._models import DEFAULT_SPLITS, Role, Task, TaskList
+from gym._core._models import DEFAULT_SPLITS, SplitUse, Task, TaskList
 from gym._core._paths import install_root, roots
 from gym._envs._env import env_of
 
@@ -127,7 +127,7 @@ class EnvInfo(BaseModel):
     """Number of tasks per declared split (tasks left out as broken are not counted)."""
     max_steps: int | None
     """Step budget per episode."""
-    splits: dict[str, Role] = Field(default_factory=dict)
+    splits: dict[str, SplitUse] = Field(default_factory=dict)
     """The family's splits and their roles (``training`` or ``held-out``)."""
     owner: str = BOXGYM
     """Who registered it: ``boxgym``, ``local folder PATH``, ``package NAME``..."""

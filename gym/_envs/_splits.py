@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gym._core._errors import EnvNotFound, HeldOutError
-from gym._core._models import DEFAULT_SPLITS, Role, Task
+from gym._core._models import DEFAULT_SPLITS, SplitUse, Task
 from gym._envs._registry import env_class, tasks_of
 
-__all__ = ["refuse_held_out", "split_role", "split_roles", "training_tasks"]
+__all__ = ["refuse_held_out", "split_use", "split_uses", "training_tasks"]
 
 
-def split_roles(env_id: str) -> dict[str, Role]:
+def split_uses(env_id: str) -> dict[str, SplitUse]:
     """The splits a registered environment's family declares, with their roles.
 
     Raises:
@@ -27,7 +27,7 @@ def split_roles(env_id: str) -> dict[str, Role]:
     return dict(getattr(env_class(env_id), "splits", DEFAULT_SPLITS))
 
 
-def split_role(env_id: str, split: str) -> Role:
+def split_use(env_id: str, split: str) -> SplitUse:
     """The role of one split of an environment.
 
     A split its family does not declare, or an environment that is not registered here
@@ -35,7 +35,7 @@ def split_role(env_id: str, split: str) -> Role:
     ``train``: when in doubt, data stays out of training.
     """
     try:
-        roles = split_roles(env_id)
+        roles = split_uses(env_id)
     except EnvNotFound:
         roles = {}
     if split in roles:
@@ -56,7 +56,7 @@ def refuse_held_out(env_id: str, tasks: Iterable[Task | str]) -> None:
     held = []
     for task in tasks:
         split = task.split if isinstance(task, Task) else task
-        if split_role(env_id, split) != "training":
+        if split_use(env_id, split) != "training":
             held.append(f"{task.id} ({split})" if isinstance(task, Task) else split)
     if held:
         raise HeldOutError(
@@ -68,13 +68,13 @@ def refuse_held_out(env_id: str, tasks: Iterable[Task | str]) -> None:
 
 def training_tasks(env_id: str) -> list[Task]:
     """The tasks of an environment's training splits only (natural id order)."""
-    return [t for t in tasks_of(env_id) if split_role(env_id, t.split) == "training"]
+    return [t for t in tasks_of(env_id) if split_use(env_id, t.split) == "training"]
 
 
 def _roles_text(env_id: str) -> str:
     """``train: training, eval: held-out`` for messages."""
     try:
-        roles = split_roles(env_id)
+        roles = split_uses(env_id)
     except EnvNotFound:
         return "environment not registered here"
     return ", ".join(f"{name}: {role}" for name, role in roles.items())

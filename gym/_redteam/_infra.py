@@ -124,7 +124,7 @@ class DeepAction(Attack):
 
     def _served(self, ctx: Context, env_id: str, names: Names) -> Finding:
         from gym._envs._registry import tasks_of
-        from gym._reports._export_data import export_records
+        from gym._reports._records import write_records
         from gym._run._runner import RunConfig, run
         from gym._store import Store
         from gym._view._site import Site, write_site
@@ -147,7 +147,7 @@ class DeepAction(Attack):
                 took = time.monotonic() - start
             (episode,) = store.episodes(config.run_id)
             steps = store.steps(episode.id)
-            shown = export_records(store, config.run_id, folder / "records.jsonl", allow_eval=True)
+            shown = write_records(store, config.run_id, folder / "records.jsonl", allow_eval=True)
             pages = write_site(Site(store, [config.run_id]), folder / "site")
             store.close()
         finally:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gym._core._errors import ConfigError, StoreError
-from gym._envs._splits import split_role as split_use
+from gym._envs._splits import split_use
 from gym._store import EpisodeRow, StepRow, Store
 
 __all__ = ["episode_record", "write_records"]

@@ -39,7 +39,7 @@ from gym._core._models import Split, Task, natural_key
 from gym._core._version import __version__
 from gym._envs._env import default_sandboxes, env_of
 from gym._envs._registry import env_ids, make, spec_of, tasks_of
-from gym._envs._splits import split_roles
+from gym._envs._splits import split_uses
 from gym._policy import Policy, Turn
 from gym._run._executor import EpisodeWork, Event, Executor, Job, LocalExecutor, NamedPolicy
 from gym._run._rollout import EpisodeResult
@@ -179,7 +179,7 @@ def check_split(env_ids: list[str], split: str | None) -> None:
     """
     if split is None:
         return
-    declared = {env_id: split_roles(env_id) for env_id in env_ids}
+    declared = {env_id: split_uses(env_id) for env_id in env_ids}
     if not any(split in roles for roles in declared.values()):
         known = "; ".join(f"{e}: {', '.join(r)}" for e, r in declared.items())
         raise ConfigError(f"no environment declares the split {split!r} (declared: {known})")

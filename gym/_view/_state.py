@@ -69,10 +69,10 @@ def _code_tasks(env_id: str) -> dict[str, Any] | None:
 
 def _code_base(env_id: str, task_id: str) -> dict[str, bytes] | None:
     """The files a code task starts from, or None when there is no such code task here."""
-    from gym._envs._code import task_files
+    from gym._envs._code import workspace_files
 
     task = (_code_tasks(env_id) or {}).get(task_id)
-    return task_files(task, with_git=False) if task is not None else None
+    return workspace_files(task, with_git=False) if task is not None else None
 
 
 def _file_diff(path: str, before: bytes | None, after: bytes | None) -> FileChange:

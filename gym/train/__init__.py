@@ -31,8 +31,8 @@ torch is imported only inside the functions that use it, so ``import gym.train``
 light; install it with ``pip install -e '.[train]'``.
 """
 
-from gym._envs._splits import refuse_held_out, training_tasks
-from gym._envs._splits import split_role as split_use
+from gym._core._renamed import renamed
+from gym._envs._splits import refuse_held_out, split_use, training_tasks
 from gym.train._batch import (
     Batch,
     batch_loss,
@@ -108,7 +108,4 @@ __all__ = [
     "verified",
 ]
 
-split_role = split_use
-"""Deprecated: the old name of `split_use` ("role" is a sandbox's: agent or grader). It
-does not warn yet: tests/_envs/test_splits.py and tests/environments/test_mbpp.py still
-call it."""
+__getattr__ = renamed("gym.train", {"split_role": "split_use"}, globals())

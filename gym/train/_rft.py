@@ -40,7 +40,7 @@ from pydantic import BaseModel, Field
 from gym._core._errors import ConfigError, HeldOutError, InfraError
 from gym._envs._env import env_of
 from gym._envs._registry import make, tasks_of
-from gym._envs._splits import refuse_held_out, split_role
+from gym._envs._splits import refuse_held_out, split_use
 from gym._policy import LocalPolicy, Policy, policy_from_name
 from gym._policy._grammar import allowed_tokens
 from gym._run._runner import RunConfig, RunProgress, expand_envs, run
@@ -200,7 +200,7 @@ def rft_envs(config: RFTConfig) -> list[str]:
     for env_id in envs:
         tasks = tasks_of(env_id)
         refuse_held_out(env_id, [t for t in tasks if t.id in set(config.tasks or [])])
-        roles = {split_role(env_id, t.split) for t in tasks}
+        roles = {split_use(env_id, t.split) for t in tasks}
         for role in ("training", "held-out"):
             if role not in roles:
                 raise ConfigError(f"{env_id} has no task of a {role} split: rft needs both")
@@ -213,7 +213,7 @@ def _sampled(episode: TrainEpisode) -> tuple[tuple[int, ...], ...]:
 
 def _training(episode: TrainEpisode) -> bool:
     """Whether an episode's split is a training split of its environment."""
-    return split_role(episode.group.rsplit("/", 1)[0], episode.split) == "training"
+    return split_use(episode.group.rsplit("/", 1)[0], episode.split) == "training"
 
 
 def select_episodes(episodes: Sequence[TrainEpisode], cap: int) -> Selection:

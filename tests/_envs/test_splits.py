@@ -12,14 +12,14 @@ from gym._run._runner import RunConfig, plan, select_tasks
 
 
 def test_the_default_roles_keep_train_and_eval_as_they_were() -> None:
-    assert gym.train.split_role("boxgym/PyFunc-v0", "train") == "training"
-    assert gym.train.split_role("boxgym/PyFunc-v0", "eval") == "held-out"
-    assert gym.train.split_role("boxgym/PyFunc-v0", "validation") == "held-out"  # undeclared
+    assert gym.train.split_use("boxgym/PyFunc-v0", "train") == "training"
+    assert gym.train.split_use("boxgym/PyFunc-v0", "eval") == "held-out"
+    assert gym.train.split_use("boxgym/PyFunc-v0", "validation") == "held-out"  # undeclared
 
 
 def test_an_unregistered_environment_is_held_out_unless_the_split_is_train() -> None:
-    assert gym.train.split_role("gone/Plugin-v0", "train") == "training"
-    assert gym.train.split_role("gone/Plugin-v0", "test") == "held-out"
+    assert gym.train.split_use("gone/Plugin-v0", "train") == "training"
+    assert gym.train.split_use("gone/Plugin-v0", "test") == "held-out"
 
 
 def test_training_code_is_refused_held_out_tasks_by_name() -> None:
@@ -62,7 +62,7 @@ def test_export_refuses_held_out_splits_by_role_and_filters_by_split(tmp_path) -
     import json
     import time
 
-    from gym._reports._export_data import export_records
+    from gym._reports._records import write_records
     from gym._store import EpisodeRow, RunRow, Store
 
     store = Store(f"sqlite:///{tmp_path / 'runs.db'}")
@@ -89,8 +89,8 @@ def test_export_refuses_held_out_splits_by_role_and_filters_by_split(tmp_path) -
     with pytest.raises(
         gym.errors.StoreError, match=r"held-out splits \(boxgym/MBPP-v0 validation\)"
     ):
-        export_records(store, "r1", tmp_path / "all.jsonl")
-    n = export_records(store, "r1", tmp_path / "train.jsonl", split="train")
+        write_records(store, "r1", tmp_path / "all.jsonl")
+    n = write_records(store, "r1", tmp_path / "train.jsonl", split="train")
     lines = (tmp_path / "train.jsonl").read_text().splitlines()
     assert n == 1 and json.loads(lines[0])["task_id"] == "MBPP/601"
-    assert export_records(store, "r1", tmp_path / "p.jsonl", split="prompt") == 1  # training
+    assert write_records(store, "r1", tmp_path / "p.jsonl", split="prompt") == 1  # training

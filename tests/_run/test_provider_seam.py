@@ -42,7 +42,7 @@ class OnceAnswerEnv(ToyEnv):
     def grade(
         self, task: gym.Task, final_state: gym.grading.Export, trajectory: Sequence[gym.StepRecord]
     ) -> gym.Verdict:
-        files = final_state.applied_to(gym.authoring.task_files(task, with_git=False))
+        files = final_state.applied_to(gym.authoring.workspace_files(task, with_git=False))
         expected = str(task.data["expected"])
         result = self.sandboxes.run_once(
             self.sandbox_config(),

@@ -21,7 +21,7 @@ from toy_env import ENV_ID
 import gym
 import gym.errors
 from gym import OraclePolicy, Policy, PolicyError
-from gym._reports._export_data import export_records
+from gym._reports._records import write_records
 from gym._reports._report import build_report
 from gym._run._runner import RunConfig, plan, run
 from gym._sandbox import list_boxgym
@@ -101,8 +101,8 @@ def test_export_refuses_the_eval_split_unless_told(store, tmp_path):
     config = RunConfig(envs=[ENV_ID], policy="oracle", split="eval", limit=1)
     run(config, store=store, policy_factory=OraclePolicy)
     with pytest.raises(gym.errors.StoreError, match="never exported for training"):
-        export_records(store, config.run_id, tmp_path / "out.jsonl")
-    n = export_records(store, config.run_id, tmp_path / "hf", fmt="hf", allow_eval=True)
+        write_records(store, config.run_id, tmp_path / "out.jsonl")
+    n = write_records(store, config.run_id, tmp_path / "hf", fmt="hf", allow_eval=True)
     record = json.loads((tmp_path / "hf" / "data.jsonl").read_text().splitlines()[0])
     assert n == 1 and record["split"] == "eval" and record["reward"] == 1.0
     assert record["tool_calls"][-1]["name"] == "submit"
