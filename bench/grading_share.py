@@ -5,7 +5,7 @@
 The same run (PyFunc-v0, ten scripted `bash` calls, then graded; `gym._run._runner.run`, as
 bench/_boxgym_scripted.py), interleaved, ``--reps`` times each:
 
-1. ``real``: graded as always, by the trusted runner in a fresh grading container;
+1. ``real``: graded as always, by the trusted grading script in a fresh grading container;
 2. ``bare``: the same grading container (same pool, settings and bundle streamed in), its
    main process a bare interpreter that reads the bundle and prints an empty report:
    what the runner, the judge and the worker cost is gone, the container's is not;
@@ -100,7 +100,7 @@ def report(rows: dict[str, list[dict[str, float]]], opts: argparse.Namespace) ->
         lines.append(f"| {names[m]} | {eps[m]:.2f} ({runs}) | {cpu[m]:.3f} |")
     lines += [
         "",
-        f"The runner, judge and worker cost {cpu['real'] - cpu['bare']:.3f} CPU-s per episode "
+        f"The grading script, checker and worker cost {cpu['real'] - cpu['bare']:.3f} CPU-s per episode "
         f"({eps['bare'] / eps['real']:.2f}x the episodes/s without them); the grading "
         f"container's lifecycle {cpu['bare'] - cpu['none']:.3f} "
         f"({eps['none'] / eps['bare']:.2f}x without it).",

@@ -13,10 +13,11 @@ Three rates, measured one after the other on the same machine and engine:
 3. unsandboxed: the same checks run in plain local subprocesses (no container), N in
    parallel, as the floor a harness without isolation would pay.
 
-With ``--against REV`` it measures instead the grading rate of this checkout's runner
-against the runner of the git revision REV (the files of gym/_grading/runner/ shipped
-into each grading container), alternating the two R times in one process on the same
-tasks (HumanEval's by default, or ``--env``), and writes the ratio of the medians.
+With ``--against REV`` it measures instead the grading rate of this checkout's grading
+script against the grading script of the git revision REV (the files of
+gym/_grading/runner/ that REV has, shipped into each grading container), alternating the
+two R times in one process on the same tasks (HumanEval's by default, or ``--env``), and
+writes the ratio of the medians.
 
 Writes the figures and the ratios to docs/benchmarks.md.
 """
@@ -107,22 +108,30 @@ def subprocess_rate(tasks: list[gym.Task], concurrency: int) -> tuple[float, int
     return len(tasks) / (time.perf_counter() - start), passed
 
 
+def _git(root: Path, *args: str) -> bytes:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, check=True).stdout
+
+
 def runner_at(rev: str) -> dict[str, bytes]:
-    """The grading runner's files as the git revision ``rev`` ships them."""
+    """The grading script's files as the git revision ``rev`` ships them.
+
+    The files are the ones ``rev`` has, not today's names: revisions before the checker
+    was named ship ``boxgym_judge.py`` where this one ships ``boxgym_checker.py``.
+    """
     root = Path(__file__).resolve().parents[1]
-    return {
-        name: subprocess.run(
-            ["git", "show", f"{rev}:gym/_grading/runner/{name}"],
-            cwd=root,
-            capture_output=True,
-            check=True,
-        ).stdout
-        for name in _checks._RUNNER
-    }
+    folder = _checks.RUNNER_PATH.parent.relative_to(root).as_posix()
+    try:
+        listed = _git(root, "ls-tree", "--name-only", f"{rev}:{folder}").decode().split()
+    except subprocess.CalledProcessError as exc:
+        sys.exit(f"git cannot list {rev}:{folder}: {exc.stderr.decode().strip()}")
+    names = sorted(n for n in listed if n.startswith("boxgym_") and n.endswith(".py"))
+    if _checks.RUNNER_PATH.name not in names:
+        sys.exit(f"{rev} has no {folder}/{_checks.RUNNER_PATH.name}: pick a later revision")
+    return {name: _git(root, "show", f"{rev}:{folder}/{name}") for name in names}
 
 
 def against(opts: argparse.Namespace) -> None:
-    """This runner's grading rate against REV's, alternating, on the same tasks."""
+    """This grading script's grading rate against REV's, alternating, on the same tasks."""
     env = gym.make(opts.env)
     tasks = env.unwrapped.tasks[: opts.limit]
     image = env.unwrapped.sandbox_config().image
@@ -143,13 +152,13 @@ def against(opts: argparse.Namespace) -> None:
     now, before = (statistics.median(rates[n]) for n in runners)
     ratio = now / before
     limit = f" --limit {opts.limit}" if opts.limit else ""
-    body = f"""## Grading throughput against an earlier runner
+    body = f"""## Grading throughput against an earlier grading script
 
 Command: `.venv/bin/python bench/grading_throughput.py --against {opts.against} --env {opts.env} --reps {opts.reps} --concurrency {opts.concurrency}{limit}`
 Machine: {machine()}; {len(tasks)} reference solutions of {opts.env}, {opts.concurrency} in
-parallel, the two runners alternating {opts.reps} times in one process.
+parallel, the two grading scripts alternating {opts.reps} times in one process.
 
-| runner | tasks/s (each rep) | median |
+| grading script | tasks/s (each rep) | median |
 |---|---|---|
 | this checkout | {", ".join(f"{r:.2f}" for r in rates["this checkout"])} | {now:.2f} |
 | {opts.against} | {", ".join(f"{r:.2f}" for r in rates[opts.against])} | {before:.2f} |
@@ -201,10 +210,10 @@ Machine: {machine()}; {len(tasks)} problems, {opts.concurrency} in parallel.
   price of a fresh container per grading and a separate unprivileged process for the
   code under test.
 
-A grading is one fresh container whose main process is the trusted runner's boot
-(no exec, no pool): the solution, the hidden checks and the runner are streamed in on
-its standard input, the runner forks the code under test as another uid, and the
-report is printed from a root-only directory. The container is removed in the
+A grading is one fresh container whose main process is the grading script's boot
+(no exec, no pool): the solution, the hidden checks and the grading script are streamed
+in on its standard input, the grading script starts the code under test as another uid,
+and the report is printed from a root-only directory. The container is removed in the
 background.
 """
     write_section("grading-throughput", body)

@@ -2,8 +2,9 @@
 
 The grading container never held the agent. It receives the task's pristine files,
 then the exported changes inside the allowed paths, then (only now) the hidden checks
-and boxgym's trusted runner. The verdict is read from the runner's JSON report in a
-root-only directory created after all of that; never from exit codes or printed text.
+and boxgym's grading script. The verdict is read from its JSON report (the grading
+report) in a root-only directory created after all of that; never from exit codes or
+printed text.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ _GRADE = "/grade"
 
 
 class CheckSpec(BaseModel):
-    """What the trusted runner is asked to check."""
+    """What the grading script is asked to check."""
 
     kind: str = "pytest"
     """``pytest`` (test files run by pytest) or ``calls`` (trusted checks, proxied calls)."""
@@ -76,7 +77,7 @@ class CheckSpec(BaseModel):
 
 
 class Finding(BaseModel):
-    """One thing the judge saw the code under test do during the checks."""
+    """One thing the checker saw the code under test do during the checks."""
 
     name: str
     """``early_exit``, ``always_equal``, ``report_forgery``, ``timeout``..."""
@@ -87,7 +88,7 @@ class Finding(BaseModel):
 
 
 class RunnerReport(BaseModel):
-    """The runner's report, as written into the root-only output directory."""
+    """The grading report, as the grading script writes it into the root-only output directory."""
 
     runner: str
     version: str
@@ -101,17 +102,17 @@ class RunnerReport(BaseModel):
     forged_lines: int = 0
     """Lines on the report channel that were not outcomes (tampering)."""
     findings: list[Finding] = Field(default_factory=list)
-    """What the judge saw the code under test do: ended its process, lied, hung..."""
+    """What the checker saw the code under test do: ended its process, lied, hung..."""
     probes: dict[str, str] = Field(default_factory=dict)
     log: str = ""
-    """The end of the judge's own output (pytest's summary), for people reading a report."""
+    """The end of the checker's own output (pytest's summary), for people reading a report."""
     timings: dict[str, float] = Field(default_factory=dict)
     """Seconds from the session's start to its milestones (first worker, end)."""
     duration_s: float = 0.0
 
 
 def grader_config(image: str, **settings: Any) -> SandboxConfig:
-    """Settings of a grading container: root runner with only SETUID/SETGID, no network."""
+    """Settings of a grading container: root grading script with only SETUID/SETGID, no network."""
     base: dict[str, Any] = {
         "image": image,
         "main_user": "0:0",
@@ -181,7 +182,7 @@ def _parents(rel: str) -> list[str]:
 
 
 def _runner_bytecode() -> dict[str, bytes]:
-    """The runner's modules as shipped, compiled by this Python for a container with the same.
+    """The grading script's modules as shipped, compiled by this Python for a like container.
 
     Each file is named with this interpreter's cache tag (``__pycache__/boxgym_wire.
     cpython-311.pyc``) and carries its magic number: a container whose Python differs
@@ -189,7 +190,7 @@ def _runner_bytecode() -> dict[str, bytes]:
     Unchecked-hash files, each compiled from the very bytes shipped beside it: the
     sources are extracted with new times, and nothing in the container can change them
     (root-owned, written before any other process starts). Saves each grading the
-    compiling of the runner, judge and worker modules.
+    compiling of the grading script, checker and worker modules.
     """
     tag = sys.implementation.cache_tag
     if tag is None:
@@ -253,7 +254,7 @@ except SystemExit:
 with open("/grade/out/report.json") as report:
     sys.stdout.write("{_REPORT_MARK}\\n" + report.read())
 """
-"""The grading container's main process (root): unpack, run the runner, print its report.
+"""The grading container's main process (root): unpack, run the grading script, print its report.
 
 One Python process does it all: no shell, no tar, no exec into the container. The bundle
 is a marshalled dict (archive path -> bytes) built here: marshal is built into every
@@ -270,18 +271,18 @@ def run_checks(
     *,
     sandboxes: SandboxProvider | None = None,
 ) -> RunnerReport:
-    """Run the trusted runner in a fresh grading container, as its main process.
+    """Run the grading script in a fresh grading container, as its main process.
 
     The container (root with only SETUID/SETGID, no network, never used by the agent)
     unpacks the state and the checks streamed to it, creates the root-only report
-    directory, runs the runner, then prints the report file. Only root processes write
-    to that output: the judge (which runs the checks) and the worker (the code under
+    directory, runs the grading script, then prints the report file. Only root processes write
+    to that output: the checker (which runs the checks) and the worker (the code under
     test) are other uids whose output never reaches it, and are killed before the
     report is read. ``sandboxes`` is the provider that runs the container (a one-shot
     hardened Docker container by default).
 
     Raises:
-        GradingError: the runner left no readable report, or reported its own crash.
+        GradingError: the grading script left no readable report, or reported its own crash.
         SandboxError: the grading container failed (the caller makes this infra_error).
     """
     limit = spec.timeout + sum(float(p.get("timeout", 30)) for p in spec.probes) + 60
@@ -309,13 +310,13 @@ def run_checks(
 
 
 def read_report(raw: str) -> RunnerReport:
-    """The runner's report, its texts made safe to store (no lone surrogate survives).
+    """The grading report, its texts made safe to store (no lone surrogate survives).
 
-    The runner writes texts that come from the code under test (messages, test ids);
+    The grading script writes texts that come from the code under test (messages, test ids);
     whatever they hold, they never make the report unreadable here.
 
     Raises:
-        GradingError: the text is not a report (the runner's own fault).
+        GradingError: the text is not a report (the grading script's own fault).
     """
     try:
         data = json.loads(raw)

@@ -1,4 +1,4 @@
-"""The trusted runner's processes in a real grading container (`run_checks`)."""
+"""The grading script's processes in a real grading container (`run_checks`)."""
 
 import pytest
 
@@ -24,10 +24,11 @@ def test_the_judge_reads_no_pipe():
 
 
 @pytest.mark.docker
-def test_the_judge_holds_no_descriptor_of_the_runner(python_image):
-    """The judge is forked from the root runner (no new interpreter): it must still hold
-    only what it is handed. The runner reads the judge's output and events from pipes;
-    a judge holding their read ends could read or drain what the runner is told."""
+def test_the_checker_holds_no_descriptor_of_the_grading_script(python_image):
+    """The checker is forked from the grading script, root (no new interpreter): it must
+    still hold only what it is handed. The grading script reads the checker's output and
+    events from pipes; a checker holding their read ends could read or drain what the
+    grading script is told."""
     spec = CheckSpec(kind="pytest", hidden={"test_look.py": _LOOK}, timeout=60)
     report = run_checks(python_image, {"solution.py": b"x = 1\n"}, Export(), spec)
     assert report.error is None
@@ -82,8 +83,8 @@ def test_the_judge_is_not_dumpable():
 
 
 @pytest.mark.docker
-def test_the_judge_is_not_dumpable(python_image):
-    """The judge makes itself non-dumpable (its /proc entries stay root's): the hidden
+def test_the_checker_is_not_dumpable(python_image):
+    """The checker makes itself non-dumpable (its /proc entries stay root's): the hidden
     checks run in it, and ask the kernel."""
     spec = CheckSpec(kind="pytest", hidden={"test_dump.py": _DUMPABLE}, timeout=60)
     report = run_checks(python_image, {"solution.py": b"x = 1\n"}, Export(), spec)
