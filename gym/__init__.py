@@ -106,6 +106,7 @@ _SUBMODULES = (
     "grading",
     "images",
     "policies",
+    "redteam",
     "runs",
     "sandbox",
     "train",

@@ -6,8 +6,9 @@ its tools with `@tool`, loads its tasks with `load_tasks` and registers its ids 
 needs beside that: the trajectory it grades (`StepRecord`, `tool_calls`), the tool
 schemas (`ToolSpec`) and spaces (`TextSpace`, `ToolCallSpace`), the limits wrapper
 (`EpisodeLimits`), a task's workspace files (`workspace_files`, `read_tree`), a small cache
-(`LRUCache`), and the registry's view of what is registered (`EnvInfo`,
-`env_of`, `load_plugins`, `register_local`)::
+(`LRUCache`), what an episode changed as the viewer shows it (`Changes`, `ChangedFile`:
+the answer of `ContainerEnv.changes`), and the registry's view of what is registered
+(`EnvInfo`, `env_of`, `load_plugins`, `register_local`)::
 
     >>> from gym.authoring import CodeEnv, tool
     >>> class MyEnv(CodeEnv):                                             # doctest: +SKIP
@@ -22,6 +23,7 @@ from gym._core._cache import LRUCache
 from gym._core._models import Component, Flag, Task, Verdict, load_tasks
 from gym._core._renamed import renamed
 from gym._core._tools import ToolCall, ToolSpec, tool
+from gym._envs._changes import ChangedFile, Changes
 from gym._envs._code import CodeEnv, read_tree, workspace_files
 from gym._envs._env import ContainerEnv, StepRecord, env_of, tool_calls
 from gym._envs._registry import EnvInfo, load_plugins, register, register_local
@@ -29,6 +31,8 @@ from gym._envs._spaces import TextSpace, ToolCallSpace
 from gym._envs._wrappers import EpisodeLimits
 
 __all__ = [
+    "ChangedFile",
+    "Changes",
     "CodeEnv",
     "Component",
     "ContainerEnv",

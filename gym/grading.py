@@ -15,7 +15,6 @@ docs/graders/ describes each shipped grader (docs/graders/boundary.md: what the
 judge and the judged may see of each other).
 """
 
-from gym._envs._code import grade_code
 from gym._grading import (
     FLAG_KINDS,
     CheckSpec,
@@ -29,6 +28,7 @@ from gym._grading import (
     compose,
     export_workspace,
     file_component,
+    grade_code,
     grader_config,
     loop_flags,
     matches,

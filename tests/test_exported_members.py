@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import importlib
 import re
 import subprocess
@@ -24,6 +23,7 @@ PUBLIC_MODULES = (
     "gym.grading",
     "gym.images",
     "gym.policies",
+    "gym.redteam",
     "gym.runs",
     "gym.sandbox",
     "gym.train",
@@ -145,30 +145,6 @@ def test_nothing_here_uses_a_moved_top_level_name():
     allowed = {"gym/__init__.py", "docs/api.md"}  # where the old names are explained
     found = [f for f in found if f.split(":")[0] not in allowed]
     assert not found, "use the new home of each name (docs/api.md):\n" + "\n".join(found)
-
-
-def _private(name: str) -> bool:
-    """A gym module path with a private part (``gym._envs``), dunders aside."""
-    parts = name.split(".")
-    return parts[0] == "gym" and any(
-        p.startswith("_") and not p.startswith("__") for p in parts[1:]
-    )
-
-
-def test_environments_import_only_the_public_api():
-    """The bundled families are written as a plugin would be: gym's public modules only."""
-    found = []
-    for path in sorted((ROOT / "environments").rglob("*.py")):
-        rel = path.relative_to(ROOT).as_posix()
-        for node in ast.walk(ast.parse(path.read_text(), rel)):
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
-            else:
-                continue
-            found += [f"{rel}:{node.lineno}: {n}" for n in names if _private(n)]
-    assert not found, "environments/ imports private modules of gym:\n" + "\n".join(found)
 
 
 def test_a_family_finds_the_data_folder_publicly(tmp_path, monkeypatch):

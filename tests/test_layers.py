@@ -11,8 +11,12 @@ it. Bottom to top (a module imports only from its own layer and those below):
    (``gym.authoring``, ``gym.datasets``, ``gym.grading``);
 5. ``gym._policy``; 6. ``gym._store``;
 7. ``gym._run``, ``gym._reports``, ``gym._view``, ``gym._redteam``: running, reports, the
-   viewer, the red team (``gym.runs``, ``gym.policies``);
+   viewer, the red team (``gym.runs``, ``gym.policies``, ``gym.redteam``);
 8. ``gym.train``; 9. ``gym._cli``; and above all ``gym`` itself, the front door.
+
+The environment families sit above it all, as a plugin's would: every module under
+environments/ (and the plugin family of tests/plugin_family/) imports ``gym`` and its
+public front doors only, never a private module (``gym._anything``).
 
 Every import counts: at module level, inside a function (lazy), and under
 ``if TYPE_CHECKING:`` for the layering (a type-only import up is still a dependency on the
@@ -47,13 +51,12 @@ package it re-exports from."""
 LAYERS: dict[int, tuple[str, ...]] = {
     1: ("gym._core", "gym.errors"),  # errors, shared models, the small utilities
     2: ("gym._sandbox", "gym.sandbox", "gym.images"),  # sandboxes and their images
-    3: ("gym._grading",),  # grading
+    3: ("gym._grading", "gym.grading"),  # grading, code grading included
     4: (  # environments core and registry, dataset import
         "gym._envs",
         "gym._datasets",
         "gym.authoring",
         "gym.datasets",
-        "gym.grading",  # grade_code lives with the code family, in gym._envs
     ),
     5: ("gym._policy",),  # policies
     6: ("gym._store",),  # the run store
@@ -63,6 +66,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._view",
         "gym._redteam",  # attacks through envs, policies, store and runner
         "gym.policies",  # every policy (ReplayPolicy reads the store)
+        "gym.redteam",  # writing attacks: the red team's front door
         "gym.runs",
     ),
     8: ("gym.train",),
@@ -355,3 +359,83 @@ def test_every_third_party_import_is_declared():
 @pytest.mark.parametrize("module", ["numpy", "requests", "sqlalchemy", "docstring_parser"])
 def test_the_import_scan_sees_known_imports(module):
     assert module in third_party_imports()
+
+
+# -- environment families use the public API only ------------------------------------------
+
+FAMILY_FOLDERS = (ROOT / "environments", ROOT / "tests" / "plugin_family" / "environments")
+"""Where environment families live: the bundled ones, and the test plugin's."""
+
+
+def front_doors() -> set[str]:
+    """``gym`` and its public modules (the LAYERS entries without a private part)."""
+    listed = {entry for entries in LAYERS.values() for entry in entries}
+    return {e for e in listed if not private(e)}
+
+
+def private(name: str) -> bool:
+    """Whether a dotted gym name reaches past the front doors (a part starting with ``_``)."""
+    return any(part.startswith("_") and not part.startswith("__") for part in name.split("."))
+
+
+def gym_imports(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """(line, dotted name) of every gym module or name a family's source imports.
+
+    Statements at any depth (lazy ones too), each imported name with its module
+    (``from gym import _paths`` is ``gym._paths``), and ``importlib.import_module`` calls
+    with a literal name.
+    """
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        elif (
+            isinstance(node, ast.Call)
+            and ast.unparse(node.func).endswith("import_module")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            names = [node.args[0].value]
+        else:
+            continue
+        yield from ((node.lineno, n) for n in names if n.split(".")[0] == "gym")
+
+
+def test_environment_families_import_only_the_public_api():
+    """environments/ is guarded as gym/ is: its families use gym as a plugin must."""
+    found = []
+    for folder in FAMILY_FOLDERS:
+        for path in sorted(folder.rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if rel.startswith(IN_IMAGES):
+                continue
+            tree = ast.parse(path.read_text(), rel)
+            found += [f"{rel}:{line}: {name}" for line, name in gym_imports(tree) if private(name)]
+    assert not found, (
+        "environment families import private modules of gym (use gym and its public "
+        "modules, docs/api.md; what a family needs goes to the front door of its layer):\n"
+        + "\n".join(found)
+    )
+
+
+def test_the_family_check_sees_what_it_must():
+    """Private imports in every form are found; the public ones are not."""
+    source = (
+        "import gym\nimport gym.sandbox\nfrom gym.redteam import register\n"
+        "from gym import make, authoring\n"
+        "import gym._core._paths\nfrom gym import _paths\nfrom gym._envs import x\n"
+        "def f():\n    import importlib\n    importlib.import_module('gym._store')\n"
+    )
+    names = [n for _, n in gym_imports(ast.parse(source))]
+    assert [n for n in names if private(n)] == [
+        "gym._core._paths",
+        "gym._paths",
+        "gym._envs",
+        "gym._envs.x",
+        "gym._store",
+    ]
+    assert {"gym", "gym.sandbox", "gym.redteam.register", "gym.make"} <= set(names)
+    assert {"gym", "gym.authoring", "gym.redteam", "gym.sandbox"} <= front_doors()
+    assert all(folder.is_dir() for folder in FAMILY_FOLDERS)

@@ -22,7 +22,6 @@ from gym._cli._app import (
     env_app,
     err,
     images_app,
-    one_of,
     print_json,
     run_cli,
 )
@@ -213,26 +212,28 @@ def env_validate(
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON line per task as it ends, then a summary.")
     ] = False,
+    db: DbOpt = None,
 ) -> None:
     """Oracle passes, noop and the cheating panel fail, perturbation is flagged, grading is stable.
 
     The cheating panel: policies that do none of the work (a liar object, constants, the
     prompt's example echoed, an empty answer); each must fail (docs/authoring.md).
 
-    Results are stored per task (under the data dir): running the same command again
+    Results are kept per task in the run store (--db): running the same command again
     skips the tasks already validated (unless --fresh) and resumes where it stopped.
     """
     from gym._core._progress import progress
     from gym._envs._registry import env_ids as registered
     from gym._run._runner import check_split, expand_envs
-    from gym._run._validate import ValidationStore, parse_shard, planned_tasks, validate_env
+    from gym._run._validate import parse_shard, planned_tasks, validate_env
     from gym._sandbox import client
+    from gym._store import Store
 
     ids = registered() if all_envs else expand_envs(env_ids or [])
     check_split(ids, split)
     share = parse_shard(shard) if shard else None
     client()  # the engine answers, or one line says how to start it (not a line per task)
-    store = ValidationStore()
+    store = Store(db)
     checks: list[Any] = []
     started = time.monotonic()
     plan = sum(planned_tasks(e, tasks=tasks, split=split, limit=limit, shard=share) for e in ids)
@@ -349,7 +350,10 @@ def env_new(
     name: Annotated[str, typer.Argument(help="Folder name, e.g. my_env.")],
     family: Annotated[
         str,
-        typer.Option("--family", callback=one_of("code", "sql", "api"), help="code, sql or api."),
+        typer.Option(
+            "--family",
+            help="code, or a registered family's template word (sql, api: `gym env list`).",
+        ),
     ] = "code",
     env_id: Annotated[
         str | None, typer.Option("--id", help="Id (default: boxgym/<Name>-v0 from NAME).")

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from gym._cli._app import JsonFlag, console, env_app, err, one_of, print_json
+from gym._cli._app import DbOpt, JsonFlag, console, env_app, err, one_of, print_json
 from gym._core._errors import ConfigError
 
 __all__: list[str] = []
@@ -111,6 +111,7 @@ def env_import(
         int, typer.Option("--concurrency", "-c", min=1, help="With --validate: tasks at once.")
     ] = 2,
     as_json: JsonFlag = False,
+    db: DbOpt = None,
 ) -> None:
     """Turn a dataset into tasks of a family through a field mapping (docs/authoring.md).
 
@@ -139,7 +140,7 @@ def env_import(
             limit=limit,
             progress=bar.to,
         )
-    checks_out = _validate_written(result, repeats, concurrency) if validate else []
+    checks_out = _validate_written(result, repeats, concurrency, db) if validate else []
     if as_json:
         print_json(result.model_dump() | {"validation": [c.model_dump() for c in checks_out]})
     else:
@@ -148,9 +149,10 @@ def env_import(
         raise typer.Exit(1)
 
 
-def _validate_written(result: Any, repeats: int, concurrency: int) -> list[Any]:
+def _validate_written(result: Any, repeats: int, concurrency: int, db: str | None) -> list[Any]:
     from gym._core._progress import progress
-    from gym._run._validate import ValidationStore, validate_env
+    from gym._run._validate import validate_env
+    from gym._store import Store
 
     env_ids = _envs_of(result.family)
     if not env_ids:
@@ -174,7 +176,7 @@ def _validate_written(result: Any, repeats: int, concurrency: int) -> list[Any]:
                 repeats=repeats,
                 tasks=result.written,
                 concurrency=concurrency,
-                store=ValidationStore(),
+                store=Store(db),
                 progress=advance,
             )
     return checks

@@ -29,7 +29,11 @@ __all__: list[str] = []
 def redteam(
     family: Annotated[
         list[str] | None,
-        typer.Option("--family", "-f", help="code, sql, support, harness, or an env id."),
+        typer.Option(
+            "--family",
+            "-f",
+            help="A kind the manifests declare (code, sql, support...), harness, or an env id.",
+        ),
     ] = None,
     only: Annotated[
         list[str] | None, typer.Option("--only", "-k", help="Rows whose name starts with this.")

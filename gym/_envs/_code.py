@@ -3,63 +3,23 @@
 from __future__ import annotations
 
 import base64
-import functools
 import os
 import posixpath
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
-from gym._core._errors import ConfigError, GradingError, SandboxError
-from gym._core._git import one_commit
-from gym._core._models import Component, Flag, Task, Verdict
+from gym._core._errors import ConfigError
+from gym._core._models import Task, Verdict
 from gym._core._tools import NulFree, ToolCall, tool
 from gym._core._tree import read_tree
+from gym._envs._changes import ChangedFile, Changes
 from gym._envs._env import ContainerEnv, StepRecord, tool_calls
-from gym._grading import (
-    RUNNER_HASH,
-    CheckSpec,
-    Export,
-    Finding,
-    Judge,
-    RunnerReport,
-    code_flags,
-    command_flags,
-    compose,
-    expected_tests,
-    export_workspace,
-    file_component,
-    loop_flags,
-    matches,
-    run_checks,
-    tests_component,
-    tool_flags,
-    unified_diff,
-)
+from gym._grading import Export, export_workspace, matches
+from gym._grading._code import grade_code, workspace_files
 from gym._grading._trajectory import protected_tests, workspace_rules
-from gym._sandbox import Manifest, Sandbox, SandboxProvider, quote
+from gym._sandbox import Manifest, Sandbox, quote
 
 __all__ = ["CodeEnv", "grade_code", "read_tree", "workspace_files"]
-
-GRADER = "code-tests"
-GRADER_VERSION = f"3+runner.{RUNNER_HASH}"
-_GIT_WHO = "boxgym <tasks@boxgym.invalid>"
-_GIT_WHEN = "1767225600 +0000"  # 2026-01-01T00:00:00Z: every task's base commit is the same
-
-
-@functools.lru_cache(maxsize=512)
-def _repo_with_git(task_path: str) -> tuple[tuple[str, bytes], ...]:
-    """The task's repo/ plus a .git holding exactly one (base) commit, no reflog or hooks."""
-    files = read_tree(Path(task_path) / "repo")
-    git = one_commit(files, who=_GIT_WHO, when=_GIT_WHEN, message="base", branch="main")
-    return tuple(sorted({**files, **git}.items()))
-
-
-def workspace_files(task: Task, *, with_git: bool = True) -> dict[str, bytes]:
-    """The workspace a task starts from (with its one-commit git history by default)."""
-    if with_git and (task.folder() / "repo").is_dir():
-        return dict(_repo_with_git(task.path))
-    return read_tree(task.folder() / "repo")
 
 
 class CodeEnv(ContainerEnv[Export]):
@@ -235,6 +195,24 @@ class CodeEnv(ContainerEnv[Export]):
             sandboxes=self.sandboxes,
         )
 
+    def changes(self, task: Task, final_state: Export) -> Changes:
+        """The changed files against the task's project, and the changes never exported."""
+        base = workspace_files(task, with_git=False)
+        files = [
+            ChangedFile(path=path, before=base.get(path), after=data)
+            for path, data in sorted(final_state.files.items())
+        ]
+        outside = [
+            f"{c.kind} {c.path}"
+            for c in final_state.changes
+            if final_state.relative(c.path) not in final_state.files
+        ]
+        over = final_state.oversized
+        note = "the changes were over the export cap: none were exported" if over else ""
+        if final_state.links:
+            note += f" links not applied: {', '.join(final_state.links)}"
+        return Changes(files=files, outside=outside, note=note.strip())
+
     def _sandbox(self) -> Sandbox:
         if self.sandbox is None:
             raise ConfigError("no episode is running: call reset() first")
@@ -246,184 +224,3 @@ class CodeEnv(ContainerEnv[Export]):
         if target != root and not target.startswith(root + "/"):
             raise ConfigError(f"{path!r} is outside the workspace {root}; use a path inside it")
         return target
-
-
-def _epoch(value: Any) -> float | None:
-    """A frozen clock from task.toml: a TOML datetime, an ISO string or Unix seconds."""
-    import datetime as dt
-
-    if value is None or value == "":
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    when = value if isinstance(value, dt.datetime) else dt.datetime.fromisoformat(str(value))
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
-    return when.timestamp()
-
-
-_JUDGED = ("resource_limit", "early_exit", "report_forgery")
-"""The judge's findings that become gating flags (what it saw the code under test do)."""
-_EXPLAINED = ("not_plain",)
-"""The judge's findings that become notes: why a check failed (it failed on its own)."""
-
-
-def report_flags(report: RunnerReport) -> list[Flag]:
-    """Flags from what the judge saw: an early exit, a lie, forged output, skipped tests.
-
-    Only structured findings and the report's own fields are read, never the text of an
-    error message (the code under test writes those).
-    """
-    flags = []
-    seen: dict[str, Finding] = {}
-    for finding in report.findings:
-        seen.setdefault(finding.name, finding)
-    for name in _JUDGED:
-        if found := seen.get(name):
-            detail = found.detail if name == "report_forgery" else f"{found.detail} ({found.test})"
-            flags.append(Flag(name=name, detail=detail[:200]))
-    for name in _EXPLAINED:
-        if found := seen.get(name):
-            detail = f"{found.detail} ({found.test})"[:200]
-            flags.append(Flag(name=name, detail=detail, gating=False))
-    if "early_exit" not in seen and not report.finished and not report.timed_out:
-        flags.append(Flag(name="early_exit", detail=f"worker exit {report.worker_exit}"))
-    if report.forged_lines and "report_forgery" not in seen:
-        detail = f"{report.forged_lines} lines that were not outcomes"
-        flags.append(Flag(name="report_forgery", detail=detail))
-    skipped = sorted(t for t, o in report.tests.items() if o == "skipped")
-    if skipped:
-        flags.append(Flag(name="tests_skipped", detail=", ".join(skipped[:5])))
-    return flags
-
-
-def grade_code(
-    task: Task,
-    export: Export,
-    image: str,
-    *,
-    calls: Sequence[ToolCall] = (),
-    sandboxes: SandboxProvider | None = None,
-) -> Verdict:
-    """Grade a code task's exported final state (also used by regrade).
-
-    Args:
-        task: the task.
-        export: its exported final state.
-        image: the image (reference or digest) the grading container starts from.
-        calls: the episode's tool calls, for the trajectory graders.
-        sandboxes: where the grading container runs (hardened Docker by default).
-    """
-    grading = dict(task.data.get("grading", {}))
-    hidden = read_tree(task.folder() / "hidden")
-    if not hidden:
-        raise ConfigError(f"task {task.id} has no hidden checks in {task.folder() / 'hidden'}")
-    base = workspace_files(task, with_git=False)
-    visible = tuple(sorted(grading.get("visible_tests", ())))
-    spec = CheckSpec(
-        kind=grading.get("kind", "pytest"),
-        hidden=hidden,
-        visible_tests=visible,
-        python_paths=tuple(grading.get("python_paths", ["."])),
-        module=grading.get("module", ""),
-        entry=grading.get("entry", ""),
-        tests=tuple(grading.get("tests", ())),
-        timeout=float(grading.get("timeout", 120)),
-        call_timeout=float(grading.get("call_timeout", 10)),
-        probes=tuple(task.data.get("probes", ())),
-        frozen_time=_epoch(grading.get("frozen_time")),
-    )
-    flags = code_flags(
-        export,
-        task.allowed_paths,
-        hidden_names=hidden,
-        roots=spec.python_paths,
-        base=base,
-        tests=protected_tests(base, visible),
-    )
-    flags += command_flags(list(calls)) + loop_flags(list(calls))
-    flags += tool_flags(
-        list(calls), task.data.get("forbidden_tools", ()), task.data.get("forbidden_arguments", ())
-    )
-    try:
-        report = run_checks(image, base, export, spec, sandboxes=sandboxes)
-    except (SandboxError, GradingError) as exc:
-        return Verdict.infra(f"grading failed: {exc}", grader=GRADER, grader_version=GRADER_VERSION)
-    flags += report_flags(report)
-    components: dict[str, Component] = {}
-    if spec.kind == "calls":
-        components["hidden_tests"] = tests_component(
-            report, list(spec.tests), label="hidden checks"
-        )
-    else:
-        components["hidden_tests"] = tests_component(
-            report, expected_tests(hidden, "grade/tests"), label="hidden tests"
-        )
-        if visible:
-            vis = {k: base[k] for k in visible if k in base}
-            components["visible_tests"] = tests_component(
-                report, expected_tests(vis, "workspace"), label="visible tests"
-            )
-    components.update(_state_components(task, base, export, report))
-    verdict = compose(components, flags, grader=GRADER, version=GRADER_VERSION)
-    if "judge" not in task.data:
-        return verdict
-    try:  # a judge could not turn a fail into a pass: it is only asked about passes
-        judged = _judge_component(task, export, ask=verdict.outcome == "pass")
-    except GradingError as exc:
-        return Verdict.infra(f"judge failed: {exc}", grader=GRADER, grader_version=GRADER_VERSION)
-    if isinstance(judged, str):
-        verdict.reason += f"; {judged}"
-        return verdict
-    version, component = judged
-    components["judge"] = component
-    return compose(components, flags, grader=GRADER, version=f"{GRADER_VERSION}+judge.{version}")
-
-
-# -- optional LLM judge (a task's [judge] table) ------------------------------------------
-
-_JUDGE_KEYS = {"rubric", "weight", "threshold", "gated"}
-
-
-def _judge_component(
-    task: Task, export: Export, *, ask: bool = True
-) -> tuple[str, Component] | str:
-    """(judge version, ``judge`` component) for a task declaring ``[judge]``, or why none.
-
-    The judge reads the task prompt and the unified diff of the exported (allowed) files
-    against the task's repo. Its endpoint comes from ``GYM_JUDGE_BASE_URL`` and
-    ``GYM_JUDGE_MODEL``; the task's table gives rubric, weight, threshold and gated
-    (false by default). With no judge configured there is no component, only a note.
-
-    Raises:
-        ConfigError: the [judge] table has unknown keys or bad values.
-        GradingError: the judge failed after its retries or gave no parsable verdict.
-    """
-    table = task.data["judge"]
-    if not isinstance(table, dict) or set(table) - _JUDGE_KEYS:
-        raise ConfigError(f"task {task.id}: [judge] may only set {sorted(_JUDGE_KEYS)}")
-    judge = Judge.from_env(**table)
-    if judge is None:
-        return "a judge is declared but none is configured (GYM_JUDGE_BASE_URL, GYM_JUDGE_MODEL)"
-    if not ask:
-        return "the judge was not asked (the episode failed before it)"
-    diff = unified_diff(workspace_files(task, with_git=False), export.files) or "(no changes)"
-    with judge:
-        return judge.version, judge.score(task.prompt, diff)
-
-
-def _state_components(
-    task: Task, base: dict[str, bytes], export: Export, report: RunnerReport
-) -> dict[str, Component]:
-    """File checks and named probes a task declares (``[[files]]``, ``[[probes]]``)."""
-    out: dict[str, Component] = {}
-    if entries := task.data.get("files"):
-        out["files"] = file_component(list(entries), export.applied_to(base))
-    for probe in task.data.get("probes", ()):
-        result = report.probes.get(probe["name"], "missing")
-        out[f"probe:{probe['name']}"] = Component(
-            score=float(result == "passed"),
-            passed=result == "passed",
-            explanation=f"probe {probe['name']!r}: {result}",
-        )
-    return out

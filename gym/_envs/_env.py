@@ -35,6 +35,7 @@ from gym._core._models import DEFAULT_SPLITS, Split, SplitUse, Task, Verdict, lo
 from gym._core._paths import project_root
 from gym._core._phase import enter as enter_phase
 from gym._core._tools import ToolCall, ToolSpec, parse_call, recorded, tool_specs
+from gym._envs._changes import Changes
 from gym._envs._spaces import TextSpace, ToolCallSpace
 from gym._grading import claim_flags
 from gym._sandbox import Sandbox, SandboxConfig, SandboxProvider
@@ -272,6 +273,20 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
     def sample_calls(self) -> list[dict[str, Any]]:
         """Calls without side effects, used by ``action_space.sample()``."""
         return []
+
+    def changes(self, task: Task, final_state: FinalState) -> Changes | None:
+        """What an episode changed, from its stored final state, for people to read.
+
+        The viewer (``gym view``) shows each changed file as a diff of its content
+        before and after. A pure function of the task and the final state (no sandbox is
+        running): it is called on stored episodes, on an environment that was never
+        reset. None by default: the viewer then shows the final state as JSON.
+
+        Args:
+            task: the episode's task.
+            final_state: its stored final state (what `export` returned).
+        """
+        return None
 
     def prompt(self, task: Task) -> str:
         """The first observation: the task as the agent reads it."""

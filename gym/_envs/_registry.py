@@ -27,7 +27,7 @@ from typing import Any
 
 import gymnasium
 from gymnasium.envs.registration import WrapperSpec
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gym._core._errors import ConfigError, EnvNotFound, IdTaken
 from gym._core._models import DEFAULT_SPLITS, SplitUse, Task, TaskList
@@ -38,15 +38,19 @@ __all__ = [
     "BOXGYM",
     "ID_RULE",
     "EnvInfo",
+    "Template",
+    "attack_modules",
     "env_class",
     "env_ids",
     "envs",
+    "kind_of",
     "load_plugins",
     "make",
     "register",
     "register_local",
     "spec_of",
     "tasks_of",
+    "templates",
 ]
 
 log = logging.getLogger("gym.registry")
@@ -69,6 +73,13 @@ _owners: dict[str, str] = {}
 """id -> who registered it: ``boxgym``, ``local folder PATH``, ``package NAME``..."""
 _broken: dict[str, str] = {}
 """A plugin or environment folder that failed to load -> why."""
+_kinds: dict[str, str] = {}
+"""id -> its kind (``code``, ``sql``...), when it declared one."""
+_attacks: dict[str, str] = {}
+"""id -> the module of its family's red-team attacks, when it ships some."""
+_templates: dict[str, Template] = {}
+"""``gym env new --family`` word -> the family it builds on."""
+MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _owner: contextvars.ContextVar[str | None] = contextvars.ContextVar("gym_owner", default=None)
 
 
@@ -137,6 +148,31 @@ class EnvInfo(BaseModel):
     """Each problem: the file, the field, the value and what is allowed."""
 
 
+class Template(BaseModel):
+    """A family that ``gym env new NAME --family WORD`` builds on (a ``[template]`` table).
+
+    The new folder's class subclasses the family's, its image is a copy of the family's
+    and its example task a copy of one of the family's tasks.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    word: str
+    """The ``--family`` word that picks it (``sql``, ``api``)."""
+    module: str
+    """The module of the family's class (``environments.sql``)."""
+    cls: str = Field(alias="class")
+    """The family's class, which the new one subclasses (``SQLEnv``)."""
+    image: str
+    """The images/ folder copied as the new image."""
+    example: str
+    """The seeds/ folder of the task copied as the example (``sql/customers-per-country``)."""
+    seeds: list[str] = Field(default_factory=list)
+    """Files of seeds/ copied beside the new family's tasks (``support/policy.md``)."""
+    root: Path
+    """The root whose images/ and seeds/ hold them."""
+
+
 def register(
     id: str,  # noqa: A002 - mirrors gymnasium.register
     entry_point: str,
@@ -144,6 +180,8 @@ def register(
     max_steps: int | None = 50,
     max_seconds: float | None = 1800.0,
     kwargs: dict[str, Any] | None = None,
+    kind: str | None = None,
+    attacks: str | None = None,
 ) -> None:
     """Register an environment with Gymnasium under a ``namespace/Name-vN`` id.
 
@@ -157,9 +195,16 @@ def register(
         max_seconds: wall-clock budget per episode (the environment's ``max_seconds``).
         kwargs: default keyword arguments of the environment (``split``,
             ``exec_timeout``, ``max_output``, or the family's own).
+        kind: what it is, for the red team (``code``, ``sql``, ``support``...):
+            environments of one kind share the sandbox, the tools and the grading path,
+            so that ``gym redteam`` runs an attack in one of them for all (`kind_of`).
+            The id itself by default (a kind of its own).
+        attacks: the module of the family's red-team attacks (it calls
+            `gym.redteam.register` when imported); ``gym redteam`` imports it.
 
     Raises:
-        ConfigError: the id breaks the rule, or the entry point is not ``module:Class``.
+        ConfigError: the id breaks the rule, the entry point is not ``module:Class``,
+            or ``kind`` or ``attacks`` is not a name.
         IdTaken: another package holds the id, or it is in the reserved ``boxgym/``
             namespace; the message names both the one registering and the holder.
     """
@@ -167,6 +212,7 @@ def register(
     _check_id(id, owner)
     if not isinstance(entry_point, str) or ":" not in entry_point:
         raise ConfigError(f"entry_point of {id} must be a 'module:Class' string")
+    _check_knowledge(id, kind, attacks)
     grade_truncated = WrapperSpec(
         name="GradeOnTruncation", entry_point="gym._envs._wrappers:GradeOnTruncation", kwargs={}
     )
@@ -180,6 +226,45 @@ def register(
     )
     _ids[id] = entry_point
     _owners[id] = owner
+    _remember(_kinds, id, kind)
+    _remember(_attacks, id, attacks)
+
+
+def _check_knowledge(env_id: str, kind: str | None, attacks: str | None) -> None:
+    if kind is not None and (not isinstance(kind, str) or not kind.strip()):
+        raise ConfigError(f"kind of {env_id} must be a word such as 'code'; got {kind!r}")
+    if attacks is not None and (not isinstance(attacks, str) or not MODULE_NAME.match(attacks)):
+        raise ConfigError(
+            f"attacks of {env_id} must be an importable module name such as "
+            f"'mypkg.attacks'; got {attacks!r}"
+        )
+
+
+def _remember(table: dict[str, str], env_id: str, value: str | None) -> None:
+    if value is None:
+        table.pop(env_id, None)
+    else:
+        table[env_id] = value
+
+
+def kind_of(env_id: str) -> str:
+    """The kind an environment declared (``code``, ``sql``...), else its id (its own kind)."""
+    return _kinds.get(env_id, env_id)
+
+
+def attack_modules(*, bundled: bool) -> list[str]:
+    """The red-team attack modules of the registered families, once each, by env id.
+
+    Args:
+        bundled: those of boxgym's own families (True), or of every other (False).
+    """
+    ids = [i for i in env_ids() if i in _attacks and (_owners.get(i) == BOXGYM) == bundled]
+    return list(dict.fromkeys(_attacks[env_id] for env_id in ids))
+
+
+def templates() -> dict[str, Template]:
+    """The families ``gym env new --family WORD`` can build on, by word (see `Template`)."""
+    return dict(_templates)
 
 
 def env_ids() -> list[str]:
@@ -377,18 +462,20 @@ def _folder_owner(folder: Path) -> str:
 
 
 def _register_folder(manifest: Path, seen: list[str]) -> None:
-    """Register the environments one boxgym.toml declares.
+    """Register the environments one boxgym.toml declares (and keep its template).
 
     Raises:
         ConfigError: the file is unreadable or an entry is wrong (the caller keeps it local).
     """
     try:
-        entries = tomllib.loads(manifest.read_text()).get("env", [])
+        data = tomllib.loads(manifest.read_text())
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{manifest}: {exc}") from exc
     module = _module_for(manifest.parent)
+    attacks = _attack_module(manifest, module, data.get("attacks"))
+    template = _template(manifest, module, data["template"]) if "template" in data else None
     with _registering_as(_folder_owner(manifest.parent)):
-        for entry in entries:
+        for entry in data.get("env", []):
             if not isinstance(entry, dict) or not {"id", "class"} <= set(entry):
                 raise ConfigError(f"{manifest}: each [[env]] needs id and class; got {entry!r}")
             if entry["id"] in seen:
@@ -399,8 +486,45 @@ def _register_folder(manifest: Path, seen: list[str]) -> None:
                 max_steps=entry.get("max_steps", 50),
                 max_seconds=entry.get("max_seconds", 1800.0),
                 kwargs=entry.get("kwargs"),
+                kind=entry.get("kind", data.get("kind")),
+                attacks=attacks,
             )
             seen.append(entry["id"])
+    if template is not None:
+        _templates.setdefault(template.word, template)  # the first root to offer a word keeps it
+
+
+def _attack_module(manifest: Path, module: str, attacks: Any) -> str | None:
+    """The full name of a folder's ``attacks`` module (a name relative to the folder).
+
+    Raises:
+        ConfigError: it is not a module name.
+    """
+    if attacks is None:
+        return None
+    if not isinstance(attacks, str) or not MODULE_NAME.match(attacks):
+        raise ConfigError(
+            f"{manifest}: attacks must name a module of the folder, e.g. 'attacks'; got {attacks!r}"
+        )
+    return f"{module}.{attacks}"
+
+
+def _template(manifest: Path, module: str, table: Any) -> Template:
+    """A folder's ``[template]`` table, read.
+
+    Raises:
+        ConfigError: the table lacks a key or has a wrong value.
+    """
+    fields = table if isinstance(table, dict) else {}
+    try:
+        return Template.model_validate(
+            {**fields, "module": module, "root": manifest.parent.parent.parent}
+        )
+    except ValidationError as exc:
+        raise ConfigError(
+            f"{manifest}: [template] takes word, class, image and example (strings) and a "
+            f"seeds list; {exc.errors(include_url=False)}"
+        ) from exc
 
 
 def register_local(root: Path | None = None) -> list[str]:
@@ -413,10 +537,16 @@ def register_local(root: Path | None = None) -> list[str]:
 
     A folder declares its environments in ``boxgym.toml``::
 
+        kind = "demo"            # optional: the red team's group (see `register`)
+        attacks = "attacks"      # optional: the folder's module of red-team attacks
+
         [[env]]
         id = "boxgym/Demo-v0"
         class = "DemoEnv"        # defined in the folder's __init__.py
         max_steps = 30
+
+    and may offer itself to ``gym env new --family WORD`` with a ``[template]`` table
+    (`Template`: word, class, image, example, seeds).
 
     Returns:
         The ids registered.

@@ -6,24 +6,20 @@ import re
 from pathlib import Path
 
 from gym._core._errors import ConfigError
-from gym._core._paths import install_root, project_root
+from gym._core._paths import project_root
+from gym._envs._registry import Template, templates
 
-__all__ = ["FAMILIES", "class_name", "scaffold"]
+__all__ = ["class_name", "families", "scaffold"]
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{1,40}$")
-FAMILIES = ("code", "sql", "api")
+CODE = "code"
+"""The family word of a plain `CodeEnv` project (the one the scaffold writes itself)."""
 
-DERIVED = {
-    # family: (module, class, image folder to copy, example task, extra seed files)
-    "sql": ("environments.sql", "SQLEnv", "postgres", "sql/customers-per-country", ()),
-    "api": (
-        "environments.support",
-        "SupportEnv",
-        "support",
-        "support/order-tracking-fedex",
-        ("support/policy.md",),
-    ),
-}
+
+def families() -> tuple[str, ...]:
+    """The ``--family`` words: ``code``, then each registered family's ``[template]``."""
+    return (CODE, *sorted(w for w in templates() if w != CODE))
+
 
 DERIVED_MODULE = '''"""{Title}: a {family} environment made by `gym env new` (see README.md)."""
 
@@ -239,17 +235,16 @@ def _copy_tree(src: Path, dst: Path) -> list[Path]:
     return written
 
 
-def _derived(name: str, family: str, env_id: str, base: Path) -> list[Path]:
-    """A sql or api environment: the bundled family's class, a copy of its image and a task."""
-    module, cls, image, example, extra = DERIVED[family]
+def _derived(name: str, template: Template, env_id: str, base: Path) -> list[Path]:
+    """An environment on top of a registered family: its class, a copy of its image and a task."""
     fields = {
         "name": name,
         "Class": class_name(name),
         "env_id": env_id,
-        "family": family,
+        "family": template.word,
         "Title": class_name(name).removesuffix("Env"),
-        "base_module": module,
-        "base_class": cls,
+        "base_module": template.module,
+        "base_class": template.cls,
     }
     texts = {
         f"environments/{name}/__init__.py": DERIVED_MODULE.format(**fields),
@@ -261,12 +256,12 @@ def _derived(name: str, family: str, env_id: str, base: Path) -> list[Path]:
         (base / rel).parent.mkdir(parents=True, exist_ok=True)
         (base / rel).write_text(content)
         written.append(base / rel)
-    bundled = install_root()
-    written += _copy_tree(bundled / "images" / image, base / "images" / name)
-    written += _copy_tree(bundled / "seeds" / example, base / "seeds" / name / "example")
-    for rel in extra:
+    source = template.root
+    written += _copy_tree(source / "images" / template.image, base / "images" / name)
+    written += _copy_tree(source / "seeds" / template.example, base / "seeds" / name / "example")
+    for rel in template.seeds:
         target = base / "seeds" / name / Path(rel).name
-        target.write_bytes((bundled / "seeds" / rel).read_bytes())
+        target.write_bytes((source / "seeds" / rel).read_bytes())
         written.append(target)
     return written
 
@@ -300,18 +295,25 @@ def scaffold(
 
     Args:
         name: folder name (lowercase letters, digits and underscores).
-        family: ``code`` (a Python project), ``sql`` (PostgreSQL, on top of the bundled
-            SQL family) or ``api`` (an HTTP service, on top of the bundled Support family).
+        family: ``code`` (a Python project), or the word of a registered family's
+            ``[template]`` (its boxgym.toml): the new class subclasses that family's, on
+            a copy of its image and one of its tasks (`families` lists the words).
         env_id: the id to register (``boxgym/<Name>-v0`` by default).
         root: the project root (the current one by default).
 
     Returns:
         The files written.
+
+    Raises:
+        ConfigError: a bad name, an unknown family, or folders that already exist.
     """
     if not NAME.match(name):
         raise ConfigError(f"environment name {name!r}: use lowercase letters, digits and _")
-    if family not in FAMILIES:
-        raise ConfigError(f"family {family!r} is not one of {', '.join(FAMILIES)}")
+    if family not in families():
+        raise ConfigError(
+            f"family {family!r} is not one of {', '.join(families())} (a family offers "
+            "itself with a [template] table in its boxgym.toml)"
+        )
     base = root or project_root()
     env_id = env_id or f"boxgym/{class_name(name).removesuffix('Env')}-v0"
     taken = [
@@ -321,8 +323,8 @@ def scaffold(
     ]
     if taken:
         raise ConfigError(f"{', '.join(taken)} already exist(s); pick another name")
-    if family in DERIVED:
-        return _derived(name, family, env_id, base)
+    if family != CODE:
+        return _derived(name, templates()[family], env_id, base)
     written = []
     for rel, content in _files(name, env_id).items():
         path = base / rel

@@ -1,4 +1,4 @@
-"""Grading: exports of final state, trusted runners, trajectory flags, verdicts."""
+"""Grading: exports of final state, trusted runners, trajectory flags, verdicts, code grading."""
 
 from gym._grading._checks import (
     RUNNER_HASH,
@@ -10,6 +10,7 @@ from gym._grading._checks import (
     run_checks,
     tests_component,
 )
+from gym._grading._code import grade_code, report_flags, workspace_files
 from gym._grading._diff import unified_diff
 from gym._grading._export import Export, export_workspace, matches
 from gym._grading._files import file_component
@@ -42,10 +43,13 @@ __all__ = [
     "compose",
     "expected_tests",
     "export_workspace",
+    "grade_code",
     "grader_config",
     "loop_flags",
     "matches",
+    "report_flags",
     "run_checks",
     "tests_component",
     "unified_diff",
+    "workspace_files",
 ]

@@ -7,7 +7,7 @@ Only behaviour gates (fails the episode): what the change list shows happened to
 task's own files (a file of the base changed or deleted outside the writable paths, a
 test file of the task changed or deleted, a link left where a graded file was, an
 export too large to grade) and what the judge saw the code under test do (its
-findings, read in ``gym._envs._code.report_flags``). Whatever is decided from the words of a
+findings, read in ``gym._grading._code.report_flags``). Whatever is decided from the words of a
 command, the text of a file or the name of a new file is a note (``gating=False``):
 shown in reports and the viewer, never failing work. Grading makes each of those
 things harmless by construction (see docs/graders/trajectory.md): pristine visible

@@ -1,14 +1,9 @@
 """Red-team suite: adversarial policies and injected faults, judged from the outside.
 
-For people who check that boxgym's containment and grading hold (``gym redteam``), and
-for modules of attack definitions that extend the suite::
-
-    from gym._redteam import Expect, ScriptAttack, register, write
-
-    register(ScriptAttack(name="pytest.my_hack", envs=("boxgym/PyRepo-v0",),
-                          tasks={"*": "wordstats-top-n"},
-                          script=lambda names, task, env: [write("x.py", "...")],
-                          expect=Expect(flags=frozenset({"planted_hook"}))))
+For people who check that boxgym's containment and grading hold (``gym redteam``). The
+public front door for authors of attacks is `gym.redteam`; this package holds the
+suite's engine and boxgym's own attacks and faults. The families' own attacks live in
+their folders (``environments/sql/attacks.py``), named by their manifests.
 
 Every attack acts only through an environment's normal tools, runs through the normal
 rollout, and is judged by the episode's outcome, reward and flags, the markers its

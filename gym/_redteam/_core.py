@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from gym._core._errors import ConfigError
+from gym._envs._registry import kind_of
 
 if TYPE_CHECKING:
     from gym._redteam._canary import Canaries
@@ -195,8 +196,8 @@ def plan(
 
     Args:
         names: only attacks whose name starts with one of these (all if empty).
-        families: only these environment families (``code``, ``sql``, ``support``,
-            ``harness``) or env ids.
+        families: only these environment families (the kinds manifests declare:
+            ``code``, ``sql``, ``support``...; ``harness``) or env ids.
         fast: only the quick subset (each of its attacks in its first environment).
         kinds: ``attack``, ``fault`` or both.
         every_env: each attack in every environment it applies to; otherwise in one
@@ -237,19 +238,13 @@ def representatives(envs: Iterable[str], index: int) -> dict[str, list[str]]:
     }
 
 
-_FAMILIES = {
-    "boxgym/PyRepo-v0": "code",
-    "boxgym/PyFunc-v0": "code",
-    "boxgym/HumanEval-v0": "code",
-    "boxgym/MBPP-v0": "code",
-    "boxgym/SQL-v0": "sql",
-    "boxgym/Support-v0": "support",
-}
-
-
 def family_of(env_id: str) -> str:
-    """The family an env id belongs to for ``--family`` (``harness`` for ``-``)."""
-    return "harness" if env_id == "-" else _FAMILIES.get(env_id, env_id)
+    """The family an env id belongs to for ``--family`` (``harness`` for ``-``).
+
+    The kind its manifest declares (``code``, ``sql``...; see `gym.register`), or the id
+    itself when it declares none.
+    """
+    return "harness" if env_id == "-" else kind_of(env_id)
 
 
 class Names:

@@ -12,23 +12,28 @@ from collections.abc import Callable, Iterable
 
 from pydantic import BaseModel, Field
 
+from gym._envs._registry import attack_modules
 from gym._redteam._canary import Canaries
-from gym._redteam._core import ATTACKS, Attack, Context, Finding, Row, plan
+from gym._redteam._core import ATTACKS, Attack, Context, Finding, Row, load_module, plan
 
 __all__ = ["BUILTIN", "Report", "load_builtin", "run_suite"]
 
-BUILTIN = (
+SHARED = (
     "gym._redteam._containment",
     "gym._redteam._reward",
     "gym._redteam._false_positive",
-    "gym._redteam._sql",
-    "gym._redteam._support",
+)
+"""boxgym's attacks on what every family shares (sandbox, export, flags), shown first."""
+HARNESS = (
     "gym._redteam._faults",
     "gym._redteam._infra",
     "gym._redteam._provenance",
     "gym._redteam._sweep",
 )
-"""The modules of boxgym's own attacks and faults, in the order their rows are shown."""
+"""boxgym's faults of the harness, the grading channel's and the sweeps over tasks,
+shown after the families' own attacks."""
+BUILTIN = SHARED + HARNESS
+"""The modules of boxgym's own attacks and faults."""
 
 
 class Report(BaseModel):
@@ -57,9 +62,26 @@ class Report(BaseModel):
 
 
 def load_builtin() -> None:
-    """Register boxgym's own attacks and faults (once)."""
-    for module in BUILTIN:
+    """Register boxgym's own attacks and faults and those of every registered family (once).
+
+    In the order their rows are shown: `SHARED`, the attack module of each bundled
+    family (what its manifest's ``attacks`` names, by env id), `HARNESS`, then those of
+    every other family (a project's folder, a plugin package's ``gym.register(...,
+    attacks=...)``). An attack's place in that order picks the environment it runs in for
+    its kind (`gym._redteam._core.representatives`): a plugin's attacks come last, so that
+    they move none of boxgym's rows.
+
+    Raises:
+        ConfigError: a family's attack module cannot be imported.
+    """
+    for module in SHARED:
         importlib.import_module(module)
+    for module in attack_modules(bundled=True):
+        load_module(module)
+    for module in HARNESS:
+        importlib.import_module(module)
+    for module in attack_modules(bundled=False):
+        load_module(module)
 
 
 Planned = tuple[Attack, str, list[str]]
@@ -104,7 +126,8 @@ def run_suite(
 
     Args:
         names: only rows whose name starts with one of these.
-        families: only these families (code, sql, support, harness) or env ids.
+        families: only these families (the kinds manifests declare: code, sql,
+            support...; harness) or env ids.
         kinds: attack, fault or both.
         fast: only the quick subset.
         destructive: also run faults that disturb the shared engine (daemon restart).
@@ -187,6 +210,6 @@ def _run_pairs(
 
 
 def registered() -> dict[str, Attack]:
-    """Every registered attack and fault (the built-in ones included)."""
+    """Every registered attack and fault (boxgym's and every family's included)."""
     load_builtin()
     return dict(ATTACKS)

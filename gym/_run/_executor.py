@@ -105,6 +105,10 @@ class EpisodeWork:
             provider of the process the work runs in. It must pickle for an executor
             that runs episodes in other processes (`DockerSandboxes` arrives there as a
             fresh provider with the same settings).
+        episodes_per_job: episodes one job plays, one after another (1; validation
+            plays a task's every check in one job): the provider hears the episodes
+            still to come as the jobs not started times this, plus the rest of those
+            in flight.
     """
 
     run_id: str
@@ -112,6 +116,7 @@ class EpisodeWork:
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     max_attempts: int = 3
     sandboxes: SandboxProvider | None = None
+    episodes_per_job: int = 1
 
     def new_policy(self) -> Policy:
         """A policy for one worker."""
@@ -223,7 +228,9 @@ class LocalExecutor(Executor):
     def run(self, jobs: Iterable[Job], work: EpisodeWork) -> Generator[Finished, None, None]:
         """Run the jobs in threads; yield each as it finishes (see the class docstring)."""
         sandboxes = self._sandboxes = work.provider()
-        flight = _Flight(self, collections.deque(jobs), _Policies(work.new_policy), sandboxes)
+        todo, policies = collections.deque(jobs), _Policies(work.new_policy)
+        per_job = work.episodes_per_job
+        flight = _Flight(self, todo, policies, sandboxes, per_job=per_job)
         self.stopped = False
         interrupted = False
         try:
@@ -293,11 +300,14 @@ class _Flight:
         todo: collections.deque[Job],
         policies: _Policies,
         sandboxes: SandboxProvider,
+        *,
+        per_job: int = 1,
     ) -> None:
         self.owner = owner
         self.todo = todo
         self.policies = policies
         self.sandboxes = sandboxes
+        self.per_job = max(1, per_job)
         self.acting = 0
         self.in_flight = 0
         self.queued = 0
@@ -354,7 +364,11 @@ class _Flight:
         if limit != self.pool_size:
             self.sandboxes.resize(limit)
             self.pool_size = limit
-        self.sandboxes.expect(episodes=len(self.todo))
+        self.sandboxes.expect(episodes=self.to_come())
+
+    def to_come(self) -> int:
+        """Episodes still to begin: the jobs not started, the rest of those in flight."""
+        return len(self.todo) * self.per_job + self.in_flight * (self.per_job - 1)
 
     def _admit(self, work: EpisodeWork) -> None:
         limit = self.owner.limiter.value
@@ -366,7 +380,7 @@ class _Flight:
                 self.in_flight += 1
             job = self.todo.popleft()
             # before the episode opens: no double count
-            self.sandboxes.expect(episodes=len(self.todo))
+            self.sandboxes.expect(episodes=self.to_come())
             self.owner._events({"event": "scheduled", "job": job.episode_id, "t": time.time()})
             thread = threading.Thread(target=self._work, args=(job, work), daemon=True)
             thread.name = f"gym-ep-{job.episode_id[:8]}"

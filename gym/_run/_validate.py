@@ -14,43 +14,53 @@ panel policy with a reason (``panel_exempt = {policy = "why"}`` in its data, e.g
 task whose reference solution is itself a constant): that policy passing is then shown
 as exempt, not as a problem.
 
-At benchmark scale: tasks are chosen in natural id order (``limit``, ``split``, a
-``shard`` of N), and each task's result is stored (`ValidationStore`, SQLite under the
-data dir) under a fingerprint of the task's files, the code (boxgym's modules, the
-family's folder, the image's build context) and the repeats, so a rerun skips what was
-already validated and resumes where it stopped; any change of those validates the
-task again. Results with an infrastructure error are never stored: they run again.
+Tasks run on an executor (`gym._run._executor`, the one a run's episodes run on; threads
+of this process by default): one job is one task, its checks played one after another
+(`TaskWork`). At benchmark scale: tasks are chosen in natural id order (``limit``,
+``split``, a ``shard`` of N), and each task's result is kept in the run store (its
+``validations`` table, `ValidationRow`) under a fingerprint of the task's files, the
+code (boxgym's modules, the family's folder, the image's build context) and the
+repeats, so a rerun skips what was already validated and resumes where it stopped; any
+change of those validates the task again. Results with an infrastructure error are
+never kept: they run again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import inspect
 import json
-import sqlite3
-import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+import uuid
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import gymnasium
 from pydantic import BaseModel, Field
 
-from gym._core._errors import ConfigError, GymError, InfraError, SandboxError, StoreError
-from gym._core._models import Task, Verdict, hash_tree, natural_key
-from gym._core._paths import data_dir
+from gym._core._errors import ConfigError, GymError, InfraError, SandboxError
+from gym._core._models import Outcome, Task, Verdict, hash_tree, natural_key
+from gym._core._phase import watch as watch_phases
 from gym._core._tools import ToolCall
-from gym._envs._env import ContainerEnv, default_sandboxes, env_of
+from gym._envs._env import ContainerEnv, env_of
 from gym._envs._registry import env_class, make, task_problems, tasks_of
 from gym._grading import RUNNER_HASH
 from gym._policy import NoopPolicy, OraclePolicy, PerturbedOraclePolicy, Policy, ScriptPolicy
+from gym._run._executor import EpisodeWork, Executor, Finished, Job, LocalExecutor
 from gym._run._rollout import EpisodeResult, run_episode
+from gym._sandbox import SandboxProvider
 from gym._sandbox._images import context_hash
+from gym._store import Store, ValidationRow
 
 __all__ = [
     "TaskCheck",
+    "TaskResult",
+    "TaskWork",
     "ValidationStore",
     "panel_exemptions",
     "parse_shard",
@@ -113,9 +123,14 @@ def _verdict_key(verdict: Verdict | None) -> str:
     )
 
 
-def _episode(env_id: str, policy: Policy, task_id: str, seed: int) -> EpisodeResult:
-    env = make(env_id)
-    return run_episode(env, policy, task_id=task_id, seed=seed)
+def _make(env_id: str, sandboxes: SandboxProvider | None) -> gymnasium.Env[Any, Any]:
+    return make(env_id) if sandboxes is None else make(env_id, sandboxes=sandboxes)
+
+
+def _episode(
+    env_id: str, policy: Policy, task_id: str, seed: int, sandboxes: SandboxProvider | None
+) -> EpisodeResult:
+    return run_episode(_make(env_id, sandboxes), policy, task_id=task_id, seed=seed)
 
 
 def _regrade(env: ContainerEnv[Any], result: EpisodeResult, repeats: int) -> bool | None:
@@ -129,12 +144,14 @@ def _regrade(env: ContainerEnv[Any], result: EpisodeResult, repeats: int) -> boo
     return True
 
 
-def validate_task(env_id: str, task_id: str, repeats: int) -> TaskCheck:
-    """Run every validation check on one task."""
+def validate_task(
+    env_id: str, task_id: str, repeats: int, *, sandboxes: SandboxProvider | None = None
+) -> TaskCheck:
+    """Run every validation check on one task (its episodes on ``sandboxes``, or the default)."""
     check = TaskCheck(task_id=task_id, env_id=env_id)
     first: EpisodeResult | None = None
     for i in range(repeats):
-        result = _episode(env_id, OraclePolicy(), task_id, seed=i)
+        result = _episode(env_id, OraclePolicy(), task_id, i, sandboxes)
         first = first or result
         check.oracle.append(result.outcome)
         if result.outcome != "pass":
@@ -144,14 +161,14 @@ def validate_task(env_id: str, task_id: str, repeats: int) -> TaskCheck:
             check.problems.append(
                 f"oracle run {i + 1} raised flags: {[f.name for f in result.verdict.flags]}"
             )
-    noop = _episode(env_id, NoopPolicy(), task_id, seed=0)
+    noop = _episode(env_id, NoopPolicy(), task_id, 0, sandboxes)
     check.noop = noop.outcome
     if noop.outcome != "fail":
         why = noop.verdict.reason if noop.verdict else noop.end_reason
         check.problems.append(f"noop: {noop.outcome}: {why[:300]} (it must fail)")
-    env = env_of(make(env_id))
+    env = env_of(_make(env_id, sandboxes))
     if env.perturbed_calls(env.task_by_id(task_id)) is not None:
-        pert = _episode(env_id, PerturbedOraclePolicy(), task_id, seed=0)
+        pert = _episode(env_id, PerturbedOraclePolicy(), task_id, 0, sandboxes)
         flags = [f.name for f in pert.verdict.flags] if pert.verdict else []
         check.perturbed = ",".join(flags) or pert.outcome
         if not flags or pert.outcome != "fail":
@@ -167,7 +184,7 @@ def validate_task(env_id: str, task_id: str, repeats: int) -> TaskCheck:
     task = env.task_by_id(task_id)
     panel = env.panel_calls(task)
     env.close()
-    _play_panel(check, env_id, task, panel)
+    _play_panel(check, env_id, task, panel, sandboxes)
     return check
 
 
@@ -190,15 +207,19 @@ def panel_exemptions(task: Task) -> dict[str, str]:
 
 
 def _play_panel(
-    check: TaskCheck, env_id: str, task: Task, panel: dict[str, list[ToolCall]]
+    check: TaskCheck,
+    env_id: str,
+    task: Task,
+    panel: dict[str, list[ToolCall]],
+    sandboxes: SandboxProvider | None,
 ) -> None:
     """Play every panel policy; each must end ``fail`` (an infra_error is played again)."""
     exempt = panel_exemptions(task)
     check.exempt = {name: why for name, why in exempt.items() if name in panel}
     for name, calls in panel.items():
-        result = _episode(env_id, ScriptPolicy(calls), task.id, seed=0)
+        result = _episode(env_id, ScriptPolicy(calls), task.id, 0, sandboxes)
         if result.outcome == "infra_error":  # once more: a transient fault of ours
-            result = _episode(env_id, ScriptPolicy(calls), task.id, seed=0)
+            result = _episode(env_id, ScriptPolicy(calls), task.id, 0, sandboxes)
         check.panel[name] = result.outcome
         why = (result.verdict.reason if result.verdict else result.end_reason)[:300]
         if result.outcome == "infra_error":
@@ -214,52 +235,23 @@ def _play_panel(
             )
 
 
-class ValidationStore:
-    """Per-task validation results, kept so that a rerun resumes (SQLite, thread-safe).
+class ValidationStore(Store):
+    """Deprecated: validation results live in the run store; pass a `Store`.
 
     Args:
-        path: the database file (``<data dir>/validation.db`` by default).
+        path: a SQLite file to keep them in; None: the run store (``GYM_DB_URL`` or
+            trajectories/runs.db). The old ``<data dir>/validation.db`` is not read.
     """
 
     def __init__(self, path: Path | None = None) -> None:
-        self.path = path or data_dir() / "validation.db"
-        self._lock = threading.Lock()
-        try:
-            with self._connect() as db:
-                db.execute(
-                    "create table if not exists checks (env_id text, task_id text, "
-                    "fingerprint text, ok integer, result text, finished_at real, "
-                    "primary key (env_id, task_id, fingerprint))"
-                )
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open the validation results {self.path}: {exc}") from exc
-
-    def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=60)
-
-    def get(self, env_id: str, task_id: str, fingerprint: str) -> TaskCheck | None:
-        """The stored result of this task under this fingerprint, if any."""
-        with self._lock, self._connect() as db:
-            row = db.execute(
-                "select result from checks where env_id=? and task_id=? and fingerprint=?",
-                (env_id, task_id, fingerprint),
-            ).fetchone()
-        return TaskCheck.model_validate_json(row[0]) if row else None
-
-    def put(self, check: TaskCheck, fingerprint: str) -> None:
-        """Keep a result (replacing an older one of the same fingerprint)."""
-        with self._lock, self._connect() as db:
-            db.execute(
-                "insert or replace into checks values (?, ?, ?, ?, ?, ?)",
-                (
-                    check.env_id,
-                    check.task_id,
-                    fingerprint,
-                    int(check.ok),
-                    check.model_dump_json(),
-                    time.time(),
-                ),
-            )
+        warnings.warn(
+            "ValidationStore is deprecated: validation results are kept in the run store; "
+            "pass store=gym._store.Store(url) (the old validation.db is not read: its tasks "
+            "are validated again once)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        super().__init__(f"sqlite:///{path}" if path is not None else None)
 
 
 @functools.lru_cache(maxsize=64)
@@ -347,8 +339,9 @@ def validate_env(
     split: str | None = None,
     limit: int | None = None,
     shard: tuple[int, int] | None = None,
-    store: ValidationStore | None = None,
+    store: Store | None = None,
     resume: bool = True,
+    executor: Executor | None = None,
 ) -> list[TaskCheck]:
     """Validate the tasks of an environment (all, or a selection), tasks in parallel.
 
@@ -356,14 +349,19 @@ def validate_env(
         env_id: the environment.
         repeats: oracle runs and re-grades per task.
         tasks: only these task ids.
-        concurrency: tasks validated at once.
-        progress: called with each task's result as it finishes (in finishing order).
+        concurrency: tasks validated at once (by the default executor).
+        progress: called with each task's result as it finishes: the kept ones first,
+            then the others in finishing order.
         split: only tasks of this split.
         limit: only the first N tasks (natural id order), before sharding.
         shard: (I, N): only the I-th of N even shares of the selection.
-        store: where results are kept (and read back to resume); None keeps nothing.
-        resume: take a task's stored result instead of validating it again (when its
-            task files, the grading runner and ``repeats`` are unchanged).
+        store: the run store that keeps results (and gives them back to resume); None
+            keeps nothing.
+        resume: take a task's kept result instead of validating it again (when its
+            task files, the code and ``repeats`` are unchanged).
+        executor: where the tasks run, one job per task; by default threads of this
+            process, ``concurrency`` at once. A stopped executor's unfinished tasks are
+            left out of the results (a rerun validates them).
 
     Returns:
         One result per task, in natural id order; with no task selection, tasks that
@@ -373,23 +371,37 @@ def validate_env(
     for check in bad:
         if progress:
             progress(check)
-    default_sandboxes().resize(max(1, concurrency))
-    out: dict[str, TaskCheck] = {}
-    pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
-    try:
-        futures = [
-            pool.submit(_validate_kept, env_id, task, repeats, store, resume) for task in chosen
-        ]
-        for future in as_completed(futures):
-            check = future.result()
-            out[check.task_id] = check
-            if progress:
-                progress(check)
-    except BaseException:  # Ctrl-C, SIGTERM: drop the queued tasks, finish no more
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown()
-    return [*bad, *(out[t.id] for t in chosen)]
+    kept = _Kept(env_id, repeats, store, chosen)
+    out = kept.results() if resume else {}
+    for check in out.values():
+        if progress:
+            progress(check)
+    todo = [t for t in chosen if t.id not in out]
+    work = TaskWork(
+        run_id="adhoc",  # the label validation's containers always had (unused by the work)
+        policy_factory=NoopPolicy,
+        repeats=repeats,
+        episodes_per_job=repeats + 2,  # at least: the oracle runs, noop, the perturbed oracle
+    )
+    for check in _run(executor or LocalExecutor(concurrency), env_id, todo, work):
+        kept.keep(check)
+        out[check.task_id] = check
+        if progress:
+            progress(check)
+    return [*bad, *(out[t.id] for t in chosen if t.id in out)]
+
+
+def _run(executor: Executor, env_id: str, tasks: list[Task], work: TaskWork) -> Iterable[TaskCheck]:
+    """Each task's result as the executor finishes it (one job per task)."""
+    if not tasks:
+        return
+    jobs = [
+        Job(env_id=env_id, task=t, sample_index=0, seed=0, episode_id=uuid.uuid4().hex)
+        for t in tasks
+    ]
+    with contextlib.closing(executor.run(jobs, work)) as finished:
+        for done in finished:
+            yield TaskResult.check_of(done)
 
 
 def planned_tasks(
@@ -418,23 +430,106 @@ def _selection(
     return chosen, _bad_tasks(env_id) if whole else []
 
 
-def _validate_kept(
-    env_id: str, task: Task, repeats: int, store: ValidationStore | None, resume: bool
-) -> TaskCheck:
-    """One task's result: the stored one when its fingerprint matches, else run and kept."""
-    key = fingerprint(task, repeats, code_hash(env_id)) if store else ""
-    if store is not None and resume:
-        kept = store.get(env_id, task.id, key)
-        if kept is not None:
-            return kept.model_copy(update={"resumed": True})
-    start = time.monotonic()
-    try:
-        check = validate_task(env_id, task.id, repeats)
-    except GymError as exc:  # one task's failure must not end the whole run
-        infra = "infra_error: " if isinstance(exc, SandboxError | InfraError) else ""
-        why = f"{infra}validation stopped: {type(exc).__name__}: {str(exc)[:300]}"
-        check = TaskCheck(task_id=task.id, env_id=env_id, problems=[why])
-    check.duration_s = round(time.monotonic() - start, 3)
-    if store is not None and not check.infra:
-        store.put(check, key)
-    return check
+class _Kept:
+    """The run store's view of one validation: each task's kept result, by fingerprint.
+
+    The fingerprints are taken before any task runs (the task files as they were).
+    """
+
+    def __init__(self, env_id: str, repeats: int, store: Store | None, tasks: list[Task]) -> None:
+        self.env_id, self.store = env_id, store
+        self.keys: dict[str, str] = {}
+        if store is not None and tasks:
+            code = code_hash(env_id)
+            self.keys = {t.id: fingerprint(t, repeats, code) for t in tasks}
+
+    def results(self) -> dict[str, TaskCheck]:
+        """The kept results of the tasks, marked resumed (none without a store)."""
+        out = {}
+        for task_id, key in self.keys.items():
+            row = self.store.validation(self.env_id, task_id, key) if self.store else None
+            if row is not None:
+                check = TaskCheck.model_validate(row.result)
+                out[task_id] = check.model_copy(update={"resumed": True})
+        return out
+
+    def keep(self, check: TaskCheck) -> None:
+        """Keep a result unless it is worth running again (an infrastructure error)."""
+        if self.store is None or check.infra:
+            return
+        row = ValidationRow(
+            env_id=check.env_id,
+            task_id=check.task_id,
+            fingerprint=self.keys[check.task_id],
+            ok=check.ok,
+            result=check.model_dump(mode="json"),
+            finished_at=time.time(),
+        )
+        self.store.keep_validation(row)
+
+
+class TaskResult(EpisodeResult):
+    """A validated task as an executor hands a job back: a summary and its `TaskCheck`.
+
+    ``outcome`` is ``pass`` for a valid task, ``infra_error`` for one not validated
+    (worth running again), ``fail`` for an invalid one.
+    """
+
+    check: TaskCheck
+    """The task's whole result."""
+
+    @classmethod
+    def of(cls, check: TaskCheck) -> TaskResult:
+        """The result of a job that validated a task."""
+        outcome: Outcome = "pass" if check.ok else "infra_error" if check.infra else "fail"
+        return cls(
+            env_id=check.env_id,
+            task_id=check.task_id,
+            outcome=outcome,
+            end_reason="; ".join(check.problems)[:300],
+            duration_s=check.duration_s,
+            check=check,
+        )
+
+    @staticmethod
+    def check_of(done: Finished) -> TaskCheck:
+        """A finished job's check; a job the executor lost (a worker died) is not validated."""
+        if isinstance(done.result, TaskResult):
+            return done.result.check
+        why = f"infra_error: validation stopped: {done.result.end_reason[:300]}"
+        return TaskCheck(task_id=done.job.task.id, env_id=done.job.env_id, problems=[why])
+
+
+@dataclass(frozen=True)
+class TaskWork(EpisodeWork):
+    """Validation's work for an executor: a job is one task, its checks one after another.
+
+    The executor's policy is not used: each check plays its own (the oracle, noop, the
+    perturbed oracle, the panel's scripts). The task holds its place for all of them:
+    its episodes do not announce their grading to the executor, so ``concurrency``
+    tasks run at once, as many as the pools are sized for.
+
+    Attributes:
+        repeats: oracle runs and re-grades per task.
+    """
+
+    repeats: int = 3
+
+    def __call__(self, job: Job, policy: Policy) -> Finished:
+        """Validate the job's task; a failure of one task never ends the others."""
+        start = time.monotonic()
+        with watch_phases(_no_phase):
+            try:
+                check = validate_task(
+                    job.env_id, job.task.id, self.repeats, sandboxes=self.sandboxes
+                )
+            except GymError as exc:  # one task's failure must not end the whole run
+                infra = "infra_error: " if isinstance(exc, SandboxError | InfraError) else ""
+                why = f"{infra}validation stopped: {type(exc).__name__}: {str(exc)[:300]}"
+                check = TaskCheck(task_id=job.task.id, env_id=job.env_id, problems=[why])
+        check.duration_s = round(time.monotonic() - start, 3)
+        return Finished(job, TaskResult.of(check), 1)
+
+
+def _no_phase(phase: str) -> None:
+    """Phases of a task's episodes are not the executor's: the task keeps its place."""

@@ -1,4 +1,4 @@
-"""The run store (sqlmodel): runs, episodes, steps and verdicts with their lineage."""
+"""The run store (sqlmodel): runs, episodes, steps, verdicts; kept validation results."""
 
 from gym._core._startup import collector_paused
 
@@ -11,6 +11,7 @@ with collector_paused():  # sqlalchemy and sqlmodel: a tenth of their import oth
         RunStatusRow,
         StepRow,
         TrainStepRow,
+        ValidationRow,
         VerdictRow,
     )
     from gym._store._store import HEARTBEAT_S, STALE_AFTER_S, Store, calls_of, default_url
@@ -26,6 +27,7 @@ __all__ = [
     "StepRow",
     "Store",
     "TrainStepRow",
+    "ValidationRow",
     "VerdictRow",
     "calls_of",
     "default_url",

@@ -1,4 +1,4 @@
-"""Tables of the run store: runs, episodes, steps and verdicts, with full lineage."""
+"""Tables of the run store: runs, episodes, steps and verdicts (full lineage), validations."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ __all__ = [
     "RunStatusRow",
     "StepRow",
     "TrainStepRow",
+    "ValidationRow",
     "VerdictRow",
 ]
 
@@ -344,3 +345,28 @@ class TrainStepRow(SQLModel, table=True):
     """Why training stopped at this step (before its update), or ''."""
     checkpoint: str = ""
     """Folder of the checkpoint saved after the step's update ('' when none)."""
+
+
+class ValidationRow(SQLModel, table=True):
+    """One task's validation result (`gym env validate`), kept so that a rerun resumes.
+
+    A cache beside the runs: a result is found only under the fingerprint of what it
+    depends on, so a change of any of that validates the task again. A table of its own:
+    a store written before it existed gains it on its next read-write open.
+    """
+
+    __tablename__ = "validations"
+
+    env_id: str = Field(primary_key=True)
+    """The environment."""
+    task_id: str = Field(primary_key=True)
+    """The task."""
+    fingerprint: str = Field(primary_key=True)
+    """A hash of what the result depends on: the task's files, boxgym's and the family's
+    code, the image's build context and the number of repeats."""
+    ok: bool
+    """Whether the task passed every check."""
+    result: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    """The whole result (`gym.runs.TaskCheck`) as JSON."""
+    finished_at: float
+    """Unix time the result was kept."""

@@ -24,6 +24,7 @@ from gym._store._models import (
     RunStatusRow,
     StepRow,
     TrainStepRow,
+    ValidationRow,
     VerdictRow,
 )
 
@@ -469,6 +470,19 @@ class Store:
                 .order_by(col(TrainStepRow.step))
             )
             return list(s.exec(query))
+
+    # -- validation results -----------------------------------------------------------
+
+    def validation(self, env_id: str, task_id: str, fingerprint: str) -> ValidationRow | None:
+        """A task's kept validation result under this fingerprint, if any."""
+        with self.session() as s:
+            return s.get(ValidationRow, (env_id, task_id, fingerprint))
+
+    def keep_validation(self, row: ValidationRow) -> None:
+        """Keep a task's validation result (replacing one of the same fingerprint)."""
+        with self.session() as s:
+            s.merge(row)
+            s.commit()
 
     def ping(self) -> None:
         """Check that the database answers."""

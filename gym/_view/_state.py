@@ -1,4 +1,9 @@
-"""An episode's final state for people: a diff against the task's base, or the export itself."""
+"""An episode's final state for people: its family's changes as diffs, or the export itself.
+
+Each family says what its final state changed (`ContainerEnv.changes`: `CodeEnv`'s files
+against the task's project, a plugin family's own); a family that says nothing is shown
+as its stored export, in JSON.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from gym._core._errors import GymError
+from gym._envs._changes import Changes
+from gym._envs._env import ContainerEnv, env_of
+from gym._envs._registry import make
 from gym._view._text import Snippet, snippet
 
 __all__ = ["DiffLine", "FileChange", "FinalState", "final_state", "state_text"]
@@ -26,7 +34,7 @@ class DiffLine(BaseModel):
 
 
 class FileChange(BaseModel):
-    """One changed file of a code episode."""
+    """One changed file of an episode, as a diff."""
 
     path: str
     status: Literal["added", "modified", "deleted", "binary"]
@@ -51,28 +59,31 @@ class FinalState(BaseModel):
 
 
 @functools.lru_cache(maxsize=16)
-def _code_tasks(env_id: str) -> dict[str, Any] | None:
-    """Task id -> task of a code environment; None for other families or unknown ids."""
-    from gym._envs._code import CodeEnv
-    from gym._envs._registry import make
-
+def _env(env_id: str) -> ContainerEnv[Any] | None:
+    """An environment of ``env_id`` to ask for changes (never reset); None if unknown."""
     try:
         env = make(env_id)
     except GymError:
         return None
+    env.close()  # `changes` needs no sandbox: the environment is only asked
+    return env_of(env)
+
+
+def _changes(env_id: str, task_id: str, export: dict[str, Any]) -> Changes | None:
+    """The family's changes of a stored final state (`ContainerEnv.changes`), or None.
+
+    None when the environment or the task is unknown here, the stored state is not the
+    family's final state, or the family shows none.
+    """
+    env = _env(env_id)
+    if env is None:
+        return None
     try:
-        inner = env.unwrapped
-        return {t.id: t for t in inner.tasks} if isinstance(inner, CodeEnv) else None
-    finally:
-        env.close()
-
-
-def _code_base(env_id: str, task_id: str) -> dict[str, bytes] | None:
-    """The files a code task starts from, or None when there is no such code task here."""
-    from gym._envs._code import workspace_files
-
-    task = (_code_tasks(env_id) or {}).get(task_id)
-    return workspace_files(task, with_git=False) if task is not None else None
+        task = env.task_by_id(task_id)
+        state = env.final_state_type.model_validate(export)
+    except (GymError, ValidationError):
+        return None
+    return env.changes(task, state)
 
 
 def _file_diff(path: str, before: bytes | None, after: bytes | None) -> FileChange:
@@ -105,31 +116,14 @@ def _shorten(value: Any) -> Any:
     return value
 
 
-def _code_export(env_id: str, task_id: str, export: dict[str, Any]) -> tuple[Any, Any] | None:
-    """(the parsed code export, the task's base files), or None for other families."""
-    from gym._grading import Export
-
-    base = _code_base(env_id, task_id)
-    if base is None:
-        return None
-    try:
-        return Export.model_validate(export), base
-    except ValidationError:
-        return None
+def _diffs(changes: Changes) -> list[FileChange]:
+    return [_file_diff(f.path, f.before, f.after) for f in changes.files]
 
 
-def _diffs(parsed: Any, base: dict[str, bytes]) -> list[FileChange]:
-    return [_file_diff(p, base.get(p), data) for p, data in sorted(parsed.files.items())]
-
-
-def _code_state(parsed: Any, base: dict[str, bytes]) -> FinalState:
-    outside = [
-        f"{c.kind} {c.path}" for c in parsed.changes if parsed.relative(c.path) not in parsed.files
-    ]
-    note = "the changes were over the export cap: none were exported" if parsed.oversized else ""
-    if parsed.links:
-        note += f" links not applied: {', '.join(parsed.links)}"
-    state = FinalState(kind="diff", files=_diffs(parsed, base), outside=outside, note=note.strip())
+def _diff_state(changes: Changes) -> FinalState:
+    state = FinalState(
+        kind="diff", files=_diffs(changes), outside=changes.outside, note=changes.note
+    )
     _cut(state)
     return state
 
@@ -144,7 +138,7 @@ def _cut(state: FinalState) -> None:
 
 
 def final_state(env_id: str, task_id: str, export: dict[str, Any] | None, raw: str) -> FinalState:
-    """The final state of an episode: a diff for code envs, the export for the others.
+    """The final state of an episode: the family's changes as diffs, else the export.
 
     Args:
         env_id: the episode's environment.
@@ -154,9 +148,9 @@ def final_state(env_id: str, task_id: str, export: dict[str, Any] | None, raw: s
     """
     if export is None:
         return FinalState(kind="none", note="no final state was stored for this episode")
-    code = _code_export(env_id, task_id, export)
-    if code is not None:
-        return _code_state(*code)
+    changes = _changes(env_id, task_id, export)
+    if changes is not None:
+        return _diff_state(changes)
     text = json.dumps(_shorten(export), indent=2, ensure_ascii=False, default=str)
     return FinalState(kind="export", export=snippet(text, raw))
 
@@ -165,7 +159,7 @@ def state_text(env_id: str, task_id: str, export: dict[str, Any] | None) -> str:
     """The whole final state as text: every diff line, or the export as JSON."""
     if export is None:
         return ""
-    code = _code_export(env_id, task_id, export)
-    if code is None:
+    changes = _changes(env_id, task_id, export)
+    if changes is None:
         return json.dumps(export, indent=2, ensure_ascii=False, default=str)
-    return "\n".join(line.text for f in _diffs(*code) for line in f.lines) + "\n"
+    return "\n".join(line.text for f in _diffs(changes) for line in f.lines) + "\n"

@@ -359,8 +359,8 @@ def test_submodules_named_like_the_stdlib_are_not_shadowing():
 
 
 def test_a_resource_finding_of_the_runner_is_a_resource_flag_not_an_early_exit():
-    from gym._envs._code import report_flags
     from gym._grading._checks import RunnerReport
+    from gym._grading._code import report_flags
 
     report = RunnerReport.model_validate(
         {
@@ -385,7 +385,7 @@ def _report(**fields):
 
 
 def test_import_error_text_raises_no_flag():
-    from gym._envs._code import report_flags
+    from gym._grading._code import report_flags
 
     for text in (
         "the solution ended the process while importing (exit 0)",
@@ -396,7 +396,7 @@ def test_import_error_text_raises_no_flag():
 
 
 def test_the_judges_findings_gate():
-    from gym._envs._code import report_flags
+    from gym._grading._code import report_flags
 
     findings = [
         {"name": "early_exit", "detail": "SystemExit while importing solution", "test": "x"},

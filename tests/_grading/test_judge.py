@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 
 import gym
 from gym._cli import app
-from gym._envs._code import _judge_component
 from gym._grading import unified_diff
+from gym._grading._code import _judge_component
 from gym._grading._export import Export
 from gym._grading._judge import Judge, parse_json_object
 from gym._reports._calibrate import (

@@ -67,6 +67,7 @@ class Work:
 
     body: Callable[[int], None]
     policies: int = 0
+    episodes_per_job: int = 1
 
     def new_policy(self) -> object:
         self.policies += 1

@@ -17,11 +17,11 @@ import gym
 import gym.authoring
 from gym._run._validate import (
     TaskCheck,
-    ValidationStore,
     panel_exemptions,
     parse_shard,
     select_tasks,
 )
+from gym._store import Store
 from gym.runs import validate_env
 
 
@@ -32,6 +32,64 @@ def test_every_toy_task_validates():
         assert check.ok, check.problems
         assert check.oracle == ["pass", "pass"] and check.noop == "fail"
         assert check.perturbed == "symlink_planted" and check.regrade_identical is True
+
+
+@pytest.fixture
+def toy_image(monkeypatch, tmp_path):
+    """A build context for the toy family's image: a fingerprint hashes it."""
+    from gym._sandbox import _images
+
+    (tmp_path / "toy-image").mkdir()
+    (tmp_path / "toy-image" / "Dockerfile").write_text("FROM scratch\n")
+    monkeypatch.setitem(_images._contexts, "toy", tmp_path / "toy-image")
+    return tmp_path / "toy-image"
+
+
+def test_results_land_in_the_run_store_and_a_rerun_skips_them(monkeypatch, tmp_path, toy_image):
+    from gym._run import _validate
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    writer = Store(url)
+    first = validate_env(ENV_ID, repeats=1, store=writer)
+    writer.close()
+    assert [c.task_id for c in first] == ["add", "greet"] and all(c.ok for c in first)
+    reopened = Store(url)  # the rows are in the database, not in an object
+    for check in first:
+        (row,) = [r for r in _rows(reopened) if r.task_id == check.task_id]
+        assert row.env_id == ENV_ID and row.ok
+        assert TaskCheck.model_validate(row.result) == check
+    ran = []
+    real = _validate.validate_task
+    monkeypatch.setattr(
+        _validate, "validate_task", lambda *a, **kw: ran.append(a) or real(*a, **kw)
+    )
+    seen = []
+    again = validate_env(ENV_ID, repeats=1, store=reopened, progress=seen.append)
+    assert ran == [] and [c.resumed for c in again] == [True, True] and seen == again
+    assert [c.model_copy(update={"resumed": False}) for c in again] == first
+    other = validate_env(ENV_ID, repeats=2, store=reopened, tasks=["add"])  # other inputs
+    assert len(ran) == 1 and not other[0].resumed and len(_rows(reopened)) == 3
+    validate_env(ENV_ID, repeats=1, store=reopened, tasks=["add"], resume=False)  # --fresh
+    assert len(ran) == 2 and len(_rows(reopened)) == 3  # the same fingerprint: replaced
+    reopened.close()
+
+
+def _rows(store: Store) -> list:
+    from sqlmodel import select
+
+    from gym._store import ValidationRow
+
+    with store.session() as s:
+        return list(s.exec(select(ValidationRow)))
+
+
+def test_the_old_validation_store_is_the_run_store_with_a_warning(tmp_path):
+    from gym._run._validate import ValidationStore
+
+    with pytest.warns(DeprecationWarning, match="kept in the run store"):
+        store = ValidationStore(tmp_path / "v.db")
+    assert isinstance(store, Store) and store.url == f"sqlite:///{tmp_path / 'v.db'}"
+    store.close()
 
 
 def test_a_task_whose_oracle_fails_is_reported(monkeypatch):
@@ -110,7 +168,9 @@ def test_panel_exemptions_need_a_reason():
     assert panel_exemptions(task.model_copy(update={"data": {}})) == {}
 
 
-def test_a_panel_infra_error_is_played_again_then_reported_as_not_validated(monkeypatch):
+def test_a_panel_infra_error_is_played_again_then_reported_as_not_validated(
+    monkeypatch, tmp_path, toy_image
+):
     graded = []
 
     def broken(final_state):  # our grader fails on this policy's state, every time
@@ -119,11 +179,15 @@ def test_a_panel_infra_error_is_played_again_then_reported_as_not_validated(monk
             raise RuntimeError("the grading container vanished")
 
     _toy_panel(monkeypatch, {"boom": _writes("boom"), "empty": _writes("")}, broken)
-    (check,) = validate_env(ENV_ID, repeats=1, tasks=["add"])
+    store = Store(f"sqlite:///{tmp_path / 'runs.db'}")
+    (check,) = validate_env(ENV_ID, repeats=1, tasks=["add"], store=store)
     assert graded.count(b"boom") == 2  # played once more before it is reported
     assert check.panel == {"boom": "infra_error", "empty": "fail"}
     assert check.infra and not check.ok  # not valid, and not kept: a rerun plays it again
     assert "panel boom: infra_error twice" in check.problems[0]
+    (again,) = validate_env(ENV_ID, repeats=1, tasks=["add"], store=store)
+    assert not again.resumed and graded.count(b"boom") == 4
+    store.close()
 
 
 def test_a_panel_infra_error_that_does_not_repeat_is_the_second_runs_outcome(monkeypatch):
@@ -168,14 +232,10 @@ def test_a_shard_must_be_i_of_n() -> None:
         select_tasks(TASKS, ids=["T/7"])
 
 
-def test_stored_results_are_found_by_fingerprint_only(tmp_path: Path) -> None:
-    store = ValidationStore(tmp_path / "v.db")
-    check = TaskCheck(task_id="T/1", env_id="e/E-v0", oracle=["pass"], noop="fail")
-    store.put(check, "fp1")
-    assert store.get("e/E-v0", "T/1", "fp1") == check
-    assert store.get("e/E-v0", "T/1", "fp2") is None
-    assert ValidationStore(tmp_path / "v.db").get("e/E-v0", "T/1", "fp1") == check
+def test_an_infra_error_anywhere_makes_a_result_worth_running_again() -> None:
     assert TaskCheck(task_id="x", oracle=["infra_error"]).infra
+    assert TaskCheck(task_id="x", regrade_identical=False).infra
+    assert not TaskCheck(task_id="x", oracle=["fail"], problems=["oracle run 1: fail"]).infra
 
 
 @pytest.mark.docker
@@ -185,7 +245,7 @@ def test_json_streams_one_line_per_task_then_a_summary_and_a_rerun_resumes(
 ) -> None:
     env = {**os.environ, "GYM_DATA": str(tmp_path)}
     command = [BIN / "gym", "env", "validate", "boxgym/PyFunc-v0", "--limit", "2", "-k", "1",
-               "--split", "eval", "--json"]  # fmt: skip
+               "--split", "eval", "--json", "--db", f"sqlite:///{tmp_path / 'runs.db'}"]  # fmt: skip
     first = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
     assert first.returncode == 0, first.stdout + first.stderr
     lines = [json.loads(line) for line in first.stdout.splitlines()]

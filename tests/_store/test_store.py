@@ -6,9 +6,10 @@ import json
 import time
 
 import pytest
+from sqlmodel import select
 
 import gym.errors
-from gym._store import EpisodeRow, RunRow, StepRow, Store, VerdictRow
+from gym._store import EpisodeRow, RunRow, StepRow, Store, ValidationRow, VerdictRow
 from gym.errors import StoreError
 
 
@@ -365,3 +366,44 @@ def test_a_store_written_before_run_status_is_read_and_then_migrated(old_url):
     assert writer.run("old1").created_at == 1.0  # the old row is kept as it was
     reader.close()
     writer.close()
+
+
+def validation_row(fingerprint: str = "fp1", ok: bool = True, **result: object) -> ValidationRow:
+    return ValidationRow(
+        env_id="e/E-v0",
+        task_id="T/1",
+        fingerprint=fingerprint,
+        ok=ok,
+        result={"task_id": "T/1", "problems": [], **result},
+        finished_at=time.time(),
+    )
+
+
+def test_a_validation_result_is_found_under_its_fingerprint_only(store):
+    store.keep_validation(validation_row(oracle=["pass"]))
+    found = store.validation("e/E-v0", "T/1", "fp1")
+    assert found is not None and found.ok and found.result["oracle"] == ["pass"]
+    assert store.validation("e/E-v0", "T/1", "fp2") is None
+    assert store.validation("e/E-v0", "T/2", "fp1") is None
+    store.keep_validation(validation_row(ok=False, problems=["noop: pass"]))  # replaced
+    reopened = Store(store.url)
+    again = reopened.validation("e/E-v0", "T/1", "fp1")
+    reopened.close()
+    assert again is not None and not again.ok and again.result["problems"] == ["noop: pass"]
+    with store.session() as s:
+        assert len(list(s.exec(select(ValidationRow)))) == 1
+
+
+def test_a_store_written_before_validations_gains_the_table(tmp_path):
+    from sqlmodel import SQLModel, create_engine
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = create_engine(url)
+    old = [t for t in SQLModel.metadata.sorted_tables if t.name != "validations"]
+    SQLModel.metadata.create_all(engine, tables=old)
+    engine.dispose()
+    store = Store(url)
+    assert store.validation("e/E-v0", "T/1", "fp1") is None
+    store.keep_validation(validation_row())
+    assert store.validation("e/E-v0", "T/1", "fp1") is not None
+    store.close()

@@ -24,7 +24,8 @@ import pytest
 import gym
 import gym.train
 from environments.mbpp import MBPPEnv
-from gym._run._validate import ValidationStore, validate_env
+from gym._run._validate import validate_env
+from gym._store import Store
 from gym.datasets import DatasetMapping, import_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -432,7 +433,7 @@ def test_every_task_validates(engine: None) -> None:
     """All 974 tasks (scripts/validate-benchmarks.sh; about 40 minutes on 2 cores, resumable)."""
     checks = validate_env(
         ENV_ID, repeats=1, concurrency=int(os.environ.get("GYM_CONCURRENCY", "3")),
-        store=ValidationStore(),
+        store=Store(),
     )  # fmt: skip
     assert len(checks) == 974
     invalid = {c.task_id: c.problems for c in checks if not c.ok}

@@ -23,11 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gym._core._models import Task, Verdict
-from gym._core._tools import ToolCall
-from gym._redteam._core import Context, Finding, Names, register
-from gym._redteam._episode import Expect, ScriptAttack, observations, sql
-from gym._run._rollout import EpisodeResult
+from gym import EpisodeResult, Task, ToolCall, Verdict
+from gym.redteam import Context, Expect, Finding, Names, ScriptAttack, observations, register, sql
 
 __all__: list[str] = []
 

@@ -20,13 +20,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gym._core._models import Task
-from gym._core._tools import ToolCall
-from gym._envs._env import env_of
-from gym._envs._registry import make
-from gym._redteam._core import Context, Finding, Names, register
-from gym._redteam._episode import Expect, ScriptAttack, observations
-from gym._run._rollout import EpisodeResult
+from gym import EpisodeResult, Task, ToolCall, make
+from gym.authoring import env_of
+from gym.redteam import Context, Expect, Finding, Names, ScriptAttack, observations, register
 
 __all__: list[str] = []
 
