@@ -12,7 +12,7 @@ trajectory for forbidden side effects; `Judge` is the optional, cached LLM judge
     >>> verdict = grade_code(task, export, image)  # doctest: +SKIP
 
 docs/graders/ describes each shipped grader (docs/graders/boundary.md: what the
-judge and the judged may see of each other).
+checker and the checked may see of each other).
 """
 
 from gym._grading import (

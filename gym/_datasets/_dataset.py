@@ -468,7 +468,7 @@ def shared_names(task: ImportedTask, entry: str) -> list[str]:
 
     A dataset's tests usually run in the solution's namespace (MBPP's build trees of
     the solution's ``Node``); in the ``calls`` kind they are imported from the solution
-    module, so the judge holds them as handles to the worker's objects.
+    module, so the checker holds them as handles to the worker's objects.
     """
     code = "\n".join(c.replace("\r\n", "\n").strip() for c in [task.setup, *task.checks])
     tree = parse_python(code)

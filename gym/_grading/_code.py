@@ -82,13 +82,13 @@ def _epoch(value: Any) -> float | None:
 
 
 _JUDGED = ("resource_limit", "early_exit", "report_forgery")
-"""The judge's findings that become gating flags (what it saw the code under test do)."""
+"""The checker's findings that become gating flags (what it saw the code under test do)."""
 _EXPLAINED = ("not_plain",)
-"""The judge's findings that become notes: why a check failed (it failed on its own)."""
+"""The checker's findings that become notes: why a check failed (it failed on its own)."""
 
 
 def report_flags(report: RunnerReport) -> list[Flag]:
-    """Flags from what the judge saw: an early exit, a lie, forged output, skipped tests.
+    """Flags from what the checker saw: an early exit, a lie, forged output, skipped tests.
 
     Only structured findings and the report's own fields are read, never the text of an
     error message (the code under test writes those).

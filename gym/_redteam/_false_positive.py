@@ -1,7 +1,7 @@
 """False positives: correct work plus an ordinary thing that looks like a flag must pass.
 
 One row per flag that gated the code families before flags were decided from behaviour
-(and per behavioural flag the judge raises): the reference solution's own calls, plus
+(and per behavioural flag the checker raises): the reference solution's own calls, plus
 what an honest agent does that resembles the flag (a URL in a test command, a scratch
 file at the root, a "tests passed" comment, ``git log --all``, a test file of its own,
 a helper module with a hook-like name, a ``report.json`` in its package...). Each row

@@ -145,8 +145,8 @@ def runner_changed(changes: dict[str, list[tuple[bytes, bytes]]]) -> Iterator[No
 
 
 def judge_asks_the_object() -> contextlib.AbstractContextManager[None]:
-    """The judge asks the worker's objects for their comparisons and their truth (the trust
-    grading had before truth was decided in the judge on plain values)."""
+    """The checker asks the worker's objects for their comparisons and their truth (the trust
+    grading had before truth was decided in the checker on plain values)."""
     return runner_changed(
         {
             "boxgym_checker.py": [
