@@ -7,8 +7,8 @@ import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
-import gymnasium
 import pytest
+from forget import forget
 from toy_env import ENV_ID as TOY
 
 import gym
@@ -27,10 +27,7 @@ def folder(tmp_path: Path) -> Iterator[Path]:
     """A project root for one family folder; whatever it registers is forgotten after."""
     before = set(_registry._ids), set(_registry._broken), set(_registry._templates)
     yield tmp_path
-    for env_id in set(_registry._ids) - before[0]:
-        for table in (_registry._ids, _registry._owners, _registry._kinds, _registry._attacks):
-            table.pop(env_id, None)
-        gymnasium.registry.pop(env_id, None)
+    forget(set(_registry._ids) - before[0])
     for key in set(_registry._broken) - before[1]:
         del _registry._broken[key]
     for word in set(_registry._templates) - before[2]:

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
+import pytest
+from forget import forget
 from toy_env import ToyEnv
 
 import gym
@@ -55,7 +57,12 @@ class OnceAnswerEnv(ToyEnv):
         return gym.grading.compose({"answer": component}, [], grader="once-toy", version="1")
 
 
-gym.register(ENV_ID, f"{__name__}:OnceAnswerEnv", max_steps=8, max_seconds=120)
+@pytest.fixture(autouse=True)
+def once_answer() -> Iterator[None]:
+    """The family registered for each test, and forgotten after (a listing never sees it)."""
+    gym.register(ENV_ID, f"{__name__}:OnceAnswerEnv", max_steps=8, max_seconds=120)
+    yield
+    forget([ENV_ID])
 
 
 class StandIn(SandboxProvider):

@@ -13,10 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import gymnasium
+from forget import forget
 
 import gym.authoring
-from gym._envs import _registry
 from gym._redteam._core import ATTACKS
 
 ROOT = Path(__file__).resolve().parent
@@ -32,10 +31,7 @@ def registered() -> Iterator[list[str]]:
     try:
         yield ids
     finally:
-        for env_id in ids:
-            for table in (_registry._ids, _registry._owners, _registry._kinds, _registry._attacks):
-                table.pop(env_id, None)
-            gymnasium.registry.pop(env_id, None)
+        forget(ids)
         ATTACKS.pop(ATTACK, None)
         for name in [m for m in sys.modules if m.startswith("boxgym_local.notes")]:
             del sys.modules[name]
