@@ -47,13 +47,20 @@ def runner_changed(pairs: list[tuple[str, str]]) -> Iterator[None]:
 
 
 def values_converted_in_python() -> contextlib.AbstractContextManager[None]:
-    """Dates are converted by Python, as psycopg2 did (it raises on BC or year 10000)."""
+    """Dates are converted by Python, as psycopg2 did (it raises on BC or year 10000).
+
+    A BC date's first ten characters are a date Python reads ("0044-03-15 BC"): the
+    conversion refuses the era as psycopg2 did, or the attack's BC draw would pass.
+    """
     return runner_changed(
         [
             (
                 '    if category == "B":\n        return text == "t"\n',
                 '    if category == "B":\n        return text == "t"\n'
-                '    if category == "D":\n        dt.date.fromisoformat(text[:10])\n',
+                '    if category == "D":\n'
+                "        dt.date.fromisoformat(text[:10])\n"
+                '        if text.endswith(" BC"):\n'
+                '            raise ValueError("year is out of range")\n',
             )
         ]
     )
