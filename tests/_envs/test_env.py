@@ -92,17 +92,26 @@ def test_check_env_passes_on_every_registered_env(engine, env_id):
 
 
 @pytest.mark.docker
-def test_fork_bomb_and_memory_bomb_become_observations(pyfunc):
+def test_a_fork_bomb_becomes_an_observation(pyfunc):
     obs, *_ = pyfunc.step(bash(":(){ :|:& };:; sleep 100"))
     assert "timed out" in obs
-    # The shell's restart after the bomb gets a command of its own: on a loaded machine it
-    # took the memory bomb's 5 s budget with it.
-    obs, *_ = pyfunc.step(bash("echo restarted"))
-    assert "restarted" in obs
-    obs, *_ = pyfunc.step(bash("python3 -c 'x = bytearray(3 * 2**30)'"))
-    assert "out of memory" in obs or "MemoryError" in obs
     obs, *_ = pyfunc.step(bash("echo alive"))
     assert "alive" in obs
+
+
+@pytest.mark.docker
+def test_a_memory_bomb_becomes_an_observation(engine):
+    # A budget of its own, far above the OOM kill's few seconds: with the fork bomb's 5 s, a
+    # loaded CI machine read 'timed out' while the kernel was still reclaiming (1 run in ~3).
+    env = gymnasium.make("boxgym/PyFunc-v0", exec_timeout=60)
+    try:
+        env.reset(options={"task": TASK})
+        obs, *_ = env.step(bash("python3 -c 'x = bytearray(3 * 2**30)'"))
+        assert "out of memory" in obs or "MemoryError" in obs
+        obs, *_ = env.step(bash("echo alive"))
+        assert "alive" in obs
+    finally:
+        env.close()
 
 
 @pytest.mark.docker
