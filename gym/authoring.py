@@ -8,7 +8,8 @@ schemas (`ToolSpec`) and spaces (`TextSpace`, `ToolCallSpace`), the limits wrapp
 (`EpisodeLimits`), a task's workspace files (`workspace_files`, `read_tree`), a small cache
 (`LRUCache`), what an episode changed as the viewer shows it (`Changes`, `ChangedFile`:
 the answer of `ContainerEnv.changes`), and the registry's view of what is registered
-(`EnvInfo`, `env_of`, `load_plugins`, `register_local`)::
+(`EnvInfo`, `env_of`, `load_plugins`, `register_local`), and the user an agent works
+for in an episode of several turns (`User`, `ScriptedUser`, `RecordingUser`)::
 
     >>> from gym.authoring import CodeEnv, tool
     >>> class MyEnv(CodeEnv):                                             # doctest: +SKIP
@@ -28,6 +29,7 @@ from gym._envs._code import CodeEnv, read_tree, workspace_files
 from gym._envs._env import ContainerEnv, StepRecord, env_of, tool_calls
 from gym._envs._registry import EnvInfo, load_plugins, register, register_local
 from gym._envs._spaces import TextSpace, ToolCallSpace
+from gym._envs._users import RecordingUser, ScriptedUser, User
 from gym._envs._wrappers import EpisodeLimits
 
 __all__ = [
@@ -40,12 +42,15 @@ __all__ = [
     "EpisodeLimits",
     "Flag",
     "LRUCache",
+    "RecordingUser",
+    "ScriptedUser",
     "StepRecord",
     "Task",
     "TextSpace",
     "ToolCall",
     "ToolCallSpace",
     "ToolSpec",
+    "User",
     "Verdict",
     "env_of",
     "load_plugins",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 import tomllib
@@ -10,9 +11,19 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    computed_field,
+    field_validator,
+    model_serializer,
+)
 
 from gym._core._errors import ConfigError
+from gym._core._schemas import function_schema
 
 __all__ = [
     "DEFAULT_SPLITS",
@@ -74,11 +85,61 @@ class Task(BaseModel):
     path: str = ""
     """Folder of the task under seeds/."""
     data: dict[str, Any] = Field(default_factory=dict)
-    """Family-specific settings from task.toml."""
+    """Family-specific settings from task.toml (``system_prompt`` among them: the task's
+    own system prompt, overriding its family's)."""
+    turns: tuple[str, ...] = ()
+    """Scripted user messages that follow the first one (`prompt`), in order: the agent
+    ends each user turn with the final tool (``submit``), the next message then arrives."""
+    tools: tuple[dict[str, Any], ...] = ()
+    """Tools of this task beside its family's, each an OpenAI function schema (canonical
+    form, see `gym._core._schemas.function_schema`); one of a family tool's name replaces
+    it. task.toml ``[[tools]]`` tables, or a ``tools.json`` list in the task's folder."""
+    drop_tools: tuple[str, ...] = ()
+    """Names of inherited tools this task removes (never the final tool)."""
+    lenient: bool = False
+    """Argument validation of the schema tools: strict (an unknown argument, a missing
+    required one or a wrong JSON type is a rejected step) or lenient (values coerced where
+    nothing is lost, ``"3"`` -> ``3``; unknown arguments dropped, with a note)."""
+    user: str = ""
+    """The scenario a simulated user plays (who it is, what it wants, what it knows);
+    empty: no simulated user."""
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _schemas(cls, value: Any) -> Any:
+        if not isinstance(value, list | tuple):
+            return value
+        found: list[dict[str, Any]] = []
+        for i, raw in enumerate(value):
+            try:
+                found.append(function_schema(raw))
+            except ValueError as exc:
+                raise ValueError(f"tools[{i}]: {exc}") from None
+        names = [t["function"]["name"] for t in found]
+        if twice := sorted({n for n in names if names.count(n) > 1}):
+            raise ValueError(f"tools: {twice} declared more than once; name each tool once")
+        return tuple(found)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The task as data, without the fields added since tasks were first stored.
+
+        Each is left out at its default: an unchanged task dumps (and hashes) as before.
+        """
+        data: dict[str, Any] = handler(self)
+        for name, default in _ADDED.items():
+            value = data.get(name, default)
+            if value == default or (isinstance(value, list) and not value):
+                data.pop(name, None)
+        return data
 
     def folder(self) -> Path:
         """The task's folder as a Path."""
         return Path(self.path)
+
+
+_ADDED: dict[str, Any] = {"turns": (), "tools": (), "drop_tools": (), "lenient": False, "user": ""}
+"""Task fields added after tasks were first stored and hashed, with their defaults."""
 
 
 class Component(BaseModel):
@@ -169,13 +230,16 @@ class TaskList(list[Task]):
         """One message per task left out."""
 
 
-_KNOWN = {"id", "split", "tags", "allowed_paths"}
+_KNOWN = {"id", "split", "tags", "allowed_paths", *_ADDED}
+_TOOLS_FILE = "tools.json"
 
 
 def _field_problem(spec_file: Path, exc: ValidationError) -> ConfigError:
     err = exc.errors()[0]
     field = ".".join(str(p) for p in err["loc"])
-    return ConfigError(f"{spec_file}: {field} = {err.get('input')!r}: {err['msg']}")
+    shown = repr(err.get("input"))
+    shown = shown if len(shown) <= 200 else shown[:200] + "..."
+    return ConfigError(f"{spec_file}: {field} = {shown}: {err['msg']}")
 
 
 def _load_task(family: str, folder: Path, splits: Mapping[str, SplitUse]) -> Task:
@@ -199,6 +263,11 @@ def _load_task(family: str, folder: Path, splits: Mapping[str, SplitUse]) -> Tas
     tags = spec.get("tags", {})
     if not isinstance(tags, dict):
         raise ConfigError(f'{spec_file}: tags = {tags!r} must be a table ([tags] key = "value")')
+    if not isinstance(spec.get("system_prompt", ""), str):
+        raise ConfigError(f"{spec_file}: system_prompt must be a string")
+    added = {k: spec[k] for k in _ADDED if k in spec}
+    if tools := _tools_file(folder, spec_file, "tools" in spec):
+        added["tools"] = tools
     try:
         return Task(
             id=spec.get("id", folder.name),
@@ -210,9 +279,29 @@ def _load_task(family: str, folder: Path, splits: Mapping[str, SplitUse]) -> Tas
             hidden_hash=hash_tree(folder / "hidden"),
             path=str(folder),
             data={k: v for k, v in spec.items() if k not in _KNOWN},
+            **added,
         )
     except ValidationError as exc:
         raise _field_problem(spec_file, exc) from exc
+
+
+def _tools_file(folder: Path, spec_file: Path, in_toml: bool) -> list[Any] | None:
+    """The task's tools.json (a JSON list of tool schemas), if it has one."""
+    file = folder / _TOOLS_FILE
+    if not file.is_file():
+        return None
+    if in_toml:
+        raise ConfigError(
+            f"{spec_file}: tools are declared both in task.toml and in {_TOOLS_FILE}; "
+            "keep one of them"
+        )
+    try:
+        tools = json.loads(file.read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{file}: cannot read the tools: {exc}") from exc
+    if not isinstance(tools, list):
+        raise ConfigError(f"{file}: must hold a JSON list of tool schemas")
+    return tools
 
 
 _warned: set[str] = set()

@@ -347,13 +347,14 @@ class ToolSpec(BaseModel):
     """What the tool does (first paragraph of the method's docstring)."""
     kind: Kind
     """read (no side effect), write (changes state) or final (ends the episode)."""
-    args_model: type[BaseModel]
-    """The pydantic model that validates the arguments."""
+    args_model: type[BaseModel] | None = None
+    """The pydantic model that validates the arguments of a method's tool (None for a
+    tool declared as a JSON schema: `gym._core._schemas.SchemaTool`)."""
 
     def openai_schema(self) -> dict[str, Any]:
         """The OpenAI ``tools`` entry: ``{"type": "function", "function": {...}}``."""
         schema: dict[str, Any] = json.loads(
-            _schema_text(self.name, self.description, self.args_model)
+            _schema_text(self.name, self.description, self._model())
         )
         return schema
 
@@ -362,14 +363,35 @@ class ToolSpec(BaseModel):
 
         Text that cannot be encoded (a lone surrogate) is refused here, for every tool.
         """
-        if problem := unencodable(arguments):
-            raise ValueError(f"invalid arguments for {self.name}: {problem}; send valid Unicode")
+        return self.read_args(arguments)[0]
+
+    def read_args(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """Validated arguments and notes of what validation changed (a method's: none).
+
+        Raises:
+            ValueError: the arguments do not fit the tool; the message says how.
+        """
+        self.check_text(arguments)
         try:
-            model = self.args_model.model_validate(arguments, strict=True)
+            model = self._model().model_validate(arguments, strict=True)
         except ValidationError as exc:
             problems = "; ".join(_describe(err) for err in exc.errors())
             raise ValueError(f"invalid arguments for {self.name}: {problems}") from None
-        return model.model_dump()
+        return model.model_dump(), []
+
+    def check_text(self, arguments: dict[str, Any]) -> None:
+        """Refuse arguments holding text no encoding can write (a lone surrogate).
+
+        Raises:
+            ValueError: where the surrogate is.
+        """
+        if problem := unencodable(arguments):
+            raise ValueError(f"invalid arguments for {self.name}: {problem}; send valid Unicode")
+
+    def _model(self) -> type[BaseModel]:
+        if self.args_model is None:
+            raise TypeError(f"tool {self.name!r} has no argument model")
+        return self.args_model
 
 
 @functools.lru_cache(maxsize=1024)

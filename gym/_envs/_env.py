@@ -4,18 +4,26 @@ The contract between boxgym and an environment family is the abstract methods of
 `ContainerEnv`: `setup` a fresh sandbox for a task, `export` the final state when the
 episode ends, `grade` that final state where the agent never was, and the scripted
 `oracle_calls` and `perturbed_calls` that validation replays. Everything else (the
-Gymnasium API, tools, budgets, claim flags, lineage, regrading) is written once here.
+Gymnasium API, tools, turns, budgets, claim flags, lineage, regrading) is written once
+here.
+
+Tools come from three places, merged at every reset into the episode's tool table: the
+family's `gym.tool` methods, its ``tool_schemas`` (tools declared as JSON schemas, run by
+its `call_tool`), and the task's own ``tools``, minus the task's ``drop_tools``. An episode
+holds one user turn or more: the final tool ends a turn, and the environment's `User`
+(the task's scripted ``turns`` by default) sends the next message or ends the episode.
 """
 
 from __future__ import annotations
 
 import abc
+import functools
 import inspect
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Generic, SupportsFloat, TypeVar, cast
+from typing import Any, ClassVar, Generic, NoReturn, SupportsFloat, TypeVar, cast
 
 import gymnasium
 from pydantic import BaseModel, Field
@@ -34,14 +42,17 @@ from gym._core._errors import (
 from gym._core._models import DEFAULT_SPLITS, Split, SplitUse, Task, Verdict, load_tasks
 from gym._core._paths import project_root
 from gym._core._phase import enter as enter_phase
+from gym._core._schemas import SchemaTool
 from gym._core._tools import ToolCall, ToolSpec, parse_call, recorded, tool_specs
 from gym._envs._changes import Changes
 from gym._envs._spaces import TextSpace, ToolCallSpace
+from gym._envs._users import RecordingUser, ScriptedUser, User
 from gym._grading import claim_flags
 from gym._sandbox import Sandbox, SandboxConfig, SandboxProvider
 from gym._sandbox import default_sandboxes as _default_sandboxes
 
 __all__ = [
+    "SYSTEM_PROMPT",
     "ContainerEnv",
     "FinalState",
     "StepRecord",
@@ -52,6 +63,15 @@ __all__ = [
 
 FinalState = TypeVar("FinalState", bound=BaseModel)
 """The type of a family's exported final state (a pydantic model, stored as JSON)."""
+
+SYSTEM_PROMPT = (
+    "You are an autonomous agent working inside a Linux container. Use the tools to "
+    "inspect and change the environment, one tool call per turn. When the task is done, "
+    "call submit. Nobody will answer questions: decide and act."
+)
+"""The system prompt of a family that declares none (`ContainerEnv.system_prompt`)."""
+Tools = dict[str, tuple[ToolSpec, Callable[..., str]]]
+"""A tool table: name -> (spec, the callable that runs it)."""
 
 
 class StepRecord(BaseModel):
@@ -77,6 +97,12 @@ class StepRecord(BaseModel):
     """Wall-clock seconds the step took in the environment."""
     started_at: float = Field(default_factory=time.time)
     """Unix time the step began."""
+    turn: int = 0
+    """The 0-based index of the user turn the step belongs to."""
+    turn_end: bool = False
+    """The step called the final tool: it ended its user turn (the episode's last or not)."""
+    user: str | None = None
+    """The user's next message, on a step that ended a turn and did not end the episode."""
 
 
 def tool_calls(trajectory: Sequence[StepRecord]) -> list[ToolCall]:
@@ -108,10 +134,15 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
     """A Gymnasium environment whose every episode runs in a fresh sandbox.
 
     A family subclasses it, names its ``family`` (the seeds/ folder), ``image`` (the
-    images/ folder) and ``final_state_type``, declares tools with `gym.tool`, and
-    provides the contract's abstract methods: `setup`, `export`, `grade`,
-    `oracle_calls` and `perturbed_calls`. Actions are OpenAI-style tool calls;
-    observations are text.
+    images/ folder) and ``final_state_type``, declares tools with `gym.tool` (or as JSON
+    schemas in ``tool_schemas``, run by `call_tool`), and provides the contract's
+    abstract methods: `setup`, `export`, `grade`, `oracle_calls` and `perturbed_calls`.
+    Actions are OpenAI-style tool calls; observations are text.
+
+    Reset's ``info`` holds ``"tools"`` (the episode's tool schemas), ``"system_prompt"``
+    (the task's, else the family's, else `SYSTEM_PROMPT`) and ``"turn"`` (0). When the
+    final tool ends a user turn that is not the last, the step is not terminal: its
+    ``info`` holds ``"user"`` (the next user message) and ``"turn"`` (the new index).
 
     The terminal step's ``info`` holds ``"verdict"`` (the one complete verdict, claim
     flags included: the one that is stored), ``"final_state"`` (the exported final
@@ -131,6 +162,8 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         max_seconds: wall-clock budget in seconds (the registered one by default).
         sandboxes: where sandboxes come from (hardened Docker containers by default;
             ``LocalSandboxes(allow_unsafe=True)`` for unit tests).
+        user: who sends the next message when the agent ends a turn (`ScriptedUser`,
+            the task's ``turns``, by default).
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
@@ -139,8 +172,17 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
     splits: ClassVar[dict[str, SplitUse]] = DEFAULT_SPLITS
     """The family's split names and their roles (``training`` or ``held-out``)."""
     sandbox_settings: ClassVar[dict[str, Any]] = {}
+    """`gym.sandbox.SandboxConfig` fields that replace the hardened defaults for the
+    family's sandboxes (for example ``{"memory_mb": 512, "pids_limit": 64}``)."""
     final_state_type: ClassVar[type[BaseModel]]
     """The pydantic model of the family's final state (what `export` returns)."""
+    system_prompt: ClassVar[str | None] = None
+    """The family's system prompt (None: `SYSTEM_PROMPT`); a task's ``system_prompt`` in
+    task.toml overrides it. Reset's ``info["system_prompt"]`` is the one to use."""
+    tool_schemas: ClassVar[tuple[dict[str, Any], ...]] = ()
+    """Tools of every task of the family declared as OpenAI function schemas, run by
+    `call_tool` (``"x-boxgym-kind"``: read, write or final; write by default). One named
+    as a `gym.tool` method replaces it."""
 
     def __init__(
         self,
@@ -154,6 +196,7 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         max_steps: int | None = None,
         max_seconds: float | None = None,
         sandboxes: SandboxProvider | None = None,
+        user: User | None = None,
     ) -> None:
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']}")
@@ -170,7 +213,10 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         self.max_output = max_output
         self.run_label = run
         self.sandboxes = sandboxes or default_sandboxes()
-        self.tools = tool_specs(self)
+        self.user: User = user if user is not None else ScriptedUser()
+        """Who sends the next message when the agent ends a turn."""
+        self.tools: Tools = {**tool_specs(self), **self._schema_tools(_family_tools(type(self)))}
+        """The tool table: the family's before the first reset, the episode's after it."""
         self.action_space = ToolCallSpace(list(self.tools), samples=self.sample_calls())
         self.observation_space = TextSpace()
         self.sandbox: Sandbox | None = None
@@ -182,6 +228,11 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         """The final tool's call (``submit`` and its validated arguments), once made."""
         self.final_state: FinalState | None = None
         """The final state the episode exported (None until the episode is graded)."""
+        self.turn = 0
+        """The index of the current user turn (0: the task's prompt)."""
+        self.user_transcript: list[dict[str, Any]] = []
+        """The user's messages so far: ``turn``, ``content`` and, from a `RecordingUser`
+        (a simulated one), ``raw``: the record behind the message."""
         self._done = True
         self._steps = 0
         self._started = 0.0
@@ -292,6 +343,114 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         """The first observation: the task as the agent reads it."""
         return task.prompt
 
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> str:
+        """Run a tool declared as a JSON schema (``tool_schemas`` or the task's ``tools``).
+
+        Called with validated arguments (coerced when the task is lenient); returns the
+        observation. A `GymError` it raises is shown to the agent as ``Error: ...``;
+        `SandboxUnavailable` ends the episode as an infrastructure error.
+
+        Raises:
+            ConfigError: the family declares schema tools without implementing this.
+        """
+        raise ConfigError(
+            f"{type(self).__name__} offers the schema tool {name!r} but does not implement "
+            "call_tool(name, arguments): implement it to run the tools it declares as JSON "
+            "schemas (ContainerEnv.tool_schemas, or a task's tools)"
+        )
+
+    def turn_ended(self, task: Task, sandbox: Sandbox, turn: int) -> None:
+        """The agent ended user turn ``turn`` (0-based) with the final tool.
+
+        Called at every turn's end, the last one included, before the user is asked
+        for the next message (and before `export`, on the last). A family that grades
+        the state after each turn snapshots it here (into the sandbox or onto itself,
+        for its `export`). Nothing by default.
+
+        Raises:
+            SandboxError: the sandbox failed (the episode becomes ``infra_error``).
+        """
+
+    def system_prompt_for(self, task: Task) -> str:
+        """The system prompt of an episode of this task.
+
+        The task's own (``system_prompt`` in task.toml), else the family's, else
+        `SYSTEM_PROMPT`.
+        """
+        own = task.data.get("system_prompt")
+        if isinstance(own, str) and own:
+            return own
+        return type(self).system_prompt or SYSTEM_PROMPT
+
+    def tool_table(self, task: Task) -> Tools:
+        """The tools of an episode of this task, by name.
+
+        The family's methods, then its ``tool_schemas`` (replacing a method of the same
+        name), then the task's ``tools`` (replacing either), minus its ``drop_tools``.
+
+        Raises:
+            ConfigError: the task drops a tool there is not, or the final tool; the
+                table holds no final tool; or schema tools are offered and the family
+                has no `call_tool`.
+        """
+        family = _family_tools(type(self))
+        own = _task_tools(task.tools)
+        table = {**tool_specs(self), **self._schema_tools(family, task.lenient)}
+        table.update(self._schema_tools(own, task.lenient))
+        where = f"task {task.id!r} of {type(self).__name__}"
+        for name in task.drop_tools:
+            if name not in table:
+                raise ConfigError(
+                    f"{where}: drop_tools names {name!r}, which is not one of its tools "
+                    f"({', '.join(table)})"
+                )
+            if table.pop(name)[0].kind == "final":
+                raise ConfigError(f"{where}: drop_tools names {name!r}, its final tool; keep it")
+        if not any(spec.kind == "final" for spec, _ in table.values()):
+            raise ConfigError(f"{where} has no final tool (kind 'final'); the agent must end")
+        schema_tools = any(isinstance(spec, SchemaTool) for spec, _ in table.values())
+        if schema_tools and type(self).call_tool is ContainerEnv.call_tool:
+            raise ConfigError(
+                f"{where} offers tools declared as JSON schemas, and "
+                f"{type(self).__name__} does not implement call_tool(name, arguments) to run them"
+            )
+        return table
+
+    def _schema_tools(self, specs: tuple[SchemaTool, ...], lenient: bool = False) -> Tools:
+        table: Tools = {}
+        for spec in specs:
+            run = _schema_runner(self, spec.name)
+            table[spec.name] = (spec.model_copy(update={"lenient": True}) if lenient else spec, run)
+        return table
+
+    def conversation(self) -> list[dict[str, Any]]:
+        """The episode so far from the agent's side, rebuilt from the trace (OpenAI chat).
+
+        The user's messages, each step as an assistant message (its text and its tool
+        call) and a tool message (its observation): what a simulated user reads.
+        """
+        first = self.user_transcript[0]["content"] if self.user_transcript else ""
+        messages: list[dict[str, Any]] = [{"role": "user", "content": first}]
+        for i, rec in enumerate(self.trace):
+            if rec.call is None:
+                said = rec.content if rec.content is not None else json.dumps(rec.raw_action)
+                messages.append({"role": "assistant", "content": said})
+                messages.append({"role": "user", "content": rec.observation})
+            else:
+                call = rec.call if rec.call.id else rec.call.model_copy(update={"id": f"call_{i}"})
+                assistant = {"role": "assistant", "content": rec.content}
+                messages.append({**assistant, "tool_calls": [call.wire()]})
+                answer = {"role": "tool", "tool_call_id": call.id, "content": rec.observation}
+                messages.append(answer)
+            if rec.user is not None:
+                messages.append({"role": "user", "content": rec.user})
+        return messages
+
+    @property
+    def turn_count(self) -> int:
+        """User turns known so far (the current one included)."""
+        return len(self.user_transcript)
+
     # -- grading, once -------------------------------------------------------------------
 
     def regrade(
@@ -356,6 +515,7 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         self.final_state = None  # never the previous episode's, even if this start fails
         task = self._pick_task(options or {})
         self._release()
+        self._use_tools(task)
         config = self.sandbox_config()
         try:
             sandbox = self.sandboxes.acquire(config, run=self.run_label, role="agent")
@@ -371,13 +531,25 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         self.final_call = None
         self._steps, self._started = 0, time.monotonic()
         self.deadline = None if self.max_seconds is None else self._started + self.max_seconds
+        prompt = self.prompt(task)
+        self.turn, self.user_transcript = 0, [{"turn": 0, "content": prompt}]
+        self.user.start(task, seed)
         info = {
             "task_id": task.id,
             "split": task.split,
             "tags": dict(task.tags),
             "tools": [spec.openai_schema() for spec, _ in self.tools.values()],
+            "system_prompt": self.system_prompt_for(task),
+            "turn": 0,
         }
-        return self.prompt(task), info
+        return prompt, info
+
+    def _use_tools(self, task: Task) -> None:
+        """Make the task's tool table the episode's (and the action space's names)."""
+        self.tools = self.tool_table(task)
+        space = self.action_space
+        if not isinstance(space, ToolCallSpace) or tuple(self.tools) != space.names:
+            self.action_space = ToolCallSpace(list(self.tools), samples=self.sample_calls())
 
     def step(self, action: dict[str, Any]) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
         """Run one tool call; a final tool (``submit``) then ends and grades the episode.
@@ -396,15 +568,42 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         try:
             call = parse_call(action)
             spec, method = self._lookup(call)
-            args = spec.validate_args(call.arguments)
+            args, notes = spec.read_args(call.arguments)
         except ValueError as exc:
             return self._budgeted(*self._reject(action, str(exc), start, content))
         obs = self._call(method, args)  # a final tool's body runs too (its effect is graded)
+        if notes:
+            obs = "".join(f"Note: {note}.\n" for note in notes) + obs
         self._record(call, obs, start, content)
         if spec.kind == "final":
             self.final_call = call.model_copy(update={"arguments": args})
-            return self.end_episode(reason=call.name)
+            return self._turn_over(call.name, obs)
         return self._budgeted(obs, {"tool": call.name})
+
+    def _turn_over(
+        self, reason: str, obs: str
+    ) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        """The final tool ended a user turn: the next one begins, or the episode ends.
+
+        The family's `turn_ended` runs first; then the user is asked for its next
+        message (None: the episode ends and is graded, as a single-turn one does).
+        """
+        assert self.task is not None and self.sandbox is not None
+        record = self.trace[-1]
+        record.turn_end = True
+        self._guarded(self.turn_ended, self.task, self.sandbox, self.turn)
+        message = self._user_says(self.task)
+        if message is None:
+            return self.end_episode(reason=reason)
+        if self._budget_spent():  # the message is never delivered: the episode ends here
+            return self._budgeted(obs, {"tool": reason})
+        record.user = message
+        self.turn += 1
+        said: dict[str, Any] = {"turn": self.turn, "content": message}
+        if isinstance(self.user, RecordingUser) and (raw := self.user.raw_turn()) is not None:
+            said["raw"] = raw
+        self.user_transcript.append(said)
+        return self._budgeted(obs, {"tool": reason, "user": message, "turn": self.turn})
 
     def end_episode(
         self, *, reason: str = "submit", truncated: bool = False
@@ -440,6 +639,8 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         for rec in self.trace:
             call = rec.call.name + json.dumps(rec.call.arguments) if rec.call else "<invalid>"
             lines += [f"> {call}", rec.observation]
+            if rec.user is not None:
+                lines += [f"# user (turn {rec.turn + 1})", rec.user]
         return "\n".join(lines) + "\n"
 
     def close(self) -> None:
@@ -532,13 +733,35 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         try:
             return method(**args)
         except (SandboxUnavailable, EngineUnavailable) as exc:
-            self._done = True
-            verdict = self.with_lineage(Verdict.infra(f"sandbox failed mid-episode: {exc}"))
-            self.verdict = verdict
-            self._release()
-            raise InfraError(str(exc), verdict=verdict.model_dump(mode="json")) from exc
+            self._infra(f"sandbox failed mid-episode: {exc}", exc)
         except GymError as exc:
             return f"Error: {exc}"
+
+    def _user_says(self, task: Task) -> str | None:
+        """The user's next message (None: the episode ends).
+
+        A user that fails (its model's server, a bug) ends the episode as an
+        infrastructure error: the agent did nothing wrong.
+        """
+        try:
+            return self.user.reply(task, self.conversation())
+        except Exception as exc:
+            self._infra(f"the user failed: {type(exc).__name__}: {exc}", exc)
+
+    def _guarded(self, hook: Callable[..., None], *args: Any) -> None:
+        """Run a family hook mid-episode: any failure of it is an infrastructure error."""
+        try:
+            hook(*args)
+        except Exception as exc:  # a sandbox that failed, or a bug of the family's hook
+            self._infra(f"{hook.__name__} raised {type(exc).__name__}: {exc}", exc)
+
+    def _infra(self, reason: str, exc: Exception) -> NoReturn:
+        """End the episode as an infrastructure error (no grade) and raise it."""
+        self._done = True
+        verdict = self.with_lineage(Verdict.infra(reason))
+        self.verdict = verdict
+        self._release()
+        raise InfraError(str(exc), verdict=verdict.model_dump(mode="json")) from exc
 
     def _reject(
         self, action: Any, error: str, start: float, content: str | None
@@ -552,6 +775,7 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
                 observation=obs,
                 error=error,
                 duration_s=time.monotonic() - start,
+                turn=self.turn,
             )
         )
         return obs, {"error": error}
@@ -565,6 +789,7 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
                 duration_s=time.monotonic() - start,
                 exit_code=self._last_exit,
                 timed_out=self._last_timeout,
+                turn=self.turn,
             )
         )
         self._last_exit, self._last_timeout = None, False
@@ -594,6 +819,38 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         if self.sandbox is not None:
             self.sandboxes.release(self.sandbox)
             self.sandbox = None
+
+
+@functools.cache
+def _family_tools(cls: type[ContainerEnv[Any]]) -> tuple[SchemaTool, ...]:
+    """A family's ``tool_schemas`` as specs (checked once per class).
+
+    Raises:
+        ConfigError: one of them is not a valid tool schema.
+    """
+    try:
+        return tuple(SchemaTool.of(raw) for raw in cls.tool_schemas)
+    except ValueError as exc:
+        raise ConfigError(f"{cls.__name__}.tool_schemas: {exc}") from None
+
+
+def _task_tools(schemas: tuple[dict[str, Any], ...]) -> tuple[SchemaTool, ...]:
+    """A task's ``tools`` as specs (each distinct schema checked once)."""
+    return tuple(_task_tool(json.dumps(raw, sort_keys=True)) for raw in schemas)
+
+
+@functools.lru_cache(maxsize=4096)
+def _task_tool(text: str) -> SchemaTool:
+    return SchemaTool.of(json.loads(text))
+
+
+def _schema_runner(env: ContainerEnv[Any], name: str) -> Callable[..., str]:
+    """The callable of a schema tool: the family's `ContainerEnv.call_tool`."""
+
+    def run(**arguments: Any) -> str:
+        return env.call_tool(name, arguments)
+
+    return run
 
 
 def env_of(env: gymnasium.Env[Any, Any]) -> ContainerEnv[Any]:

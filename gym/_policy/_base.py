@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from gym._core._models import Task
 from gym._core._tools import ToolCall
@@ -16,12 +16,19 @@ __all__ = ["Policy", "Turn"]
 
 
 class Turn(BaseModel):
-    """One assistant turn: the message to append and the tool call to execute."""
+    """One assistant turn: the message to append and the tool calls to execute.
+
+    ``calls`` holds every call of the message, in order; ``call`` is the first of them
+    (None when there is none). Give either: a turn made with ``call`` alone has
+    ``calls == [call]``, one made with ``calls`` alone has ``call == calls[0]``.
+    """
 
     message: dict[str, Any]
     """The assistant message in OpenAI chat format (with ``tool_calls`` when it calls one)."""
     call: ToolCall | None = None
-    """The tool call to execute; None when the model produced only text."""
+    """The first tool call to execute; None when the model produced only text."""
+    calls: list[ToolCall] = Field(default_factory=list)
+    """Every tool call of the message, in order (the rollout executes each)."""
     parse_error: str = ""
     """Why the model's output could not be read as a tool call (shown to the model)."""
     reasoning: str = ""
@@ -39,6 +46,16 @@ class Turn(BaseModel):
     """Seconds the policy took for this turn (including retries)."""
     retries: int = 0
     """How many failed attempts preceded this turn."""
+
+    @model_validator(mode="after")
+    def _first_call(self) -> Turn:
+        if not self.calls and self.call is not None:
+            self.calls = [self.call]
+        elif self.calls and self.call is None:
+            self.call = self.calls[0]
+        elif self.calls and self.call != self.calls[0]:
+            raise ValueError("a turn's call must be the first of its calls")
+        return self
 
 
 class Policy:

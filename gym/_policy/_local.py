@@ -45,7 +45,7 @@ from typing import Any
 from gym._core._errors import ConfigError, PolicyError
 from gym._core._models import Task
 from gym._core._paths import data_dir
-from gym._core._tools import ToolCall, decode_arguments
+from gym._core._tools import decode_arguments
 from gym._policy._base import Policy, Turn
 from gym._policy._grammar import CallMask, grammar_tokenizer
 from gym._policy._parse import format_call, parse_tool_call, tools_prompt
@@ -338,8 +338,8 @@ class LocalPolicy(Policy):
     trainer's importance ratio against these logprobs corrects for the mask.
 
     The assistant message keeps the model's whole text as ``content`` (what it really
-    said, so the next prompt renders it unchanged) and, when a call was read from it,
-    that call in ``tool_calls``.
+    said, so the next prompt renders it unchanged) and the calls read from it in
+    ``tool_calls`` (every call of a ``<tool_call>`` block holding a list).
 
     Args:
         model: a bundled name (``smollm2-135m``), a Hugging Face folder or a .gguf file.
@@ -446,14 +446,13 @@ class LocalPolicy(Policy):
         names = [str(t.get("function", t).get("name", "")) for t in tools]
         found = parse_tool_call(text, names)
         message: dict[str, Any] = {"role": "assistant", "content": text}
-        call: ToolCall | None = None
-        if found.call is not None:
-            call = found.call.model_copy(update={"id": f"call_{next(_ids)}"})
-            message["tool_calls"] = [call.wire()]
+        calls = [c.model_copy(update={"id": f"call_{next(_ids)}"}) for c in found.calls]
+        if calls:
+            message["tool_calls"] = [call.wire() for call in calls]
         usage = {"prompt_tokens": len(prompt_ids), "completion_tokens": len(ids)}
         return Turn(
             message=message,
-            call=call,
+            calls=calls,
             parse_error=found.error,
             prompt_token_ids=prompt_ids,
             completion_token_ids=ids,

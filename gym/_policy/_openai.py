@@ -63,11 +63,13 @@ class OpenAIPolicy(Policy):
     unless told otherwise), and run lineage must say what was used. The default,
     temperature 0, suits evaluation; sample at 1.0 for RL groups.
 
-    Several tool calls in one answer: only the first is executed, and the assistant
-    message appended to the conversation keeps only that one, so every tool call in the
-    conversation has its tool result. Malformed tool calls (arguments that are not a
-    JSON object, a missing name) give a turn without a call and with a ``parse_error``;
-    the message then carries the raw call as text, so the model sees what it said.
+    Several tool calls in one answer (parallel calls): the turn's ``calls`` holds them
+    all, in order, and the rollout executes each. Malformed tool calls (arguments that
+    are not a JSON object, a missing name) are not executed: the first malformed one
+    and those after it leave the message's ``tool_calls`` and are appended to its text
+    as the model wrote them (so every tool call in the conversation has its tool
+    result, and the model sees what it said); when the first call is malformed the turn
+    has no call and a ``parse_error``.
     When a server returns no native call but the text holds a ``<tool_call>`` block
     (a tool parser that did not match), that block is read as the call.
 
@@ -177,11 +179,11 @@ class OpenAIPolicy(Policy):
         data, failures = self._complete(messages, tools)
         choice = data["choices"][0]
         raw = choice["message"]
-        message, call, error = self._read_message(raw, [_tool_name(t) for t in tools])
+        message, calls, error = self._read_message(raw, [_tool_name(t) for t in tools])
         reasoning = raw.get("reasoning") or raw.get("reasoning_content")
         return Turn(
             message=message,
-            call=call,
+            calls=calls,
             parse_error=error,
             reasoning=reasoning if isinstance(reasoning, str) else "",
             prompt_token_ids=_ints(data.get("prompt_token_ids"))
@@ -269,38 +271,45 @@ class OpenAIPolicy(Policy):
 
     def _read_message(
         self, raw: dict[str, Any], tool_names: list[str]
-    ) -> tuple[dict[str, Any], ToolCall | None, str]:
-        """The message to append, the call to execute and the parse error."""
+    ) -> tuple[dict[str, Any], list[ToolCall], str]:
+        """The message to append, the calls to execute and the parse error."""
         content = raw.get("content")
         message: dict[str, Any] = {"role": "assistant", "content": content}
         calls = raw.get("tool_calls") or []
         if not isinstance(calls, list):
             message["content"] = _with_text(content, _raw_call_text(calls))
-            return message, None, "Your tool calls were not a list; call one tool at a time."
+            return message, [], "Your tool calls were not a list; call one tool at a time."
         if not calls:
             return self._text_call(message, tool_names)
-        call, error = _native_call(calls[0])
-        if call is None:
-            message["content"] = _with_text(content, _raw_call_text(calls[0]))
-            return message, None, error
-        call_id = call.id or f"call_{next(_ids)}"
-        call = call.model_copy(update={"id": call_id})
-        args = calls[0]["function"].get("arguments")
-        message["tool_calls"] = [call.wire(args if isinstance(args, str) else None)]
-        return message, call, ""
+        read: list[ToolCall] = []
+        wires: list[dict[str, Any]] = []
+        for i, native in enumerate(calls):
+            call, error = _native_call(native)
+            if call is None:
+                unread = "\n".join(_raw_call_text(c) for c in calls[i:])
+                message["content"] = _with_text(content, unread[:_SHOWN])
+                if not read:
+                    return message, [], error
+                break
+            call = call.model_copy(update={"id": call.id or f"call_{next(_ids)}"})
+            args = native["function"].get("arguments")
+            wires.append(call.wire(args if isinstance(args, str) else None))
+            read.append(call)
+        message["tool_calls"] = wires
+        return message, read, ""
 
     def _text_call(
         self, message: dict[str, Any], tool_names: list[str]
-    ) -> tuple[dict[str, Any], ToolCall | None, str]:
+    ) -> tuple[dict[str, Any], list[ToolCall], str]:
         content = message.get("content")
         if not self.text_tool_calls or not isinstance(content, str):
-            return message, None, ""
+            return message, [], ""
         found = parse_tool_call(content, tool_names, fallbacks=False)
-        if found.call is None:
-            return message, None, found.error
-        call = found.call.model_copy(update={"id": f"call_{next(_ids)}"})
-        message["tool_calls"] = [call.wire()]
-        return message, call, ""
+        if not found.calls:
+            return message, [], found.error
+        calls = [c.model_copy(update={"id": f"call_{next(_ids)}"}) for c in found.calls]
+        message["tool_calls"] = [call.wire() for call in calls]
+        return message, calls, ""
 
 
 def _native_call(raw: Any) -> tuple[ToolCall | None, str]:

@@ -17,7 +17,9 @@ style: a JSON object with ``name`` and ``arguments`` between tags::
 3. a fenced ```bash (or ```sh / ```shell) block, read as a ``bash`` call when the
    environment offers a ``bash`` tool.
 
-Only the first call is taken. Text that holds none of these is a plain answer
+Every call of the ``<tool_call>`` blocks is read, in order (`TextCall.calls`: a model
+may call several tools in one message), up to the first that cannot be read; of the
+fallbacks only the first call is taken. Text that holds none of these is a plain answer
 (no call, no error); a ``<tool_call>`` block that cannot be read gives no call and an
 error that says what was wrong and shows the expected form.
 
@@ -59,9 +61,13 @@ class TextCall(NamedTuple):
     call: ToolCall | None
     """The first tool call, or None."""
     error: str
-    """Why a tool call the text tried to make could not be read ('' when none was tried)."""
+    """Why a tool call the text tried to make could not be read ('' when none was tried,
+    or when calls before it were read)."""
     found: int
-    """How many tool calls the text held (only the first is used)."""
+    """How many tool calls the text held."""
+    calls: tuple[ToolCall, ...] = ()
+    """Every call read, in order (``call`` is the first): those of the ``<tool_call>``
+    blocks up to the first that cannot be read, or the one call of a fallback."""
 
 
 def parse_tool_call(
@@ -89,13 +95,14 @@ def parse_tool_call(
     objects = [obj for obj in found if _looks_like_call(obj)]
     if objects:
         call, error = _to_call(objects[0])
-        return TextCall(call, error, len(objects))
+        return TextCall(call, error, len(objects), (call,) if call else ())
     if problem:
         return TextCall(None, _bad(problem), 0)
     if "bash" in tool_names:
         shells = [block.strip() for block in _FENCED_SHELL.findall(text) if block.strip()]
         if shells:
-            return TextCall(ToolCall(name="bash", arguments={"command": shells[0]}), "", 1)
+            call = ToolCall(name="bash", arguments={"command": shells[0]})
+            return TextCall(call, "", 1, (call,))
     return TextCall(None, "", 0)
 
 
@@ -111,8 +118,14 @@ def _from_blocks(blocks: list[str]) -> TextCall:
         items.extend(value if isinstance(value, list) else [value])
     if not items:
         return TextCall(None, _bad("the <tool_call> block holds an empty list"), 0)
-    call, error = _to_call(items[0])
-    return TextCall(call, error, len(items))
+    calls: list[ToolCall] = []
+    for item in items:
+        call, error = _to_call(item)
+        if call is None:
+            first = calls[0] if calls else None
+            return TextCall(first, "" if calls else error, len(items), tuple(calls))
+        calls.append(call)
+    return TextCall(calls[0], "", len(items), tuple(calls))
 
 
 _BLOCK = ARGUMENTS._replace(chars=ARGUMENTS.chars + 4096, depth=ARGUMENTS.depth + 3)

@@ -1,4 +1,13 @@
-"""Running one episode: an environment, a policy, and the conversation between them."""
+"""Running one episode: an environment, a policy, and the conversation between them.
+
+Each assistant turn may call several tools (parallel calls): each call is one
+environment step, in order, answered by its own ``role: tool`` message. A step that ends
+the episode ends the turn too: the calls after it are not run, and each is answered by a
+tool message saying so (the conversation stays valid chat: every call has its answer).
+When the final tool ends a user turn that is not the last, the step's ``info["user"]``
+(the next user message) follows the tool messages as a ``role: user`` message, and the
+calls after it in the same assistant message are not run either (their turn is over).
+"""
 
 from __future__ import annotations
 
@@ -11,16 +20,13 @@ from pydantic import BaseModel, Field
 from gym._core._errors import InfraError, PolicyError
 from gym._core._models import Outcome, Verdict
 from gym._core._tools import ToolCall
-from gym._envs._env import StepRecord, env_of
+from gym._envs._env import SYSTEM_PROMPT, StepRecord, env_of
 from gym._policy import Policy, Turn
 
 __all__ = ["SYSTEM_PROMPT", "EpisodeResult", "action_of", "run_episode"]
 
-SYSTEM_PROMPT = (
-    "You are an autonomous agent working inside a Linux container. Use the tools to "
-    "inspect and change the environment, one tool call per turn. When the task is done, "
-    "call submit. Nobody will answer questions: decide and act."
-)
+NOT_RUN = "Not run: {why}, so the calls after it in your message were not executed."
+"""The tool message answering a call left unexecuted after the episode or the turn ended."""
 
 
 class EpisodeResult(BaseModel):
@@ -47,11 +53,19 @@ class EpisodeResult(BaseModel):
     turns: list[Turn] = Field(default_factory=list)
     """Each assistant turn (token ids, logprobs, latency)."""
     steps: list[StepRecord] = Field(default_factory=list)
-    """Each environment step (tool call, observation, timing)."""
+    """Each environment step (tool call, observation, timing, user turn)."""
+    step_turns: list[int] = Field(default_factory=list)
+    """For each step, the index in `turns` of the assistant turn that made it (a turn
+    with several tool calls makes several steps)."""
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    """The episode's tool schemas (OpenAI format), as reset offered them."""
     export: dict[str, Any] | None = None
     """The final state handed to the grader (for regrading), when the family exports one."""
     duration_s: float = 0.0
     """Wall-clock seconds of the episode, grading included."""
+    user_transcript: list[dict[str, Any]] = Field(default_factory=list)
+    """The user's messages (`ContainerEnv.user_transcript`): each with its ``turn`` and
+    ``content``, and from a simulated user the ``raw`` record of its policy's turn."""
 
 
 def run_episode(
@@ -60,7 +74,7 @@ def run_episode(
     *,
     task_id: str,
     seed: int | None = None,
-    system_prompt: str = SYSTEM_PROMPT,
+    system_prompt: str | None = None,
 ) -> EpisodeResult:
     """Run one episode to its end and return what happened; infra failures are caught.
 
@@ -69,20 +83,27 @@ def run_episode(
         policy: the policy that chooses tool calls.
         task_id: the task to run.
         seed: the reset seed.
-        system_prompt: the first message of the conversation.
+        system_prompt: the first message of the conversation; None: the environment's
+            (reset's ``info["system_prompt"]``: the task's, the family's, or
+            `SYSTEM_PROMPT`).
     """
     start = time.monotonic()
     inner = env_of(env)
-    messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}]
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt or SYSTEM_PROMPT}]
     turns: list[Turn] = []
+    step_turns: list[int] = []
+    tools: list[dict[str, Any]] = []
     result: dict[str, Any] = {"outcome": "infra_error", "end_reason": ""}
     export: dict[str, Any] | None = None
     try:
         obs, info = env.reset(seed=seed, options={"task": task_id})
+        if system_prompt is None:
+            messages[0]["content"] = info.get("system_prompt") or SYSTEM_PROMPT
         messages.append({"role": "user", "content": obs})
+        tools = info["tools"]
         assert inner.task is not None
         policy.start(inner.task, inner)
-        result, export = _loop(env, policy, messages, turns, info["tools"])
+        result, export = _loop(env, policy, messages, turns, tools, step_turns)
     except InfraError as exc:
         verdict = Verdict.model_validate(exc.verdict) if exc.verdict else None
         result = {"outcome": "infra_error", "verdict": verdict, "end_reason": f"infra: {exc}"}
@@ -99,8 +120,11 @@ def run_episode(
         messages=messages,
         turns=turns,
         steps=list(inner.trace),
+        step_turns=step_turns,
+        tools=tools,
         export=export,
         duration_s=time.monotonic() - start,
+        user_transcript=list(inner.user_transcript),
         **result,
     )
 
@@ -111,12 +135,16 @@ def action_of(call: ToolCall, content: Any) -> dict[str, Any]:
     return {"name": call.name, "arguments": call.arguments, "id": call.id, "content": text}
 
 
+Transition = tuple[str, Any, bool, bool, dict[str, Any]]
+
+
 def _loop(
     env: gymnasium.Env[Any, Any],
     policy: Policy,
     messages: list[dict[str, Any]],
     turns: list[Turn],
     tools: list[dict[str, Any]],
+    step_turns: list[int],
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Turns until the episode ends; the outcome fields and the exported final state."""
     while True:
@@ -124,13 +152,15 @@ def _loop(
         turns.append(turn)
         messages.append(turn.message)
         content = turn.message.get("content")
-        if turn.call is None:
+        if not turn.calls:
+            step_turns.append(len(turns) - 1)
             obs, reward, terminated, truncated, info = env.step(str(content or ""))
             hint = f"\n({turn.parse_error})" if turn.parse_error else ""
             messages.append({"role": "user", "content": obs + hint})
         else:
-            obs, reward, terminated, truncated, info = env.step(action_of(turn.call, content))
-            messages.append({"role": "tool", "tool_call_id": turn.call.id or "", "content": obs})
+            obs, reward, terminated, truncated, info = _calls(
+                env, turn, messages, step_turns, len(turns) - 1
+            )
         if terminated or truncated:
             verdict = Verdict.model_validate(info["verdict"])
             outcome = {
@@ -140,3 +170,32 @@ def _loop(
                 "end_reason": info.get("end_reason", ""),
             }
             return outcome, info.get("final_state")
+
+
+def _calls(
+    env: gymnasium.Env[Any, Any],
+    turn: Turn,
+    messages: list[dict[str, Any]],
+    step_turns: list[int],
+    index: int,
+) -> Transition:
+    """Step each call of a turn in order, one tool message each; the last transition.
+
+    Stops at a step that ends the episode or the user's turn; the calls after it are
+    answered as not run. A next user message follows the tool messages.
+    """
+    content = turn.message.get("content")
+    for i, call in enumerate(turn.calls):
+        step_turns.append(index)
+        obs, reward, terminated, truncated, info = env.step(action_of(call, content))
+        messages.append({"role": "tool", "tool_call_id": call.id or "", "content": obs})
+        ended = terminated or truncated
+        if ended or "user" in info:
+            why = "the episode ended" if ended else f"your turn ended with {call.name}"
+            for rest in turn.calls[i + 1 :]:
+                skipped = NOT_RUN.format(why=why)
+                messages.append({"role": "tool", "tool_call_id": rest.id or "", "content": skipped})
+            break
+    if "user" in info and not (terminated or truncated):
+        messages.append({"role": "user", "content": info["user"]})
+    return obs, reward, terminated, truncated, info

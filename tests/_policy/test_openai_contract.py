@@ -81,14 +81,30 @@ def test_vllm_tool_call_with_token_ids_and_logprobs(monkeypatch):
     assert body["seed"] == 7 and body["max_tokens"] == 1024
 
 
-def test_only_the_first_of_several_calls_is_kept():
+def test_every_one_of_several_calls_is_kept_in_order():
     calls = [vllm_call("bash", {"command": "ls"}), vllm_call("submit", {})]
     turn = policy(Recorder(vllm_response(content="Two things.", tool_calls=calls))).act(
         MESSAGES, TOOLS
     )
     assert turn.call is not None and turn.call.name == "bash"
-    assert turn.message["tool_calls"] == [calls[0]]
+    assert [c.name for c in turn.calls] == ["bash", "submit"]
+    assert [c.id for c in turn.calls] == [c["id"] for c in calls]
+    assert turn.message["tool_calls"] == calls
     assert turn.message["content"] == "Two things."
+
+
+def test_a_malformed_call_and_those_after_it_are_left_as_text():
+    bad = {"id": "c2", "type": "function", "function": {"name": "bash", "arguments": "[1]"}}
+    calls = [vllm_call("bash", {"command": "ls"}), bad, vllm_call("submit", {})]
+    turn = policy(Recorder(vllm_response(content="Three.", tool_calls=calls))).act(MESSAGES, TOOLS)
+    assert [c.name for c in turn.calls] == ["bash"] and turn.parse_error == ""
+    assert turn.message["tool_calls"] == calls[:1]
+    assert turn.message["content"].startswith("Three.\n<tool_call>")
+    assert '"submit"' in turn.message["content"]
+    first_bad = policy(Recorder(vllm_response(content="", tool_calls=[bad, calls[0]]))).act(
+        MESSAGES, TOOLS
+    )
+    assert first_bad.calls == [] and first_bad.call is None and first_bad.parse_error
 
 
 def test_text_answer_is_no_call_and_no_error():
