@@ -14,20 +14,27 @@ from typing import Any
 
 from gym._core._errors import ConfigError, StoreError
 from gym._envs._splits import split_use
-from gym._store import EpisodeRow, StepRow, Store
+from gym._store import EpisodeRow, StepRow, Store, TurnsRow, message_turns, user_turns
 
 __all__ = ["episode_record", "write_records"]
 
 
-def episode_record(e: EpisodeRow, steps: list[StepRow], verified: bool) -> dict[str, Any]:
-    """One training record: conversation, per-turn token ids and masks, reward."""
-    turns = []
+def episode_record(
+    e: EpisodeRow, steps: list[StepRow], verified: bool, turns: TurnsRow | None = None
+) -> dict[str, Any]:
+    """One training record: conversation, tools, user turns, token ids and masks, reward.
+
+    ``turns`` is the episode's recorded tools and user turns (None: none were stored; the
+    record then offers no tools and holds one user turn).
+    """
+    kept = turns if turns is not None else TurnsRow.empty(e.id)
+    tokens = []
     for s in steps:
         if s.completion_token_ids is None:
             continue
         prompt = s.prompt_token_ids or []
         completion = s.completion_token_ids
-        turns.append(
+        tokens.append(
             {
                 "prompt_token_ids": prompt,
                 "completion_token_ids": completion,
@@ -49,8 +56,15 @@ def episode_record(e: EpisodeRow, steps: list[StepRow], verified: bool) -> dict[
         "policy": e.policy,
         "policy_params": e.policy_params,
         "messages": e.messages,
-        "tool_calls": [{"name": s.tool, "arguments": s.arguments} for s in steps if s.tool],
-        "turns": turns,
+        "tools": kept.tools,
+        "message_turns": message_turns(e.messages, kept),
+        "user_turns": [t.model_dump(mode="json") for t in user_turns(e.messages, kept, len(steps))],
+        "tool_calls": [
+            {"name": s.tool, "arguments": s.arguments, "turn": kept.turn_of(s.index)}
+            for s in steps
+            if s.tool
+        ],
+        "turns": tokens,
         "image_digest": e.image_digest,
         "grader_version": e.grader_version,
         "hidden_hash": e.hidden_hash,
@@ -73,6 +87,7 @@ def _records(
         )
     verdicts = store.verdicts(run.id)
     steps = store.run_steps(run.id)
+    turns = store.run_turns(run.id)
     out = []
     for e in episodes:
         if e.outcome == "infra_error":
@@ -80,7 +95,7 @@ def _records(
         verified = bool(verdicts.get(e.id) and verdicts[e.id].verified)
         if only_verified and not verified:
             continue
-        out.append(episode_record(e, steps.get(e.id, []), verified))
+        out.append(episode_record(e, steps.get(e.id, []), verified, turns.get(e.id)))
     return out
 
 
@@ -120,8 +135,11 @@ def write_records(
         (out / "README.md").write_text(
             "---\nconfigs:\n- config_name: default\n  data_files: data.jsonl\n---\n\n"
             f"# boxgym episodes of run {run_id}\n\nOne record per episode: `messages` (OpenAI "
-            "chat format with tool calls), `turns` (token ids, logprobs and loss masks per "
-            "assistant turn), `reward`, `outcome`, `verified`. Load with "
+            "chat format with tool calls), `tools` (the tool schemas the episode offered, "
+            "OpenAI function format), `message_turns` (the user turn of each message) and "
+            "`user_turns` (each user turn's message and step spans), `turns` (token ids, "
+            "logprobs and loss masks per assistant turn), `reward`, `outcome`, `verified`. "
+            "Load with "
             "`datasets.load_dataset('json', data_files='data.jsonl')`.\n"
         )
     return len(records)

@@ -8,22 +8,29 @@ from typing import Any
 from gym._core._tools import ToolCall
 from gym._envs._env import ContainerEnv, StepRecord, env_of
 from gym._envs._registry import make
-from gym._store import EpisodeRow, StepRow, Store, VerdictRow
+from gym._store import EpisodeRow, StepRow, Store, TurnsRow, VerdictRow, said_by_step
 
 __all__ = ["regrade_run", "trajectory_of"]
 
 
-def trajectory_of(steps: Sequence[StepRow], messages: Sequence[dict[str, Any]]) -> list[StepRecord]:
+def trajectory_of(
+    steps: Sequence[StepRow], messages: Sequence[dict[str, Any]], turns: TurnsRow | None = None
+) -> list[StepRecord]:
     """A stored episode's trajectory as the environment recorded it, assistant text included.
 
-    The store keeps the assistant's text in the conversation, one assistant message per
-    step, so step ``i`` gets the text of the ``i``-th assistant message (the last step
-    always the last one's, as grading saw it).
+    The store keeps the assistant's text in the conversation: each step gets the text of
+    the assistant message that made it (the ``i``-th message for step ``i`` when each made
+    one step; the last step always the last one's, as grading saw it), and its user turn
+    and turn end from ``turns`` (`Store.turns`; None: one turn).
     """
+    kept = turns if turns is not None else TurnsRow.empty("")
     said = [m.get("content") for m in messages if m.get("role") == "assistant"]
-    texts: list[Any] = [said[i] if i < len(said) else None for i in range(len(steps))]
+    made = said_by_step(messages, kept)
+    at = [made[i] if i < len(made) else i for i in range(len(steps))]
+    texts: list[Any] = [said[n] if n < len(said) else None for n in at]
     if said and texts:
         texts[-1] = said[-1]
+    ends = {end.step: end for end in kept.turn_ends()}
     return [
         StepRecord(
             call=ToolCall(name=s.tool, arguments=s.arguments) if s.tool else None,
@@ -33,8 +40,11 @@ def trajectory_of(steps: Sequence[StepRow], messages: Sequence[dict[str, Any]]) 
             exit_code=s.exit_code,
             timed_out=s.timed_out,
             duration_s=s.env_duration_s,
+            turn=kept.turn_of(i),
+            turn_end=i in ends,
+            user=ends[i].user if i in ends else None,
         )
-        for s, text in zip(steps, texts, strict=True)
+        for i, (s, text) in enumerate(zip(steps, texts, strict=True))
     ]
 
 
@@ -52,6 +62,7 @@ def regrade_run(
     run = store.run(run_id)
     before = store.verdicts(run.id)
     steps = store.run_steps(run.id)
+    turns = store.run_turns(run.id)
     changes: list[dict[str, Any]] = []
     envs: dict[str, ContainerEnv[Any]] = {}
     todo = [(e, e.export) for e in store.episodes(run.id) if e.export is not None]
@@ -59,7 +70,7 @@ def regrade_run(
     say(0, len(todo))
     for e, export in todo:
         env = envs.get(e.env_id) or envs.setdefault(e.env_id, env_of(make(e.env_id)))
-        trajectory = trajectory_of(steps.get(e.id, []), e.messages)
+        trajectory = trajectory_of(steps.get(e.id, []), e.messages, turns.get(e.id))
         verdict = env.regrade(e.task_id, export, trajectory)
         old = before.get(e.id)
         old_key = (old.outcome, old.reward, [f["name"] for f in old.flags]) if old else None

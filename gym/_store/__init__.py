@@ -1,4 +1,4 @@
-"""The run store (sqlmodel): runs, episodes, steps, verdicts; kept validation results."""
+"""The run store (sqlmodel): runs, episodes, steps, verdicts, turns; kept validation results."""
 
 from gym._core._startup import collector_paused
 
@@ -11,10 +11,19 @@ with collector_paused():  # sqlalchemy and sqlmodel: a tenth of their import oth
         RunStatusRow,
         StepRow,
         TrainStepRow,
+        TurnEnd,
+        TurnsRow,
         ValidationRow,
         VerdictRow,
     )
     from gym._store._store import HEARTBEAT_S, STALE_AFTER_S, Store, calls_of, default_url
+    from gym._store._turns import (
+        UserTurn,
+        message_turns,
+        said_by_step,
+        step_said,
+        user_turns,
+    )
 
 __all__ = [
     "HEARTBEAT_S",
@@ -27,8 +36,15 @@ __all__ = [
     "StepRow",
     "Store",
     "TrainStepRow",
+    "TurnEnd",
+    "TurnsRow",
+    "UserTurn",
     "ValidationRow",
     "VerdictRow",
     "calls_of",
     "default_url",
+    "message_turns",
+    "said_by_step",
+    "step_said",
+    "user_turns",
 ]

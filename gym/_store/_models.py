@@ -19,6 +19,8 @@ __all__ = [
     "RunStatusRow",
     "StepRow",
     "TrainStepRow",
+    "TurnEnd",
+    "TurnsRow",
     "ValidationRow",
     "VerdictRow",
 ]
@@ -233,6 +235,62 @@ class StepRow(SQLModel, table=True):
     """Sampled token ids."""
     logprobs: list[float] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     """Log-probabilities of the sampled tokens."""
+
+
+class TurnEnd(BaseModel):
+    """A step that ended a user turn: the final tool, called on any turn."""
+
+    step: int
+    """The step's index."""
+    turn: int
+    """The user turn it ended (0 is the task prompt's)."""
+    user: str | None = None
+    """The user's next message, which opened turn ``turn + 1``; None after the last turn."""
+
+
+class TurnsRow(SQLModel, table=True):
+    """An episode's tools and user turns, written with the episode (one row per episode).
+
+    The tool schemas it offered, the user turn of each step and the steps that ended a
+    turn, and a simulated user's recorded transcript. A table of its own, so stores
+    written before it existed keep working: a read-write open creates it, and an episode
+    without a row reads back as one user turn with no recorded tools (`TurnsRow.empty`).
+    """
+
+    __tablename__ = "episode_turns"
+
+    episode_id: str = Field(foreign_key="episodes.id", primary_key=True)
+    """The episode."""
+    tools: list[dict[str, Any]] = Field(
+        default_factory=list, sa_column=Column(JSON, nullable=False)
+    )
+    """The tool schemas the episode offered, in OpenAI function format (reset's
+    ``info["tools"]``)."""
+    step_turns: list[int] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    """The user turn of each step, by step index."""
+    step_assistant: list[int] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    """For each step, which assistant message made it (the policy's turn, from 0): several
+    steps share one when its message made parallel calls."""
+    ends: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    """The steps that ended a user turn, in order (`TurnEnd` as JSON)."""
+    user_transcript: list[dict[str, Any]] = Field(
+        default_factory=list, sa_column=Column(JSON, nullable=False)
+    )
+    """A simulated user's recorded transcript (its messages with their turn index and its
+    policy's raw turns); empty for scripted turns."""
+
+    @classmethod
+    def empty(cls, episode_id: str) -> TurnsRow:
+        """What an episode stored without a row reads as: one turn, no recorded tools."""
+        return cls(episode_id=episode_id)
+
+    def turn_ends(self) -> list[TurnEnd]:
+        """The steps that ended a user turn, in order."""
+        return [TurnEnd.model_validate(end) for end in self.ends]
+
+    def turn_of(self, step: int) -> int:
+        """The user turn of a step (0 when none was recorded)."""
+        return self.step_turns[step] if 0 <= step < len(self.step_turns) else 0
 
 
 class VerdictRow(SQLModel, table=True):

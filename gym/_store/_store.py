@@ -24,6 +24,7 @@ from gym._store._models import (
     RunStatusRow,
     StepRow,
     TrainStepRow,
+    TurnsRow,
     ValidationRow,
     VerdictRow,
 )
@@ -97,6 +98,7 @@ class Store:
         self.url = url or default_url()
         self.stale_after = stale_after or float(os.environ.get("GYM_RUN_STALE_S") or STALE_AFTER_S)
         self._has_status = not read_only  # a read-write open creates the table
+        self._has_turns = not read_only  # and this one
         try:
             if read_only:
                 self.engine = _read_only_engine(_normalise(self.url))
@@ -304,6 +306,7 @@ class Store:
         deletes: list[tuple[str, Any]] = [
             ("verdicts", delete(VerdictRow).where(col(VerdictRow.episode_id).in_(episodes))),
             ("steps", delete(StepRow).where(col(StepRow.episode_id).in_(episodes))),
+            ("episode_turns", delete(TurnsRow).where(col(TurnsRow.episode_id).in_(episodes))),
             ("episodes", delete(EpisodeRow).where(col(EpisodeRow.run_id).in_(ids))),
             ("train_steps", delete(TrainStepRow).where(col(TrainStepRow.run_id).in_(ids))),
             ("run_status", delete(RunStatusRow).where(col(RunStatusRow.run_id).in_(ids))),
@@ -330,16 +333,28 @@ class Store:
             return dict(rows.all())
 
     def commit_episode(
-        self, episode: EpisodeRow, steps: Sequence[StepRow], verdict: VerdictRow | None
+        self,
+        episode: EpisodeRow,
+        steps: Sequence[StepRow],
+        verdict: VerdictRow | None,
+        turns: TurnsRow | None = None,
     ) -> None:
-        """Write an episode with its steps and verdict in one transaction.
+        """Write an episode with its steps, verdict and turns in one transaction.
 
         An existing episode with the same id (an infra error being retried) is replaced
         in the same transaction, so no episode is ever duplicated.
+
+        Args:
+            episode: the episode.
+            steps: its steps, in order.
+            verdict: its verdict (None when grading produced none).
+            turns: its tools and user turns (None: none recorded; it reads back as
+                `TurnsRow.empty`).
         """
         with self.session() as s:
             s.exec(delete(StepRow).where(col(StepRow.episode_id) == episode.id))
             s.exec(delete(VerdictRow).where(col(VerdictRow.episode_id) == episode.id))
+            s.exec(delete(TurnsRow).where(col(TurnsRow.episode_id) == episode.id))
             old = s.get(EpisodeRow, episode.id)
             if old is not None:
                 s.delete(old)
@@ -349,6 +364,8 @@ class Store:
             s.add_all(steps)
             if verdict is not None:
                 s.add(verdict)
+            if turns is not None:
+                s.add(TurnsRow(**{**turns.model_dump(), "episode_id": episode.id}))
             run = s.get(RunRow, episode.run_id)
             if run is not None:
                 run.updated_at = time.time()
@@ -418,6 +435,33 @@ class Store:
                 .group_by(col(StepRow.episode_id))
             )
             return {eid: (int(ok or 0), int(n)) for eid, ok, n in s.exec(query)}
+
+    def turns(self, episode_id: str) -> TurnsRow:
+        """An episode's tools and user turns (`TurnsRow.empty` when none were stored)."""
+        with self.session() as s:
+            found = s.get(TurnsRow, episode_id) if self._turns_table() else None
+        return found if found is not None else TurnsRow.empty(episode_id)
+
+    def run_turns(self, run_id: str) -> dict[str, TurnsRow]:
+        """Episode id -> its tools and user turns, for every episode of a run (one query).
+
+        An episode stored without them is left out (read it as `TurnsRow.empty`).
+        """
+        if not self._turns_table():
+            return {}
+        with self.session() as s:
+            query = (
+                select(TurnsRow)
+                .join(EpisodeRow, col(EpisodeRow.id) == col(TurnsRow.episode_id))
+                .where(EpisodeRow.run_id == run_id)
+            )
+            return {t.episode_id: t for t in s.exec(query)}
+
+    def _turns_table(self) -> bool:
+        """Whether the store holds the turns table (a store written before it has none)."""
+        if not self._has_turns:
+            self._has_turns = inspect(self.engine).has_table(TurnsRow.__tablename__)
+        return self._has_turns
 
     def calls(self, episode_id: str) -> list[ToolCall]:
         """The tool calls of an episode, in order (steps without a call left out)."""

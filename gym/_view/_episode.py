@@ -10,12 +10,20 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from gym._core._errors import StoreError
-from gym._store import EpisodeRow, RunRow, StepRow, Store, VerdictRow
+from gym._store import EpisodeRow, RunRow, StepRow, Store, TurnsRow, VerdictRow, said_by_step
 from gym._view._links import episode_page, raw_page, run_page
 from gym._view._state import FinalState, final_state, state_text
 from gym._view._text import Snippet, display, snippet
 
-__all__ = ["EpisodePage", "FlagView", "TurnView", "episode_view", "raw_text"]
+__all__ = [
+    "EpisodePage",
+    "FlagView",
+    "ToolView",
+    "TurnView",
+    "UserTurnView",
+    "episode_view",
+    "raw_text",
+]
 
 
 class FlagView(BaseModel):
@@ -39,11 +47,41 @@ class ComponentView(BaseModel):
     explanation: Snippet
 
 
+class UserTurnView(BaseModel):
+    """The start of a user turn after the first: the user's message."""
+
+    turn: int
+    """The turn's index (0 is the task prompt's)."""
+    message: Snippet
+    """What the user said."""
+
+
+class ToolView(BaseModel):
+    """A tool the episode offered, with its schema."""
+
+    name: str
+    kind: str = ""
+    """``read``, ``write`` or ``final`` when the schema says (``x-boxgym-kind``)."""
+    description: Snippet
+    definition: Snippet
+    """The whole schema, as indented JSON."""
+
+
 class TurnView(BaseModel):
     """One assistant turn and what the environment did with it."""
 
     index: int
     """Step index (the turn's position in the episode)."""
+    turn: int = 0
+    """The user turn it belongs to."""
+    opens: UserTurnView | None = None
+    """The user turn this step is the first of (turns after the first), with its message."""
+    turn_end: bool = False
+    """This step ended its user turn (the final tool)."""
+    call: int = 0
+    """Which call of its assistant message this step made (parallel calls), from 0."""
+    calls: int = 1
+    """How many steps its assistant message made."""
     text: Snippet
     """What the assistant wrote."""
     reasoning: Snippet | None = None
@@ -79,6 +117,14 @@ class EpisodePage(BaseModel):
     system: Snippet
     prompt: Snippet
     turns: list[TurnView]
+    later_turns: list[UserTurnView] = Field(default_factory=list)
+    """User turns opened after the last step (the episode ended before the agent acted)."""
+    user_turns: int = 1
+    """How many user turns the episode held."""
+    tools: list[ToolView] = Field(default_factory=list)
+    """The tools the episode offered (none for an episode stored without them)."""
+    user_transcript: Snippet | None = None
+    """A simulated user's recorded transcript, as JSON (None for scripted turns)."""
     verdict: VerdictRow | None
     components: list[ComponentView]
     flags: list[FlagView]
@@ -88,10 +134,14 @@ class EpisodePage(BaseModel):
 
     def raw_links(self) -> set[str]:
         """The raw pages this page links to (texts that were cut)."""
-        snippets = [self.system, self.prompt]
+        snippets = [self.system, self.prompt, *(t.definition for t in self.tools)]
+        snippets += [u.message for u in self.later_turns]
+        if self.user_transcript is not None:
+            snippets.append(self.user_transcript)
         for t in self.turns:
             snippets += [t.text, *(s for _, s in t.arguments)]
             snippets += [s for s in (t.reasoning, t.observation, t.raw_call) if s is not None]
+            snippets += [t.opens.message] if t.opens is not None else []
         if self.state.export is not None:
             snippets.append(self.state.export)
         links = {s.raw for s in snippets if s.raw}
@@ -163,13 +213,100 @@ def _turn(eid: str, i: int, message: dict[str, Any], step: StepRow | None) -> Tu
     )
 
 
-def _turns(e: EpisodeRow, steps: list[StepRow]) -> list[TurnView]:
-    """The i-th assistant message with the i-th step (each turn makes one step)."""
+class _Placed(BaseModel):
+    """A step (or an assistant message that made none) with the message that made it."""
+
+    index: int
+    message: dict[str, Any]
+    step: StepRow | None
+    call: int = 0
+    calls: int = 1
+
+
+def _placed(e: EpisodeRow, steps: list[StepRow], kept: TurnsRow) -> list[_Placed]:
+    """Each step with its assistant message, in order; a message that made no step alone.
+
+    Several calls of one message are several steps of it; a message that made no step
+    (the episode ended before) is numbered after the last step.
+    """
     said = [m for m in e.messages if m.get("role") == "assistant"]
-    turns = [_turn(e.id, i, m, steps[i] if i < len(steps) else None) for i, m in enumerate(said)]
-    for step in steps[len(said) :]:  # steps with no stored message (never expected)
-        turns.append(_turn(e.id, step.index, {}, step))
-    return turns
+    made = said_by_step(e.messages, kept)
+    of_message: dict[int, list[StepRow]] = {}
+    for k, step in enumerate(steps):  # a step with no stored answer follows the last one
+        n = made[k] if k < len(made) else (made[-1] if made else -1) + k - len(made) + 1
+        of_message.setdefault(n, []).append(step)
+    placed: list[_Placed] = []
+    alone = len(steps)
+    for n in sorted({*range(len(said)), *of_message}):
+        message = said[n] if n < len(said) else {}
+        mine = of_message.get(n, [])
+        for c, step in enumerate(mine):
+            placed.append(
+                _Placed(index=step.index, message=message, step=step, call=c, calls=len(mine))
+            )
+        if not mine:
+            placed.append(_Placed(index=alone, message=message, step=None))
+            alone += 1
+    return placed
+
+
+def _user_turn(eid: str, turn: int, message: str) -> UserTurnView:
+    return UserTurnView(turn=turn, message=snippet(message, raw_page(eid, f"turn-{turn}-user")))
+
+
+def _turns(e: EpisodeRow, steps: list[StepRow], kept: TurnsRow) -> list[TurnView]:
+    """Every step with the assistant message that made it, marked with its user turn."""
+    users = {end.turn + 1: end.user for end in kept.turn_ends() if end.user is not None}
+    ended = {end.step for end in kept.turn_ends()}
+    views, turn = [], 0
+    for p in _placed(e, steps, kept):
+        view = _turn(e.id, p.index, p.message if p.call == 0 else {}, p.step)
+        now = kept.turn_of(p.step.index) if p.step is not None else turn
+        opens = _user_turn(e.id, now, users.get(now, "")) if now > turn else None
+        views.append(
+            view.model_copy(
+                update={
+                    "turn": now,
+                    "opens": opens,
+                    "turn_end": p.step is not None and p.step.index in ended,
+                    "call": p.call,
+                    "calls": p.calls,
+                }
+            )
+        )
+        turn = now
+    return views
+
+
+def _later_turns(e: EpisodeRow, kept: TurnsRow, turns: list[TurnView]) -> list[UserTurnView]:
+    """User turns opened after the last step shown."""
+    last = turns[-1].turn if turns else 0
+    return [
+        _user_turn(e.id, end.turn + 1, end.user)
+        for end in kept.turn_ends()
+        if end.user is not None and end.turn + 1 > last
+    ]
+
+
+def _tools(e: EpisodeRow, kept: TurnsRow) -> list[ToolView]:
+    out = []
+    for schema in kept.tools:
+        fn = schema.get("function", schema) if isinstance(schema, dict) else {}
+        fn = fn if isinstance(fn, dict) else {}
+        name = display(fn.get("name", ""))
+        out.append(
+            ToolView(
+                name=name,
+                kind=display(schema.get("x-boxgym-kind") or fn.get("x-boxgym-kind") or ""),
+                description=snippet(display(fn.get("description") or ""), max_chars=2000),
+                definition=snippet(_json(schema), raw_page(e.id, "tools")),
+            )
+        )
+    return out
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
 def _needles(detail: str) -> list[str]:
@@ -198,7 +335,7 @@ def _flags(
 ) -> list[FlagView]:
     if verdict is None:
         return []
-    said = [t.text.text for t in turns]
+    said = [t.text.text for t in sorted(turns, key=lambda t: t.index)]
     out = []
     for f in verdict.flags:
         detail = str(f.get("detail", ""))
@@ -248,12 +385,14 @@ def episode_view(store: Store, episode_id: str) -> EpisodePage:
     """The episode page's data for an episode id (exact)."""
     e = _episode(store, episode_id)
     steps = store.steps(e.id)
+    kept = store.turns(e.id)
     verdict = store.verdicts(e.run_id).get(e.id)
-    turns = _turns(e, steps)
+    turns = _turns(e, steps, kept)
     flags = _flags(verdict, steps, turns)
+    by_index = {t.index: t for t in turns}
     for f in flags:
-        if f.step is not None and f.step < len(turns):
-            turns[f.step].flags.append(f.name)
+        if f.step is not None and f.step in by_index:
+            by_index[f.step].flags.append(f.name)
     prev, nxt = _neighbours(store, e)
     return EpisodePage(
         episode=e,
@@ -264,6 +403,14 @@ def episode_view(store: Store, episode_id: str) -> EpisodePage:
         system=snippet(_first(e.messages, "system"), raw_page(e.id, "system")),
         prompt=snippet(_first(e.messages, "user"), raw_page(e.id, "prompt")),
         turns=turns,
+        later_turns=_later_turns(e, kept, turns),
+        user_turns=1 + sum(end.user is not None for end in kept.turn_ends()),
+        tools=_tools(e, kept),
+        user_transcript=(
+            snippet(_json(kept.user_transcript), raw_page(e.id, "user-transcript"))
+            if kept.user_transcript
+            else None
+        ),
         verdict=verdict,
         components=_components(verdict),
         flags=flags,
@@ -272,22 +419,34 @@ def episode_view(store: Store, episode_id: str) -> EpisodePage:
     )
 
 
-def _step_text(e: EpisodeRow, steps: list[StepRow], index: int, part: str) -> str:
-    said = [m for m in e.messages if m.get("role") == "assistant"]
-    step = next((s for s in steps if s.index == index), None)
-    if part == "text" and index < len(said):
-        return display(said[index].get("content") or "")
-    if part == "reasoning" and index < len(said):
-        return _reasoning(said[index])
+def _step_text(e: EpisodeRow, steps: list[StepRow], kept: TurnsRow, index: int, part: str) -> str:
+    placed = next((p for p in _placed(e, steps, kept) if p.index == index), None)
+    said, step = (placed.message, placed.step) if placed is not None else ({}, None)
+    if part == "text" and placed is not None and said:
+        return display(said.get("content") or "")
+    if part == "reasoning" and said:
+        return _reasoning(said)
     if part == "observation" and step is not None:
         return step.observation
-    if part == "call" and step is not None and not step.tool and index < len(said):
-        return written_call(said[index])
+    if part == "call" and step is not None and not step.tool and said:
+        return written_call(said)
     if part == "call" and step is not None:
         return json.dumps(
             {"name": step.tool, "arguments": step.arguments}, indent=2, ensure_ascii=False
         )
     raise StoreError(f"episode {e.id} has no {part} at step {index}")
+
+
+def _turn_text(store: Store, e: EpisodeRow, name: str) -> str | None:
+    """The texts of an episode's tools and user turns by raw page name, or None."""
+    kept = store.turns(e.id)
+    if name == "tools" and kept.tools:
+        return _json(kept.tools)
+    if name == "user-transcript" and kept.user_transcript:
+        return _json(kept.user_transcript)
+    match = re.fullmatch(r"turn-(\d+)-user", name)
+    said = {end.turn + 1: end.user for end in kept.turn_ends() if end.user is not None}
+    return said.get(int(match.group(1))) if match else None
 
 
 def raw_text(store: Store, episode_id: str, name: str) -> str:
@@ -301,7 +460,10 @@ def raw_text(store: Store, episode_id: str, name: str) -> str:
         return _first(e.messages, "user" if name == "prompt" else "system")
     if name == "diff":
         return state_text(e.env_id, e.task_id, e.export)
+    kept = _turn_text(store, e, name)
+    if kept is not None:
+        return kept
     match = re.fullmatch(r"step-(\d+)-(text|reasoning|observation|call)", name)
     if match is None:
         raise StoreError(f"episode {e.id} has no text named {name!r}")
-    return _step_text(e, store.steps(e.id), int(match.group(1)), match.group(2))
+    return _step_text(e, store.steps(e.id), store.turns(e.id), int(match.group(1)), match.group(2))

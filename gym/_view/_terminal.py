@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from gym._core._errors import StoreError
-from gym._store import EpisodeRow, Store
+from gym._store import EpisodeRow, Store, said_by_step
 from gym._view._text import clean, display
 
 __all__ = ["episode_text", "resolve_episode"]
@@ -48,15 +49,41 @@ def _cut(text: str, limit: int = 4000) -> str:
 
 
 def episode_text(store: Store, e: EpisodeRow) -> str:
-    """The episode as plain text, turn by turn (terminal escapes in model output removed)."""
+    """The episode as plain text, turn by turn (terminal escapes in model output removed).
+
+    A user turn after the first opens with a separator and the user's message; the text
+    of an assistant message that made several calls is shown with its first.
+    """
     lines = _header(store, e)
     prompt = next((m.get("content") for m in e.messages if m.get("role") == "user"), "")
     lines += ["", "--- task ---", display(prompt or "").strip()]
+    kept = store.turns(e.id)
+    if kept.tools:
+        lines.append("tools: " + ", ".join(_tool_names(kept.tools)))
+    users = {end.turn + 1: end.user for end in kept.turn_ends() if end.user is not None}
     said = [m for m in e.messages if m.get("role") == "assistant"]
+    made = said_by_step(e.messages, kept)
+    turn = 0
     for s in store.steps(e.id):
-        text = display(said[s.index].get("content") or "") if s.index < len(said) else ""
+        n = made[s.index] if s.index < len(made) else s.index
+        first = s.index == 0 or s.index >= len(made) or made[s.index - 1] != n
+        if kept.turn_of(s.index) > turn:
+            turn = kept.turn_of(s.index)
+            lines += ["", f"=== user turn {turn} ===", _cut(users.get(turn, "").strip())]
+        text = display(said[n].get("content") or "") if first and n < len(said) else ""
         call = f"{s.tool}({json.dumps(s.arguments)[:2000]})" if s.tool else "<no valid call>"
         lines += ["", f"--- step {s.index}: {call}  [{s.env_duration_s * 1000:.0f} ms]"]
         lines += [f"assistant: {_cut(text.strip())}"] if text.strip() else []
         lines.append(_cut(s.observation))
+    for later in sorted(t for t in users if t > turn):  # opened after the last step
+        lines += ["", f"=== user turn {later} ===", _cut(users[later].strip())]
     return clean("\n".join(lines)) + "\n"
+
+
+def _tool_names(tools: list[dict[str, Any]]) -> list[str]:
+    """The names of OpenAI function schemas (or bare ones)."""
+    names = []
+    for schema in tools:
+        fn = schema.get("function", schema)
+        names.append(str(fn.get("name", "?")) if isinstance(fn, dict) else "?")
+    return names

@@ -9,7 +9,7 @@ import pytest
 from sqlmodel import select
 
 import gym.errors
-from gym._store import EpisodeRow, RunRow, StepRow, Store, ValidationRow, VerdictRow
+from gym._store import EpisodeRow, RunRow, StepRow, Store, TurnsRow, ValidationRow, VerdictRow
 from gym.errors import StoreError
 
 
@@ -269,7 +269,7 @@ def test_run_statuses_give_every_run_with_its_episode_count(store):
 def row_counts(store: Store) -> dict[str, int]:
     from sqlalchemy import text
 
-    tables = ["runs", "run_status", "episodes", "steps", "verdicts", "train_steps"]
+    tables = ["runs", "run_status", "episodes", "steps", "episode_turns", "verdicts", "train_steps"]
     with store.engine.connect() as conn:
         return {t: conn.execute(text(f"SELECT count(*) FROM {t}")).scalar_one() for t in tables}
 
@@ -280,13 +280,15 @@ def filled(store: Store, run_id: str, n: int) -> None:
     store.start_run(run_row(run_id), planned=n)
     for i in range(n):
         eid = f"{run_id}-e{i}"
-        store.commit_episode(episode(eid, run_id=run_id), steps(eid, 2), verdict(eid))
+        turns = TurnsRow(episode_id=eid, tools=[{"name": "bash"}], step_turns=[0, 0])
+        store.commit_episode(episode(eid, run_id=run_id), steps(eid, 2), verdict(eid), turns)
     store.add_train_step(TrainStepRow(train_id=run_id, step=0, run_id=run_id, created_at=0.0))
     store.end_run(run_id, "finished")
 
 
 def test_deleting_a_run_removes_every_row_of_it_and_nothing_else(store):
-    """Defect 2: a run can be deleted, with its episodes, steps, verdicts and train steps."""
+    """Defect 2: a run can be deleted, with its episodes, steps, turns, verdicts and train
+    steps."""
     filled(store, "gone", 3)
     filled(store, "kept", 2)
     before = row_counts(store)
@@ -295,10 +297,12 @@ def test_deleting_a_run_removes_every_row_of_it_and_nothing_else(store):
     counts = store.delete_runs(["gone"])
     after = row_counts(store)
     expected = {"runs": 1, "run_status": 1, "episodes": 3, "steps": 6, "verdicts": 3}
+    expected["episode_turns"] = 3
     assert counts == {**expected, "train_steps": 1}
     assert {t: before[t] - after[t] for t in before} == counts
     assert [r.id for r in store.runs()] == ["kept"] and len(store.episodes("kept")) == 2
     assert store.steps("gone-e0") == [] and store.verdicts("gone") == {}
+    assert store.run_turns("gone") == {} and set(store.run_turns("kept")) == {"kept-e0", "kept-e1"}
 
 
 def test_a_running_run_is_deleted_only_by_force(store):

@@ -314,3 +314,33 @@ def test_a_run_in_progress_updates_itself_searches_sorts_and_drills_down(
         reader.close()
     assert failed == []  # no 404: the favicon is there
     assert page.dialogs == []
+
+
+def test_a_user_turn_and_the_offered_tools_show_as_text(page, tmp_path):
+    import turns_episode as two
+
+    writer = Store(f"sqlite:///{tmp_path / 'turns.db'}")
+    eid = two.store_it(writer)
+    writer.close()
+    store = Store(writer.url, read_only=True)
+    running = serve(Site(store))
+    try:
+        page.goto(running.url + episode_page(eid))
+        said = page.locator("#turn-1 pre.user").inner_text()
+        assert said == "<script>alert('turn')</script><b>now cancel it</b> red"
+        scripts = page.evaluate("[...document.scripts].map(s => s.getAttribute('src'))")
+        assert scripts == ["static/view.js"]
+        assert page.evaluate("document.querySelectorAll('pre.user b').length") == 0
+        assert page.locator("#step-1").get_by_text("call 2 of 2 of the message above").is_visible()
+        tools = page.locator("details.tools")
+        assert not tools.locator("pre.schema").first.is_visible()  # closed until asked
+        tools.locator("summary").first.click()
+        tools.locator("details.tool summary").first.click()
+        schema = tools.locator("pre.schema").first
+        assert schema.is_visible() and '"name": "find_flights"' in schema.inner_text()
+        page.wait_for_timeout(300)  # a dialog, had one been opened, would have fired by now
+        assert page.dialogs == []
+        shot(page, tmp_path, "turns")
+    finally:
+        running.close()
+        store.close()
