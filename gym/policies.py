@@ -7,7 +7,9 @@ with the library: `OraclePolicy` (replays the task's reference solution),
 outside the allowed paths), `ScriptPolicy` (calls you give it) and `ReplayPolicy` (a
 stored episode); `OpenAIPolicy` talks to any OpenAI-compatible endpoint (vLLM first),
 `LocalPolicy` runs a transformers model on the CPU, `TinyPolicy` a tiny random model
-for tests. `policy_from_name` makes one from its command-line name (`POLICIES`)::
+for tests. `SimulatedUser` plays a task's customer with a policy of its own (seeded,
+its transcript recorded); `user_from_name` makes the one ``gym run --user`` names.
+`policy_from_name` makes a policy from its command-line name (`POLICIES`)::
 
     >>> from gym.policies import policy_from_name
     >>> policy = policy_from_name("openai", model="Qwen/Qwen3-8B", base_url=url)  # doctest: +SKIP
@@ -17,16 +19,19 @@ from gym._policy import (
     DEFAULT_MODEL,
     POLICIES,
     LocalPolicy,
+    NamedUser,
     NoopPolicy,
     OpenAIPolicy,
     OraclePolicy,
     PerturbedOraclePolicy,
     Policy,
     ScriptPolicy,
+    SimulatedUser,
     TinyPolicy,
     Turn,
     parse_tool_call,
     policy_from_name,
+    user_from_name,
 )
 from gym._run._replay import ReplayPolicy
 
@@ -34,6 +39,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "POLICIES",
     "LocalPolicy",
+    "NamedUser",
     "NoopPolicy",
     "OpenAIPolicy",
     "OraclePolicy",
@@ -41,8 +47,10 @@ __all__ = [
     "Policy",
     "ReplayPolicy",
     "ScriptPolicy",
+    "SimulatedUser",
     "TinyPolicy",
     "Turn",
     "parse_tool_call",
     "policy_from_name",
+    "user_from_name",
 ]

@@ -17,4 +17,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh local
 exec .venv/bin/gym run bundled --policy local --limit "${BOXGYM_LIMIT:-2}" --max-steps "${BOXGYM_MAX_STEPS:-3}" -k 1 -c 1 \
-  --split eval --label "bundled, local default policy" "$@"
+  --split eval --user local --label "bundled, local default policy" "$@"

@@ -43,7 +43,7 @@ from environments.support._grading import (
 )
 from environments.support._panel import panel
 
-__all__ = ["FLAG_KINDS", "SupportEnv", "SupportExport"]
+__all__ = ["FLAG_KINDS", "SupportChatEnv", "SupportEnv", "SupportExport"]
 
 RefundReason = Literal["damaged", "wrong_item", "not_received", "late_delivery", "other"]
 Team = Literal["billing", "shipping", "supervisor"]
@@ -68,6 +68,18 @@ customer's account, never verified, outside every task's scope."""
 @functools.lru_cache(maxsize=8)
 def _policy(path: str) -> str:
     return Path(path).read_text()
+
+
+CONVERSATION = """\
+## This conversation
+
+This customer can answer you. Whatever the policy above says about writing back, here you
+may: when you need something from the customer (the details to verify their identity,
+which order, their explicit confirmation), call `submit` with a reply that asks for it,
+and their answer arrives as the next message. What the customer writes in any of their
+messages counts as their message. Once the request is resolved (or cannot be), call
+`submit` with your final reply; the last `submit` is the one graded."""
+"""How the agent learns that its customer answers (tasks with a simulated user)."""
 
 
 def answer_format(task: gym.Task) -> str:
@@ -112,6 +124,17 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
     max_reply: ClassVar[int] = 1 << 20
     max_request: ClassVar[int] = 16 << 10
 
+    chat: ClassVar[bool] = False
+    """Whether this environment's tasks are those with a simulated user (``user``
+    scenario in task.toml): `SupportChatEnv`'s. Support-v0 keeps the others."""
+
+    @classmethod
+    def load_tasks(cls) -> list[gym.Task]:
+        """The family's tasks: those with a simulated user only when `chat` is set."""
+        tasks = super().load_tasks()
+        tasks[:] = [t for t in tasks if bool(t.user) == cls.chat]  # its problems kept
+        return tasks
+
     def sample_calls(self) -> list[dict[str, Any]]:
         """Lookups without side effects, for ``action_space.sample()``."""
         return [
@@ -132,9 +155,10 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
         """The policy document, the customer's message, then the values to answer with."""
         policy = _policy(str(task.folder().parent / "policy.md"))
         message = task.prompt.strip()
+        chat = f"{CONVERSATION}\n\n" if task.user else ""
         return (
             f"{policy.rstrip()}\n\n## The customer's message\n\n{message}\n\n"
-            f"## Your answer\n\n{answer_format(task)}\n"
+            f"{chat}## Your answer\n\n{answer_format(task)}\n"
         )
 
     # -- tools ----------------------------------------------------------------------------
@@ -438,3 +462,21 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
     def acquire_grader(self) -> gym.sandbox.Sandbox:
         """A fresh grading sandbox with the grading settings (from a warm pool of booted ones)."""
         return self.sandboxes.grader(self.grading_config())
+
+
+class SupportChatEnv(SupportEnv):
+    """Support with a customer who answers: a simulated user plays the task's scenario.
+
+    The tasks of seeds/support/ that declare a ``user`` scenario. The customer's first
+    message leaves something out (which order, the details to verify them); the agent
+    asks with `submit`, the user (``gym run --user local|openai``) answers or ends the
+    conversation, and the episode is graded as Support's: the final state, the last
+    reply and its values, the audit flags.
+    """
+
+    chat: ClassVar[bool] = True
+    system_prompt: ClassVar[str | None] = (
+        "You are a customer-support agent. Use the tools to look things up and act, one "
+        "tool call per turn. The customer can answer you: to ask them something, or to "
+        "give your final reply, call submit with your message as `answer`."
+    )

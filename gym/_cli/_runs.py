@@ -32,9 +32,10 @@ from gym._cli._app import (
 from gym._cli._tables import fits, number, print_table, text
 from gym._core._errors import ConfigError, StoreError
 from gym._core._progress import RunEvents, progress
-from gym._policy import POLICIES
+from gym._policy import POLICIES, USERS
 
 if TYPE_CHECKING:
+    from gym._run._runner import RunConfig
     from gym._store import Store
 
 __all__: list[str] = []
@@ -90,6 +91,36 @@ def _policy_params(
     return {k: v for k, v in params.items() if v is not None}
 
 
+def _user_params(
+    user: str | None, model: str | None, base_url: str | None, seed: int | None
+) -> dict[str, Any]:
+    """The ``--user-*`` options as the user's settings (`gym.policies.user_from_name`)."""
+    given = {"model": model, "base_url": base_url, "seed": seed}
+    if user in (None, "scripted") and any(v is not None for v in given.values()):
+        raise ConfigError(
+            "--user-model, --user-base-url and --user-seed need --user local or openai"
+        )
+    return {k: v for k, v in given.items() if v is not None}
+
+
+def _check_users(config: RunConfig) -> None:
+    """Refuse a run whose tasks have a simulated user when ``--user`` names nobody to play it."""
+    from gym._run._runner import plan
+
+    if config.user is not None:
+        return
+    needing = sorted({job.task.id for job in plan(config) if job.task.user})
+    if needing:
+        more = f" and {len(needing) - 5} more" if len(needing) > 5 else ""
+        shown = ", ".join(needing[:5]) + more
+        raise ConfigError(
+            f"{shown}: a simulated user answers the agent in these tasks (a `user` scenario); "
+            "choose who plays it: --user local (a model on this CPU), --user openai "
+            "--user-model NAME [--user-base-url URL], or --user scripted (their scripted "
+            "turns only; the customer never answers)"
+        )
+
+
 def _summary(report: Any) -> dict[str, Any]:
     envs = {}
     for g in report.envs:
@@ -134,6 +165,25 @@ def run(
     ] = None,
     replay: Annotated[
         str | None, typer.Option("--replay", help="RUN or RUN/EPISODE to replay.")
+    ] = None,
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user",
+            callback=one_of(*USERS),
+            help="Who answers the agent in tasks with a simulated user: scripted (the "
+            "task's turns), local or openai (a model plays the task's user scenario).",
+        ),
+    ] = None,
+    user_model: Annotated[
+        str | None, typer.Option("--user-model", help="The simulated user's model.")
+    ] = None,
+    user_base_url: Annotated[
+        str | None, typer.Option("--user-base-url", help="OpenAI-compatible URL of the user.")
+    ] = None,
+    user_seed: Annotated[
+        int | None,
+        typer.Option("--user-seed", help="The simulated user's seed (default: each episode's)."),
     ] = None,
     k: Annotated[int, typer.Option("-k", min=1, help="Samples per task.")] = 1,
     concurrency: Annotated[
@@ -187,6 +237,7 @@ def run(
     committed, containers are removed, and the same command later finishes the run. A
     second signal (or any signal on Ray) leaves at once; what was committed stays.
     """
+    from gym._policy import NamedUser, SimulatedUser
     from gym._reports._report import build_report
     from gym._run._executor import NamedPolicy
     from gym._run._runner import RunConfig, expand_envs
@@ -207,9 +258,14 @@ def run(
         max_steps=max_steps,
         runtime=runtime,
         label=label,
+        user=user,
+        user_params=_user_params(user, user_model, user_base_url, user_seed),
     )
     factory = NamedPolicy(policy, params)
     factory().close()  # fail fast on a bad policy before any container starts
+    if isinstance(made := NamedUser(user or "scripted", config.user_params)(), SimulatedUser):
+        made.close()  # and on a bad user
+    _check_users(config)
     limit = _concurrency(concurrency)
     store = Store(db)
     where = f"run [bold]{config.run_id}[/] -> {escape(store._safe_url())}"

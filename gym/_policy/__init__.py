@@ -23,10 +23,12 @@ from gym._policy._scripted import (
     turn_for,
 )
 from gym._policy._tiny import TinyPolicy, build_tiny, save_tiny
+from gym._policy._user import USERS, NamedUser, SimulatedUser, user_from_name
 
 __all__ = [
     "DEFAULT_MODEL",
     "LocalPolicy",
+    "NamedUser",
     "NoopPolicy",
     "OpenAIPolicy",
     "OraclePolicy",
@@ -34,14 +36,17 @@ __all__ = [
     "PerturbedOraclePolicy",
     "Policy",
     "ScriptPolicy",
+    "SimulatedUser",
     "TinyPolicy",
     "Turn",
+    "USERS",
     "build_tiny",
     "ensure_local_model",
     "parse_tool_call",
     "policy_from_name",
     "save_tiny",
     "turn_for",
+    "user_from_name",
 ]
 
 POLICIES: dict[str, type[Policy]] = {

@@ -31,7 +31,9 @@ from gym._core._models import Task
 from gym._core._phase import watch as watch_phases
 from gym._envs._env import default_sandboxes
 from gym._envs._registry import make
+from gym._envs._users import User
 from gym._policy import Policy, policy_from_name
+from gym._policy._user import SimulatedUser
 from gym._run._concurrency import HostProbe, Limiter
 from gym._run._rollout import EpisodeResult, run_episode
 from gym._sandbox import SandboxProvider
@@ -109,6 +111,8 @@ class EpisodeWork:
             plays a task's every check in one job): the provider hears the episodes
             still to come as the jobs not started times this, plus the rest of those
             in flight.
+        user_factory: builds the user of each episode (`gym.policies.NamedUser` from
+            ``gym run --user``); None: the environment's default (the scripted turns).
     """
 
     run_id: str
@@ -117,6 +121,7 @@ class EpisodeWork:
     max_attempts: int = 3
     sandboxes: SandboxProvider | None = None
     episodes_per_job: int = 1
+    user_factory: Callable[[], User] | None = None
 
     def new_policy(self) -> Policy:
         """A policy for one worker."""
@@ -131,12 +136,19 @@ class EpisodeWork:
         kwargs = dict(self.env_kwargs)
         if self.sandboxes is not None:
             kwargs["sandboxes"] = self.sandboxes
-        for attempt in range(1, self.max_attempts + 1):
-            # The job holds its task: no reloading and re-hashing the whole task set.
-            env = make(job.env_id, run=self.run_id, tasks=[job.task], **kwargs)
-            result = run_episode(env, policy, task_id=job.task.id, seed=job.seed)
-            if result.outcome != "infra_error" or attempt >= self.max_attempts:
-                return Finished(job, result, attempt)
+        # The job's own user (its reset starts it again on each attempt), closed after.
+        user = self.user_factory() if self.user_factory is not None else None
+        if user is not None:
+            kwargs["user"] = user
+        with contextlib.ExitStack() as done:
+            if isinstance(user, SimulatedUser):
+                done.callback(user.close)
+            for attempt in range(1, self.max_attempts + 1):
+                # The job holds its task: no reloading and re-hashing the whole task set.
+                env = make(job.env_id, run=self.run_id, tasks=[job.task], **kwargs)
+                result = run_episode(env, policy, task_id=job.task.id, seed=job.seed)
+                if result.outcome != "infra_error" or attempt >= self.max_attempts:
+                    return Finished(job, result, attempt)
         raise AssertionError("unreachable")
 
 

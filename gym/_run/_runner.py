@@ -32,7 +32,13 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from gym._core._errors import ConfigError, GymError, TaskNotFound
 from gym._core._models import Split, Task, natural_key
@@ -41,10 +47,21 @@ from gym._envs._env import default_sandboxes, env_of
 from gym._envs._registry import env_ids, make, spec_of, tasks_of
 from gym._envs._splits import split_uses
 from gym._policy import Policy, Turn
+from gym._policy._user import NamedUser
 from gym._run._executor import EpisodeWork, Event, Executor, Job, LocalExecutor, NamedPolicy
 from gym._run._rollout import EpisodeResult
 from gym._sandbox import SandboxProvider
-from gym._store import HEARTBEAT_S, EpisodeRow, RunRow, RunState, StepRow, Store, VerdictRow
+from gym._store import (
+    HEARTBEAT_S,
+    EpisodeRow,
+    RunRow,
+    RunState,
+    StepRow,
+    Store,
+    TurnEnd,
+    TurnsRow,
+    VerdictRow,
+)
 
 __all__ = [
     "Job",
@@ -79,6 +96,11 @@ class RunConfig(BaseModel):
     """Policy name."""
     policy_params: dict[str, Any] = Field(default_factory=dict)
     """Policy settings that change its behaviour (model, temperature, base URL...)."""
+    user: str | None = None
+    """Who plays the user of tasks with a ``user`` scenario (``gym run --user``:
+    scripted, local, openai; `gym.policies.NamedUser`); None: the scripted turns."""
+    user_params: dict[str, Any] = Field(default_factory=dict)
+    """The user's settings (model, base URL, seed...), as `policy_params` are the agent's."""
     k: int = 1
     """Samples per task."""
     seed: int = 0
@@ -100,6 +122,15 @@ class RunConfig(BaseModel):
     sandboxes: SandboxProvider | None = Field(default=None, exclude=True)
     """Where the run's sandboxes come from; None: the default provider (hardened Docker
     containers). Not part of the id, nor stored: the same run may resume on another."""
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The config as data; a run without a user dumps (and hashes) as runs did before."""
+        data: dict[str, Any] = handler(self)
+        if self.user is None:
+            data.pop("user", None)
+            data.pop("user_params", None)
+        return data
 
     def provider(self) -> SandboxProvider:
         """The run's sandbox provider (the default one when none is set)."""
@@ -282,7 +313,7 @@ def check_sandboxes(config: RunConfig, jobs: list[Job]) -> None:
 
 def _rows(
     config: RunConfig, job: Job, result: EpisodeResult, attempts: int, version: str
-) -> tuple[EpisodeRow, list[StepRow], VerdictRow | None]:
+) -> tuple[EpisodeRow, list[StepRow], VerdictRow | None, TurnsRow]:
     turns, steps = result.turns, result.steps
     usage = [t.usage for t in turns]
     verdict = result.verdict
@@ -316,8 +347,11 @@ def _rows(
         export=result.export,
     )
     step_rows = []
+    said = result.step_turns  # the policy turn of each step (parallel calls share one)
     for i, step in enumerate(steps):
-        turn = turns[i] if i < len(turns) else None
+        n = said[i] if i < len(said) else i
+        again = 0 < i < len(said) and said[i - 1] == n  # a later call: its turn is stored once
+        turn = turns[n] if n < len(turns) and not again else None
         step_rows.append(
             StepRow(
                 episode_id=job.episode_id,
@@ -337,7 +371,24 @@ def _rows(
             )
         )
     verdict_row = VerdictRow.of(job.episode_id, verdict) if verdict is not None else None
-    return episode, step_rows, verdict_row
+    return episode, step_rows, verdict_row, _turns_row(job.episode_id, result)
+
+
+def _turns_row(episode_id: str, result: EpisodeResult) -> TurnsRow:
+    """The episode's offered tools, the user turn of each step and the turn ends."""
+    steps = result.steps
+    return TurnsRow(
+        episode_id=episode_id,
+        tools=result.tools,
+        step_turns=[s.turn for s in steps],
+        step_assistant=result.step_turns,
+        ends=[
+            TurnEnd(step=i, turn=s.turn, user=s.user).model_dump()
+            for i, s in enumerate(steps)
+            if s.turn_end
+        ],
+        user_transcript=result.user_transcript,
+    )
 
 
 def with_reasoning(messages: list[dict[str, Any]], turns: list[Turn]) -> list[dict[str, Any]]:
@@ -422,7 +473,12 @@ def run(
     state = RunProgress(total=len(jobs), skipped=len(jobs) - len(todo))
     factory = policy_factory or NamedPolicy(config.policy, config.policy_params)
     work = EpisodeWork(
-        config.run_id, factory, _env_overrides(config), max_attempts, config.sandboxes
+        config.run_id,
+        factory,
+        _env_overrides(config),
+        max_attempts,
+        config.sandboxes,
+        user_factory=NamedUser(config.user, config.user_params) if config.user else None,
     )
     executor = executor or LocalExecutor(concurrency, stop=stop, events=events)
     emit = events or _ignore
