@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import re
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from gym._sandbox._engine import client, docker_errors
 __all__ = [
     "LABEL_CONTEXT",
     "ImageRecord",
+    "base_images",
     "register_image",
     "build_image",
     "context_hash",
@@ -105,14 +107,45 @@ def _context_files(path: Path) -> list[Path]:
     return sorted(p for p in path.rglob("*") if p.is_file() or p.is_symlink())
 
 
-def context_hash(name: str) -> str:
-    """sha256 over the build context of images/<name>/ (paths, exec bits, contents)."""
+_FROM_BUNDLED = re.compile(
+    r"^(\s*FROM\s+(?:--\S+\s+)*)boxgym/([a-z0-9][a-z0-9_.-]*)(?::latest)?(?=\s|$)",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A ``FROM boxgym/<name>`` line (no tag, or ``latest``): a build on a bundled image."""
+
+
+def base_images(name: str) -> list[str]:
+    """The images images/<name>/ builds on by name (``FROM boxgym/<base>``), in order.
+
+    Such a base is resolved at build time: built first if missing, and named by its
+    content tag (``boxgym/<base>:<hash>``), so a change of the base rebuilds this image.
+    """
+    text = (image_dir(name) / "Dockerfile").read_text(errors="replace")
+    return list(dict.fromkeys(m.group(2) for m in _FROM_BUNDLED.finditer(text)))
+
+
+def context_hash(name: str, *, _seen: tuple[str, ...] = ()) -> str:
+    """sha256 over the build context of images/<name>/ (paths, exec bits, contents).
+
+    An image built on a bundled one (`base_images`) hashes that image's context hash
+    too: a change of the base changes this image's tag.
+
+    Raises:
+        ConfigError: the image folder is unknown, or its bases build on each other in a
+            cycle.
+    """
+    if name in _seen:
+        cycle = " -> ".join((*_seen, name))
+        raise ConfigError(f"images build on each other in a cycle ({cycle}): break the cycle")
     path = image_dir(name)
     h = hashlib.sha256()
     for file in _context_files(path):
         rel = file.relative_to(path).as_posix()
         h.update(rel.encode() + b"\0" + (b"x" if file.stat().st_mode & 0o111 else b"-"))
         h.update(hashlib.sha256(file.read_bytes()).digest())
+    for base in base_images(name):
+        h.update(f"\0FROM boxgym/{base}\0".encode())
+        h.update(context_hash(base, _seen=(*_seen, name)).encode())
     return h.hexdigest()
 
 
@@ -191,12 +224,51 @@ def _same_content(chash: str) -> Any:
     return found[0] if found else None
 
 
+def resolved_dockerfile(name: str) -> str | None:
+    """images/<name>/'s Dockerfile with each ``FROM boxgym/<base>`` as the base's content tag.
+
+    Each base is built first when missing (`ensure_image`). None when the Dockerfile
+    names no bundled image (it is built as it is).
+    """
+    bases = base_images(name)
+    if not bases:
+        return None
+    tags = {}
+    for base in bases:
+        ensure_image(base)
+        tags[base] = _tag(base, context_hash(base))
+    text = (image_dir(name) / "Dockerfile").read_text(errors="replace")
+    return _FROM_BUNDLED.sub(lambda m: m.group(1) + tags[m.group(2)], text)
+
+
 def _build(name: str, tag: str, chash: str, progress: Callable[[str], None] | None) -> Any:
     labels = {LABEL_CONTEXT: chash}  # no name: the same content is the same image
+    resolved = resolved_dockerfile(name)
+    with contextlib.ExitStack() as stack:
+        dockerfile = None
+        if resolved is not None:  # outside the context: docker-py sends it inside the tar
+            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="boxgym-build-"))
+            dockerfile = os.path.join(folder, "Dockerfile")
+            Path(dockerfile).write_text(resolved)
+        return _build_with(name, tag, labels, dockerfile, progress)
+
+
+def _build_with(
+    name: str,
+    tag: str,
+    labels: dict[str, str],
+    dockerfile: str | None,
+    progress: Callable[[str], None] | None,
+) -> Any:
     try:
         with docker_errors():
             image, logs = client().images.build(
-                path=str(image_dir(name)), tag=tag, labels=labels, rm=True, forcerm=True
+                path=str(image_dir(name)),
+                dockerfile=dockerfile,
+                tag=tag,
+                labels=labels,
+                rm=True,
+                forcerm=True,
             )
             for chunk in logs:
                 if progress and "stream" in chunk:

@@ -1,0 +1,177 @@
+"""List and hash a folder tree as plain JSON: the manifest a file-tree grader compares.
+
+Run by the harness inside a container, from its own text (``python3 -I -c SOURCE``),
+never from a file the agent could have changed, once no process of the agent is left:
+
+    python3 -I -c SOURCE ROOT MAX_ENTRIES MAX_DEPTH MAX_BYTES
+
+It prints one JSON object (ASCII only) on standard output:
+
+- ``entries``: one ``[path, type, mode, size, sha256, target]`` list per entry under
+  ROOT (ROOT itself excluded), in sorted order. ``path`` is relative to ROOT; ``type``
+  is ``file``, ``dir``, ``symlink``, ``fifo``, ``socket``, ``char`` or ``block``;
+  ``mode`` the permission bits (setuid, setgid and sticky included); ``size`` the size
+  of a file (0 otherwise); ``sha256`` a readable file's content hash ('' otherwise);
+  ``target`` a symlink's target, read, never followed.
+- ``odd``: ``[path, why]`` for each entry that is not a plain, readable file or folder
+  with a plain name (a name that is not UTF-8 or holds control characters, a link, a
+  fifo, a device, a setuid or setgid bit, a file with several names, an unreadable
+  file or folder, a folder deeper than MAX_DEPTH). They are reported, never followed
+  nor opened in a way that blocks.
+- ``over``: '' or what was over its bound (``entries N`` or ``bytes N``): the listing
+  stopped there.
+
+Bounds: at most MAX_ENTRIES entries, MAX_DEPTH levels of folders, MAX_BYTES bytes of
+content hashed. Standard library only, Python 3.6 or later.
+"""
+
+import hashlib
+import json
+import os
+import stat
+import sys
+
+KINDS = {
+    stat.S_IFREG: "file",
+    stat.S_IFDIR: "dir",
+    stat.S_IFLNK: "symlink",
+    stat.S_IFIFO: "fifo",
+    stat.S_IFSOCK: "socket",
+    stat.S_IFCHR: "char",
+    stat.S_IFBLK: "block",
+}
+CHUNK = 1 << 20
+
+
+class Over(Exception):
+    """A bound was reached: the listing stops."""
+
+
+class Listing:
+    """The state of one listing: what was found and what is left of the bounds."""
+
+    def __init__(self, max_entries, max_depth, max_bytes):
+        self.entries = []
+        self.odd = []
+        self.max_entries = max_entries
+        self.max_depth = max_depth
+        self.bytes_left = max_bytes
+        self.max_bytes = max_bytes
+
+    def add(self, entry):
+        if len(self.entries) >= self.max_entries:
+            raise Over(f"entries {self.max_entries}")
+        self.entries.append(entry)
+
+
+def text_of(raw):
+    """A name as text, and why it is odd ('' when it is a plain UTF-8 name)."""
+    try:
+        name = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "backslashreplace"), "name is not UTF-8 (shown escaped)"
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        return name, "name holds control characters"
+    return name, ""
+
+
+def digest(path, info, listing):
+    """sha256 of a regular file, read without following links or blocking ('' if unreadable)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    flags |= getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return ""
+    try:
+        now = os.fstat(fd)
+        if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
+            return ""
+        h = hashlib.sha256()
+        while True:
+            data = os.read(fd, CHUNK)
+            if not data:
+                return h.hexdigest()
+            listing.bytes_left -= len(data)
+            if listing.bytes_left < 0:
+                raise Over(f"bytes {listing.max_bytes}")
+            h.update(data)
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+
+
+def entry_of(path, rel, info, listing):
+    """The manifest entry of one path (its odd findings added to the listing)."""
+    kind = KINDS.get(stat.S_IFMT(info.st_mode), "other")
+    mode = stat.S_IMODE(info.st_mode)
+    size, sha, target = 0, "", ""
+    if kind == "file":
+        size = info.st_size
+        sha = digest(path, info, listing)
+        if not sha:
+            listing.odd.append([rel, "unreadable file: its content cannot be compared"])
+        if info.st_nlink > 1:
+            listing.odd.append([rel, f"a file with {info.st_nlink} names (hard links)"])
+    elif kind == "symlink":
+        try:
+            target, why = text_of(os.readlink(path))
+        except OSError:
+            target, why = "", "unreadable link"
+        listing.odd.append([rel, "a symbolic link (never followed)" + (": " + why if why else "")])
+    elif kind != "dir":
+        listing.odd.append([rel, f"a {kind} (never opened)"])
+    if mode & (stat.S_ISUID | stat.S_ISGID):
+        listing.odd.append([rel, "setuid or setgid bit"])
+    return [rel, kind, mode, size, sha, target]
+
+
+def walk(root, listing):
+    """List the tree under root, folders first in sorted order, within the bounds."""
+    stack = [(root, "", 0)]
+    while stack:
+        folder, prefix, depth = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                names = sorted(e.name for e in it)
+        except OSError:
+            listing.odd.append([prefix.rstrip("/"), "unreadable folder: not listed"])
+            continue
+        below = []
+        for raw in names:
+            path = os.path.join(folder, raw)
+            name, why = text_of(raw)
+            rel = prefix + name
+            try:
+                info = os.lstat(path)
+            except OSError:
+                listing.odd.append([rel, "vanished while listed"])
+                continue
+            if why:
+                listing.odd.append([rel, why])
+            listing.add(entry_of(path, rel, info, listing))
+            if stat.S_ISDIR(info.st_mode):
+                if depth + 1 >= listing.max_depth:
+                    listing.odd.append([rel, f"deeper than {listing.max_depth} levels: not listed"])
+                else:
+                    below.append((path, rel + "/", depth + 1))
+        stack.extend(reversed(below))
+
+
+def main(argv):
+    root = os.fsencode(argv[1])
+    listing = Listing(int(argv[2]), int(argv[3]), int(argv[4]))
+    over = ""
+    try:
+        walk(root, listing)
+    except Over as exc:
+        over = str(exc)
+    out = {"entries": listing.entries, "odd": listing.odd, "over": over}
+    sys.stdout.write(json.dumps(out, ensure_ascii=True, separators=(",", ":")))
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,1 @@
+find scripts -type f -name '*.sh' -exec chmod a+x {} +

@@ -1,0 +1,4 @@
+cd photos
+for f in *.JPG *.jpeg; do
+  [ -e "$f" ] && mv -- "$f" "${f%.*}.jpg"
+done
