@@ -20,6 +20,7 @@ from environments.sql.grading import (
     grade_sql,
 )
 from environments.sql.panel import panel
+from environments.sql.runner import load_script
 
 __all__ = ["GRADER", "GRADER_VERSION", "SQLEnv", "SQLExport"]
 
@@ -44,12 +45,50 @@ Task:
 {task}
 """
 
+OWN_PREAMBLE = """\
+You are connected to a PostgreSQL 15 database as the role `agent`; its tables live in
+schema `{schema}`. Use the `sql` tool to run SQL: each call is its own session in
+autocommit mode, statements run at most {timeout:g} s, and at most {rows} rows of a
+result are shown. Explore the schema as you need (information_schema, pg_catalog).
+
+Task:
+{task}
+"""
+"""The first words of a task over a database of its own (task.toml ``database``)."""
+
+PERTURB_OWN = """DO $boxgym$
+DECLARE t record; r record; n bigint;
+BEGIN
+  FOR t IN SELECT c.oid::pg_catalog.regclass AS rel,
+                  c.relname::pg_catalog.text = ANY (ARRAY[{scope}]::pg_catalog.text[]) AS inside
+           FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace s ON s.oid = c.relnamespace
+           WHERE c.relkind = 'r' AND s.nspname = '{schema}'
+           ORDER BY 2, c.relname
+  LOOP
+    CONTINUE WHEN t.inside AND NOT {read};
+    FOR r IN EXECUTE pg_catalog.format('SELECT ctid FROM ONLY %s LIMIT 50', t.rel) LOOP
+      BEGIN
+        EXECUTE pg_catalog.format('DELETE FROM ONLY %s WHERE ctid = $1', t.rel) USING r.ctid;
+        GET DIAGNOSTICS n = ROW_COUNT;
+        IF n > 0 THEN RETURN; END IF;
+      EXCEPTION WHEN OTHERS THEN NULL;
+      END;
+    END LOOP;
+  END LOOP;
+  PERFORM pg_catalog.lo_from_bytea(0, 'boxgym'::bytea);
+END $boxgym$"""
+"""The forbidden write planted in a task over its own database (any table it has): one
+row deleted from the first table outside the task's that lets one of its first 50 rows
+go (a foreign key may hold the others; tables it reads too, in a read task); a large
+object stored when none does (a database whose tables are all in scope, or empty).
+Both are flagged from the final state."""
+
 READ_END = """
 When you have the answer, call `submit` with `answer_query` set to one SELECT statement
 that returns exactly the requested rows and columns, in the requested column order{order}.
 It is run again on a fresh copy of the database, so it cannot use objects you create.
 This task only reads: leave the database as it is. You may create new views in schema
-shop as helpers (they are ignored) and temporary tables (they vanish with the session);
+{schema} as helpers (they are ignored) and temporary tables (they vanish with the session);
 any other change fails the task: rows, sequences (nextval, setval), large objects,
 tables, indexes, functions, types or any other object, and role settings."""
 
@@ -118,11 +157,14 @@ class SQLEnv(gym.ContainerEnv[SQLExport]):
         ]
 
     def setup(self, task: gym.Task, sandbox: gym.sandbox.Sandbox) -> None:
-        """Hand the agent role the tables the task lets it restructure (if any)."""
-        owns = TaskSpec.of(task).owns
+        """Load the task's own database (if any), hand the agent the tables it may restructure."""
+        spec = TaskSpec.of(task)
+        if spec.database:
+            self._load_database(task, spec, sandbox)
+        owns = spec.owns
         if not owns:
             return
-        statements = "; ".join(f"ALTER TABLE shop.{t} OWNER TO agent" for t in owns)
+        statements = "; ".join(f"ALTER TABLE {spec.table(t)} OWNER TO agent" for t in owns)
         cmd = [
             f"{PG_BIN}/psql",
             "-X",
@@ -140,16 +182,36 @@ class SQLEnv(gym.ContainerEnv[SQLExport]):
         if not result.ok:
             raise gym.SandboxError(f"could not prepare task {task.id}: {result.stderr[-500:]}")
 
+    def _load_database(self, task: gym.Task, spec: TaskSpec, sandbox: gym.sandbox.Sandbox) -> None:
+        """Replace the bundled ``shop`` schema with the task's own database (`load_script`)."""
+        cmd = [f"{PG_BIN}/psql", "-X", "-q", "-h", SOCKET, "-d", "shop", "-f", "-"]
+        result = sandbox.exec(
+            cmd,
+            user=PG_USER,
+            timeout=120,
+            stdin=load_script(spec.dump()),
+            env={"PGOPTIONS": "-c client_min_messages=warning"},
+        )
+        if not result.ok:
+            raise gym.SandboxError(
+                f"could not load the database of task {task.id} ({spec.database}): "
+                f"{result.stderr[-800:]}"
+            )
+
     def prompt(self, task: gym.Task) -> str:
         """The task, with what the agent needs to know about the database and the tools."""
         spec = TaskSpec.of(task)
-        text = PREAMBLE.format(
-            timeout=self.statement_timeout, rows=self.max_rows, task=task.prompt.strip()
+        head = OWN_PREAMBLE if spec.database else PREAMBLE
+        text = head.format(
+            timeout=self.statement_timeout,
+            rows=self.max_rows,
+            task=task.prompt.strip(),
+            schema=spec.schema_name,
         )
         if spec.kind == "read":
             order = " and row order" if spec.ordered else " (any row order)"
-            return text + READ_END.format(order=order)
-        tables = ", ".join(f"shop.{t}" for t in spec.scope)
+            return text + READ_END.format(order=order, schema=spec.schema_name)
+        tables = ", ".join(spec.table(t) for t in spec.scope)
         return text + WRITE_END.format(tables=tables)
 
     # -- tools ---------------------------------------------------------------------------
@@ -233,11 +295,21 @@ class SQLEnv(gym.ContainerEnv[SQLExport]):
         return panel(TaskSpec.of(task))
 
     def perturbed_calls(self, task: gym.Task) -> list[gym.ToolCall]:
-        """The oracle plus one write to a table outside the task's scope (must be flagged)."""
+        """The oracle plus one write to a table outside the task's scope (must be flagged).
+
+        In the bundled database, a fixed change of a ``shop`` table; in a task's own
+        database, `PERTURB_OWN` (a row of any table it has outside the scope).
+        """
         spec = TaskSpec.of(task)
-        table = next(t for t in _PERTURB if t not in spec.scope)
+        if spec.database:
+            scope = ", ".join(f"'{t}'" for t in spec.scope)
+            query = PERTURB_OWN.format(
+                scope=scope, schema=spec.schema_name, read=str(spec.kind == "read").lower()
+            )
+        else:
+            query = _PERTURB[next(t for t in _PERTURB if t not in spec.scope)]
         calls = self.oracle_calls(task)
-        extra = gym.ToolCall(name="sql", arguments={"query": _PERTURB[table]})
+        extra = gym.ToolCall(name="sql", arguments={"query": query})
         return [*calls[:-1], extra, calls[-1]]
 
     # -- grading -------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from pydantic import BaseModel
 
 import gym
 import gym.authoring
+import gym.datasets
 import gym.grading
 import gym.sandbox
 from environments.sql import runner
@@ -52,6 +53,7 @@ __all__ = [
     "SQLExport",
     "TaskSpec",
     "compare_answers",
+    "database_of",
     "evaluate",
     "export_state",
     "grade_sql",
@@ -135,13 +137,22 @@ class TaskSpec(BaseModel):
     gold: str
     """The gold SQL: one SELECT (read) or the statements that make the change (write)."""
     ordered: bool = False
-    """Read tasks: the row order of the answer matters."""
+    """Read tasks: the row order of the answer matters. A task.toml without ``ordered``
+    takes it from the gold query (`gym.datasets.asks_order`: an outermost ORDER BY)."""
     scope: tuple[str, ...] = ()
-    """Tables (of schema shop) the task may change; for read tasks, the tables it reads."""
+    """Tables (of `schema`) the task may change; for read tasks, the tables it reads."""
     owns: tuple[str, ...] = ()
     """Tables the agent role is given ownership of at reset (for DDL)."""
     ignore_columns: tuple[str, ...] = ()
     """``table.column`` left out of content hashes (for example generated ids)."""
+    database: str = ""
+    """The task's own database: the path of its dump (PostgreSQL SQL text); empty for
+    the bundled ``shop`` database (`database_of`)."""
+    database_sha256: str = ""
+    """sha256 of that dump (part of the grader's cache keys)."""
+    schema_name: str = "shop"
+    """The schema the task's tables live in: ``shop`` in the bundled database, ``public``
+    (or task.toml's ``schema``) in a database of the task's own."""
 
     @classmethod
     def of(cls, task: gym.Task) -> TaskSpec:
@@ -150,18 +161,64 @@ class TaskSpec(BaseModel):
         if not gold_file.is_file():
             raise gym.ConfigError(f"task {task.id} has no hidden/gold.sql")
         data = task.data
+        gold = gold_file.read_text()
+        kind = data.get("kind", "read")
+        dump = database_of(task)
+        ordered = data.get("ordered", kind == "read" and gym.datasets.asks_order(gold))
         spec = cls(
-            kind=data.get("kind", "read"),
-            gold=gold_file.read_text(),
-            ordered=bool(data.get("ordered", False)),
+            kind=kind,
+            gold=gold,
+            ordered=bool(ordered),
             scope=tuple(data.get("tables", ())),
             owns=tuple(data.get("owns", ())),
             ignore_columns=tuple(data.get("ignore_columns", ())),
+            database=str(dump or ""),
+            database_sha256=hashlib.sha256(dump.read_bytes()).hexdigest() if dump else "",
+            schema_name=str(data.get("schema", "public" if dump else "shop")),
         )
-        bad = [t for t in (*spec.scope, *spec.owns) if not IDENT.match(t)]
+        bad = [t for t in (*spec.scope, *spec.owns, spec.schema_name) if not IDENT.match(t)]
         if bad:
             raise gym.ConfigError(f"task {task.id}: table names must be plain identifiers: {bad}")
         return spec
+
+    def dump(self) -> bytes:
+        """The bytes of the task's own database dump (empty for the bundled database)."""
+        return Path(self.database).read_bytes() if self.database else b""
+
+    def table(self, name: str) -> str:
+        """A table of the task, qualified with its schema (``shop.customers``)."""
+        return f"{self.schema_name}.{name}"
+
+
+DATABASES = "databases"
+"""The folder beside a family's tasks (``seeds/<family>/databases/``) of shared dumps."""
+
+
+def database_of(task: gym.Task) -> Path | None:
+    """The dump of the task's own database (task.toml ``database``), or None for ``shop``.
+
+    ``database = "db.sql"`` names a file of the task's folder; ``database = "NAME"`` (or
+    ``"NAME.sql"``) a dump shared by the family's tasks, ``seeds/<family>/databases/NAME.sql``.
+
+    Raises:
+        ConfigError: the value is not a plain file name, or no such dump exists.
+    """
+    name = task.data.get("database", "")
+    if not name:
+        return None
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", name):
+        raise gym.ConfigError(
+            f"task {task.id}: database = {name!r} must be a file name (db.sql in the task's "
+            f"folder, or NAME for seeds/<family>/{DATABASES}/NAME.sql)"
+        )
+    stem = name.removesuffix(".sql")
+    places = [task.folder() / name, task.folder().parent / DATABASES / f"{stem}.sql"]
+    found = next((p for p in places if p.is_file()), None)
+    if found is None:
+        raise gym.ConfigError(
+            f"task {task.id}: database = {name!r}: no dump at {places[0]} nor {places[1]}"
+        )
+    return found
 
 
 class SQLExport(BaseModel):
@@ -323,11 +380,13 @@ def run_runner(
     *,
     timeout: float = RUNNER_TIMEOUT,
     sandboxes: gym.sandbox.SandboxProvider | None = None,
+    database: bytes = b"",
 ) -> dict[str, Any]:
     """Stage a fresh grading container, run the runner there, return its report.
 
     ``sandboxes`` provides the grading container (`SandboxProvider.grader`; the default
-    provider when None). The report's size is bounded by the runner
+    provider when None). ``database``: the task's own database dump, loaded there before
+    anything else (`runner.load_database`). The report's size is bounded by the runner
     (`runner.MAX_REPORT_BYTES` for the agent's parts); it is parsed here with its size
     checked first.
 
@@ -339,11 +398,16 @@ def run_runner(
     provider = sandboxes or gym.sandbox.default_sandboxes()
     sandbox = provider.grader(grading_config(image))
     try:
+        paths = {"dump_path": "/grade/final.dump"}
+        if database:
+            paths["database_path"] = "/grade/database.sql"
         files = {
             "runner.py": RUNNER_PATH.read_bytes(),
-            "spec.json": json.dumps({**spec, "dump_path": "/grade/final.dump"}).encode(),
+            "spec.json": json.dumps({**spec, **paths}).encode(),
             "final.dump": dump,
         }
+        if database:
+            files["database.sql"] = database
         sandbox.put_files("/grade", files, timeout=60)
         out = "/tmp/boxgym-grade/report.json"
         cmd = ["/usr/bin/python3", "-I", "/grade/runner.py", "/grade/spec.json", out]
@@ -404,7 +468,7 @@ def _graded_report(
 ) -> dict[str, Any]:
     """The runner's report, completed with the cached snapshots and the export's roles."""
     write = spec.kind == "write"
-    pkey = ("pristine", image, GRADER_VERSION, *sorted(spec.ignore_columns))
+    pkey = ("pristine", image, GRADER_VERSION, spec.database_sha256, *sorted(spec.ignore_columns))
     gkey = (
         "gold",
         image,
@@ -412,13 +476,14 @@ def _graded_report(
         hashlib.sha256(spec.model_dump_json().encode()).hexdigest(),
     )
     pristine, gold = _snapshots.get(pkey), _snapshots.get(gkey) if write else None
-    scope = [f"shop.{t}" for t in spec.scope]
+    scope = [spec.table(t) for t in spec.scope]
     runner_spec = {
         "kind": spec.kind,
         "gold": spec.gold,
         "answer": export.answer_query,
         "scope": scope if write else [],  # the tables whose rows are diffed
         "owns": list(spec.owns),
+        "schema": spec.schema_name,
         "ignore_columns": list(spec.ignore_columns),
         "timeout": GRADE_TIMEOUT,
         "want_pristine": pristine is None,
@@ -430,7 +495,9 @@ def _graded_report(
         if gold
         else {},
     }
-    report = run_runner(image, runner_spec, export.dump(), sandboxes=sandboxes)
+    report = run_runner(
+        image, runner_spec, export.dump(), sandboxes=sandboxes, database=spec.dump()
+    )
     if report.get("gold_error") and report.get("final_error") is None:
         return report
     if pristine is None and "pristine" in report:
@@ -474,7 +541,7 @@ def evaluate(
     if pristine is None or expected is None:
         raise gym.GradingError("the runner report lacks the pristine or the gold snapshot")
     read = spec.kind == "read"
-    scope = {f"shop.{t}" for t in spec.scope} if not read else set()
+    scope = {spec.table(t) for t in spec.scope} if not read else set()
     flags = side_effect_flags(pristine, expected, final, scope, read=read)
     flags += role_flags(pristine.get("roles"), report.get("final_roles"), read=read)
     if read:

@@ -55,7 +55,7 @@ def panel(spec: TaskSpec) -> dict[str, list[ToolCall]]:
             "constant": [_submit("SELECT 1")],
         }
         if spec.scope:
-            calls["whole_table"] = [_submit(f"SELECT * FROM shop.{spec.scope[0]}")]
+            calls["whole_table"] = [_submit(f"SELECT * FROM {spec.table(spec.scope[0])}")]
         return calls
-    deletes = [_sql(f"DELETE FROM shop.{table}") for table in reversed(spec.scope)]
+    deletes = [_sql(f"DELETE FROM {spec.table(table)}") for table in reversed(spec.scope)]
     return {"unchanged": [_submit()], "delete_scope": [*deletes, _submit()]}

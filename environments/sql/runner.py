@@ -5,7 +5,10 @@
 The container starts from the pristine image with its server up: database ``shop`` is
 the pristine state. The runner then
 
-1. creates its report directory (mode 0700) before any agent content is loaded;
+1. creates its report directory (mode 0700) before any agent content is loaded and,
+   for a task with a database of its own (``database_path``: the task's dump, never
+   the agent's), loads it into ``shop`` (and ``gold`` for write tasks) as the agent's
+   container did at reset (`load_database`);
 2. snapshots the pristine ``shop`` (when the host has no cached copy), roles included;
 3. for write tasks, hands the agent role the tables the task lets it own in ``gold``
    (a pristine copy of ``shop`` made when the image was built), runs the gold SQL
@@ -873,6 +876,92 @@ def row_diffs(
     return diffs
 
 
+# -- the task's own database -------------------------------------------------------------
+
+LOAD_HEAD = r"""\set ON_ERROR_STOP 1
+BEGIN;
+DROP SCHEMA IF EXISTS shop CASCADE;
+GRANT USAGE, CREATE ON SCHEMA public TO shop_owner;
+DO $boxgym$ BEGIN
+  EXECUTE pg_catalog.format('GRANT CREATE ON DATABASE %I TO shop_owner',
+                            pg_catalog.current_database());
+END $boxgym$;
+SET ROLE shop_owner;
+SET search_path = public;
+"""
+"""Before a task's own database (psql, as the server's superuser, in database ``shop`` or
+``gold``): the bundled ``shop`` schema goes, and the dump then runs as ``shop_owner``
+(who owns what it creates, as it owns the bundled schema: the agent role can change
+rows but never drop or alter what it does not own), in one transaction."""
+
+LOAD_TAIL = r"""
+RESET ROLE;
+SET search_path = pg_catalog;
+DO $boxgym$
+DECLARE s record;
+BEGIN
+  EXECUTE pg_catalog.format('REVOKE CREATE ON DATABASE %I FROM shop_owner',
+                            pg_catalog.current_database());
+  FOR s IN SELECT n.nspname FROM pg_catalog.pg_namespace n
+           WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
+             AND n.nspname NOT LIKE 'pg\_%' ORDER BY 1
+  LOOP
+    EXECUTE pg_catalog.format('GRANT USAGE, CREATE ON SCHEMA %I TO agent', s.nspname);
+    EXECUTE pg_catalog.format('GRANT SELECT, INSERT, UPDATE, DELETE, REFERENCES '
+                              'ON ALL TABLES IN SCHEMA %I TO agent', s.nspname);
+    EXECUTE pg_catalog.format('GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES '
+                              'IN SCHEMA %I TO agent', s.nspname);
+    EXECUTE pg_catalog.format('GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA %I TO agent',
+                              s.nspname);
+  END LOOP;
+END $boxgym$;
+COMMIT;
+"""
+"""After the dump: the agent role gets what grants.sql gives it in the bundled database
+(read and change the rows of every table, create its own objects), in every schema."""
+
+
+def load_script(dump: bytes) -> bytes:
+    """What psql reads to load a task's own database (`LOAD_HEAD`, the dump, `LOAD_TAIL`)."""
+    return LOAD_HEAD.encode() + dump + b"\n" + LOAD_TAIL.encode()
+
+
+def load_database(db: str, dump_path: str) -> None:
+    """Load the task's own database into ``db`` (``shop`` or ``gold``), as at reset.
+
+    As the agent's container did it. The dump is the task's, never the agent's: a failure
+    is a crash (the host makes it ``infra_error``).
+    """
+    with open(dump_path, "rb") as f:
+        script = load_script(f.read())
+    proc = subprocess.run(
+        [f"{PG_BIN}/psql", "-X", "-q", "-h", SOCKET, "-d", db, "-f", "-"],
+        input=script,
+        capture_output=True,
+        timeout=RESTORE_SECONDS,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "PGOPTIONS": "-c client_min_messages=warning",
+        },
+    )
+    if proc.returncode != 0:
+        tail = proc.stderr[-1500:].decode("utf-8", "replace").strip()
+        raise RuntimeError(f"the task's database did not load into {db}: {tail}")
+
+
+def open_final_schema() -> None:
+    """Let the agent role create objects in ``final``'s public schema.
+
+    A task's own database lives there, and the agent's final state is restored as itself.
+    """
+    conn = connect("final", search_path="pg_catalog")
+    try:
+        query_none(conn, "GRANT USAGE, CREATE ON SCHEMA public TO agent")
+    finally:
+        conn.close()
+
+
 # -- the steps -----------------------------------------------------------------------------
 
 
@@ -893,7 +982,9 @@ def run_gold_write(spec: dict[str, Any]) -> str | None:
     admin = connect("gold")
     try:
         for table in spec.get("owns", []):
-            query_none(admin, f"ALTER TABLE {ident('shop', table)} OWNER TO agent")
+            query_none(
+                admin, f"ALTER TABLE {ident(spec.get('schema', 'shop'), table)} OWNER TO agent"
+            )
     finally:
         admin.close()
     conn = connect("gold", "agent", statement_timeout=f"{int(spec['timeout'] * 1000)}")
@@ -1171,6 +1262,12 @@ def grade(spec: dict[str, Any]) -> dict[str, Any]:
     ignore = set(spec.get("ignore_columns", []))
     scope = set(spec.get("scope", []))
     expected: dict[str, list[str]] = dict(spec.get("expected_rows", {}))
+    if spec.get("database_path"):  # the task's own database, loaded as at reset
+        load_database("shop", spec["database_path"])
+        if spec.get("want_gold"):
+            load_database("gold", spec["database_path"])
+        open_final_schema()
+        clock.lap("load_database")
     if spec.get("want_pristine"):
         report["pristine"], _ = snapshot("shop", ignore, set())
         report["pristine"]["roles"] = roles()

@@ -1,0 +1,1 @@
+SELECT name, age FROM singer WHERE country = 'Spain' ORDER BY age DESC

@@ -1,0 +1,1 @@
+UPDATE concert SET year = 2016 WHERE year = 2015;
