@@ -56,12 +56,13 @@ __all__ = [
 log = logging.getLogger("gym.registry")
 
 ENTRY_POINT_GROUP = "boxgym.environments"
-ID_PATTERN = re.compile(r"^[a-z][a-z0-9_.-]*/[A-Z][A-Za-z0-9]*-v\d+$")
+ID_PATTERN = re.compile(r"^[a-z][a-z0-9_.-]*/[A-Z][A-Za-z0-9]*(?:-[A-Z][A-Za-z0-9]*)*-v\d+$")
 ID_RULE = (
     "an id must look like 'namespace/Name-vN': the namespace is lowercase letters, "
     "digits, '_', '.' or '-', starting with a letter (your package's name; 'boxgym' "
     "is reserved for boxgym's own environments); Name is letters and digits starting "
-    "with an uppercase letter; N is the version, digits (a published version never "
+    "with an uppercase letter (parts may be joined by '-', each starting with an "
+    "uppercase letter: 'BFCL-MultiTurn'); N is the version, digits (a published version never "
     "changes behaviour); for example 'mypkg/Sorting-v0'"
 )
 """The id rule, as every refusal states it."""

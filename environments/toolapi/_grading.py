@@ -1,0 +1,211 @@
+"""The gold-replay backend-state grader: the agent's backend, turn by turn, against the gold's.
+
+At each user turn's end, and when the episode ends, the harness takes a checkpoint of
+the agent's backend (the service's plain-JSON projection of each instance's public
+attributes, and the result text of each call of the turn). To grade, a fresh grading
+container (never the agent's) loads the same backend from the same initial state and
+replays the task's gold calls turn by turn, with a checkpoint after each. The host then
+compares plain values, turn by turn, as BFCL's multi-turn checker does
+(bfcl_eval/eval_checker/multi_turn_eval/multi_turn_checker.py):
+
+- a turn with gold calls in which the agent made no call fails (BFCL's empty turn);
+- every class's state after the turn equals the gold state (each public attribute);
+- the gold results of the turn are all among the agent's results so far, counted with
+  their repeats, in any order (BFCL's unordered containment, over all turns so far);
+- a turn without gold calls is not checked (BFCL checks those with its irrelevance
+  checker, which this grader does not run).
+
+Each turn is one gated component of the verdict; its explanation says what differs.
+Any family whose backend is a set of Python classes can reuse it (`turn_components`,
+`replay_gold`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+import gym
+import gym.images
+import gym.sandbox
+from environments.toolapi._service import (
+    Backend,
+    Checkpoint,
+    ServiceDown,
+    exchange_many,
+    replay_script,
+)
+
+__all__ = [
+    "GRADER",
+    "Gold",
+    "ToolAPIState",
+    "grader_version",
+    "load_gold",
+    "replay_gold",
+    "turn_components",
+]
+
+GRADER = "toolapi-gold-replay"
+_SOURCES = [Path(__file__), Path(__file__).with_name("_service.py")]
+_EXPLAIN = 2000
+"""Characters of a difference shown in a component's explanation."""
+
+
+class ToolAPIState(BaseModel):
+    """The final state of a tool-API episode: the backend after each user turn."""
+
+    turns: list[Checkpoint] = Field(default_factory=list)
+    """One checkpoint per user turn the episode reached, in order (the last one taken
+    when the episode ended)."""
+    error: str = ""
+    """Why a checkpoint could not be taken (the service stopped during the episode)."""
+
+
+class Gold(BaseModel):
+    """A task's hidden reference: the gold calls of each user turn."""
+
+    turns: list[list[gym.ToolCall]]
+    """Per user turn, the calls that reach the expected state and results."""
+
+
+def grader_version(modules: dict[str, str], image: str = "toolapi") -> str:
+    """A hash of the grader's code, the image's service and the backend modules."""
+    h = hashlib.sha256()
+    server = gym.images.image_dir(image) / "toolapi" / "server.py"
+    for path in (*_SOURCES, server):
+        h.update(path.read_bytes())
+    for name, source in sorted(modules.items()):
+        h.update(name.encode() + b"\0" + source.encode() + b"\0")
+    return "1+" + h.hexdigest()[:12]
+
+
+def load_gold(task: gym.Task, turns: int) -> Gold:
+    """The task's hidden/gold.json, with one list of calls per user turn.
+
+    Raises:
+        gym.ConfigError: the file is missing or malformed, or its turns are not the task's.
+    """
+    path = task.folder() / "hidden" / "gold.json"
+    try:
+        gold = Gold.model_validate_json(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise gym.ConfigError(f"task {task.id}: cannot read {path}: {exc}") from exc
+    if len(gold.turns) != turns:
+        raise gym.ConfigError(
+            f"task {task.id}: {path} has {len(gold.turns)} turns of gold calls; the task "
+            f"has {turns} user turns (the prompt and each of `turns`): give one list each"
+        )
+    return gold
+
+
+def replay_gold(
+    sandbox: gym.sandbox.Sandbox, backend: Backend, gold: Gold, *, timeout: float
+) -> list[Checkpoint]:
+    """Replay the gold calls on a fresh backend in a (grading) sandbox; a checkpoint per turn.
+
+    Raises:
+        gym.GradingError: the service did not answer or could not load the backend.
+    """
+    requests = replay_script(backend, gold.turns)
+    try:
+        replies = exchange_many(sandbox, requests, timeout=timeout)
+    except ServiceDown as exc:
+        raise gym.GradingError(f"replaying the gold calls failed: {exc}") from exc
+    bad = [r for r in replies if r.get("ok") is not True]
+    if bad:
+        raise gym.GradingError(f"the service refused a gold request: {bad[0].get('error')}")
+    out = []
+    for request, reply in zip(requests, replies, strict=True):
+        if request["op"] == "checkpoint":
+            out.append(Checkpoint.model_validate(reply, strict=False))
+    return out
+
+
+def _clip(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return text if len(text) <= _EXPLAIN else text[:_EXPLAIN] + "..."
+
+
+def state_differences(agent: dict[str, Any], gold: dict[str, Any]) -> dict[str, Any]:
+    """Class -> attribute -> {agent, gold} for every public attribute that differs."""
+    out: dict[str, Any] = {}
+    for name, want in gold.items():
+        mine = agent.get(name)
+        if not isinstance(mine, dict) or not isinstance(want, dict):
+            if mine != want:
+                out[name] = {"agent": mine, "gold": want}
+            continue
+        diff = {
+            attr: {"agent": mine.get(attr), "gold": want.get(attr)}
+            for attr in sorted(set(mine) | set(want))
+            if mine.get(attr) != want.get(attr)
+        }
+        if diff:
+            out[name] = diff
+    return out
+
+
+def missing_results(agent: Sequence[str], gold: Sequence[str]) -> list[str]:
+    """The gold results not among the agent's, each counted with its repeats."""
+    left = Counter(agent)
+    missing = []
+    for item in gold:
+        if left[item] > 0:
+            left[item] -= 1
+        else:
+            missing.append(item)
+    return missing
+
+
+def _turn(
+    index: int, agent: ToolAPIState, gold: list[Checkpoint], calls: int, so_far: list[str]
+) -> gym.Component:
+    def failed(why: str) -> gym.Component:
+        return gym.Component(score=0.0, passed=False, explanation=f"turn {index + 1}: {why}")
+
+    if index >= len(agent.turns):
+        why = f" ({agent.error})" if agent.error else ""
+        return failed(f"the episode ended before this user turn{why}")
+    if calls == 0:
+        return gym.Component(
+            score=1.0,
+            passed=True,
+            explanation=f"turn {index + 1}: no gold calls, not checked (as BFCL's state checker)",
+        )
+    mine = agent.turns[index]
+    if not mine.results:
+        return failed("no tool call in a turn that needs some")
+    diff = state_differences(mine.state, gold[index].state)
+    if diff:
+        return failed(f"the backend's state differs from the gold state: {_clip(diff)}")
+    missing = missing_results(so_far, gold[index].results)
+    if missing:
+        return failed(f"gold results missing from the agent's results so far: {_clip(missing)}")
+    return gym.Component(
+        score=1.0,
+        passed=True,
+        explanation=(
+            f"turn {index + 1}: state equals the gold state; all {len(gold[index].results)} "
+            "gold results are among the agent's"
+        ),
+    )
+
+
+def turn_components(
+    agent: ToolAPIState, gold: list[Checkpoint], gold_calls: Gold
+) -> dict[str, gym.Component]:
+    """One gated component per user turn (``turn_1``, ``turn_2``...): state and results."""
+    components: dict[str, gym.Component] = {}
+    so_far: list[str] = []
+    for i in range(len(gold)):
+        if i < len(agent.turns):
+            so_far = so_far + agent.turns[i].results
+        components[f"turn_{i + 1}"] = _turn(i, agent, gold, len(gold_calls.turns[i]), so_far)
+    return components

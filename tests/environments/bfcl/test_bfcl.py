@@ -1,0 +1,107 @@
+"""boxgym/BFCL-MultiTurn-v0: the shipped tasks, the import script's parsing, 3 tasks validated."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from environments.bfcl import BFCLEnv
+
+ROOT = Path(__file__).resolve().parents[3]
+ENV_ID = "boxgym/BFCL-MultiTurn-v0"
+
+
+def script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "import_bfcl", ROOT / "scripts" / "import_bfcl.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_200_tasks_ship_with_a_fixed_held_out_split() -> None:
+    tasks = BFCLEnv.load_tasks()
+    assert len(tasks) == 200 and not tasks.problems  # type: ignore[attr-defined]
+    held_out = [t.id for t in tasks if t.split == "test"]
+    assert len(held_out) == 50
+    assert all(int(t.rsplit("_", 1)[1]) % 4 == 3 for t in held_out)
+    assert BFCLEnv.splits == {"train": "training", "test": "held-out"}
+
+
+def test_each_task_has_one_gold_turn_per_user_turn_over_its_own_tools() -> None:
+    env_class = BFCLEnv
+    for task in env_class.load_tasks()[:40]:
+        gold = json.loads((task.folder() / "hidden" / "gold.json").read_text())["turns"]
+        assert len(gold) == 1 + len(task.turns), task.id
+        names = {t["function"]["name"] for t in task.tools}
+        assert {c["name"] for turn in gold for c in turn} <= names, task.id
+
+
+def test_the_backends_are_bfcls_with_flat_imports_and_a_notice() -> None:
+    backend = ROOT / "seeds" / "bfcl" / "backend"
+    notice = (backend / "NOTICE").read_text()
+    assert "Apache License, Version 2.0" in notice and "2026.3.23" in notice
+    for path in backend.glob("*.py"):
+        assert "bfcl_eval" not in path.read_text(), path
+    assert set(BFCLEnv.backend_modules()) >= {"gorilla_file_system.py", "long_context.py"}
+
+
+def test_bfcl_call_strings_become_named_arguments() -> None:
+    gold_call = script().gold_call
+    params = {"sort": ["file_name"], "mv": ["source", "destination"], "mean": ["numbers"]}
+    assert gold_call("sort('report.pdf')", params) == {
+        "name": "sort",
+        "arguments": {"file_name": "report.pdf"},
+    }
+    assert gold_call("mv('a', destination='b')", params)["arguments"] == {
+        "source": "a",
+        "destination": "b",
+    }
+    assert gold_call("mean(numbers=(1, 2.5))", params)["arguments"] == {"numbers": [1, 2.5]}
+    with pytest.raises(ValueError, match="no backend method"):
+        gold_call("rm(file_name='x')", params)
+
+
+def test_bfcl_types_become_json_schema_types() -> None:
+    doc = {
+        "name": "ls",
+        "description": "List.",
+        "parameters": {
+            "type": "dict",
+            "properties": {
+                "a": {"type": "boolean"},
+                "n": {"type": "float"},
+                "xs": {"type": "tuple", "items": {"type": "float"}},
+            },
+            "required": [],
+        },
+        "response": {"type": "dict"},
+    }
+    schema = script().tool_schema(doc)
+    params = schema["function"]["parameters"]
+    assert params["type"] == "object" and "response" not in schema["function"]
+    assert params["properties"]["n"]["type"] == "number"
+    assert params["properties"]["xs"] == {"type": "array", "items": {"type": "number"}}
+    assert schema["function"]["x-boxgym-kind"] == "read"
+
+
+@pytest.mark.docker
+def test_three_bfcl_tasks_validate_end_to_end(engine: None, tmp_path: Path) -> None:
+    from gym._run._validate import validate_env
+    from gym._store import Store
+
+    wanted = ["BFCL/multi_turn_base_0", "BFCL/multi_turn_base_101", "BFCL/multi_turn_base_173"]
+    checks = validate_env(
+        ENV_ID, repeats=1, tasks=wanted, concurrency=3, store=Store(f"sqlite:///{tmp_path}/v.db")
+    )
+    assert sorted(c.task_id for c in checks) == wanted
+    for check in checks:
+        assert check.ok, (check.task_id, check.problems)
+        assert check.oracle == ["pass"] and check.noop == "fail"
+        assert set(check.panel.values()) == {"fail"}
