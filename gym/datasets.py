@@ -9,8 +9,13 @@ Turns a JSONL, JSON, CSV or Hugging Face dataset into an environment's tasks.
 The command line does the same: ``gym env import DATASET --mapping FILE``. A family
 whose tasks live in an index (``layout="index"``) loads them with
 `load_indexed_tasks` in its ``load_tasks``; docs/authoring.md has the whole story,
-with MBPP (``boxgym/MBPP-v0``) as the worked example. A family that materialises its
-tasks from a package keeps them under `data_dir` (``GYM_DATA`` or trajectories/).
+with MBPP (``boxgym/MBPP-v0``) as the worked example. SQL datasets (question, gold
+query, database dump) have their own importer, `import_sql` with a `SQLMapping`; shell
+datasets (question, gold command, file tree) `import_shell` with a `ShellMapping`;
+tool-API datasets (tools, user turns, gold calls, initial state) `import_toolapi` with a
+`ToolAPIMapping`. A
+family that materialises its tasks from a package keeps them under `data_dir`
+(``GYM_DATA`` or trajectories/).
 """
 
 from gym._core._paths import data_dir
@@ -27,6 +32,9 @@ from gym._datasets._dataset import (
     seed_files,
 )
 from gym._datasets._importer import ImportResult, import_dataset, load_indexed_tasks
+from gym._datasets._shell import ShellMapping, import_shell
+from gym._datasets._sql import SQLMapping, asks_order, import_sql, to_postgres
+from gym._datasets._toolapi import ToolAPIMapping, import_toolapi
 
 __all__ = [
     "Correction",
@@ -34,14 +42,22 @@ __all__ = [
     "ImportResult",
     "ImportedTask",
     "Mapper",
+    "SQLMapping",
+    "ShellMapping",
     "SplitRule",
     "TaskFormat",
+    "ToolAPIMapping",
+    "asks_order",
     "data_dir",
     "folder_name",
     "import_dataset",
+    "import_shell",
+    "import_sql",
+    "import_toolapi",
     "load_indexed_tasks",
     "read_records",
     "seed_files",
+    "to_postgres",
 ]
 
 __getattr__ = renamed("gym.datasets", {"task_files": "seed_files"}, globals())

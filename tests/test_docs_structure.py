@@ -162,6 +162,7 @@ EXAMPLES = {
     "images/my_env/",
     "seeds/my_env/",
     "seeds/my_env/example/",
+    "seeds/notes/",  # docs/authoring.md: the tool-API family a reader makes
     "seeds/bad/wrong/task.toml",  # docs/authoring.md: an error message's example
     "tests/test_core.py",  # docs/graders/trajectory.md: a task's test file, in its repo
     "tests/test_x.py",  # docs/viewer.md: a flag's detail

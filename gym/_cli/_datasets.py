@@ -99,7 +99,11 @@ def env_import(
     ] = None,
     kind: Annotated[
         str | None,
-        typer.Option("--kind", callback=one_of("calls", "pytest"), help="calls or pytest."),
+        typer.Option(
+            "--kind",
+            callback=one_of("calls", "pytest", "sql", "shell", "toolapi"),
+            help="calls, pytest, sql, shell or toolapi.",
+        ),
     ] = None,
     validate: Annotated[
         bool, typer.Option("--validate", help="Then validate the written tasks in containers.")
@@ -129,6 +133,18 @@ def env_import(
         family=family, id=id_template, prompt=prompt, solution=solution, checks=checks,
         setup=setup, entry=entry, kind=kind, split_field=split_field, split_value=split_value,
     )  # fmt: skip
+    if "sql" in (kind, _file_kind(mapping)):
+        result = _import_sql(source, mapping, out, options, fmt, limit)
+        _finish(result, validate, repeats, concurrency, db, as_json)
+        return
+    if "toolapi" in (kind, _file_kind(mapping)):
+        result = _import_toolapi(source, mapping, out, options, fmt, limit)
+        _finish(result, validate, repeats, concurrency, db, as_json)
+        return
+    if "shell" in (kind, _file_kind(mapping)):
+        result = _import_shell(source, mapping, out, options, fmt, limit)
+        _finish(result, validate, repeats, concurrency, db, as_json)
+        return
     spec = _mapping(mapping, options)
     with progress("import", unit="records", console=err) as bar:
         result = import_dataset(
@@ -140,6 +156,121 @@ def env_import(
             limit=limit,
             progress=bar.to,
         )
+    checks_out = _validate_written(result, repeats, concurrency, db) if validate else []
+    if as_json:
+        print_json(result.model_dump() | {"validation": [c.model_dump() for c in checks_out]})
+    else:
+        _print_result(result, checks_out)
+    if result.problems or any(not c.ok for c in checks_out):
+        raise typer.Exit(1)
+
+
+def _file_kind(file: Path | None) -> str | None:
+    """The ``kind`` a mapping file declares (None without a file or a kind)."""
+    import tomllib
+
+    if file is None:
+        return None
+    try:
+        kind = tomllib.loads(file.read_text()).get("kind")
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{file}: cannot read the mapping: {exc}") from exc
+    return kind if isinstance(kind, str) else None
+
+
+def _import_sql(
+    source: Path,
+    file: Path | None,
+    out: Path,
+    options: dict[str, Any],
+    fmt: str | None,
+    limit: int | None,
+) -> Any:
+    """A SQL dataset (question, gold query, database dump) into SQL tasks (`import_sql`)."""
+    import tomllib
+
+    from gym._core._progress import progress
+    from gym.datasets import SQLMapping, import_sql
+
+    data: dict[str, Any] = {"kind": "sql"}
+    if file is not None:
+        data |= tomllib.loads(file.read_text())
+    for key in ("family", "id", "prompt"):
+        if options.get(key) is not None:
+            data[key] = options[key]
+    if options.get("solution"):
+        data["gold"] = options["solution"]
+    if options.get("split_field"):
+        data["split"] = {"field": options["split_field"]}
+    elif options.get("split_value"):
+        data["split"] = {"value": options["split_value"]}
+    spec = SQLMapping.from_dict(data, source=str(file or "the command line"))
+    with progress("import", unit="records", console=err) as bar:
+        return import_sql(source, spec, out, fmt=fmt, limit=limit, progress=bar.to)
+
+
+def _import_shell(
+    source: Path,
+    file: Path | None,
+    out: Path,
+    options: dict[str, Any],
+    fmt: str | None,
+    limit: int | None,
+) -> Any:
+    """A shell dataset (question, gold command, file tree) into shell tasks (`import_shell`)."""
+    import tomllib
+
+    from gym._core._progress import progress
+    from gym.datasets import ShellMapping, import_shell
+
+    data: dict[str, Any] = {"kind": "shell"}
+    if file is not None:
+        data |= tomllib.loads(file.read_text())
+    for key in ("family", "id", "prompt"):
+        if options.get(key) is not None:
+            data[key] = options[key]
+    if options.get("solution"):
+        data["gold"] = options["solution"]
+    if options.get("split_field"):
+        data["split"] = {"field": options["split_field"]}
+    elif options.get("split_value"):
+        data["split"] = {"value": options["split_value"]}
+    spec = ShellMapping.from_dict(data, source=str(file or "the command line"))
+    with progress("import", unit="records", console=err) as bar:
+        return import_shell(source, spec, out, fmt=fmt, limit=limit, progress=bar.to)
+
+
+def _import_toolapi(
+    source: Path,
+    file: Path | None,
+    out: Path,
+    options: dict[str, Any],
+    fmt: str | None,
+    limit: int | None,
+) -> Any:
+    """A tool-API dataset (tools, user turns, gold calls, initial state) (`import_toolapi`)."""
+    import tomllib
+
+    from gym.datasets import ToolAPIMapping, import_toolapi
+
+    data: dict[str, Any] = {"kind": "toolapi"}
+    if file is not None:
+        data |= tomllib.loads(file.read_text())
+    for key in ("family", "id"):
+        if options.get(key) is not None:
+            data[key] = options[key]
+    if options.get("split_field"):
+        data["split"] = {"field": options["split_field"]}
+    elif options.get("split_value"):
+        data["split"] = {"value": options["split_value"]}
+    spec = ToolAPIMapping.from_dict(data, source=str(file or "the command line"))
+    return import_toolapi(source, spec, out, fmt=fmt, limit=limit)
+
+
+def _finish(
+    result: Any, validate: bool, repeats: int, concurrency: int, db: str | None, as_json: bool
+) -> None:
+    """Validate what was written (if asked), print it, exit non-zero on any problem."""
     checks_out = _validate_written(result, repeats, concurrency, db) if validate else []
     if as_json:
         print_json(result.model_dump() | {"validation": [c.model_dump() for c in checks_out]})

@@ -87,7 +87,7 @@ def test_python_registration_takes_kind_and_attacks(folder):
 
 
 def test_the_scaffold_offers_the_templates_the_manifests_declare():
-    assert families() == ("code", "api", "sql")
+    assert families() == ("code", "api", "shell", "sql", "toolapi")
     assert _registry.templates()["sql"].module == "environments.sql"
 
 
