@@ -27,13 +27,19 @@ def turn_for(call: ToolCall) -> Turn:
 
 
 class ScriptPolicy(Policy):
-    """Replays a fixed list of tool calls, then submits."""
+    """Replays a fixed list of tool calls, then submits.
+
+    Once the script is exhausted it makes its last call again when that call is the final
+    tool: a user who answers after the script's last ``submit`` gets the same final answer,
+    not an empty one. Otherwise it submits with no arguments.
+    """
 
     name = "script"
 
     def __init__(self, calls: list[ToolCall] | None = None) -> None:
         self.calls = list(calls or [])
         self._queue: list[ToolCall] = []
+        self._last: ToolCall | None = None
 
     def script(self, task: Task, env: ContainerEnv[Any]) -> list[ToolCall]:
         """The calls for an episode (the fixed list by default)."""
@@ -42,11 +48,22 @@ class ScriptPolicy(Policy):
     def start(self, task: Task, env: ContainerEnv[Any]) -> None:
         """Load this episode's script."""
         self._queue = self.script(task, env)
+        last = self._queue[-1] if self._queue else None
+        final = last is not None and _is_final(env, last.name)
+        self._last = last if final else None
 
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
-        """The next scripted call (``submit`` once the script is exhausted)."""
-        call = self._queue.pop(0) if self._queue else ToolCall(name="submit", arguments={})
-        return turn_for(call)
+        """The next scripted call (the script's last one again once it is exhausted)."""
+        if self._queue:
+            return turn_for(self._queue.pop(0))
+        if self._last is not None:
+            return turn_for(self._last.model_copy(update={"id": None}))
+        return turn_for(ToolCall(name="submit", arguments={}))
+
+
+def _is_final(env: ContainerEnv[Any], name: str) -> bool:
+    entry = env.tools.get(name)
+    return entry is not None and entry[0].kind == "final"
 
 
 class OraclePolicy(ScriptPolicy):
