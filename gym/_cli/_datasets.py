@@ -133,16 +133,9 @@ def env_import(
         family=family, id=id_template, prompt=prompt, solution=solution, checks=checks,
         setup=setup, entry=entry, kind=kind, split_field=split_field, split_value=split_value,
     )  # fmt: skip
-    if "sql" in (kind, _file_kind(mapping)):
-        result = _import_sql(source, mapping, out, options, fmt, limit)
-        _finish(result, validate, repeats, concurrency, db, as_json)
-        return
-    if "toolapi" in (kind, _file_kind(mapping)):
-        result = _import_toolapi(source, mapping, out, options, fmt, limit)
-        _finish(result, validate, repeats, concurrency, db, as_json)
-        return
-    if "shell" in (kind, _file_kind(mapping)):
-        result = _import_shell(source, mapping, out, options, fmt, limit)
+    own = next((k for k in _KIND_FIELDS if k in (kind, _file_kind(mapping))), None)
+    if own is not None:
+        result = _import_kind(own, source, mapping, out, options, fmt, limit)
         _finish(result, validate, repeats, concurrency, db, as_json)
         return
     spec = _mapping(mapping, options)
@@ -178,7 +171,17 @@ def _file_kind(file: Path | None) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def _import_sql(
+_KIND_FIELDS: dict[str, tuple[str, ...]] = {
+    "sql": ("family", "id", "prompt"),
+    "shell": ("family", "id", "prompt"),
+    "toolapi": ("family", "id"),
+}
+"""The dataset kinds with an importer of their own, and the options each takes from the
+command line (over its mapping file); ``--solution`` names the gold field of sql and shell."""
+
+
+def _import_kind(
+    kind: str,
     source: Path,
     file: Path | None,
     out: Path,
@@ -186,85 +189,33 @@ def _import_sql(
     fmt: str | None,
     limit: int | None,
 ) -> Any:
-    """A SQL dataset (question, gold query, database dump) into SQL tasks (`import_sql`)."""
+    """A SQL, shell or tool-API dataset into tasks of its family (`gym.datasets.import_<kind>`)."""
     import tomllib
 
+    import gym.datasets
     from gym._core._progress import progress
-    from gym.datasets import SQLMapping, import_sql
 
-    data: dict[str, Any] = {"kind": "sql"}
+    importers: dict[str, tuple[Any, Any]] = {
+        "sql": (gym.datasets.SQLMapping, gym.datasets.import_sql),
+        "shell": (gym.datasets.ShellMapping, gym.datasets.import_shell),
+        "toolapi": (gym.datasets.ToolAPIMapping, gym.datasets.import_toolapi),
+    }
+    mapping_type, import_kind = importers[kind]
+    data: dict[str, Any] = {"kind": kind}
     if file is not None:
         data |= tomllib.loads(file.read_text())
-    for key in ("family", "id", "prompt"):
-        if options.get(key) is not None:
-            data[key] = options[key]
-    if options.get("solution"):
+    data |= {key: options[key] for key in _KIND_FIELDS[kind] if options.get(key) is not None}
+    if options.get("solution") and kind != "toolapi":
         data["gold"] = options["solution"]
     if options.get("split_field"):
         data["split"] = {"field": options["split_field"]}
     elif options.get("split_value"):
         data["split"] = {"value": options["split_value"]}
-    spec = SQLMapping.from_dict(data, source=str(file or "the command line"))
+    spec = mapping_type.from_dict(data, source=str(file or "the command line"))
+    if kind == "toolapi":
+        return import_kind(source, spec, out, fmt=fmt, limit=limit)
     with progress("import", unit="records", console=err) as bar:
-        return import_sql(source, spec, out, fmt=fmt, limit=limit, progress=bar.to)
-
-
-def _import_shell(
-    source: Path,
-    file: Path | None,
-    out: Path,
-    options: dict[str, Any],
-    fmt: str | None,
-    limit: int | None,
-) -> Any:
-    """A shell dataset (question, gold command, file tree) into shell tasks (`import_shell`)."""
-    import tomllib
-
-    from gym._core._progress import progress
-    from gym.datasets import ShellMapping, import_shell
-
-    data: dict[str, Any] = {"kind": "shell"}
-    if file is not None:
-        data |= tomllib.loads(file.read_text())
-    for key in ("family", "id", "prompt"):
-        if options.get(key) is not None:
-            data[key] = options[key]
-    if options.get("solution"):
-        data["gold"] = options["solution"]
-    if options.get("split_field"):
-        data["split"] = {"field": options["split_field"]}
-    elif options.get("split_value"):
-        data["split"] = {"value": options["split_value"]}
-    spec = ShellMapping.from_dict(data, source=str(file or "the command line"))
-    with progress("import", unit="records", console=err) as bar:
-        return import_shell(source, spec, out, fmt=fmt, limit=limit, progress=bar.to)
-
-
-def _import_toolapi(
-    source: Path,
-    file: Path | None,
-    out: Path,
-    options: dict[str, Any],
-    fmt: str | None,
-    limit: int | None,
-) -> Any:
-    """A tool-API dataset (tools, user turns, gold calls, initial state) (`import_toolapi`)."""
-    import tomllib
-
-    from gym.datasets import ToolAPIMapping, import_toolapi
-
-    data: dict[str, Any] = {"kind": "toolapi"}
-    if file is not None:
-        data |= tomllib.loads(file.read_text())
-    for key in ("family", "id"):
-        if options.get(key) is not None:
-            data[key] = options[key]
-    if options.get("split_field"):
-        data["split"] = {"field": options["split_field"]}
-    elif options.get("split_value"):
-        data["split"] = {"value": options["split_value"]}
-    spec = ToolAPIMapping.from_dict(data, source=str(file or "the command line"))
-    return import_toolapi(source, spec, out, fmt=fmt, limit=limit)
+        return import_kind(source, spec, out, fmt=fmt, limit=limit, progress=bar.to)
 
 
 def _finish(
