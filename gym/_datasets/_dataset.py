@@ -20,7 +20,7 @@ import tokenize
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +29,7 @@ from gym._core._models import DEFAULT_SPLITS, SplitUse
 from gym._grading._ast import parse_python as _parse_python
 
 __all__ = [
+    "MappingFile",
     "GENERATOR",
     "Correction",
     "DatasetMapping",
@@ -85,6 +86,60 @@ def _ranges(spec: str) -> Iterator[tuple[int, int]]:
         yield int(lo), int(hi or lo)
 
 
+class MappingFile(BaseModel):
+    """A mapping file's contents: read from TOML or plain data, every wrong key named.
+
+    Each importer's mapping derives from it and names its `kind` (None: any) and the
+    section of docs/authoring.md that documents it.
+    """
+
+    mapping_kind: ClassVar[str | None] = None
+    """The ``kind`` key the file must hold (None: not checked)."""
+    docs_section: ClassVar[str] = "Importing a dataset"
+    """The section of docs/authoring.md an error points at."""
+
+    @classmethod
+    def from_toml(cls, path: Path) -> Self:
+        """Read a mapping file.
+
+        Raises:
+            ConfigError: unreadable, or a key is wrong (named with its value).
+        """
+        import tomllib
+
+        try:
+            data = tomllib.loads(path.read_text())
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: cannot read the mapping: {exc}") from exc
+        return cls.from_dict(data, source=str(path))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, source: str = "mapping") -> Self:
+        """A mapping from plain data (a parsed TOML file, command-line options).
+
+        Raises:
+            ConfigError: a key is missing, unknown or of the wrong type, or the file is of
+                another kind (named, with the value).
+        """
+        from pydantic import ValidationError
+
+        try:
+            mapping = cls.model_validate(dict(data))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ConfigError(
+                f"{source}: {where} = {str(first.get('input'))[:120]!r}: {first['msg']} "
+                f"(see docs/authoring.md, '{cls.docs_section}')"
+            ) from None
+        kind = getattr(mapping, "kind", None)
+        if cls.mapping_kind is not None and kind != cls.mapping_kind:
+            raise ConfigError(
+                f"{source}: kind = {kind!r}: this mapping has kind {cls.mapping_kind!r}"
+            )
+        return mapping
+
+
 class TaskFormat(BaseModel):
     """Where imported tasks go and how they are graded.
 
@@ -127,7 +182,7 @@ class Correction(BaseModel):
     """Record field -> the value the task is built from instead (the field must exist)."""
 
 
-class DatasetMapping(TaskFormat):
+class DatasetMapping(TaskFormat, MappingFile):
     """How the records of a dataset become tasks of a family (a mapping file's contents).
 
     Templates are Python format strings over the record's fields (``{task_id}``,
@@ -158,40 +213,6 @@ class DatasetMapping(TaskFormat):
     """Fields whose values are JSON text to decode first (lists in a CSV file)."""
     corrections: dict[str, Correction] = Field(default_factory=dict)
     """Task id -> a correction of its record (an erratum of the data, with its reason)."""
-
-    @classmethod
-    def from_toml(cls, path: Path) -> DatasetMapping:
-        """Read a mapping file.
-
-        Raises:
-            ConfigError: unreadable, or a key is wrong (named with its value).
-        """
-        import tomllib
-
-        try:
-            data = tomllib.loads(path.read_text())
-        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path}: cannot read the mapping: {exc}") from exc
-        return cls.from_dict(data, source=str(path))
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any], *, source: str = "mapping") -> DatasetMapping:
-        """A mapping from plain data (a parsed TOML file, CLI options).
-
-        Raises:
-            ConfigError: a key is missing or has a wrong value.
-        """
-        from pydantic import ValidationError
-
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise ConfigError(
-                f"{source}: {where} = {first.get('input')!r}: {first['msg']} "
-                "(see docs/authoring.md, 'Importing a dataset')"
-            ) from exc
 
     def __call__(self, record: Mapping[str, Any]) -> ImportedTask:
         """The task one record becomes.

@@ -21,13 +21,13 @@ import shutil
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gym._core._errors import ConfigError
 from gym._core._models import DEFAULT_SPLITS, SplitUse, natural_key
-from gym._datasets._dataset import SplitRule, folder_name, read_records
+from gym._datasets._dataset import MappingFile, SplitRule, folder_name, read_records
 from gym._datasets._importer import ImportResult, write_folder
 
 __all__ = ["ShellFile", "ShellMapping", "ShellTask", "import_shell"]
@@ -76,7 +76,7 @@ class ShellTask(BaseModel):
     """Seconds the gold command may run."""
 
 
-class ShellMapping(BaseModel):
+class ShellMapping(MappingFile):
     """How records become shell tasks (a mapping file with ``kind = "shell"``).
 
     Templates (``id``, ``prompt``, tags) are Python format strings over the record's
@@ -84,6 +84,8 @@ class ShellMapping(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid")
+    mapping_kind: ClassVar[str | None] = "shell"
+    docs_section: ClassVar[str] = "A shell environment from a dataset"
 
     kind: Literal["shell"] = "shell"
     """The importer (``gym env import`` reads it to choose this one)."""
@@ -109,36 +111,6 @@ class ShellMapping(BaseModel):
     """Tag -> template."""
     gold_timeout: float = Field(default=60.0, gt=0, le=600)
     """Seconds each gold command may run."""
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, source: str = "mapping") -> ShellMapping:
-        """A mapping from plain data (a parsed TOML file, command-line options).
-
-        Raises:
-            ConfigError: a key is unknown or has a wrong value (named, with the value).
-        """
-        try:
-            return cls.model_validate(dict(data))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"])
-            raise ConfigError(
-                f"{source}: {where} = {err.get('input')!r}: {err['msg']} "
-                "(see docs/authoring.md, 'A shell environment from a dataset')"
-            ) from None
-
-    @classmethod
-    def from_toml(cls, path: Path) -> ShellMapping:
-        """Read a mapping file.
-
-        Raises:
-            ConfigError: unreadable, or a key is wrong.
-        """
-        try:
-            data = tomllib.loads(path.read_text())
-        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path}: cannot read the mapping: {exc}") from exc
-        return cls.from_dict(data, source=str(path))
 
     def task(self, record: Mapping[str, Any], base: Path) -> ShellTask:
         """The task one record becomes (``base``: the folder relative tree names are in).

@@ -26,16 +26,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from gym._core._errors import ConfigError
 from gym._core._models import DEFAULT_SPLITS, SplitUse, _load_task, natural_key
-from gym._datasets._dataset import SplitRule, _field, _fill, folder_name, read_records
+from gym._datasets._dataset import MappingFile, SplitRule, _field, _fill, folder_name, read_records
 from gym._datasets._importer import ImportResult, write_folder
 
 __all__ = ["SQLMapping", "asks_order", "import_sql", "to_postgres"]
@@ -49,10 +48,12 @@ DIALECTS = ("sqlite", "mysql", "postgres", "duckdb", "tsql", "oracle", "bigquery
 _SKIPPED_TABLES = frozenset({"sqlite_sequence", "sqlite_stat1", "sqlite_stat4"})
 
 
-class SQLMapping(BaseModel):
+class SQLMapping(MappingFile):
     """Which record fields hold a SQL task (a ``kind = "sql"`` mapping file)."""
 
     model_config = ConfigDict(extra="forbid")
+    mapping_kind: ClassVar[str | None] = "sql"
+    docs_section: ClassVar[str] = "A SQL environment from a dataset"
 
     kind: str = "sql"
     """Always ``sql`` (what `gym env import --kind sql` reads)."""
@@ -78,39 +79,6 @@ class SQLMapping(BaseModel):
     """The family's splits and their roles."""
     tags: dict[str, str] = Field(default_factory=dict)
     """Tag -> template; every tag is a report slice."""
-
-    @classmethod
-    def from_toml(cls, path: Path) -> SQLMapping:
-        """Read a mapping file.
-
-        Raises:
-            ConfigError: unreadable, or a key is unknown or of the wrong type.
-        """
-        try:
-            data = tomllib.loads(path.read_text())
-        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path}: cannot read the mapping: {exc}") from exc
-        return cls.from_dict(data, source=str(path))
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, source: str = "mapping") -> SQLMapping:
-        """A mapping from plain data (a parsed TOML file, command-line options).
-
-        Raises:
-            ConfigError: a key is missing, unknown or of the wrong type (named).
-        """
-        try:
-            mapping = cls.model_validate(dict(data))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"])
-            raise ConfigError(
-                f"{source}: {where} = {err.get('input')!r}: {err['msg']} "
-                "(see docs/authoring.md, 'A SQL environment from a dataset')"
-            ) from None
-        if mapping.kind != "sql":
-            raise ConfigError(f"{source}: kind = {mapping.kind!r}: a SQL mapping has kind 'sql'")
-        return mapping
 
 
 class SQLTask(BaseModel):

@@ -20,10 +20,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -31,7 +30,7 @@ from gym._core._errors import ConfigError
 from gym._core._models import DEFAULT_SPLITS, SplitUse, _load_task
 from gym._core._schemas import function_schema
 from gym._core._tools import ToolCall
-from gym._datasets._dataset import SplitRule, _field, _fill, folder_name, read_records
+from gym._datasets._dataset import MappingFile, SplitRule, _field, _fill, folder_name, read_records
 from gym._datasets._importer import ImportResult
 
 __all__ = ["ToolAPIMapping", "ToolAPIRecord", "import_toolapi", "toolapi_files"]
@@ -68,10 +67,12 @@ class ToolAPIRecord(BaseModel):
     """Lenient argument validation of the task's tools."""
 
 
-class ToolAPIMapping(BaseModel):
+class ToolAPIMapping(MappingFile):
     """Which record fields hold a tool-API task (a ``kind = "toolapi"`` mapping file)."""
 
     model_config = ConfigDict(extra="forbid")
+    mapping_kind: ClassVar[str | None] = "toolapi"
+    docs_section: ClassVar[str] = "A tool-API environment from a dataset"
 
     kind: str = "toolapi"
     family: str
@@ -97,42 +98,6 @@ class ToolAPIMapping(BaseModel):
     """The family's splits and their roles."""
     tags: dict[str, str] = Field(default_factory=dict)
     """Tag templates."""
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, source: str = "mapping") -> ToolAPIMapping:
-        """A mapping from plain data (a parsed TOML file, command-line options).
-
-        Raises:
-            ConfigError: a key is missing, unknown or of the wrong type, or the kind is
-                not ``toolapi`` (named).
-        """
-        try:
-            mapping = cls.model_validate(dict(data))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"])
-            raise ConfigError(
-                f"{source}: {where} = {str(err.get('input'))[:120]!r}: {err['msg']} "
-                "(see docs/authoring.md, 'A tool-API environment from a dataset')"
-            ) from None
-        if mapping.kind != "toolapi":
-            raise ConfigError(
-                f"{source}: kind = {mapping.kind!r}: a tool-API mapping has kind 'toolapi'"
-            )
-        return mapping
-
-    @classmethod
-    def from_toml(cls, path: Path) -> ToolAPIMapping:
-        """Read a mapping file.
-
-        Raises:
-            ConfigError: unreadable, or not a tool-API mapping (named).
-        """
-        try:
-            data = tomllib.loads(path.read_text())
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"{path}: cannot read the mapping: {exc}") from exc
-        return cls.from_dict(data, source=str(path))
 
     def record(self, raw: Mapping[str, Any]) -> ToolAPIRecord:
         """The task of one dataset record.
