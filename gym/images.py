@@ -18,6 +18,7 @@ from gym._sandbox._image_disk import prune as prune_images
 from gym._sandbox._images import (
     ImageRecord,
     build_image,
+    context_hash,
     ensure_image,
     image_dir,
     image_names,
@@ -30,6 +31,7 @@ __all__ = [
     "ImageRecord",
     "PruneResult",
     "build_image",
+    "context_hash",
     "ensure_image",
     "image_dir",
     "image_disk_use",

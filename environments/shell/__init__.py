@@ -213,8 +213,10 @@ class ShellEnv(gym.ContainerEnv[ShellExport]):
                 grader_version=GRADER_VERSION,
             )
         tree = final_state.tree
-        if tree is None:
+        if tree is None or tree.over:  # unlisted: no comparison and no flag could be made
             why = final_state.problem or "the workspace was not read"
+            if tree is not None:
+                why = f"the workspace is over the manifest's bounds ({tree.over}): not compared"
             failed = gym.Component(score=0.0, passed=False, explanation=why)
             return gym.grading.compose({"files": failed}, [], grader=GRADER, version=GRADER_VERSION)
         components: dict[str, gym.Component] = {}

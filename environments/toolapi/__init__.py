@@ -189,8 +189,11 @@ class ToolAPIEnv(gym.ContainerEnv[ToolAPIState]):
         return str(reply.get("result", ""))
 
     def sample_calls(self) -> list[dict[str, Any]]:
-        """Calls for ``action_space.sample()``: ``submit`` alone, the one call no backend
-        state depends on (a backend's tools are the dataset's, with unknown effects)."""
+        """Calls for ``action_space.sample()``: ``submit`` alone.
+
+        It is the one call no backend state depends on (a backend's tools are the
+        dataset's, with unknown effects).
+        """
         return [{"name": "submit", "arguments": {}}]
 
     @gym.tool(kind="final")

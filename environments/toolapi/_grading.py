@@ -76,11 +76,15 @@ class Gold(BaseModel):
 
 
 def grader_version(modules: dict[str, str], image: str = "toolapi") -> str:
-    """A hash of the grader's code, the image's service and the backend modules."""
+    """A hash of the grader's code, its image and the backend modules.
+
+    The image's context hash covers the service in it, whether the image copies the
+    bundled one or builds on it.
+    """
     h = hashlib.sha256()
-    server = gym.images.image_dir(image) / "toolapi" / "server.py"
-    for path in (*_SOURCES, server):
+    for path in _SOURCES:
         h.update(path.read_bytes())
+    h.update(gym.images.context_hash(image).encode())
     for name, source in sorted(modules.items()):
         h.update(name.encode() + b"\0" + source.encode() + b"\0")
     return "1+" + h.hexdigest()[:12]

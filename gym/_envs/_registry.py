@@ -153,7 +153,8 @@ class Template(BaseModel):
     """A family that ``gym env new NAME --family WORD`` builds on (a ``[template]`` table).
 
     The new folder's class subclasses the family's, its image is a copy of the family's
-    and its example task a copy of one of the family's tasks.
+    (or is built on it, `extend_image`) and its example task a copy of one of the
+    family's tasks.
     """
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -165,7 +166,10 @@ class Template(BaseModel):
     cls: str = Field(alias="class")
     """The family's class, which the new one subclasses (``SQLEnv``)."""
     image: str
-    """The images/ folder copied as the new image."""
+    """The images/ folder the new image copies, or builds on (`extend_image`)."""
+    extend_image: bool = False
+    """The new image is built ``FROM boxgym/<image>`` (a one-line Dockerfile to add to)
+    instead of a copy of it: the family's service keeps following the bundled one."""
     example: str
     """The seeds/ folder of the task copied as the example (``sql/customers-per-country``)."""
     seeds: list[str] = Field(default_factory=list)

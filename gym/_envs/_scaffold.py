@@ -48,8 +48,8 @@ Edit this file as the environment grows.
 
 ## Description
 
-The image in `images/{name}/` (a copy of the bundled one: change its schema, data or
-service freely) with the tasks in `seeds/{name}/`.
+The image in `images/{name}/` (a copy of the bundled one, or built on it: change or add to
+it freely) with the tasks in `seeds/{name}/`.
 
 ## Actions
 
@@ -235,6 +235,24 @@ def _copy_tree(src: Path, dst: Path) -> list[Path]:
     return written
 
 
+EXTENDED_DOCKERFILE = """\
+# The image of {name}: built on the bundled boxgym/{image} (its service and tools
+# follow the bundled image's). Add what this family needs below (packages, files);
+# never tasks, tests or solutions (gym checks every build context).
+FROM boxgym/{image}
+"""
+
+
+def _image(name: str, template: Template, base: Path) -> list[Path]:
+    """The new family's image folder: built on the family's image, or a copy of it."""
+    if not template.extend_image:
+        return _copy_tree(template.root / "images" / template.image, base / "images" / name)
+    target = base / "images" / name / "Dockerfile"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(EXTENDED_DOCKERFILE.format(name=name, image=template.image))
+    return [target]
+
+
 def _derived(name: str, template: Template, env_id: str, base: Path) -> list[Path]:
     """An environment on top of a registered family: its class, a copy of its image and a task."""
     fields = {
@@ -257,7 +275,7 @@ def _derived(name: str, template: Template, env_id: str, base: Path) -> list[Pat
         (base / rel).write_text(content)
         written.append(base / rel)
     source = template.root
-    written += _copy_tree(source / "images" / template.image, base / "images" / name)
+    written += _image(name, template, base)
     written += _copy_tree(source / "seeds" / template.example, base / "seeds" / name / "example")
     for rel in template.seeds:
         target = base / "seeds" / name / Path(rel).name

@@ -165,3 +165,23 @@ def test_a_family_shows_no_changes_by_default():
     env = gym.authoring.env_of(gym.make("boxgym/Learn-v0"))
     state = env.final_state_type()
     assert env.changes(env.tasks[0], state) is None
+
+
+def test_a_family_that_extends_its_image_scaffolds_an_image_built_on_it(tmp_path):
+    # toolapi and shell declare `extend_image`: the new image follows the bundled service
+    assert _registry.templates()["toolapi"].extend_image
+    assert not _registry.templates()["sql"].extend_image
+    written = {
+        p.relative_to(tmp_path).as_posix()
+        for p in scaffold("mine", family="toolapi", root=tmp_path)
+    }
+    assert [p for p in written if p.startswith("images/")] == ["images/mine/Dockerfile"]
+    lines = (tmp_path / "images" / "mine" / "Dockerfile").read_text().splitlines()
+    assert [line for line in lines if not line.startswith("#")] == ["FROM boxgym/toolapi"]
+    copied = {
+        p.relative_to(tmp_path).as_posix() for p in scaffold("theirs", family="sql", root=tmp_path)
+    }
+    assert (
+        "images/theirs/Dockerfile" in copied
+        and len([p for p in copied if p.startswith("images/")]) > 1
+    )

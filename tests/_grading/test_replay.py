@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gym._core._errors import ConfigError, GradingError
+from gym._core._errors import ConfigError, GradingError, SandboxError
 from gym._grading._replay import (
     TREE_PROGRAM,
     FileNode,
@@ -19,9 +19,11 @@ from gym._grading._replay import (
     compare_output,
     compare_trees,
     normalise_output,
+    read_file_tree,
     tree_archive,
     unexpected_changes,
 )
+from gym._sandbox._stream import ExecResult
 
 
 def listing(root: Path, entries: int = 100, depth: int = 8, hashed: int = 1 << 20) -> FileTree:
@@ -192,3 +194,27 @@ def test_the_initial_tree_refuses_a_fifo(tmp_path):
 def test_no_initial_tree_is_an_empty_archive(tmp_path):
     with tarfile.open(fileobj=io.BytesIO(tree_archive(tmp_path / "absent"))) as archive:
         assert archive.getmembers() == []
+
+
+class _Cut:
+    """A sandbox whose listing program finished (exit 0) with its output cut, or failed."""
+
+    def __init__(self, exit_code: int) -> None:
+        self.exit_code = exit_code
+
+    def exec(self, argv: list[str], **kwargs: object) -> ExecResult:
+        return ExecResult(exit_code=self.exit_code, stdout="[", stdout_truncated=True)
+
+    def ensure_running(self) -> None:
+        pass
+
+
+def test_a_listing_cut_after_the_program_finished_is_a_tree_over_its_bounds():
+    # its output depends on the tree alone: the agent's fail, never an infrastructure error
+    tree = read_file_tree(_Cut(0), "/workspace")  # type: ignore[arg-type]
+    assert tree.over.startswith("listing over") and not tree.nodes
+
+
+def test_a_listing_program_that_failed_is_still_the_sandbox_s_error():
+    with pytest.raises(SandboxError):
+        read_file_tree(_Cut(1), "/workspace")  # type: ignore[arg-type]

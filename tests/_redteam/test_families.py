@@ -1,4 +1,5 @@
-"""Families ship their own red-team attacks: the bundled SQL and Support ones, a plugin's.
+"""Families ship their own red-team attacks: the bundled SQL, Shell, Support and ToolAPI
+ones, a plugin's.
 
 `gym redteam` loads the attack module each family names (its boxgym.toml's ``attacks``),
 groups environments by the kind each manifest declares, and shows the rows in the order
@@ -42,13 +43,28 @@ def test_each_manifest_declares_the_kind_the_table_held():
     assert {env_id: kind_of(env_id) for env_id in KINDS} == KINDS
 
 
+BUNDLED = [
+    "environments.sql.attacks",
+    "environments.shell.attacks",
+    "environments.support.attacks",
+    "environments.toolapi.attacks",
+]
+"""The bundled families' attack modules, in the order of their env ids."""
+
+
 def test_the_bundled_families_name_their_attack_modules():
     bundled = attack_modules(bundled=True)
-    assert bundled == ["environments.sql.attacks", "environments.support.attacks"]
+    assert bundled == BUNDLED
     registered = gym.redteam.registered()
-    for prefix, env_id in (("sql.", "boxgym/SQL-v0"), ("support.", "boxgym/Support-v0")):
+    for prefix, env_ids in (
+        ("sql.", {"boxgym/SQL-v0"}),
+        ("shell.", {"boxgym/Shell-v0"}),
+        ("support.", {"boxgym/Support-v0"}),
+        ("toolapi.", {"boxgym/ToolAPI-v0", "boxgym/BFCL-MultiTurn-v0"}),
+    ):
         rows = [a for name, a in registered.items() if name.startswith(prefix)]
-        assert rows and all(a.envs == (env_id,) for a in rows), prefix
+        assert rows and all(len(a.envs) == 1 and a.envs[0] in env_ids for a in rows), prefix
+        assert {a.envs[0] for a in rows} == env_ids, prefix
 
 
 ORDER = """
@@ -70,8 +86,7 @@ def test_the_modules_register_shared_then_families_then_harness():
     out = subprocess.run(
         [sys.executable, "-c", ORDER], capture_output=True, text=True, check=True, cwd=ROOT
     )
-    families = ["environments.sql.attacks", "environments.support.attacks"]
-    assert json.loads(out.stdout) == [*SHARED, *families, *HARNESS]
+    assert json.loads(out.stdout) == [*SHARED, *BUNDLED, *HARNESS]
 
 
 def test_a_family_selects_its_rows_by_its_declared_kind():
