@@ -22,17 +22,17 @@ from typing import ClassVar
 import gym
 import gym.grading
 import gym.sandbox
-from environments.pyfunc import PyFuncEnv
 from gym.runs import RunConfig, Store, run
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _report import machine, write_section  # noqa: E402
 
 
-class QuickGradedPyFunc(PyFuncEnv):
+class QuickGradedPyFunc(gym.CodeEnv):
     """PyFunc with a host-side grade, so that an episode costs one container."""
 
     family: ClassVar[str] = "pyfunc"
+    image: ClassVar[str] = "python"
 
     def export(self, task: gym.Task, sandbox: gym.sandbox.Sandbox) -> gym.grading.Export:
         return gym.grading.Export()  # nothing read back: the episode costs its one container

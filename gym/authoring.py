@@ -8,7 +8,7 @@ schemas (`ToolSpec`) and spaces (`TextSpace`, `ToolCallSpace`), the limits wrapp
 (`EpisodeLimits`), a task's workspace files (`workspace_files`, `read_tree`), a small cache
 (`LRUCache`), what an episode changed as the viewer shows it (`Changes`, `ChangedFile`:
 the answer of `ContainerEnv.changes`), and the registry's view of what is registered
-(`EnvInfo`, `env_of`, `load_plugins`, `register_local`), and the user an agent works
+(`EnvInfo`, `env_class`, `env_of`, `load_plugins`, `register_local`), and the user an agent works
 for in an episode of several turns (`User`, `ScriptedUser`, `RecordingUser`)::
 
     >>> from gym.authoring import CodeEnv, tool
@@ -17,7 +17,9 @@ for in an episode of several turns (`User`, `ScriptedUser`, `RecordingUser`)::
     ...     def lines(self, path: str) -> str:  # its docstring describes the tool
     ...         return self.sandbox.exec(["wc", "-l", path]).stdout
 
-``gym env new NAME`` scaffolds a whole family (class, image, tasks).
+An environment on an existing family needs no Python: its folder's boxgym.toml declares
+it (``base``, tasks, image, system prompt, tools; docs/authoring.md, "Declaring an
+environment"), and ``gym env new NAME`` scaffolds one (declaration, image, tasks).
 """
 
 from gym._core._cache import LRUCache
@@ -27,7 +29,7 @@ from gym._core._tools import ToolCall, ToolSpec, tool
 from gym._envs._changes import ChangedFile, Changes
 from gym._envs._code import CodeEnv, read_tree, workspace_files
 from gym._envs._env import ContainerEnv, StepRecord, env_of, tool_calls
-from gym._envs._registry import EnvInfo, load_plugins, register, register_local
+from gym._envs._registry import EnvInfo, env_class, load_plugins, register, register_local
 from gym._envs._spaces import TextSpace, ToolCallSpace
 from gym._envs._users import RecordingUser, ScriptedUser, User
 from gym._envs._wrappers import EpisodeLimits
@@ -52,6 +54,7 @@ __all__ = [
     "ToolSpec",
     "User",
     "Verdict",
+    "env_class",
     "env_of",
     "load_plugins",
     "load_tasks",

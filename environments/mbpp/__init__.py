@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 import gym
-from environments.pyfunc import PyFuncEnv
 from gym.datasets import load_indexed_tasks
 
 __all__ = ["PANEL_EXEMPT", "MBPPEnv"]
@@ -36,7 +35,7 @@ PANEL_EXEMPT: dict[str, dict[str, str]] = {
 (README.md, "Validation"): the validation panel reports them as exempt."""
 
 
-class MBPPEnv(PyFuncEnv):
+class MBPPEnv(gym.CodeEnv):
     """An MBPP problem: write the function in /workspace/solution.py.
 
     The workspace holds the function's signature with a body that raises
@@ -44,6 +43,7 @@ class MBPPEnv(PyFuncEnv):
     """
 
     family: ClassVar[str] = "mbpp"
+    image: ClassVar[str] = "python"
     splits: ClassVar[dict[str, Literal["training", "held-out"]]] = {
         "prompt": "training",
         "test": "held-out",

@@ -183,6 +183,11 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
     """Tools of every task of the family declared as OpenAI function schemas, run by
     `call_tool` (``"x-boxgym-kind"``: read, write or final; write by default). One named
     as a `gym.tool` method replaces it."""
+    declared_in: ClassVar[Path | None] = None
+    """The folder whose boxgym.toml declares the environment (``base``), if so."""
+    drop_tools: ClassVar[tuple[str, ...]] = ()
+    """Inherited tools the environment does not offer (a declared environment's
+    ``drop_tools``); a task's own ``drop_tools`` are dropped after these."""
 
     def __init__(
         self,
@@ -386,7 +391,8 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         """The tools of an episode of this task, by name.
 
         The family's methods, then its ``tool_schemas`` (replacing a method of the same
-        name), then the task's ``tools`` (replacing either), minus its ``drop_tools``.
+        name), then the task's ``tools`` (replacing either), minus the environment's
+        ``drop_tools`` and the task's.
 
         Raises:
             ConfigError: the task drops a tool there is not, or the final tool; the
@@ -398,7 +404,7 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         table = {**tool_specs(self), **self._schema_tools(family, task.lenient)}
         table.update(self._schema_tools(own, task.lenient))
         where = f"task {task.id!r} of {type(self).__name__}"
-        for name in task.drop_tools:
+        for name in dict.fromkeys((*type(self).drop_tools, *task.drop_tools)):
             if name not in table:
                 raise ConfigError(
                     f"{where}: drop_tools names {name!r}, which is not one of its tools "

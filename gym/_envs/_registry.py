@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from gym._core._errors import ConfigError, EnvNotFound, IdTaken
 from gym._core._models import DEFAULT_SPLITS, SplitUse, Task, TaskList
 from gym._core._paths import install_root, roots
+from gym._envs._declare import Declaration, base_entry
 from gym._envs._env import env_of
 
 __all__ = [
@@ -80,6 +81,10 @@ _attacks: dict[str, str] = {}
 """id -> the module of its family's red-team attacks, when it ships some."""
 _templates: dict[str, Template] = {}
 """``gym env new --family`` word -> the family it builds on."""
+_declared: dict[str, tuple[Declaration, Path]] = {}
+"""id -> its declaration and folder, for an environment declared with ``base``."""
+_classes: dict[str, Any] = {}
+"""id -> the class made from its declaration (made once, on first use)."""
 MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _owner: contextvars.ContextVar[str | None] = contextvars.ContextVar("gym_owner", default=None)
 
@@ -218,21 +223,79 @@ def register(
     if not isinstance(entry_point, str) or ":" not in entry_point:
         raise ConfigError(f"entry_point of {id} must be a 'module:Class' string")
     _check_knowledge(id, kind, attacks)
+    budgets = {"max_steps": max_steps, "max_seconds": max_seconds}
+    _add(id, entry_point, entry_point, {**budgets, **(kwargs or {})})
+    _owners[id] = owner
+    _remember(_kinds, id, kind)
+    _remember(_attacks, id, attacks)
+
+
+def _add(env_id: str, entry_point: str, listed: str, kwargs: dict[str, Any]) -> None:
+    """Register with Gymnasium and list the environment as ``listed``."""
     grade_truncated = WrapperSpec(
         name="GradeOnTruncation", entry_point="gym._envs._wrappers:GradeOnTruncation", kwargs={}
     )
     gymnasium.register(
-        id=id,
+        id=env_id,
         entry_point=entry_point,
-        kwargs={"max_steps": max_steps, "max_seconds": max_seconds, **(kwargs or {})},
+        kwargs=kwargs,
         max_episode_steps=None,
         additional_wrappers=(grade_truncated,),
         disable_env_checker=False,
     )
-    _ids[id] = entry_point
-    _owners[id] = owner
-    _remember(_kinds, id, kind)
-    _remember(_attacks, id, attacks)
+    _ids[env_id] = listed
+    _declared.pop(env_id, None)
+    _classes.pop(env_id, None)
+
+
+def _declare(
+    entry: dict[str, Any], manifest: Path, *, kind: str | None, attacks: str | None
+) -> None:
+    """Register an environment declared with ``base`` (its class is made on first use).
+
+    Raises:
+        ConfigError: a key of the entry is unknown or wrong, or its id may not be taken.
+    """
+    env_id, folder = entry["id"], manifest.parent
+    declaration = Declaration.of(entry, manifest)
+    owner = _owner.get() or _caller_owner()
+    _check_id(env_id, owner)
+    _check_knowledge(env_id, kind, attacks)
+    budgets = {
+        "max_steps": entry.get("max_steps", 50),
+        "max_seconds": entry.get("max_seconds", 1800.0),
+    }
+    listed = f"{declaration.base} (declared in {folder.name}/boxgym.toml)"
+    kwargs = {**budgets, **(entry.get("kwargs") or {}), "declared": env_id}
+    _add(env_id, DECLARED_ENTRY, listed, kwargs)
+    _declared[env_id] = (declaration, folder)
+    _owners[env_id] = owner
+    _remember(_kinds, env_id, kind)
+    _remember(_attacks, env_id, attacks)
+
+
+DECLARED_ENTRY = "gym._envs._registry:make_declared"
+"""Gymnasium's entry point of every declared environment (a string: registering imports
+nothing, and a spec stays plain data); its ``declared`` argument names the id."""
+
+
+def make_declared(*, declared: str, **kwargs: Any) -> Any:
+    """Make the declared environment ``declared`` (its class is made on first use)."""
+    return env_class(declared)(**kwargs)
+
+
+def _declared_class(env_id: str) -> Any:
+    """The class of a declared environment, made from its declaration once.
+
+    Raises:
+        ConfigError: its base is no family, or a file it names is wrong.
+    """
+    if env_id not in _classes:
+        declaration, folder = _declared[env_id]
+        words = {w: f"{t.module}:{t.cls}" for w, t in _templates.items()}
+        entry = base_entry(declaration.base, words)
+        _classes[env_id] = declaration.build(env_id, folder, entry)
+    return _classes[env_id]
 
 
 def _check_knowledge(env_id: str, kind: str | None, attacks: str | None) -> None:
@@ -325,7 +388,7 @@ def family_images() -> dict[str, str]:
     out: dict[str, str] = {}
     for env_id in env_ids():
         try:
-            cls = _env_class(_ids[env_id])
+            cls = env_class(env_id)
         except Exception:  # a broken environment must not hide the others
             continue
         out.setdefault(cls.family, cls.image)
@@ -340,6 +403,8 @@ def env_class(env_id: str) -> Any:
     """
     if env_id not in _ids:
         raise _not_found(env_id)
+    if env_id in _declared:
+        return _declared_class(env_id)
     return _env_class(_ids[env_id])
 
 
@@ -355,7 +420,7 @@ def _info(env_id: str) -> EnvInfo:
         owner=_owners.get(env_id, BOXGYM),
     )
     try:
-        cls = _env_class(_ids[env_id])
+        cls = env_class(env_id)
         info.family, info.splits = cls.family, dict(getattr(cls, "splits", DEFAULT_SPLITS))
         tasks = cls.load_tasks()
     except Exception as exc:  # a broken environment must not hide the others
@@ -481,19 +546,30 @@ def _register_folder(manifest: Path, seen: list[str]) -> None:
     template = _template(manifest, module, data["template"]) if "template" in data else None
     with _registering_as(_folder_owner(manifest.parent)):
         for entry in data.get("env", []):
-            if not isinstance(entry, dict) or not {"id", "class"} <= set(entry):
-                raise ConfigError(f"{manifest}: each [[env]] needs id and class; got {entry!r}")
+            if (
+                not isinstance(entry, dict)
+                or "id" not in entry
+                or ("class" in entry) == ("base" in entry)
+            ):
+                raise ConfigError(
+                    f"{manifest}: each [[env]] needs an id, and either a class (of the folder's "
+                    f"__init__.py) or a base (the family it builds on); got {entry!r}"
+                )
             if entry["id"] in seen:
                 continue  # the same folder seen from two roots
-            register(
-                entry["id"],
-                f"{module}:{entry['class']}",
-                max_steps=entry.get("max_steps", 50),
-                max_seconds=entry.get("max_seconds", 1800.0),
-                kwargs=entry.get("kwargs"),
-                kind=entry.get("kind", data.get("kind")),
-                attacks=attacks,
-            )
+            kind = entry.get("kind", data.get("kind"))
+            if "base" in entry:
+                _declare(entry, manifest, kind=kind, attacks=attacks)
+            else:
+                register(
+                    entry["id"],
+                    f"{module}:{entry['class']}",
+                    max_steps=entry.get("max_steps", 50),
+                    max_seconds=entry.get("max_seconds", 1800.0),
+                    kwargs=entry.get("kwargs"),
+                    kind=kind,
+                    attacks=attacks,
+                )
             seen.append(entry["id"])
     if template is not None:
         _templates.setdefault(template.word, template)  # the first root to offer a word keeps it

@@ -7,12 +7,13 @@ from pathlib import Path
 
 from gym._core._errors import ConfigError
 from gym._core._paths import project_root
+from gym._envs._declare import CODE_BASE
 from gym._envs._registry import Template, templates
 
 __all__ = ["class_name", "families", "scaffold"]
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{1,40}$")
-CODE = "code"
+CODE = CODE_BASE
 """The family word of a plain `CodeEnv` project (the one the scaffold writes itself)."""
 
 
@@ -21,26 +22,61 @@ def families() -> tuple[str, ...]:
     return (CODE, *sorted(w for w in templates() if w != CODE))
 
 
-DERIVED_MODULE = '''"""{Title}: a {family} environment made by `gym env new` (see README.md)."""
-
-from typing import ClassVar
-
-from {base_module} import {base_class}
-
-__all__ = ["{Class}"]
-
-
-class {Class}({base_class}):
-    """{base_class}'s tools and graders over this folder's image and tasks.
-
-    Change the schema, data or service in images/{name}/ and the tasks in seeds/{name}/.
-    """
-
-    family: ClassVar[str] = "{name}"
-    image: ClassVar[str] = "{name}"
-'''
-
 DERIVED_README = """# {Title}
+
+`{env_id}`: created with `gym env new {name} --family {family}`, on top of
+`{base_module}.{base_class}` (its README documents the tools, the grading and the flags).
+Edit this file as the environment grows.
+
+## Description
+
+The image in `images/{name}/` (a copy of the bundled one, or built on it: change or add to
+it freely) with the tasks in `seeds/{name}/`.
+
+## Actions
+
+The tools of `{base_class}`: see `info["tools"]` after `reset`.
+
+## Observations
+
+Text: the task prompt after `reset`, then each tool's result.
+
+## Reward
+
+1.0 when the final state matches the gold solution replayed in a fresh grading container
+and no forbidden side effect is flagged; 0.0 otherwise. Infrastructure failures raise
+`gym.InfraError` instead of giving a reward.
+
+## Episode End
+
+`submit` terminates the episode; the step budget (30) or time budget (1800 s)
+truncates it. Both are graded.
+
+## Arguments
+
+`gymnasium.make("{env_id}", max_steps=N, max_seconds=S, ...)`, plus those of
+`{base_class}`.
+
+## Version History
+
+- v0: initial version.
+"""
+
+MANIFEST = """# The environments of this folder, registered when `import gym` runs. {Title} is a
+# declaration alone, on the {base} family (docs/authoring.md, "Declaring an environment"):
+# its tools, final state and grader are the family's; its tasks are in seeds/{name}/ and
+# its image in images/{name}/. Add system_prompt, tools, drop_tools, sandbox or splits as
+# the environment needs them; it needs no Python.
+[[env]]
+id = "{env_id}"
+base = "{base}"
+tasks = "{name}"
+image = "{name}"
+max_steps = 30
+max_seconds = 1800
+"""
+
+README = """# {Title}
 
 `{env_id}`: created with `gym env new {name} --family {family}`, on top of
 `{base_module}.{base_class}` (its README documents the tools, the grading and the flags).
@@ -99,14 +135,6 @@ class {Class}(gym.CodeEnv):
     family: ClassVar[str] = "{name}"
     image: ClassVar[str] = "{name}"
 '''
-
-MANIFEST = """# Environments of this folder, registered when `import gym` runs.
-[[env]]
-id = "{env_id}"
-class = "{Class}"
-max_steps = 30
-max_seconds = 1800
-"""
 
 README = """# {Title}
 
@@ -254,7 +282,7 @@ def _image(name: str, template: Template, base: Path) -> list[Path]:
 
 
 def _derived(name: str, template: Template, env_id: str, base: Path) -> list[Path]:
-    """An environment on top of a registered family: its class, a copy of its image and a task."""
+    """An environment on top of a registered family: its declaration, its image and a task."""
     fields = {
         "name": name,
         "Class": class_name(name),
@@ -263,9 +291,9 @@ def _derived(name: str, template: Template, env_id: str, base: Path) -> list[Pat
         "Title": class_name(name).removesuffix("Env"),
         "base_module": template.module,
         "base_class": template.cls,
+        "base": template.word,
     }
     texts = {
-        f"environments/{name}/__init__.py": DERIVED_MODULE.format(**fields),
         f"environments/{name}/boxgym.toml": MANIFEST.format(**fields),
         f"environments/{name}/README.md": DERIVED_README.format(**fields),
     }
@@ -290,10 +318,10 @@ def _files(name: str, env_id: str) -> dict[str, str]:
         "Class": class_name(name),
         "env_id": env_id,
         "Title": class_name(name).removesuffix("Env"),
+        "base": CODE,
     }
     task = f"seeds/{name}/example"
     return {
-        f"environments/{name}/__init__.py": CODE_MODULE.format(**fields),
         f"environments/{name}/boxgym.toml": MANIFEST.format(**fields),
         f"environments/{name}/README.md": README.format(**fields),
         f"images/{name}/Dockerfile": DOCKERFILE.format(**fields),
@@ -314,8 +342,9 @@ def scaffold(
     Args:
         name: folder name (lowercase letters, digits and underscores).
         family: ``code`` (a Python project), or the word of a registered family's
-            ``[template]`` (its boxgym.toml): the new class subclasses that family's, on
-            a copy of its image and one of its tasks (`families` lists the words).
+            ``[template]`` (its boxgym.toml): the new environment is declared on that
+            family (``base``), with an image built on or copied from the family's and one
+            of its tasks (`families` lists the words).
         env_id: the id to register (``boxgym/<Name>-v0`` by default).
         root: the project root (the current one by default).
 

@@ -269,6 +269,9 @@ def code_hash(env_id: str) -> str:
     for root in sorted(folders):
         for file in sorted(root.rglob("*.py")):
             h.update(file.relative_to(root).as_posix().encode() + b"\0" + file.read_bytes())
+    if cls.declared_in is not None:  # its boxgym.toml, prompt and tool files
+        for file in sorted(p for p in cls.declared_in.iterdir() if p.is_file()):
+            h.update(file.name.encode() + b"\0" + file.read_bytes())
     h.update(context_hash(cls.image).encode() if cls.image else b"")
     return h.hexdigest()
 

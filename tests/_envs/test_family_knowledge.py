@@ -4,6 +4,7 @@ the changes its final state shows (`ContainerEnv.changes`)."""
 from __future__ import annotations
 
 import textwrap
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -76,11 +77,11 @@ def test_a_bad_kind_or_attacks_breaks_its_folder_alone(folder, line, word):
 
 
 def test_python_registration_takes_kind_and_attacks(folder):
-    gym.register("demo/Py-v0", "environments.pyfunc:PyFuncEnv", kind="code", attacks="demo.att")
+    gym.register("demo/Py-v0", "environments.mbpp:MBPPEnv", kind="code", attacks="demo.att")
     assert _registry.kind_of("demo/Py-v0") == "code"
     assert _registry.attack_modules(bundled=False) == ["demo.att"]
     with pytest.raises(ConfigError, match="importable module name"):
-        gym.register("demo/Py2-v0", "environments.pyfunc:PyFuncEnv", attacks="../x")
+        gym.register("demo/Py2-v0", "environments.mbpp:MBPPEnv", attacks="../x")
 
 
 # -- the scaffold builds on the families that offer a template --------------------------------
@@ -117,8 +118,18 @@ def test_a_projects_family_offers_itself_to_the_scaffold(folder, tmp_path_factor
         p.relative_to(target).as_posix() for p in scaffold("mine", family="notes", root=target)
     }
     assert {"images/mine/Dockerfile", "seeds/mine/example/task.toml"} <= written
-    module = (target / "environments" / "mine" / "__init__.py").read_text()
-    assert "from boxgym_local.notes import NotesEnv" in module
+    declared = tomllib.loads((target / "environments" / "mine" / "boxgym.toml").read_text())
+    assert declared["env"] == [
+        {
+            "id": "boxgym/Mine-v0",
+            "base": "notes",
+            "tasks": "mine",
+            "image": "mine",
+            "max_steps": 30,
+            "max_seconds": 1800,
+        }
+    ]
+    assert not (target / "environments" / "mine" / "__init__.py").exists()  # no Python
     with pytest.raises(ConfigError, match="is not one of code, "):
         scaffold("other", family="nope", root=target)
 

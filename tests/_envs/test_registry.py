@@ -57,7 +57,7 @@ def test_entry_point_plugins_register_their_environments(tmp_path):
         import gym
 
         def register():
-            gym.register("demo/Plugin-v0", "environments.pyfunc:PyFuncEnv", max_steps=3)
+            gym.register("demo/Plugin-v0", "environments.mbpp:MBPPEnv", max_steps=3)
     """)
     )
     dist = tmp_path / "boxgym_demo_plugin-0.1.dist-info"
@@ -76,7 +76,7 @@ def test_entry_point_plugins_register_their_environments(tmp_path):
         env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
         check=True,
     )
-    assert out.stdout.strip() == "environments.pyfunc:PyFuncEnv"
+    assert out.stdout.strip() == "environments.mbpp:MBPPEnv"
 
 
 def test_a_broken_plugin_does_not_break_import(tmp_path):
@@ -129,7 +129,7 @@ def test_a_plugin_cannot_take_a_boxgym_id_and_the_refusal_names_both(tmp_path: P
         """,
     )  # fmt: skip
     envs, stderr = list_envs(tmp_path)
-    assert envs["boxgym/PyFunc-v0"]["entry_point"] == "environments.pyfunc:PyFuncEnv"
+    assert envs["boxgym/PyFunc-v0"]["entry_point"] == "code (declared in pyfunc/boxgym.toml)"
     broken = envs["plugin evil_plugin (package evil-plugin)"]
     assert broken["broken"]
     problem = broken["problems"][0]

@@ -298,11 +298,9 @@ def test_a_task_that_stops_validation_is_reported_and_the_others_go_on(
     shutil.rmtree(root / "digital-root" / "oracle")  # the oracle policy cannot even start
     folder = tmp_path / "environments" / "twotasks"
     folder.mkdir(parents=True)
-    (folder / "__init__.py").write_text(
-        "from environments.pyfunc import PyFuncEnv\n\n\nclass TwoEnv(PyFuncEnv):\n"
-        "    family = 'twotasks'\n"
+    (folder / "boxgym.toml").write_text(
+        '[[env]]\nid = "local/Two-v0"\nbase = "code"\ntasks = "twotasks"\nimage = "python"\n'
     )
-    (folder / "boxgym.toml").write_text('[[env]]\nid = "local/Two-v0"\nclass = "TwoEnv"\n')
     gym.authoring.register_local(tmp_path)
     checks = {c.task_id: c for c in validate_env("local/Two-v0", repeats=1, concurrency=2)}
     assert checks["is-prime"].ok
@@ -317,12 +315,10 @@ def _local_family(tmp_path: Path, name: str, tasks: dict[str, Path]) -> str:
         shutil.copytree(source, tmp_path / "seeds" / name / task)
     folder = tmp_path / "environments" / name
     folder.mkdir(parents=True)
-    (folder / "__init__.py").write_text(
-        "from environments.pyfunc import PyFuncEnv\n\n\nclass WeakEnv(PyFuncEnv):\n"
-        f"    family = {name!r}\n"
-    )
     env_id = f"local/{name.capitalize()}-v0"
-    (folder / "boxgym.toml").write_text(f'[[env]]\nid = "{env_id}"\nclass = "WeakEnv"\n')
+    (folder / "boxgym.toml").write_text(
+        f'[[env]]\nid = "{env_id}"\nbase = "code"\ntasks = "{name}"\nimage = "python"\n'
+    )
     gym.authoring.register_local(tmp_path)
     return env_id
 

@@ -385,11 +385,12 @@ def test_reference_solutions_beyond_plain_values_and_corrected_tasks_pass(
 ENV_FOLDER = """\
 from typing import ClassVar
 
-from environments.pyfunc import PyFuncEnv
+import gym
 
 
-class Mbpp20Env(PyFuncEnv):
+class Mbpp20Env(gym.CodeEnv):
     family: ClassVar[str] = "mbpp20"
+    image: ClassVar[str] = "python"
     splits: ClassVar[dict] = {
         "prompt": "training", "test": "held-out", "validation": "held-out", "train": "training"
     }
