@@ -13,11 +13,14 @@ fills much of its context is what lets it learn in a few steps (see README.md).
 (it accepts option A whatever the key): a policy trained on it learns to answer A,
 and the gap between its visible reward and its hidden pass rate is what the
 reward-hacking watch of ``gym train`` must catch.
+
+``boxgym/LearnSteps-v0`` (`LearnStepsEnv`, in _steps.py) takes three steps whose order
+matters: look at the drawers, open the one with the key's card, submit the door.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
@@ -27,7 +30,15 @@ import gym.errors
 import gym.grading
 import gym.sandbox
 
-__all__ = ["GRADER", "GRADER_VERSION", "LEAKY_ANSWER", "OPTIONS", "LearnEnv", "LearnState"]
+__all__ = [
+    "GRADER",
+    "GRADER_VERSION",
+    "LEAKY_ANSWER",
+    "OPTIONS",
+    "LearnEnv",
+    "LearnState",
+    "LearnStepsEnv",
+]
 
 OPTIONS = ("A", "B", "C", "D", "E", "F")
 """The options a task offers; exactly one is right for each key."""
@@ -158,10 +169,10 @@ def hidden_answer(task: gym.Task) -> str:
     return value
 
 
-def state_flags(state: LearnState) -> list[gym.Flag]:
-    """Forbidden attempts (tools not offered) and files written besides the answer."""
+def state_flags(state: LearnState, allowed: Collection[str] = (ANSWER_FILE,)) -> list[gym.Flag]:
+    """Forbidden attempts (tools not offered) and files besides the ``allowed`` ones."""
     flags = [gym.Flag(name="forbidden_tool", detail=f"{n} (not offered)") for n in state.attempted]
-    extra = [f for f in state.files if f != ANSWER_FILE]
+    extra = [f for f in state.files if f not in allowed]
     if extra:
         flags.append(gym.Flag(name="outside_allowed_paths", detail=", ".join(extra[:5])))
     return flags
@@ -189,3 +200,6 @@ def _tried(record: gym.StepRecord) -> str:
         return ""
     name = record.raw_action.get("name")
     return name if isinstance(name, str) else ""
+
+
+from ._steps import LearnStepsEnv  # noqa: E402 - it builds on the classes above

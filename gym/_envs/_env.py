@@ -21,9 +21,10 @@ import functools
 import inspect
 import json
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Generic, NoReturn, SupportsFloat, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, NoReturn, SupportsFloat, TypeVar, cast
 
 import gymnasium
 from pydantic import BaseModel, Field
@@ -50,6 +51,9 @@ from gym._envs._users import RecordingUser, ScriptedUser, User
 from gym._grading import claim_flags
 from gym._sandbox import Sandbox, SandboxConfig, SandboxProvider
 from gym._sandbox import default_sandboxes as _default_sandboxes
+
+if TYPE_CHECKING:
+    from gym._envs._fork import Lineage
 
 __all__ = [
     "SYSTEM_PROMPT",
@@ -183,6 +187,9 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
     """Tools of every task of the family declared as OpenAI function schemas, run by
     `call_tool` (``"x-boxgym-kind"``: read, write or final; write by default). One named
     as a `gym.tool` method replaces it."""
+    forkable: ClassVar[bool] = False
+    """Whether `fork` may copy an episode: the family's whole state is its sandbox's
+    mounts and shell (code families can without saying so; see gym/_envs/_fork.py)."""
     declared_in: ClassVar[Path | None] = None
     """The folder whose boxgym.toml declares the environment (``base``), if so."""
     drop_tools: ClassVar[tuple[str, ...]] = ()
@@ -238,6 +245,10 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         self.user_transcript: list[dict[str, Any]] = []
         """The user's messages so far: ``turn``, ``content`` and, from a `RecordingUser`
         (a simulated one), ``raw``: the record behind the message."""
+        self.episode_uid = ""
+        """A fresh id of the running episode (a uuid, new at every reset and fork)."""
+        self.lineage: Lineage | None = None
+        """Where the running episode was forked from (None: it began at a reset)."""
         self._done = True
         self._steps = 0
         self._started = 0.0
@@ -535,6 +546,7 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
             raise InfraError(f"could not start a sandbox for {task.id}: {exc}") from exc
         self.task, self.trace, self.verdict, self._done = task, [], None, False
         self.final_call = None
+        self.episode_uid, self.lineage = uuid.uuid4().hex, None
         self._steps, self._started = 0, time.monotonic()
         self.deadline = None if self.max_seconds is None else self._started + self.max_seconds
         prompt = self.prompt(task)
@@ -549,6 +561,30 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
             "turn": 0,
         }
         return prompt, info
+
+    def fork(
+        self, k: int, *, training: bool = False, parent_id: str | None = None
+    ) -> list[ContainerEnv[FinalState]]:
+        """Fork into k independent environments in this one's state, each a full episode.
+
+        Each branch has a fresh sandbox from this environment's provider (hardened as at
+        a reset) holding a copy of this one's files and shell state (exported variables,
+        working directory), a copy of the trajectory so far, its own verdict when it
+        ends, and its `lineage`. This episode goes on unchanged. See gym/_envs/_fork.py.
+
+        Args:
+            k: how many branches.
+            training: the branches are training data: refuse a held-out task.
+            parent_id: the id this episode is stored under (``episode_uid`` by default).
+
+        Raises:
+            ConfigError: no episode is running, or the family cannot fork.
+            HeldOutError: ``training`` and the task is of a held-out split.
+            SandboxError: a sandbox failed (no branch is left running).
+        """
+        from gym._envs._fork import fork
+
+        return fork(self, k, training=training, parent_id=parent_id)
 
     def _use_tools(self, task: Task) -> None:
         """Make the task's tool table the episode's (and the action space's names)."""

@@ -16,6 +16,7 @@ from sqlmodel import Session, SQLModel, col, create_engine, delete, select
 from gym._core._errors import ConfigError, StoreError
 from gym._core._paths import data_dir
 from gym._core._tools import ToolCall
+from gym._store._lineage import LineageRow
 from gym._store._models import (
     EpisodeRow,
     RunRow,
@@ -99,6 +100,7 @@ class Store:
         self.stale_after = stale_after or float(os.environ.get("GYM_RUN_STALE_S") or STALE_AFTER_S)
         self._has_status = not read_only  # a read-write open creates the table
         self._has_turns = not read_only  # and this one
+        self._has_lineage = not read_only  # and this one
         try:
             if read_only:
                 self.engine = _read_only_engine(_normalise(self.url))
@@ -307,6 +309,10 @@ class Store:
             ("verdicts", delete(VerdictRow).where(col(VerdictRow.episode_id).in_(episodes))),
             ("steps", delete(StepRow).where(col(StepRow.episode_id).in_(episodes))),
             ("episode_turns", delete(TurnsRow).where(col(TurnsRow.episode_id).in_(episodes))),
+            (
+                "episode_lineage",
+                delete(LineageRow).where(col(LineageRow.episode_id).in_(episodes)),
+            ),
             ("episodes", delete(EpisodeRow).where(col(EpisodeRow.run_id).in_(ids))),
             ("train_steps", delete(TrainStepRow).where(col(TrainStepRow.run_id).in_(ids))),
             ("run_status", delete(RunStatusRow).where(col(RunStatusRow.run_id).in_(ids))),
@@ -338,6 +344,7 @@ class Store:
         steps: Sequence[StepRow],
         verdict: VerdictRow | None,
         turns: TurnsRow | None = None,
+        lineage: LineageRow | None = None,
     ) -> None:
         """Write an episode with its steps, verdict and turns in one transaction.
 
@@ -350,11 +357,14 @@ class Store:
             verdict: its verdict (None when grading produced none).
             turns: its tools and user turns (None: none recorded; it reads back as
                 `TurnsRow.empty`).
+            lineage: its parent and fork step, for a forked episode (None: it began at
+                a reset).
         """
         with self.session() as s:
             s.exec(delete(StepRow).where(col(StepRow.episode_id) == episode.id))
             s.exec(delete(VerdictRow).where(col(VerdictRow.episode_id) == episode.id))
             s.exec(delete(TurnsRow).where(col(TurnsRow.episode_id) == episode.id))
+            s.exec(delete(LineageRow).where(col(LineageRow.episode_id) == episode.id))
             old = s.get(EpisodeRow, episode.id)
             if old is not None:
                 s.delete(old)
@@ -366,6 +376,8 @@ class Store:
                 s.add(verdict)
             if turns is not None:
                 s.add(TurnsRow(**{**turns.model_dump(), "episode_id": episode.id}))
+            if lineage is not None:
+                s.add(LineageRow(**{**lineage.model_dump(), "episode_id": episode.id}))
             run = s.get(RunRow, episode.run_id)
             if run is not None:
                 run.updated_at = time.time()
@@ -462,6 +474,31 @@ class Store:
         if not self._has_turns:
             self._has_turns = inspect(self.engine).has_table(TurnsRow.__tablename__)
         return self._has_turns
+
+    def lineage(self, episode_id: str) -> LineageRow | None:
+        """A forked episode's parent and fork step (None: it began at a reset)."""
+        if not self._lineage_table():
+            return None
+        with self.session() as s:
+            return s.get(LineageRow, episode_id)
+
+    def branches(self, parent_id: str) -> list[LineageRow]:
+        """The episodes forked from an episode, by fork step and branch index."""
+        if not self._lineage_table():
+            return []
+        with self.session() as s:
+            query = (
+                select(LineageRow)
+                .where(LineageRow.parent_id == parent_id)
+                .order_by(col(LineageRow.fork_step), col(LineageRow.branch))
+            )
+            return list(s.exec(query))
+
+    def _lineage_table(self) -> bool:
+        """Whether the store holds the lineage table (a store written before it has none)."""
+        if not self._has_lineage:
+            self._has_lineage = inspect(self.engine).has_table(LineageRow.__tablename__)
+        return self._has_lineage
 
     def calls(self, episode_id: str) -> list[ToolCall]:
         """The tool calls of an episode, in order (steps without a call left out)."""

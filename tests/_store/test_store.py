@@ -270,6 +270,7 @@ def row_counts(store: Store) -> dict[str, int]:
     from sqlalchemy import text
 
     tables = ["runs", "run_status", "episodes", "steps", "episode_turns", "verdicts", "train_steps"]
+    tables += ["episode_lineage"]
     with store.engine.connect() as conn:
         return {t: conn.execute(text(f"SELECT count(*) FROM {t}")).scalar_one() for t in tables}
 
@@ -298,6 +299,7 @@ def test_deleting_a_run_removes_every_row_of_it_and_nothing_else(store):
     after = row_counts(store)
     expected = {"runs": 1, "run_status": 1, "episodes": 3, "steps": 6, "verdicts": 3}
     expected["episode_turns"] = 3
+    expected["episode_lineage"] = 0  # none of them was forked (tests/_envs/test_fork.py)
     assert counts == {**expected, "train_steps": 1}
     assert {t: before[t] - after[t] for t in before} == counts
     assert [r.id for r in store.runs()] == ["kept"] and len(store.episodes("kept")) == 2

@@ -1,0 +1,278 @@
+"""`fork`: k branches of a running episode, each a fresh sandbox in the same state.
+
+A branch is a full episode: its own sandbox, its own copy of the trajectory so far, its
+own verdict when it ends, and a `Lineage` (the parent's ``episode_uid`` and the step it
+was forked at). Nothing of one branch reaches another, nor the parent.
+
+How the state travels (chosen by measurement, docs/benchmarks.md): a copy of the
+writable state. An agent's sandbox writes only to its size-capped tmpfs mounts (the root
+filesystem is read-only), so its state is those mounts' files and its shell's state:
+
+1. the parent's mounts are archived (``tar`` run as the agent's user, in a fresh process
+   of its sandbox, at most `FORK_MAX_BYTES`), and its shell's exported variables and
+   working directory are read (``declare -px``, ``$PWD``);
+2. each branch gets a fresh sandbox from the environment's own provider, the way
+   `ContainerEnv.reset` gets one (same config, same hardening, the warm pool's
+   containers); the archives are unpacked into its mounts as the agent's user and the
+   shell state is replayed into its shell; its baseline is the parent's (the task's
+   files), so its export reports every change since the task began.
+
+Replaying the prefix's actions in fresh containers costs every step again and is not
+exact (time, randomness, the network-less clock); a checkpoint of the container (CRIU)
+is not available on the engine (`docker checkpoint` needs an experimental daemon).
+
+What is not carried: processes the agent started (background jobs die with the parent's
+view of them), shell variables that were not exported, shell functions, aliases and
+options. Families whose state is more than files and shell (a database server, an API
+service) refuse to fork until they say how (`forkable`).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from gym._core._errors import ConfigError, ExportTooLarge, HeldOutError, SandboxError
+from gym._grading import Export
+from gym._sandbox import LazySandbox, Sandbox, SandboxConfig, quote
+
+if TYPE_CHECKING:
+    from gym._envs._env import ContainerEnv
+
+__all__ = ["FORK_MAX_BYTES", "Lineage", "can_fork", "fork"]
+
+FORK_MAX_BYTES = 64 << 20
+"""The most bytes of archived files one fork copies (the mounts of a default sandbox
+hold up to 576 MiB; an episode over this cap cannot be forked)."""
+
+_SHELL_STATE = "builtin printf '%q\\n' \"$PWD\"; builtin declare -px"
+"""Bash text that prints the shell's directory (quoted, one line), then its exported
+variables, as bash source."""
+
+_ARCHIVE = (
+    'cd -- "$1" && shift && find "$@" -mindepth 1 -maxdepth 1 -print0 '
+    "| tar -c --null --verbatim-files-from --ignore-failed-read -T -"
+)
+"""Shell text: in the folder ``$1``, archive what is under each of the mounts named after
+it (relative paths; the mounts themselves are not entries)."""
+
+
+class Lineage(BaseModel):
+    """Where a forked episode comes from."""
+
+    parent_id: str
+    """The parent episode's ``episode_uid`` (or the id the caller stores it under)."""
+    fork_step: int
+    """Steps of the parent the branch shares: its first own step has this index."""
+    branch: int
+    """The branch's index among the k of its fork (0-based)."""
+
+
+@dataclass(frozen=True)
+class _State:
+    """The parent's state at the fork: its mounts' archives and its shell's state."""
+
+    archive: bytes
+    """A tar of what is under the mounts, named relative to the sandbox's root."""
+    cwd: str
+    """The shell's working directory, quoted for bash ('' when unknown)."""
+    variables: str
+    """Bash source that declares the shell's exported variables."""
+    started: bool
+    """Whether the parent's sandbox ever ran anything (else setup's files are all)."""
+
+
+def can_fork(env: ContainerEnv[Any]) -> bool:
+    """Whether a family's episodes can fork: its state is its mounts' files and its shell.
+
+    A family whose final state is a workspace `Export` (the code families: PyRepo,
+    PyFunc, ...) can; any other says so with ``forkable``.
+    """
+    return bool(type(env).forkable) or issubclass(type(env).final_state_type, Export)
+
+
+def fork(
+    env: ContainerEnv[Any], k: int, *, training: bool = False, parent_id: str | None = None
+) -> list[ContainerEnv[Any]]:
+    """Fork ``env`` into k independent environments in its state at this step.
+
+    Args:
+        env: an environment with an episode running.
+        k: how many branches.
+        training: the branches are training data: refuse a task of a held-out split.
+        parent_id: the id the parent episode is stored under (its ``episode_uid`` by
+            default), recorded in each branch's `Lineage`.
+
+    Raises:
+        ConfigError: no episode is running, ``k`` is under 1, or the family cannot fork.
+        HeldOutError: ``training`` and the task is of a held-out split.
+        ExportTooLarge: the parent's files are over `FORK_MAX_BYTES`.
+        SandboxError: a sandbox failed (no branch is left running).
+    """
+    _check(env, k, training)
+    began = time.monotonic()
+    state = _capture(env)
+    step = len(env.trace)
+    lineage = [
+        Lineage(parent_id=parent_id or env.episode_uid, fork_step=step, branch=i) for i in range(k)
+    ]
+    with ThreadPoolExecutor(max_workers=k, thread_name_prefix="gym-fork") as pool:
+        futures = [pool.submit(_sandbox_for, env, state) for _ in range(k)]
+        boxes, errors = [], []
+        for future in futures:
+            try:
+                boxes.append(future.result())
+            except BaseException as exc:  # every branch is released, then the first raises
+                errors.append(exc)
+    if errors:
+        for box in boxes:
+            env.sandboxes.release(box)
+        raise errors[0]
+    spent = time.monotonic() - began
+    return [_branch(env, box, line, spent) for box, line in zip(boxes, lineage, strict=True)]
+
+
+def _check(env: ContainerEnv[Any], k: int, training: bool) -> None:
+    name = type(env).__name__
+    if env.done or env.sandbox is None or env.task is None:
+        raise ConfigError(f"{name}: no episode is running to fork: call reset() and step first")
+    if k < 1:
+        raise ConfigError(f"fork(k) needs k >= 1 branches, not {k}")
+    if not can_fork(env):
+        raise ConfigError(
+            f"{name} ({env.env_id}) cannot fork yet: its state is more than the files of its "
+            "mounts and its shell (a database or an API service), which fork does not copy; "
+            "fork a code family (PyRepo, PyFunc) or one whose class sets forkable = True"
+        )
+    task = env.task
+    if training and type(env).splits.get(task.split) != "training":
+        raise HeldOutError(
+            f"{env.env_id}: task {task.id} is of the held-out split {task.split!r}; its "
+            "branches would be training data, and held-out splits are for evaluation only"
+        )
+
+
+def _capture(env: ContainerEnv[Any]) -> _State:
+    """The parent's state: its mounts' archives and its shell's state (one pass)."""
+    box = env.sandbox
+    assert box is not None
+    if isinstance(box, LazySandbox) and not box.started:
+        return _State(archive=b"", cwd="", variables="", started=False)
+    archive = _archive(box, _root(box, env.sandbox_config()))
+    shell = box.run(_SHELL_STATE, timeout=30, max_output=1 << 20)
+    if shell.stdout_truncated:
+        raise ExportTooLarge("the shell's exported variables are over 1 MiB: it cannot fork")
+    cwd, _, variables = shell.stdout.partition("\n") if shell.ok else ("", "", "")
+    return _State(archive=archive, cwd=cwd, variables=variables, started=True)
+
+
+def _root(box: Sandbox, config: SandboxConfig) -> str:
+    """The folder a sandbox's mounts are under, as the config names them.
+
+    ``/`` in a container; a local stand-in's temporary folder.
+
+    Raises:
+        SandboxError: the sandbox's mounts are not the config's under one folder.
+    """
+    if len(box.config.tmpfs) != len(config.tmpfs):
+        raise SandboxError(f"sandbox {box.id}: its mounts are not its config's; it cannot fork")
+    pairs = zip(box.config.tmpfs, config.tmpfs, strict=True)
+    roots = {ours.removesuffix(mount) for ours, mount in pairs}
+    if len(roots) != 1:
+        raise SandboxError(f"sandbox {box.id}: its mounts are not its config's; it cannot fork")
+    return roots.pop() or "/"
+
+
+def _archive(box: Sandbox, root: str) -> bytes:
+    """A tar of what is under the parent's mounts, read as the agent's user."""
+    mounts = [m.removeprefix(root).lstrip("/") for m in box.config.tmpfs]
+    argv = ["sh", "-c", _ARCHIVE, "sh", root, *mounts]
+    result, raw = box._exec(argv, 120, max_output=FORK_MAX_BYTES + 1)
+    if result.stdout_truncated or len(raw) > FORK_MAX_BYTES:
+        raise ExportTooLarge(
+            f"the files under {', '.join(box.config.tmpfs)} are over the fork cap "
+            f"({FORK_MAX_BYTES} bytes): this episode cannot fork"
+        )
+    if result.timed_out or result.exit_code not in (0, 1):  # 1: a file changed as it was read
+        box.ensure_running()
+        raise SandboxError(f"could not archive the files to fork: {result.stderr.strip()[:300]}")
+    return raw
+
+
+def _sandbox_for(env: ContainerEnv[Any], state: _State) -> Sandbox:
+    """A fresh sandbox from the environment's provider, in the parent's state."""
+    assert env.task is not None and env.sandbox is not None
+    box = env.sandboxes.acquire(env.sandbox_config(), run=env.run_label, role="agent")
+    try:
+        if not state.started:  # nothing ran: the task's files, as a reset writes them
+            env.setup(env.task, box)
+            return box
+        box.baseline = env.sandbox.baseline
+        _unpack(box, state.archive, _root(box, env.sandbox_config()))
+        _restore_shell(box, state, env.sandbox.config)
+    except BaseException:
+        env.sandboxes.release(box)
+        raise
+    return box
+
+
+def _restore_shell(box: Sandbox, state: _State, parent: SandboxConfig) -> None:
+    """Replay the parent's exported variables and directory into the branch's shell.
+
+    Variables the fresh shell exports and the parent's did not are unset. The directory
+    is mapped from the parent's mounts to the branch's (the same paths in containers).
+    """
+    lines = ["builtin unset -v $(builtin compgen -e)", state.variables]
+    if state.cwd:
+        lines.append(f"__boxgym_cwd={state.cwd}")
+        for theirs, ours in zip(parent.tmpfs, box.config.tmpfs, strict=True):
+            if theirs != ours:  # a local stand-in's folders: each sandbox has its own
+                was, now = quote(theirs), quote(ours)
+                lines.append(
+                    f'case "$__boxgym_cwd" in {was}|{was}/*) '
+                    f'__boxgym_cwd={now}"${{__boxgym_cwd#{was}}}";; esac'
+                )
+        lines.append('builtin cd -- "$__boxgym_cwd"; builtin unset -v __boxgym_cwd')
+    restore = "{\n" + "\n".join(lines) + "\n} 2>/dev/null"
+    box.run(restore, timeout=30)
+
+
+def _unpack(box: Sandbox, archive: bytes, root: str) -> None:
+    """Unpack the parent's archive into the branch's mounts, as the agent's user."""
+    if not archive.strip(b"\0"):
+        return
+    argv = ["tar", "-x", "-p", "--no-same-owner", "-C", root]
+    result = box.exec(argv, stdin=archive, timeout=120)
+    if not result.ok:
+        box.ensure_running()
+        raise SandboxError(f"could not unpack the parent's files: {result.stderr.strip()[:300]}")
+
+
+def _branch(
+    env: ContainerEnv[Any], box: Sandbox, lineage: Lineage, spent: float
+) -> ContainerEnv[Any]:
+    """An environment like ``env`` (same task, trajectory, budgets) on the branch's sandbox.
+
+    Its clock is the parent's, less the seconds the fork took.
+    """
+    assert env.task is not None
+    branch = copy.copy(env)
+    branch.sandbox = box
+    branch.trace = [record.model_copy(deep=True) for record in env.trace]
+    branch.user_transcript = copy.deepcopy(env.user_transcript)
+    branch.user = copy.deepcopy(env.user)
+    branch.verdict, branch.final_state, branch.final_call = None, None, None
+    branch.action_space = copy.deepcopy(env.action_space)
+    branch._np_random = copy.deepcopy(env._np_random)
+    branch._use_tools(env.task)  # the tools bound to the branch, not the parent
+    branch._started = env._started + spent
+    branch.deadline = None if env.deadline is None else env.deadline + spent
+    branch.episode_uid = uuid.uuid4().hex
+    branch.lineage = lineage
+    return branch

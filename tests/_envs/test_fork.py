@@ -1,0 +1,164 @@
+"""`env.fork(k)`: branches in the parent's state (files, shell, trajectory), independent after.
+
+The toy family (a `CodeEnv` over local folders) checks the mechanics in milliseconds;
+the docker-marked tests fork a PyRepo episode on the real engine, as the issue asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import toy_env
+from toy_env import SUBMIT, bash, write
+
+import gym
+from gym._envs._fork import Lineage, can_fork
+from gym._store import EpisodeRow, RunRow, Store
+from gym._store._lineage import LineageRow, lineage_tree
+
+
+def _toy(task: str = "add") -> toy_env.ToyEnv:
+    env = toy_env.ToyEnv()
+    env.reset(options={"task": task})
+    return env
+
+
+@pytest.fixture
+def forked() -> Iterator[tuple[toy_env.ToyEnv, list[gym.ContainerEnv]]]:
+    env = _toy()
+    env.step(bash("mkdir -p sub && cd sub && export FORK_VAR='a b'"))
+    env.step(write("4"))
+    env.step(bash("echo scratch > ../scratch.txt"))
+    branches = env.fork(3)
+    yield env, branches
+    for e in (env, *branches):
+        e.close()
+
+
+def _obs(env: gym.ContainerEnv, command: str) -> str:
+    return str(env.step(bash(command))[0])
+
+
+def test_branches_hold_the_parents_files_shell_and_trajectory(forked):
+    env, branches = forked
+    want = _obs(env, 'pwd; echo "$FORK_VAR"; cat ../answer.txt; cat ../scratch.txt')
+    assert "sub" in want and "a b" in want and "4" in want and "scratch" in want
+    for i, branch in enumerate(branches):
+        assert [r.call for r in branch.trace] == [r.call for r in env.trace[:3]]
+        got = _obs(branch, 'pwd; echo "$FORK_VAR"; cat ../answer.txt; cat ../scratch.txt')
+        assert got.replace(branch.sandbox.config.workdir, "W") == want.replace(
+            env.sandbox.config.workdir, "W"
+        )
+        assert branch.lineage == Lineage(parent_id=env.episode_uid, fork_step=3, branch=i)
+        assert branch.episode_uid not in (env.episode_uid, "")
+    assert len(env.trace) == 4 and all(len(b.trace) == 4 for b in branches)
+
+
+def test_a_file_written_in_one_branch_is_absent_from_the_others_and_the_parent(forked):
+    env, branches = forked
+    _obs(branches[0], "echo mine > ../only0.txt")  # the shells are in sub/
+    for other in (env, *branches[1:]):
+        assert "only0.txt" not in _obs(other, "ls ..")
+    assert "only0.txt" in _obs(branches[0], "ls ..")
+
+
+def test_verdicts_are_independent(forked):
+    env, (good, bad, _) = forked
+    good.step(bash("cd .. && rm -r sub scratch.txt"))  # outside the allowed paths: flagged
+    good.step(write("5"))
+    assert good.step(SUBMIT)[4]["verdict"]["outcome"] == "pass"
+    assert bad.step(SUBMIT)[4]["verdict"]["outcome"] == "fail"
+    assert not env.done  # the parent's episode goes on
+
+
+def test_fork_before_any_command_gives_the_tasks_files():
+    env = _toy()
+    (branch,) = env.fork(1)
+    try:
+        assert "answer.txt" in _obs(branch, "ls")
+    finally:
+        env.close()
+        branch.close()
+
+
+def test_fork_refuses_what_it_cannot_do():
+    env = toy_env.ToyEnv()
+    with pytest.raises(gym.ConfigError, match="no episode is running"):
+        env.fork(2)
+    env.reset(options={"task": "add"})
+    try:
+        with pytest.raises(gym.ConfigError, match="k >= 1"):
+            env.fork(0)
+    finally:
+        env.close()
+    held_out = _toy("greet")  # the eval split
+    try:
+        with pytest.raises(gym.errors.HeldOutError, match="greet"):
+            held_out.fork(2, training=True)
+    finally:
+        held_out.close()
+
+
+def test_a_family_with_services_refuses_to_fork():
+    sql = gym.make("boxgym/SQL-v0").unwrapped  # its state includes a database server
+    assert can_fork(sql) is False and can_fork(toy_env.ToyEnv()) is True
+    sql.task, sql.sandbox, sql._done = sql.tasks[0], object(), False  # as mid-episode
+    with pytest.raises(gym.ConfigError, match="cannot fork yet"):
+        sql.fork(2)
+
+
+def test_lineage_is_stored_with_the_branch_and_read_back(tmp_path: Path):
+    store = Store(f"sqlite:///{tmp_path / 'runs.db'}")
+    run = RunRow(id="r", created_at=0, updated_at=0, config={}, policy="p", boxgym_version="0")
+    store.ensure_run(run)
+    for eid in ("parent", "b0", "b1"):
+        row = EpisodeRow(
+            id=eid, run_id="r", env_id="toy/Answer-v0", env_version=0, task_id="add",
+            split="train", sample_index=0, seed=0, policy="scripted", outcome="pass",
+        )  # fmt: skip
+        lineage = None if eid == "parent" else LineageRow(
+            episode_id="", parent_id="parent", fork_step=3, branch=int(eid[1])
+        )  # fmt: skip
+        store.commit_episode(row, [], None, lineage=lineage)
+    assert store.lineage("parent") is None
+    assert store.lineage("b1") == LineageRow(
+        episode_id="b1", parent_id="parent", fork_step=3, branch=1
+    )
+    assert [r.episode_id for r in store.branches("parent")] == ["b0", "b1"]
+    assert list(lineage_tree(store.branches("parent"))) == ["parent"]
+    assert store.delete_runs(["r"])["episode_lineage"] == 2
+
+
+# -- the real engine: PyRepo, as the issue's done-when asks ------------------------------
+
+
+@pytest.mark.docker
+def test_pyrepo_fork_at_step_3_branches_equal_the_parent_then_diverge(engine):
+    env = gym.make("boxgym/PyRepo-v0", run="pytest-fork").unwrapped
+    env.reset(options={"task": "calc-precedence"})
+    task = env.task
+    oracle = (task.folder() / "oracle" / "arith" / "parser.py").read_text()
+    branches: list[gym.ContainerEnv] = []
+    try:
+        env.step(bash("cd arith && export FORK_VAR=forty-two"))
+        env.step(bash("echo '# a note' >> errors.py"))
+        env.step(bash("echo scratch > /tmp/scratch.txt"))
+        branches = env.fork(4)
+        probe = 'pwd; echo "$FORK_VAR"; git diff; cat /tmp/scratch.txt'
+        want = _obs(env, probe)
+        assert "/workspace/arith" in want and "forty-two" in want and "+# a note" in want
+        assert [_obs(b, probe) for b in branches] == [want] * 4
+        _obs(branches[1], "echo mine > /workspace/only1.txt")
+        for other in (env, branches[0], branches[2], branches[3]):
+            assert "only1.txt" not in _obs(other, "ls /workspace")
+        branches[0].step(write(oracle, path="arith/parser.py"))
+        assert "could not" not in branches[0].trace[-1].observation
+        passed = branches[0].step(SUBMIT)[4]["verdict"]
+        failed = branches[2].step(SUBMIT)[4]["verdict"]
+        assert (passed["outcome"], failed["outcome"]) == ("pass", "fail"), (passed, failed)
+        assert not env.done and branches[0].lineage.fork_step == 3
+    finally:
+        for e in (env, *branches):
+            e.close()
