@@ -2,7 +2,7 @@
 # Set up everything the tests need, then run the whole test suite on the real engine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh dev,local,ray
+scripts/setup.sh dev,local,ray,lora
 # The store's tests run against a real PostgreSQL server that the tests start themselves.
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   echo "[test] installing Debian's postgresql (server binaries for the store tests)" >&2

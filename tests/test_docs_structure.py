@@ -142,9 +142,9 @@ def test_the_families_table_lists_every_family_and_id():
 
 def test_the_families_table_names_each_class_and_final_state():
     for row in table(ARCHITECTURE, "## The families", "family"):
-        folder = ticked(row[1])[0].split("/")[1]
         name, base = re.fullmatch(r"(\w+)\((\w+)\)", ticked(row[3])[0]).groups()  # type: ignore[union-attr]
-        cls = getattr(importlib.import_module(f"environments.{folder}"), name)
+        cls = gym.authoring.env_class(ticked(row[2])[0])  # a declared one's too
+        assert cls.__name__ == name, f"{ticked(row[2])[0]} builds {cls.__name__}, not {name}"
         bases = {c.__name__ for c in cls.__mro__}
         assert base in bases, f"{name} is not a {base}"
         assert cls.final_state_type.__name__ == ticked(row[4])[0], f"{name}'s final state"
@@ -163,6 +163,9 @@ EXAMPLES = {
     "seeds/my_env/",
     "seeds/my_env/example/",
     "seeds/notes/",  # docs/authoring.md: the tool-API family a reader makes
+    "seeds/concerts/",  # docs/authoring.md: the SQL family a reader makes
+    "images/logs/",  # docs/authoring.md: the declaration's example
+    "seeds/logs/",
     "seeds/bad/wrong/task.toml",  # docs/authoring.md: an error message's example
     "tests/test_core.py",  # docs/graders/trajectory.md: a task's test file, in its repo
     "tests/test_x.py",  # docs/viewer.md: a flag's detail

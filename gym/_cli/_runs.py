@@ -814,7 +814,12 @@ def export_run(
     run_id: Annotated[str, typer.Argument(help="Run to export.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output file (jsonl) or folder (hf).")],
     fmt: Annotated[
-        str, typer.Option("--format", callback=one_of("jsonl", "hf"), help="jsonl or hf.")
+        str,
+        typer.Option(
+            "--format",
+            callback=one_of("jsonl", "hf", "trl", "verl"),
+            help="jsonl, hf, or a trainer's rows as JSONL: trl or verl.",
+        ),
     ] = "jsonl",
     for_eval: Annotated[
         bool,
@@ -830,12 +835,18 @@ def export_run(
     from gym._reports._records import write_records
     from gym._store import Store
 
+    rows = None
+    if fmt in ("trl", "verl"):
+        from gym.train._formats import FORMATS
+
+        fmt, rows = "jsonl", FORMATS[fmt]
     with progress("export", unit="records", console=err) as bar:
         n = write_records(
             Store(db, read_only=True),
             run_id,
             out,
             fmt=fmt,
+            rows=rows,
             allow_eval=for_eval,
             only_verified=only_verified,
             split=split,

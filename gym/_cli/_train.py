@@ -1,4 +1,4 @@
-"""`gym train grpo`: train a local policy on environment rewards."""
+"""`gym train grpo`: train a policy on environment rewards (sampled here or by a server)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from rich.text import Text
 from gym._cli._app import DbOpt, JsonFlag, console, err, one_of, print_json, train_app
 from gym._cli._runs import plot_path
 from gym._cli._tables import number, print_table, text
+from gym._core._errors import ConfigError
 
 __all__: list[str] = []
 
@@ -21,12 +22,53 @@ __all__: list[str] = []
 def grpo_cmd(
     envs: Annotated[list[str], typer.Argument(help="Environment ids (train-split tasks).")],
     policy: Annotated[
-        str, typer.Option("--policy", "-p", callback=one_of("tiny", "local"), help="tiny or local.")
+        str,
+        typer.Option(
+            "--policy",
+            "-p",
+            callback=one_of("tiny", "local", "openai"),
+            help="tiny, local, or openai (a vLLM server samples; needs --base-url).",
+        ),
     ] = "tiny",
     model: Annotated[
         str | None,
-        typer.Option("--model", help="tiny: 'tiny' or a checkpoint folder; local: a model."),
+        typer.Option(
+            "--model",
+            help="tiny: 'tiny' or a checkpoint folder; local: a model; openai: the served name.",
+        ),
     ] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="openai: the server's API root (…/v1).")
+    ] = None,
+    sync: Annotated[
+        str,
+        typer.Option(
+            "--sync",
+            callback=one_of("lora", "full", "none"),
+            help="openai: how new weights reach the server (lora, full or none).",
+        ),
+    ] = "lora",
+    weights: Annotated[
+        str | None,
+        typer.Option(
+            "--weights", help="openai: the trainer's copy of the served model (default: --model)."
+        ),
+    ] = None,
+    lora_rank: Annotated[int, typer.Option("--lora-rank", min=1, help="LoRA rank r.")] = 8,
+    adapter_dir: Annotated[
+        str | None,
+        typer.Option("--adapter-dir", help="lora: where adapters are written (server-readable)."),
+    ] = None,
+    server_adapter_dir: Annotated[
+        str | None,
+        typer.Option("--server-adapter-dir", help="lora: that folder as the server sees it."),
+    ] = None,
+    max_staleness: Annotated[
+        int,
+        typer.Option(
+            "--max-staleness", min=0, help="Leave out episodes more than N versions old (0)."
+        ),
+    ] = 0,
     seed: Annotated[int, typer.Option("--seed", help="Model, sampling and episode seed.")] = 0,
     steps: Annotated[int, typer.Option("--steps", min=1, help="Training steps.")] = 10,
     group_size: Annotated[
@@ -81,8 +123,9 @@ def grpo_cmd(
     db: DbOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """GRPO on a local policy: G episodes per task per step, in-process weight updates.
+    """GRPO: G episodes per task per step; the weights are updated in this process.
 
+    With --policy openai a vLLM server samples and each new version reaches it (--sync).
     Exits 2 when the reward-hacking watch stopped the run (the JSON says why).
     """
     from gym._core._progress import progress
@@ -91,10 +134,26 @@ def grpo_cmd(
     from gym.train._grpo_watch import WatchConfig
     from gym.train._loss import LossConfig
 
+    if (policy == "openai") != (base_url is not None):
+        raise ConfigError("--base-url goes with --policy openai, and --policy openai needs it")
+    if policy == "openai" and model is None:
+        raise ConfigError("--policy openai needs --model: the name the server serves")
+    server = None
+    if base_url is not None:
+        server = {
+            "base_url": base_url,
+            "sync": sync,
+            "weights": weights or "",
+            "lora": {"rank": lora_rank, "alpha": 2 * lora_rank},
+            "adapter_dir": adapter_dir or "",
+            "server_adapter_dir": server_adapter_dir or "",
+        }
     config = GrpoConfig.model_validate(
         {
             "envs": envs,
             "policy": policy,
+            "server": server,
+            "max_staleness": max_staleness,
             "model": model or ("tiny" if policy == "tiny" else "smollm2-135m"),
             "seed": seed,
             "steps": steps,

@@ -35,7 +35,14 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from gym._core._errors import ConfigError, PolicyError
-from gym._core._http import Backoff, RetriesSpent, Retryable, post_json, server_message
+from gym._core._http import (
+    Backoff,
+    RetriesSpent,
+    Retryable,
+    post_json,
+    server_message,
+    tls_context,
+)
 from gym._core._tools import ARGUMENTS, Bounds, ToolCall, check_name, decode_arguments, load_json
 from gym._policy._base import Policy, Turn
 from gym._policy._parse import parse_tool_call
@@ -152,6 +159,7 @@ class OpenAIPolicy(Policy):
             headers={**auth, **(headers or {})},
             timeout=httpx.Timeout(timeout, connect=connect_timeout),
             transport=transport,
+            verify=tls_context(),
         )
 
     def params(self) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Training records from stored episodes (held-out splits are refused by default).
 
-`gym export RUN` writes them; "export" alone is the final state an environment takes out
-of the agent's sandbox (docs/architecture.md, "Names").
+`gym export RUN` writes them (``--format trl|verl`` reshape each record with
+`gym.train._formats`, one layer up, through ``rows``); "export" alone is the final state
+an environment takes out of the agent's sandbox (docs/architecture.md, "Names").
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def episode_record(
         "verified": verified,
         "policy": e.policy,
         "policy_params": e.policy_params,
+        "policy_version": e.policy_params.get("policy_version"),
         "messages": e.messages,
         "tools": kept.tools,
         "message_turns": message_turns(e.messages, kept),
@@ -109,6 +111,7 @@ def write_records(
     only_verified: bool = False,
     split: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    rows: Callable[[dict[str, Any]], list[dict[str, Any]]] | None = None,
 ) -> int:
     """Write a run's records as JSONL, or as a Hugging Face ``json`` dataset folder.
 
@@ -122,6 +125,8 @@ def write_records(
         split: only episodes of this split.
         progress: called with (records written, records to write): once before the
             first, then after each.
+        rows: reshapes each record into the lines written for it (a trainer's format);
+            the count returned is then of lines.
 
     Raises:
         StoreError: the run holds held-out episodes and ``allow_eval`` is false.
@@ -129,6 +134,8 @@ def write_records(
     if fmt not in ("jsonl", "hf"):
         raise ConfigError("--format must be jsonl or hf")
     records = _records(store, run_id, allow_eval, only_verified, split)
+    if rows is not None:
+        records = [line for record in records for line in rows(record)]
     target = out / "data.jsonl" if fmt == "hf" else out
     _write_lines(records, target, progress or _quiet)
     if fmt == "hf":

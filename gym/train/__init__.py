@@ -23,6 +23,12 @@ The pieces, each small and typed:
    task), fine-tune with `batch_sft_loss`, evaluate on the eval split and `promote`
    only on a rise of held-out pass@1.
 
+7. Other trainers' adapters (each imports its trainer, so import it where that is
+   installed; docs/training.md has the recipes): ``gym.train._verl.BoxgymAgentLoop``
+   (verl's agent loop ``boxgym_agent``) and ``gym.train._skyrl.BoxgymTextEnv``
+   (skyrl-gym's ``boxgym`` environment), one boxgym episode per trajectory, rewarded
+   with the verdict's reward; an ``infra_error`` episode raises `InfraError`.
+
 Which tasks may be trained on at all: `training_tasks` keeps a family's training
 splits, `refuse_held_out` raises `HeldOutError` for a held-out one, `split_use` names
 what a split may be used for (``training`` or ``held-out``).

@@ -7,6 +7,13 @@ watch stop the run, turn the episodes into token-in/token-out samples with group
 advantages, update the weights in place (`LocalWeights.update`; the policy samples from
 the new version next step), save a checkpoint and record the step in the store.
 
+With ``policy="openai"`` a server (vLLM) samples the episodes and the weights trained
+here reach it after each update (`gym.train._sync`: a LoRA adapter loaded at run time,
+every weight through TRL's client, or none); every episode records the version whose
+name its requests carried, and the update leaves out episodes older than
+``max_staleness`` versions (0 by default: the loop is synchronous, so only on-policy
+data is trained on).
+
 The run is resumable: its id is a hash of its configuration, each step's episodes are a
 store run of their own, and the checkpoint after each step says where to go on; running
 the same command again continues from the last checkpoint (and the step in flight
@@ -18,30 +25,46 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from gym._core._errors import ConfigError
 from gym._core._paths import data_dir
+from gym._policy import OpenAIPolicy, Policy
+from gym._policy._tiny import TINY
 from gym._store import Store, TrainStepRow
 from gym.train._episodes import grpo_samples
 from gym.train._grpo_collect import (
     Collected,
     RewardSource,
+    ScoredEpisode,
     collect,
     env_tools,
+    is_stale,
+    split_stale,
     train_tasks,
 )
 from gym.train._grpo_watch import StepStats, WatchConfig, step_stats, watch
 from gym.train._grpo_weights import CheckpointInfo, LocalWeights, PolicyKind, UpdateMetrics
 from gym.train._loss import LossConfig
 from gym.train._rewards import AdvantageKind
+from gym.train._sync import ServerConfig, WeightSync, make_sync
 
-__all__ = ["GrpoConfig", "GrpoResult", "train_grpo"]
+__all__ = ["GrpoConfig", "GrpoResult", "TrainPolicy", "train_grpo"]
+
+TrainPolicy = Literal["tiny", "local", "openai"]
+"""Who samples the episodes: the weights in this process (tiny, local) or a server."""
+_ADDED = {"server": None, "max_staleness": 0}
+"""Fields added after the first release: left out of the training id at their default,
+so the runs configured before keep their ids."""
+_NOT_IDENTITY = ("base_url", "adapter_dir", "server_adapter_dir")
+"""Where the server and the adapters are: not what is trained."""
+_log = logging.getLogger("gym.train")
 
 
 class GrpoConfig(BaseModel):
@@ -49,10 +72,12 @@ class GrpoConfig(BaseModel):
 
     envs: list[str]
     """Environment ids (their train-split tasks are trained on)."""
-    policy: PolicyKind = "tiny"
-    """tiny (a model built in code) or local (a transformers model)."""
+    policy: TrainPolicy = "tiny"
+    """tiny (a model built in code), local (a transformers model) or openai (a server
+    samples; ``server`` says which and how weights reach it)."""
     model: str = "tiny"
-    """``tiny`` for a fresh tiny model, else a model folder (a checkpoint) or bundled name."""
+    """``tiny`` for a fresh tiny model, else a model folder (a checkpoint) or bundled
+    name; with openai, the served model's name."""
     seed: int = 0
     """Seeds the fresh model, the sampling and the episodes' reset seeds."""
     steps: int = Field(default=10, ge=1)
@@ -77,12 +102,34 @@ class GrpoConfig(BaseModel):
     """visible (the visible checks; the hidden ones are a held-out monitor) or verdict."""
     watch: WatchConfig = Field(default_factory=WatchConfig)
     """Bounds of the reward-hacking watch."""
+    server: ServerConfig | None = None
+    """The sampling server and the weight sync (``policy="openai"`` only)."""
+    max_staleness: int = Field(default=0, ge=0)
+    """An update at version v trains on episodes of versions v - max_staleness and later
+    (0: on-policy only); older ones are left out and counted."""
+
+    @model_validator(mode="after")
+    def _server_with_openai(self) -> GrpoConfig:
+        if (self.policy == "openai") != (self.server is not None):
+            raise ValueError("policy openai needs a server (--base-url), and only it has one")
+        return self
 
     @property
     def train_id(self) -> str:
-        """A short content hash of the configuration."""
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
+        """A short content hash of the configuration (where the server is left out)."""
+        data = self.model_dump(mode="json")
+        for key, default in _ADDED.items():
+            if data[key] == default:
+                del data[key]
+        for key in _NOT_IDENTITY:
+            (data.get("server") or {}).pop(key, None)
+        blob = json.dumps(data, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
+
+    @property
+    def weights(self) -> str:
+        """What the trainer loads: ``model``, or the server's ``weights`` with openai."""
+        return (self.server.weights if self.server else "") or self.model
 
     def sampling(self) -> dict[str, Any]:
         """The policy settings of its episodes."""
@@ -108,6 +155,8 @@ class GrpoResult(BaseModel):
     """Why training stopped early ('' when it ran every step)."""
     seconds: float = 0.0
     """Wall-clock seconds of this invocation."""
+    stale: list[int] = Field(default_factory=list)
+    """Per step, the episodes left out for being older than the staleness bound."""
 
     def summary(self) -> dict[str, Any]:
         """The JSON summary: per-step lists (``mean_reward`` one value per step) and more."""
@@ -123,6 +172,7 @@ class GrpoResult(BaseModel):
             "update_kl": [round(r.update_kl, 6) for r in rows],
             "clip_fraction": [round(r.clip_fraction, 4) for r in rows],
             "tokens_per_s": [round(r.tokens_per_s, 1) for r in rows],
+            "stale": self.stale,
             "runs": [r.run_id for r in rows],
             "checkpoint": self.checkpoint,
             "stopped": self.stopped,
@@ -160,23 +210,21 @@ def train_grpo(
     start = time.monotonic()
     tasks = train_tasks(config.envs, config.tasks)
     out = out or data_dir() / "train" / config.train_id
-    weights = LocalWeights.create(config.policy, config.model, seed=config.seed, lr=config.lr)
+    weights = _weights(config)
     if config.loss.beta > 0:
         weights.keep_reference()
     info = weights.resume(out, config.train_id) or CheckpointInfo(
         train_id=config.train_id, version=0, config=config.model_dump(mode="json")
     )
-    loop = _Loop(config, store, weights, tasks, info, concurrency)
-    stopped = ""
-    if planned:
-        planned(config.steps, min(weights.version, config.steps))
-    for step in range(weights.version, config.steps):
-        row = loop.step(step, out)
-        if progress:
-            progress(row)
-        if row.stopped:
-            stopped = row.stopped
-            break
+    sync = _sync(config, out)
+    try:
+        if sync is not None:
+            sync.push(weights.loaded.model, weights.version)  # the server starts where we are
+        loop = _Loop(config, store, weights, tasks, info, concurrency, sync)
+        stopped = _steps(loop, out, progress, planned)
+    finally:
+        if sync is not None:
+            sync.close()
     rows = store.train_steps(config.train_id)[: config.steps]
     return GrpoResult(
         train_id=config.train_id,
@@ -185,7 +233,52 @@ def train_grpo(
         checkpoint=str(out) if (out / "checkpoint.json").is_file() else "",
         stopped=stopped or next((r.stopped for r in rows if r.stopped), ""),
         seconds=time.monotonic() - start,
+        stale=[len(stale_episodes(store, r, config.max_staleness)) for r in rows],
     )
+
+
+def _steps(
+    loop: _Loop, out: Path, progress: Progress | None, planned: Callable[[int, int], None] | None
+) -> str:
+    """Run the steps left; why they stopped early ('' when they did not)."""
+    steps, done = loop.config.steps, loop.weights.version
+    if planned:
+        planned(steps, min(done, steps))
+    for step in range(done, steps):
+        row = loop.step(step, out)
+        if progress:
+            progress(row)
+        if row.stopped:
+            return row.stopped
+    return ""
+
+
+def _weights(config: GrpoConfig) -> LocalWeights:
+    """The weights to train: the local policy's, or the trainer's copy of the served model."""
+    server, lora = config.server, None
+    kind: PolicyKind = "tiny" if config.policy == "tiny" else "local"
+    if server is not None:
+        kind = "tiny" if config.weights == TINY else "local"
+        lora = server.lora if server.sync == "lora" else None
+    return LocalWeights.create(kind, config.weights, seed=config.seed, lr=config.lr, lora=lora)
+
+
+def _sync(config: GrpoConfig, out: Path) -> WeightSync | None:
+    if config.server is None:
+        return None
+    name = f"boxgym-{config.train_id}"
+    return make_sync(
+        config.server, model=config.model, name=name, folder=out.parent / f"{out.name}.adapters"
+    )
+
+
+def stale_episodes(store: Store, row: TrainStepRow, max_staleness: int) -> list[str]:
+    """The episodes of a step's run that its update left out as stale (ids)."""
+    return [
+        e.id
+        for e in store.episodes(row.run_id)
+        if is_stale(int(e.policy_params.get("policy_version", -1)), row.step, max_staleness)
+    ]
 
 
 class _Loop:
@@ -199,9 +292,10 @@ class _Loop:
         tasks: dict[str, list[str]],
         info: CheckpointInfo,
         concurrency: int,
+        sync: WeightSync | None = None,
     ) -> None:
         self.config, self.store, self.weights, self.info = config, store, weights, info
-        self.tasks, self.concurrency = tasks, concurrency
+        self.tasks, self.concurrency, self.sync = tasks, concurrency, sync
         self.tools = {env_id: env_tools(env_id) for env_id in config.envs}
         rows = store.train_steps(config.train_id)[: weights.version]
         self.history = [_stats(r) for r in rows]
@@ -215,11 +309,14 @@ class _Loop:
         row = _row(self.config.train_id, step, collected, stats)
         row.stopped = watch(self.history, self.config.watch)
         if not row.stopped:
-            update = self._update(collected, row)
+            fresh, stale = self._fresh(step, collected)
+            update = self._update(fresh, row)
+            if self.sync is not None:
+                self.sync.push(self.weights.loaded.model, self.weights.version)
             row.update_s = time.monotonic() - started - collected.seconds
             if update is not None:
                 _record_update(row, update)
-            row.checkpoint = str(self._save(collected, out))
+            row.checkpoint = str(self._save(collected.run_id, fresh, stale, out))
         row.tokens_per_s = collected.tokens / max(time.monotonic() - started, 1e-9)
         self.store.add_train_step(row)
         return row
@@ -229,7 +326,13 @@ class _Loop:
         if self.weights.version != step:
             raise ConfigError(f"the weights are at version {self.weights.version}, not {step}")
         settings = config.sampling()
-        params = {**settings, "model": config.model, "train_id": config.train_id}
+        version, model, factory = step, config.model, self.weights.policy_factory(**settings)
+        params = {**settings, "model": model, "train_id": config.train_id}
+        if self.sync is not None and config.server is not None:
+            version, model = self.sync.served.version, self.sync.served.model
+            factory = _server_policies(config.server.base_url, model, config)
+            params = {**params, "model": model, "base_url": config.server.base_url}
+            params |= {"sync": config.server.sync, "train_step": step}
         envs = [e for e in config.envs if self.tasks[e]]
         return collect(
             self.store,
@@ -237,19 +340,38 @@ class _Loop:
             tasks=sorted({t for e in envs for t in self.tasks[e]}),
             group_size=config.group_size,
             seed=config.seed,
-            version=step,
+            version=version,
             policy=config.policy,
             policy_params=params,
-            policy_factory=self.weights.policy_factory(**settings),
+            policy_factory=factory,
             reward=config.reward,
             concurrency=self.concurrency,
             label=f"train {config.train_id} step {step}",
         )
 
-    def _update(self, collected: Collected, row: TrainStepRow) -> UpdateMetrics | None:
+    def _fresh(
+        self, step: int, collected: Collected
+    ) -> tuple[list[ScoredEpisode], list[ScoredEpisode]]:
+        """The episodes the update may train on, and those older than the bound (logged)."""
+        fresh, stale = split_stale(collected.episodes, step, self.config.max_staleness)
+        if stale:
+            versions = sorted({e.policy_version for e in stale})
+            _log.warning(
+                "step %d: %d of %d episodes left out, produced by versions %s, older than "
+                "%d - %d (--max-staleness)",
+                step,
+                len(stale),
+                len(collected.episodes),
+                versions,
+                step,
+                self.config.max_staleness,
+            )
+        return fresh, stale
+
+    def _update(self, episodes: list[ScoredEpisode], row: TrainStepRow) -> UpdateMetrics | None:
         """The step's update; None when every group had equal rewards (nothing to learn)."""
         config, weights = self.config, self.weights
-        scored = {e.episode.episode_id: e for e in collected.episodes}
+        scored = {e.episode.episode_id: e for e in episodes}
         eos = weights.loaded.tokenizer.eos_token_id
         built = grpo_samples(
             [e.episode for e in scored.values()], config.advantage, eos_token_id=eos
@@ -259,11 +381,13 @@ class _Loop:
             weights.skip()
             return None
         owners = [scored[s.episode_id] for s in built.samples]
-        allowed = weights.samples_allowed(
-            built.samples,
-            [e.episode.turns for e in owners],
-            [self.tools[e.env_id] for e in owners],
-        )
+        allowed = None  # a server's constrained decoding is its own: no grammar to replay
+        if self.sync is None:
+            allowed = weights.samples_allowed(
+                built.samples,
+                [e.episode.turns for e in owners],
+                [self.tools[e.env_id] for e in owners],
+            )
         batch = weights.batch(built.samples, allowed)
         return weights.update(
             batch,
@@ -272,14 +396,37 @@ class _Loop:
             temperature=config.temperature,
         )
 
-    def _save(self, collected: Collected, out: Path) -> Path:
+    def _save(
+        self, run_id: str, fresh: list[ScoredEpisode], stale: list[ScoredEpisode], out: Path
+    ) -> Path:
         info = self.info
-        trained = [e for e in collected.episodes if e.training_reward is not None]
+        trained = [e for e in fresh if e.training_reward is not None]
         info.version = self.weights.version
         info.tasks = sorted({*info.tasks, *(f"{e.env_id}/{e.task_id}" for e in trained)})
         info.episodes = [*info.episodes, *(e.episode.episode_id for e in trained)]
-        info.runs = [*info.runs, collected.run_id]
+        info.stale = [*info.stale, *(e.episode.episode_id for e in stale)]
+        info.runs = [*info.runs, run_id]
         return self.weights.save(out, info)
+
+
+def _server_policies(base_url: str, model: str, config: GrpoConfig) -> Callable[[], Policy]:
+    """Builds policies that sample from ``model`` on the server (one per worker).
+
+    No seed is sent: one seed for every request would make a group's G episodes the
+    same sample.
+    """
+
+    def make() -> Policy:
+        return OpenAIPolicy(
+            model,
+            base_url,
+            temperature=config.temperature,
+            max_tokens=config.max_new_tokens,
+            logprobs=True,
+            return_token_ids=True,
+        )
+
+    return make
 
 
 def _stats_of(step: int, collected: Collected) -> StepStats:

@@ -13,6 +13,9 @@ Scoring reads each episode's current verdict:
   reward. A flagged episode gets 0 and an infra_error episode no reward (left out).
 - the hidden pass (the held-out monitor): the components named ``hidden*`` all passed,
   or the verdict passed when it has none; never part of the reward by default.
+
+The staleness bound (`split_stale`): an update at version v trains only on episodes
+of versions v - max_staleness and later; older ones are left out and counted.
 """
 
 from __future__ import annotations
@@ -40,7 +43,9 @@ __all__ = [
     "collect",
     "env_tools",
     "hidden_passed",
+    "is_stale",
     "read_collected",
+    "split_stale",
     "train_tasks",
     "visible_reward",
 ]
@@ -117,6 +122,25 @@ class Collected(BaseModel):
     def tokens(self) -> int:
         """Tokens sampled over all episodes."""
         return sum(e.tokens for e in self.episodes)
+
+
+def split_stale(
+    episodes: Sequence[ScoredEpisode], version: int, max_staleness: int
+) -> tuple[list[ScoredEpisode], list[ScoredEpisode]]:
+    """The episodes an update of ``version`` may train on, and those too old for it.
+
+    An episode is stale when the policy version that produced it is older than
+    ``version - max_staleness`` (0: only on-policy episodes); one that recorded no
+    version (-1) is stale too.
+    """
+    kept = [e for e in episodes if not is_stale(e.policy_version, version, max_staleness)]
+    stale = [e for e in episodes if is_stale(e.policy_version, version, max_staleness)]
+    return kept, stale
+
+
+def is_stale(produced_by: int, version: int, max_staleness: int) -> bool:
+    """Whether an episode of version ``produced_by`` is too old for an update of ``version``."""
+    return produced_by < max(version - max_staleness, 0)
 
 
 def train_tasks(envs: Sequence[str], tasks: Sequence[str] | None) -> dict[str, list[str]]:

@@ -4,11 +4,16 @@
 its version (the number of updates applied). Its policies (`policy_factory`) share the
 model object, so once `update` has changed the weights in place and bumped the version,
 the next episode samples from the new weights: the weight sync of the in-process
-backend is the model being the same object.
+backend is the model being the same object. With a sampling server
+(``--policy openai``) the trainer holds the weights here and `gym.train._sync` sends
+each version to the server; with ``--sync lora`` only a LoRA adapter injected into the
+model (`LocalWeights.create(..., lora=...)`) is trained.
 
 A checkpoint is a folder: the model as a Hugging Face folder (``TinyPolicy(model=...)``
 or ``LocalPolicy(model=...)`` loads it), ``trainer.pt`` (model and optimizer state, to
-resume) and ``checkpoint.json`` (`CheckpointInfo`: the tasks and episodes it saw).
+resume) and ``checkpoint.json`` (`CheckpointInfo`: the tasks and episodes it saw). A
+LoRA run's checkpoint holds the adapter (``adapter/``, a PEFT folder) and the tokenizer
+in place of the whole model.
 torch is imported inside these functions.
 """
 
@@ -40,6 +45,7 @@ from gym.train._batch import (
 )
 from gym.train._loss import LossConfig, LossMetrics
 from gym.train._samples import Sample, TurnTokens
+from gym.train._sync import LoraSettings, add_lora, save_lora
 
 __all__ = ["CheckpointInfo", "LocalWeights", "UpdateMetrics", "PolicyKind"]
 
@@ -47,6 +53,7 @@ PolicyKind = Literal["tiny", "local"]
 """The in-process policies a trainer can update."""
 CHECKPOINT_INFO = "checkpoint.json"
 TRAINER_STATE = "trainer.pt"
+ADAPTER = "adapter"
 
 
 class CheckpointInfo(BaseModel):
@@ -62,6 +69,8 @@ class CheckpointInfo(BaseModel):
     """``env_id/task_id`` of every task whose episodes it was trained on."""
     episodes: list[str] = Field(default_factory=list)
     """Ids of every episode whose samples went into its updates (all versions)."""
+    stale: list[str] = Field(default_factory=list)
+    """Ids of episodes left out for being older than the staleness bound allows."""
     runs: list[str] = Field(default_factory=list)
     """The runs (one per step) those episodes belong to."""
 
@@ -87,6 +96,7 @@ class LocalWeights:
         optimizer: the torch optimizer over its parameters.
         version: updates applied so far.
         reference: the frozen initial model, made only when a KL term needs it.
+        lora: the adapter trained when only a LoRA adapter is (None: every weight).
     """
 
     loaded: LocalModel
@@ -94,10 +104,19 @@ class LocalWeights:
     optimizer: Any
     version: int = 0
     reference: Any = None
+    lora: LoraSettings | None = None
     _initial: dict[str, Any] | None = field(default=None, repr=False)
 
     @classmethod
-    def create(cls, kind: PolicyKind, model: str, *, seed: int, lr: float) -> LocalWeights:
+    def create(
+        cls,
+        kind: PolicyKind,
+        model: str,
+        *,
+        seed: int,
+        lr: float,
+        lora: LoraSettings | None = None,
+    ) -> LocalWeights:
         """Weights to train: a fresh tiny model from ``seed``, or a model folder.
 
         Args:
@@ -105,6 +124,7 @@ class LocalWeights:
             model: ``tiny`` (a fresh tiny model) or a folder / bundled name.
             seed: the fresh tiny model's initialisation seed.
             lr: the Adam learning rate.
+            lora: train only a LoRA adapter injected into the model (the base frozen).
         """
         torch = _torch()
         if kind == "tiny" and model == TINY:
@@ -112,8 +132,9 @@ class LocalWeights:
         else:
             cached = load_model(model)  # the process's shared copy: train a copy of it
             loaded = replace(cached, model=copy.deepcopy(cached.model), lock=threading.Lock())
-        optimizer = torch.optim.Adam(loaded.model.parameters(), lr=lr)
-        return cls(loaded=loaded, kind=kind, optimizer=optimizer)
+        params = add_lora(loaded.model, lora) if lora else loaded.model.parameters()
+        optimizer = torch.optim.Adam(params, lr=lr)
+        return cls(loaded=loaded, kind=kind, optimizer=optimizer, lora=lora)
 
     def policy_factory(self, **settings: Any) -> Callable[[], Policy]:
         """Builds policies over these weights (one per worker; they share the model).
@@ -238,7 +259,11 @@ class LocalWeights:
         tmp = folder.with_name(folder.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        save_tiny(self.loaded, tmp)  # any local model: a Hugging Face folder
+        if self.lora is None:
+            save_tiny(self.loaded, tmp)  # any local model: a Hugging Face folder
+        else:
+            save_lora(self.loaded.model, tmp / ADAPTER, self.lora)
+            self.loaded.tokenizer.save_pretrained(tmp)
         state = {"model": self.loaded.model.state_dict(), "optimizer": self.optimizer.state_dict()}
         torch.save(state, tmp / TRAINER_STATE)
         (tmp / CHECKPOINT_INFO).write_text(info.model_dump_json(indent=2) + "\n")
