@@ -78,66 +78,6 @@ max_seconds = 1800
 
 README = """# {Title}
 
-`{env_id}`: created with `gym env new {name} --family {family}`, on top of
-`{base_module}.{base_class}` (its README documents the tools, the grading and the flags).
-Edit this file as the environment grows.
-
-## Description
-
-The image in `images/{name}/` (a copy of the bundled one, or built on it: change or add to
-it freely) with the tasks in `seeds/{name}/`.
-
-## Actions
-
-The tools of `{base_class}`: see `info["tools"]` after `reset`.
-
-## Observations
-
-Text: the task prompt after `reset`, then each tool's result.
-
-## Reward
-
-1.0 when the final state matches the gold solution replayed in a fresh grading container
-and no forbidden side effect is flagged; 0.0 otherwise. Infrastructure failures raise
-`gym.InfraError` instead of giving a reward.
-
-## Episode End
-
-`submit` terminates the episode; the step budget (30) or time budget (1800 s)
-truncates it. Both are graded.
-
-## Arguments
-
-`gymnasium.make("{env_id}", max_steps=N, max_seconds=S, ...)`, plus those of
-`{base_class}`.
-
-## Version History
-
-- v0: initial version.
-"""
-
-CODE_MODULE = '''"""{Title}: a code environment created with `gym env new` (see README.md)."""
-
-from typing import ClassVar
-
-import gym
-
-__all__ = ["{Class}"]
-
-
-class {Class}(gym.CodeEnv):
-    """A Python project in /workspace with a task to do.
-
-    Tools: bash, read_file, write_file, submit. Graded in a fresh container by the
-    task's hidden tests and its pristine visible tests.
-    """
-
-    family: ClassVar[str] = "{name}"
-    image: ClassVar[str] = "{name}"
-'''
-
-README = """# {Title}
-
 `{env_id}`: created with `gym env new {name} --family code`. Edit this file as the
 environment grows.
 
