@@ -29,6 +29,12 @@ The pieces, each small and typed:
    (skyrl-gym's ``boxgym`` environment), one boxgym episode per trajectory, rewarded
    with the verdict's reward; an ``infra_error`` episode raises `InfraError`.
 
+8. TRL: `trl_rollout` is a rollout hook for TRL's ``GRPOTrainer(rollout_func=...)``
+   (boxgym runs each prompt's episode in a container with the trainer's model and
+   returns token ids, a loss mask over tool results and the verdict), `trl_reward` its
+   reward function (None for infra_error: TRL leaves it out), `trl_fields` the answer
+   it assembles (docs/training.md, "TRL").
+
 Which tasks may be trained on at all: `training_tasks` keeps a family's training
 splits, `refuse_held_out` raises `HeldOutError` for a held-out one, `split_use` names
 what a split may be used for (``training`` or ``held-out``).
@@ -74,6 +80,7 @@ from gym.train._rft import (
     train_rft,
 )
 from gym.train._samples import EpisodeSamples, Sample, TurnTokens, episode_samples, turn_tokens
+from gym.train._trl import TrlRollout, TrlRolloutStep, trl_fields, trl_reward, trl_rollout
 
 __all__ = [
     "AdvantageKind",
@@ -90,6 +97,8 @@ __all__ = [
     "Sample",
     "Selection",
     "TrainEpisode",
+    "TrlRollout",
+    "TrlRolloutStep",
     "TurnTokens",
     "advantages",
     "aggregate",
@@ -110,6 +119,9 @@ __all__ = [
     "train_rft",
     "training_reward",
     "training_tasks",
+    "trl_fields",
+    "trl_reward",
+    "trl_rollout",
     "turn_tokens",
     "verified",
 ]
