@@ -28,7 +28,11 @@ def _fmt(value: float | None) -> str:
 def calibrate_cmd(
     labels: Annotated[
         Path | None,
-        typer.Option("--labels", help="JSONL of {task, answer, label} or pairwise items."),
+        typer.Option(
+            "--labels",
+            help="JSONL of {task, answer, label}, pairwise or {task, conversation, step, label}"
+            " step items.",
+        ),
     ] = None,
     from_run: Annotated[
         str | None,
@@ -51,7 +55,10 @@ def calibrate_cmd(
     db: DbOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Accuracy, Cohen's kappa, order-flip rate and length bias of a judge on labels."""
+    """Accuracy, Cohen's kappa, order-flip rate and length bias of a judge on labels.
+
+    Answers, pairs and steps of a conversation (the judge's step prompt) each get a row.
+    """
     from gym._grading import Judge
     from gym._reports._calibrate import calibrate, labels_from_run, read_labels
 
@@ -105,14 +112,28 @@ def calibrate_cmd(
         table.add_row(
             "pairwise", str(q.n), _fmt(q.accuracy), _fmt(q.kappa), _fmt(q.flip_rate), "-", "-"
         )
+    if st := report.steps:
+        table.add_row(
+            "step",
+            str(st.n),
+            _fmt(st.accuracy),
+            _fmt(st.kappa),
+            "-",
+            _fmt(st.length_correlation),
+            _fmt(st.mean_score),
+        )
+    steps = f", steps {report.step_version}" if report.steps else ""
     console.print(
-        f"judge {report.judge_version} ({report.model}, prompt v{report.prompt_version})",
+        f"judge {report.judge_version} ({report.model}, prompt v{report.prompt_version}{steps})",
         markup=False,
     )
     print_table(table, console)
-    if report.pointwise and report.pointwise.length_correlation is not None:
-        if abs(report.pointwise.length_correlation) >= 0.3:
-            err.print("[yellow]warning:[/] the judge's scores follow answer length (|r| >= 0.3)")
+    for what, stats in (("answer", report.pointwise), ("step", report.steps)):
+        if stats and stats.length_correlation is not None:
+            if abs(stats.length_correlation) >= 0.3:
+                err.print(
+                    f"[yellow]warning:[/] the judge's scores follow {what} length (|r| >= 0.3)"
+                )
     if report.pairwise and report.pairwise.flip_rate >= 0.2:
         err.print("[yellow]warning:[/] swapping the order changes 20% or more of its decisions")
 

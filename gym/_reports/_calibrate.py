@@ -1,5 +1,12 @@
 """Calibrating the LLM judge: its agreement with labelled answers, and labels from runs.
 
+Three kinds of labelled item, one JSON object a line, told apart by their keys:
+``{task, answer, label: 0|1}`` (an answer), ``{task, answer_a, answer_b, label: a|b|tie}``
+(a pair) and ``{task, conversation, step, label: 0|1}`` (one step of an agent's
+conversation: ``conversation`` is its chat messages, ``step`` the index of the assistant
+message judged, from 0; later messages are ignored). Step items are scored by
+`Judge.assess_step` and reported apart, as ``steps``.
+
 This sits above the run store (it reads graded episodes to label them) and the
 registry (it loads tasks to diff their answers), in the runner and statistics layer;
 the judge itself (`gym._grading._judge`) knows nothing of either.
@@ -14,14 +21,14 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gym._core._errors import ConfigError, GymError
 from gym._core._models import Task
 from gym._core._tree import read_tree
 from gym._envs._registry import tasks_of
 from gym._grading import Export, Judge, unified_diff
-from gym._grading._judge import Preference
+from gym._grading._judge import Preference, split_step
 from gym._store import Store
 
 __all__ = [
@@ -30,6 +37,7 @@ __all__ = [
     "PairwiseStats",
     "PointwiseLabel",
     "PointwiseStats",
+    "StepLabel",
     "calibrate",
     "cohen_kappa",
     "labels_from_run",
@@ -72,6 +80,23 @@ class PairwiseLabel(BaseModel):
     """Where the label came from."""
 
 
+class StepLabel(BaseModel):
+    """A labelled step: was this step of an agent's conversation a good one?"""
+
+    model_config = ConfigDict(extra="ignore")
+
+    task: str
+    """The task prompt."""
+    conversation: list[dict[str, Any]]
+    """The chat messages, at least up to and including the step."""
+    step: int = Field(ge=0)
+    """The step judged: the index of its assistant message among the assistant messages."""
+    label: Literal[0, 1]
+    """1: a good step; 0: a bad one."""
+    source: str = ""
+    """Where the label came from (an episode id and step, a rater)."""
+
+
 class PointwiseStats(BaseModel):
     """How the judge's pointwise verdicts agree with the labels."""
 
@@ -82,7 +107,7 @@ class PointwiseStats(BaseModel):
     kappa: float | None
     """Cohen's kappa between judge and labels (None when undefined)."""
     length_correlation: float | None
-    """Pearson correlation of the score with the answer's length (length bias)."""
+    """Pearson correlation of the score with the answer's (or step's) length (length bias)."""
     mean_score: float
     """Mean judge score."""
     threshold: float
@@ -115,9 +140,23 @@ class CalibrationReport(BaseModel):
     """Pointwise agreement, if the set had pointwise items."""
     pairwise: PairwiseStats | None = None
     """Pairwise agreement, if the set had pairwise items."""
+    steps: PointwiseStats | None = None
+    """Agreement on step items (`Judge.assess_step`), if the set had any."""
+    step_version: str = ""
+    """The judge's step version (`Judge.step_version`), when step items were scored."""
 
 
-def read_labels(path: Path) -> list[PointwiseLabel | PairwiseLabel]:
+Label = PointwiseLabel | PairwiseLabel | StepLabel
+"""Any labelled item."""
+
+
+def _kind(raw: dict[str, Any]) -> type[PointwiseLabel | PairwiseLabel | StepLabel]:
+    if "answer_a" in raw:
+        return PairwiseLabel
+    return StepLabel if "conversation" in raw else PointwiseLabel
+
+
+def read_labels(path: Path) -> list[Label]:
     """Labelled items from a JSONL file (blank lines and ``#`` comments skipped).
 
     Raises:
@@ -127,7 +166,7 @@ def read_labels(path: Path) -> list[PointwiseLabel | PairwiseLabel]:
         lines = path.read_text().splitlines()
     except OSError as exc:
         raise ConfigError(f"cannot read labels {path}: {exc}") from exc
-    items: list[PointwiseLabel | PairwiseLabel] = []
+    items: list[Label] = []
     for number, line in enumerate(lines, 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -135,14 +174,15 @@ def read_labels(path: Path) -> list[PointwiseLabel | PairwiseLabel]:
             raw = json.loads(line)
             if not isinstance(raw, dict):
                 raise ValueError("not a JSON object")
-            kind = PairwiseLabel if "answer_a" in raw else PointwiseLabel
-            if kind is PointwiseLabel and isinstance(raw.get("label"), bool):
+            kind = _kind(raw)
+            if kind is not PairwiseLabel and isinstance(raw.get("label"), bool):
                 raw["label"] = int(raw["label"])
             items.append(kind.model_validate(raw))
         except (ValueError, ValidationError) as exc:
             raise ConfigError(
-                f"{path}:{number}: expected {{task, answer, label: 0|1}} or "
-                f"{{task, answer_a, answer_b, label: a|b|tie}}: {exc}"
+                f"{path}:{number}: expected {{task, answer, label: 0|1}}, "
+                f"{{task, answer_a, answer_b, label: a|b|tie}} or "
+                f"{{task, conversation, step, label: 0|1}}: {exc}"
             ) from None
     if not items:
         raise ConfigError(f"{path} holds no labelled items")
@@ -187,29 +227,51 @@ def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
         return None
 
 
-def calibrate(judge: Judge, items: Iterable[PointwiseLabel | PairwiseLabel]) -> CalibrationReport:
+def _pointwise(
+    scores: Sequence[float], labels: Sequence[int], lengths: Sequence[int], threshold: float
+) -> PointwiseStats:
+    """Agreement of scores (passed at ``threshold``) with 0/1 labels."""
+    predicted = [int(s >= threshold) for s in scores]
+    return PointwiseStats(
+        n=len(scores),
+        accuracy=sum(x == y for x, y in zip(predicted, labels, strict=True)) / len(scores),
+        kappa=cohen_kappa(predicted, labels),
+        length_correlation=pearson(scores, [float(n) for n in lengths]),
+        mean_score=sum(scores) / len(scores),
+        threshold=threshold,
+    )
+
+
+def _step_length(judge: Judge, item: StepLabel) -> int:
+    """The length of the step's text as the judge is shown it."""
+    view = split_step(
+        item.conversation,
+        item.step,
+        item.task,
+        per_message=judge.step_message_chars,
+        context_chars=judge.step_context_chars,
+    )
+    return len(view.step)
+
+
+def calibrate(judge: Judge, items: Iterable[Label]) -> CalibrationReport:
     """Ask the judge about every labelled item and measure its agreement.
 
     Raises:
         GradingError: a judge call failed (nothing is reported from a partial run).
+        ConfigError: a step item's conversation holds no assistant message.
     """
+    items = list(items)
     points = [i for i in items if isinstance(i, PointwiseLabel)]
     pairs = [i for i in items if isinstance(i, PairwiseLabel)]
+    steps = [i for i in items if isinstance(i, StepLabel)]
     report = CalibrationReport(
         judge_version=judge.version, model=judge.model, prompt_version=judge.prompt_version
     )
     if points:
         scores = [judge.assess(p.task, p.answer).score for p in points]
-        predicted = [int(s >= judge.threshold) for s in scores]
-        labels = [p.label for p in points]
-        report.pointwise = PointwiseStats(
-            n=len(points),
-            accuracy=sum(x == y for x, y in zip(predicted, labels, strict=True)) / len(points),
-            kappa=cohen_kappa(predicted, labels),
-            length_correlation=pearson(scores, [float(len(p.answer)) for p in points]),
-            mean_score=sum(scores) / len(scores),
-            threshold=judge.threshold,
-        )
+        lengths = [len(p.answer) for p in points]
+        report.pointwise = _pointwise(scores, [p.label for p in points], lengths, judge.threshold)
     if pairs:
         results = [judge.compare(p.task, p.answer_a, p.answer_b) for p in pairs]
         winners = [r.winner for r in results]
@@ -220,7 +282,19 @@ def calibrate(judge: Judge, items: Iterable[PointwiseLabel | PairwiseLabel]) -> 
             kappa=cohen_kappa(winners, labels_ab),
             flip_rate=sum(r.order_flip for r in results) / len(pairs),
         )
+    if steps:
+        report.steps = _step_stats(judge, steps)
+        report.step_version = judge.step_version
     return report
+
+
+def _step_stats(judge: Judge, steps: Sequence[StepLabel]) -> PointwiseStats:
+    try:
+        scores = [judge.assess_step(s.task, s.conversation, s.step).score for s in steps]
+        lengths = [_step_length(judge, s) for s in steps]
+    except ValueError as exc:
+        raise ConfigError(f"a step item cannot be judged: {exc}") from None
+    return _pointwise(scores, [s.label for s in steps], lengths, judge.threshold)
 
 
 def labels_from_run(store: Store, run_id: str) -> list[PointwiseLabel]:

@@ -1,4 +1,10 @@
-"""One episode for people: the task, every turn, the verdict and the final state."""
+"""One episode for people: the task, every turn, the verdict and the final state.
+
+A forked episode (`env.fork`) also shows where it comes from (its parent episode, the
+step it was forked at, its branch index) and any episode shows the branches forked from
+it: a small tree, one row per branch with its fork step, outcome and reward, and how
+many branches it has of its own.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +17,15 @@ from pydantic import BaseModel, Field
 
 from gym._core._errors import StoreError
 from gym._store import EpisodeRow, RunRow, StepRow, Store, TurnsRow, VerdictRow, said_by_step
+from gym._store._lineage import LineageRow
 from gym._view._links import episode_page, raw_page, run_page
 from gym._view._state import FinalState, final_state, state_text
 from gym._view._text import Snippet, display, snippet
 
 __all__ = [
+    "BranchView",
     "EpisodePage",
+    "ForkView",
     "FlagView",
     "ToolView",
     "TurnView",
@@ -106,6 +115,36 @@ class TurnView(BaseModel):
     """Flags traced to this step."""
 
 
+class ForkView(BaseModel):
+    """Where a forked episode comes from."""
+
+    parent_id: str
+    """The episode it was forked from."""
+    parent_href: str
+    """Link to the parent's page at the fork step ('' when the parent is not stored)."""
+    fork_step: int
+    """Steps it shares with its parent: its first own step has this index."""
+    branch: int
+    """Its index among the branches of its fork."""
+    parent_task: str = ""
+    """The parent's task id ('' when it is not stored)."""
+
+
+class BranchView(BaseModel):
+    """One episode forked from this one."""
+
+    episode_id: str
+    href: str
+    """Link to the branch's page ('' when it is not stored)."""
+    fork_step: int
+    branch: int
+    outcome: str = ""
+    """Its outcome ('' when it is not stored)."""
+    reward: float | None = None
+    branches: int = 0
+    """How many branches were forked from it in turn."""
+
+
 class EpisodePage(BaseModel):
     """Everything the episode page shows."""
 
@@ -131,6 +170,10 @@ class EpisodePage(BaseModel):
     state: FinalState
     raw_diff: str
     """Link to the whole final-state diff."""
+    forked_from: ForkView | None = None
+    """Its parent and fork step, for a forked episode (None: it began at a reset)."""
+    branches: list[BranchView] = Field(default_factory=list)
+    """The episodes forked from it, by fork step and branch index."""
 
     def raw_links(self) -> set[str]:
         """The raw pages this page links to (texts that were cut)."""
@@ -381,6 +424,44 @@ def _episode(store: Store, episode_id: str) -> EpisodeRow:
     return e
 
 
+def _stored(store: Store, episode_id: str) -> EpisodeRow | None:
+    """An episode by exact id, or None."""
+    with store.session() as s:
+        return s.get(EpisodeRow, episode_id)
+
+
+def _fork(store: Store, row: LineageRow | None) -> ForkView | None:
+    if row is None:
+        return None
+    parent = _stored(store, row.parent_id)
+    href = f"{episode_page(parent.id)}#step-{row.fork_step}" if parent is not None else ""
+    return ForkView(
+        parent_id=row.parent_id,
+        parent_href=href,
+        fork_step=row.fork_step,
+        branch=row.branch,
+        parent_task=parent.task_id if parent is not None else "",
+    )
+
+
+def _branches(store: Store, rows: list[LineageRow]) -> list[BranchView]:
+    out = []
+    for row in rows:
+        child = _stored(store, row.episode_id)
+        out.append(
+            BranchView(
+                episode_id=row.episode_id,
+                href=episode_page(row.episode_id) if child is not None else "",
+                fork_step=row.fork_step,
+                branch=row.branch,
+                outcome=child.outcome if child is not None else "",
+                reward=child.reward if child is not None else None,
+                branches=len(store.branches(row.episode_id)),
+            )
+        )
+    return out
+
+
 def episode_view(store: Store, episode_id: str) -> EpisodePage:
     """The episode page's data for an episode id (exact)."""
     e = _episode(store, episode_id)
@@ -416,6 +497,8 @@ def episode_view(store: Store, episode_id: str) -> EpisodePage:
         flags=flags,
         state=final_state(e.env_id, e.task_id, e.export, raw_page(e.id, "diff")),
         raw_diff=raw_page(e.id, "diff"),
+        forked_from=_fork(store, store.lineage(e.id)),
+        branches=_branches(store, store.branches(e.id)),
     )
 
 

@@ -14,30 +14,47 @@ Advantages, over the G episodes of one task (a group):
 
 A group whose rewards are all equal (zero variance), or that keeps fewer than two
 episodes once infra errors are left out, teaches nothing: it is dropped and counted.
+
+Dense step rewards: `judge_step_reward` turns an LLM judge into a step reward
+(``StepReward`` of `gym.train._steps`: task, conversation up to and including the step,
+step index -> a reward in [0, 1] or None). A judge that fails (its retries spent, an
+answer it cannot parse, a conversation with no step in it) gives None: no step reward
+for that step, never a made-up number; each such step is counted and logged.
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import threading
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from gym._core._errors import ConfigError
+from gym._core._errors import ConfigError, GradingError
+from gym._core._models import Task
+
+if TYPE_CHECKING:
+    from gym._grading._judge import Judge
 
 __all__ = [
     "AdvantageKind",
     "Advantages",
+    "JudgeStepReward",
+    "StepRewardCounts",
     "advantages",
     "group_advantages",
+    "judge_step_reward",
     "training_reward",
     "verified",
 ]
 
 AdvantageKind = Literal["grpo", "dr_grpo", "rloo"]
 """How rewards become advantages within a group."""
+
+_log = logging.getLogger(__name__)
 
 
 def _flagged(flags: Sequence[Any]) -> bool:
@@ -155,3 +172,76 @@ def advantages(
         infra_excluded=sum(r is None for r in rewards),
         group_std=stds,
     )
+
+
+class StepRewardCounts(BaseModel):
+    """What a `JudgeStepReward` has done so far."""
+
+    scored: int = 0
+    """Steps that got a reward (from the model or the cache)."""
+    cached: int = 0
+    """Of those, the ones answered from the judge's cache."""
+    failed: int = 0
+    """Steps that got None because the judge failed (no step reward, never a made-up one)."""
+    last_error: str = ""
+    """The last failure's message ('' when none)."""
+
+
+class JudgeStepReward:
+    """A step reward from an LLM judge: a ``StepReward`` (task, conversation, step index).
+
+    Each call asks `Judge.assess_step` for the step's score in [0, 1]: the step prompt and
+    rubric are the judge's own (`Judge.step_version`), the call is cached, ``temperature``
+    is 0. A `GradingError` (the judge unreachable once its retries are spent, or an
+    answer it cannot parse) or a conversation holding no step gives None, counted in
+    `counts`; the trainer then has no step reward for that step. Safe to call from
+    several threads.
+    """
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+        self._counts = StepRewardCounts()
+        self._lock = threading.Lock()
+        # A stable name: the step-sampling config names its step reward by
+        # ``__module__.__qualname__`` in the training id, so the judge's model and step
+        # version are part of it (an instance has no __qualname__ of its own).
+        self.__qualname__ = f"JudgeStepReward[{judge.model}@{judge.step_version}]"
+
+    def __repr__(self) -> str:
+        return (
+            f"JudgeStepReward(model={self.judge.model!r}, step_version={self.judge.step_version!r})"
+        )
+
+    @property
+    def counts(self) -> StepRewardCounts:
+        """A copy of the counts so far."""
+        with self._lock:
+            return self._counts.model_copy()
+
+    def __call__(self, task: Task, conversation: list[dict[str, Any]], step: int) -> float | None:
+        """The step's reward in [0, 1], or None when the judge gave none."""
+        try:
+            result = self.judge.assess_step(task.prompt, conversation, step)
+        except (GradingError, ValueError) as exc:
+            with self._lock:
+                self._counts.failed += 1
+                self._counts.last_error = str(exc)
+            _log.warning("no step reward for %s step %d: %s", task.id, step, exc)
+            return None
+        with self._lock:
+            self._counts.scored += 1
+            self._counts.cached += result.cached
+        return result.score
+
+
+def judge_step_reward(judge: Judge) -> JudgeStepReward:
+    """A ``StepReward`` (`gym.train._steps`) that asks ``judge`` to score each step.
+
+    Example::
+
+        judge = Judge.from_env()  # GYM_JUDGE_BASE_URL, GYM_JUDGE_MODEL
+        reward = judge_step_reward(judge)
+        reward(task, conversation, 2)  # 0.75, or None if the judge failed
+        reward.counts.failed           # steps left without a step reward
+    """
+    return JudgeStepReward(judge)

@@ -7,7 +7,14 @@ import pytest
 import gym
 import gym.errors
 from gym.train._grpo_collect import hidden_passed, train_tasks, visible_reward
-from gym.train._grpo_watch import StepStats, WatchConfig, step_stats, watch
+from gym.train._grpo_watch import (
+    StepStats,
+    WatchConfig,
+    add_step_rewards,
+    episode_step_reward,
+    step_stats,
+    watch,
+)
 
 
 def _stats(step: int, reward: float, hidden: float, **flags: float) -> StepStats:
@@ -95,3 +102,65 @@ def test_training_takes_the_train_split_only():
     tasks = train_tasks(["boxgym/Learn-v0"], None)["boxgym/Learn-v0"]
     assert tasks == ["cedar", "falcon", "maple", "otter"]
     assert train_tasks(["boxgym/Learn-v0"], ["otter"]) == {"boxgym/Learn-v0": ["otter"]}
+
+
+def _dense(step: int, hidden: float, step_reward: float | None) -> StepStats:
+    return StepStats(
+        step=step,
+        mean_reward=hidden,
+        hidden_pass_rate=hidden,
+        step_reward=step_reward,
+        step_hidden_pass_rate=None if step_reward is None else hidden,
+    )
+
+
+def test_step_stats_read_each_episodes_mean_judge_step_reward():
+    stats = step_stats(
+        1,
+        [1.0, 0.0, 0.0],
+        [True, False, False],
+        [[], [], []],
+        step_rewards=[[0.5, None, 1.0], [None, None], [0.2]],
+    )
+    # episode means 0.75, (none: left out), 0.2; hidden of those two: True, False
+    assert stats.step_reward == pytest.approx(0.475)
+    assert stats.step_hidden_pass_rate == 0.5 and stats.step_gap == pytest.approx(-0.025)
+    assert stats.hidden_pass_rate == pytest.approx(1 / 3)  # all graded episodes
+    plain = step_stats(1, [1.0], [True], [[]])
+    assert plain.step_reward is None and plain.step_gap is None
+    assert step_stats(1, [1.0], [True], [[]], step_rewards=[[None]]).step_gap is None
+    with pytest.raises(gym.errors.ConfigError):
+        step_stats(1, [1.0], [True], [[]], step_rewards=[])
+    assert episode_step_reward([None, 0.5, 1.0]) == 0.75 and episode_step_reward([]) is None
+
+
+def test_a_widening_judge_step_gap_stops_after_patience_steps():
+    # the judge likes the steps more and more; the hidden outcome stays at 0.25
+    history = [_dense(0, 0.25, 0.3), _dense(1, 0.25, 0.8)]
+    assert watch(history) == ""
+    history.append(_dense(2, 0.25, 0.9))
+    message = watch(history)
+    assert "judge's step reward (0.90) is +0.65 above the hidden pass rate (0.25)" in message
+    assert "+0.60 wider than at step 0 (bound 0.3)" in message
+    assert watch(history, WatchConfig(max_step_gap=0.7)) == ""
+
+
+def test_the_step_gap_is_measured_from_the_first_step_that_had_step_rewards():
+    # a run resumed from stored rows (no step rewards kept) or a judge added later
+    history = [_dense(0, 0.25, None), _dense(1, 0.25, 0.7), _dense(2, 0.3, 0.8)]
+    history.append(_dense(3, 0.3, 0.85))
+    assert watch(history) == ""  # +0.45 at step 1 is the baseline, widened by 0.1 at most
+    learning = [_dense(i, 0.2 + 0.1 * i, 0.3 + 0.1 * i) for i in range(6)]
+    assert watch(learning) == ""  # judge and hidden outcome rise together
+    history += [_dense(4, 0.0, 1.0), _dense(5, 0.0, 1.0)]
+    assert "judge's step reward (1.00)" in watch(history)
+
+
+def test_step_rewards_can_come_from_other_episodes_than_the_monitor():
+    parents = step_stats(2, [1.0, 0.0], [True, False], [[], []])
+    branches = add_step_rewards(parents, [[0.9], [None], [0.7], [0.8]], [False, True, False, True])
+    assert (branches.mean_reward, branches.hidden_pass_rate) == (0.5, 0.5)  # the parents'
+    assert branches.step_reward == pytest.approx(0.8)  # the three judged branches
+    assert branches.step_hidden_pass_rate == pytest.approx(1 / 3)
+    assert parents.step_reward is None  # a copy: the parents' stats are left as they were
+    assert add_step_rewards(parents, [[None]], [True]).step_gap is None

@@ -93,3 +93,38 @@ def test_a_flagged_pass_is_a_zero_in_its_group():
 def test_lengths_must_agree():
     with pytest.raises(gym.ConfigError, match="2 rewards for 1 group"):
         advantages([1.0, 0.0], ["a"])
+
+
+def test_a_judge_step_reward_that_cannot_reach_its_judge_gives_none_and_counts_it(tmp_path):
+    from gym._grading import Judge
+    from gym.train._rewards import judge_step_reward
+
+    judge = Judge(
+        base_url="http://127.0.0.1:9/v1",  # nothing listens: refused, retried, then GradingError
+        model="m",
+        max_retries=1,
+        backoff=0.01,
+        cache_path=tmp_path / "judge.db",
+    )
+    reward = judge_step_reward(judge)
+    task = gym.Task(id="t", family="learn", prompt="do it")
+    said = [{"role": "user", "content": "do it"}, {"role": "assistant", "content": "done"}]
+    assert reward(task, said, 0) is None and reward(task, said, 0) is None
+    counts = reward.counts
+    assert (counts.scored, counts.failed) == (0, 2) and "failed 2 times" in counts.last_error
+    assert judge.requests == 4  # asked each time: a failure is never cached
+
+
+def test_a_judge_step_reward_has_a_stable_name_that_carries_the_judge_step_version():
+    from gym._grading import Judge
+    from gym.train._rewards import judge_step_reward
+
+    def name(reward: object) -> str:  # how the step-sampling config names it in the train id
+        return f"{getattr(reward, '__module__', '?')}.{getattr(reward, '__qualname__', '?')}"
+
+    judge = Judge(base_url="http://127.0.0.1:9/v1", model="m")
+    one, two = judge_step_reward(judge), judge_step_reward(judge)
+    assert name(one) == name(two) == f"gym.train._rewards.JudgeStepReward[m@{judge.step_version}]"
+    other = Judge(base_url="http://127.0.0.1:9/v1", model="m", step_rubric="another rubric")
+    assert name(judge_step_reward(other)) != name(one)
+    assert repr(one) == f"JudgeStepReward(model='m', step_version='{judge.step_version}')"

@@ -13,6 +13,13 @@ Two modes:
   When the two orders disagree the result is a tie and ``order_flip`` is set, so the
   judge's position bias cancels instead of choosing the winner.
 
+And the same two for one step of an agent's conversation (dense per-step rewards), with
+a step prompt and rubric of their own: `Judge.assess_step` scores a step in the context
+of the steps before it; `Judge.compare_steps` compares two steps taken after the same
+context (two branches of a fork), order-swapped as `compare`. Step calls are versioned by
+`Judge.step_version` (the judge's `version` plus the step prompts and rubric) and cached
+like the others.
+
 Reproducibility: ``temperature=0`` and ``top_p=1`` are always sent; the judge's
 `Judge.version` is a short sha256 of the model, the prompt templates and the rubric;
 every call is cached by a content hash of (version, mode, inputs) in a SQLite file
@@ -26,21 +33,32 @@ answer cannot be parsed, `gym.GradingError` is raised: the environment then reco
 infra_error, never a made-up score.
 
 The package splits the judge by job: `_client` (the `Judge` and its results),
-`_prompts` (default templates and rubric), `_parse` (reading a verdict out of an
+`_prompts` (default templates and rubrics), `_steps` (a step and its context as texts),
+`_parse` (reading a verdict out of an
 answer) and `_cache` (the SQLite cache). Calibration against labels sits above the run
 store, in `gym._reports._calibrate`; `unified_diff` is in `gym._grading._diff`.
 """
 
 from gym._grading._judge._client import Judge, JudgeScore, PairwiseResult
 from gym._grading._judge._parse import Preference, parse_json_object
-from gym._grading._judge._prompts import DEFAULT_RUBRIC, PROMPT_VERSION
+from gym._grading._judge._prompts import (
+    DEFAULT_RUBRIC,
+    DEFAULT_STEP_RUBRIC,
+    PROMPT_VERSION,
+    STEP_PROMPT_VERSION,
+)
+from gym._grading._judge._steps import StepView, split_step
 
 __all__ = [
     "DEFAULT_RUBRIC",
+    "DEFAULT_STEP_RUBRIC",
     "PROMPT_VERSION",
+    "STEP_PROMPT_VERSION",
     "Judge",
     "JudgeScore",
     "PairwiseResult",
     "Preference",
+    "StepView",
     "parse_json_object",
+    "split_step",
 ]

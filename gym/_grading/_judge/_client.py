@@ -30,11 +30,16 @@ from gym._grading._judge._parse import (
 )
 from gym._grading._judge._prompts import (
     DEFAULT_RUBRIC,
+    DEFAULT_STEP_RUBRIC,
     PAIRWISE_TEMPLATE,
     POINTWISE_TEMPLATE,
     PROMPT_VERSION,
+    STEP_PAIRWISE_TEMPLATE,
+    STEP_PROMPT_VERSION,
+    STEP_TEMPLATE,
     SYSTEM_PROMPT,
 )
+from gym._grading._judge._steps import StepView, split_step
 
 if TYPE_CHECKING:
     import httpx  # imported where a request is made: `import gym` stays light
@@ -130,6 +135,19 @@ class Judge(BaseModel):
     """Cache every call (off: always ask the model)."""
     cache_path: Path | None = None
     """The SQLite cache file; ``<data dir>/judge-cache.db`` when None."""
+    step_prompt_version: str = STEP_PROMPT_VERSION
+    """Label of the step templates; bump it whenever one changes."""
+    step_template: str = STEP_TEMPLATE
+    """Prompt of `assess_step` (fields: task, rubric, context, step, index, nonce)."""
+    step_pairwise_template: str = STEP_PAIRWISE_TEMPLATE
+    """Prompt of one order of `compare_steps` (task, rubric, context, first, second, index,
+    nonce)."""
+    step_rubric: str = DEFAULT_STEP_RUBRIC
+    """What a good step is; part of `step_version`."""
+    step_context_chars: int = Field(default=16000, gt=0)
+    """The most characters of earlier steps a step prompt shows (the latest are kept)."""
+    step_message_chars: int = Field(default=4000, gt=0)
+    """The most characters of one message a step prompt shows (head and tail kept)."""
 
     _client: httpx.Client | None = PrivateAttr(default=None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -193,6 +211,22 @@ class Judge(BaseModel):
             self.pointwise_template,
             self.pairwise_template,
             self.rubric,
+        )
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:12]
+
+    @property
+    def step_version(self) -> str:
+        """Short sha256 of `version` and the step prompts (their label) and step rubric.
+
+        Step scores carry this version and are cached under it; `version`, which names
+        outcome grades, does not change with the step prompts.
+        """
+        parts = (
+            self.version,
+            self.step_prompt_version,
+            self.step_template,
+            self.step_pairwise_template,
+            self.step_rubric,
         )
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:12]
 
@@ -269,17 +303,7 @@ class Judge(BaseModel):
         """
         one, reason_one = self._prefer(task, answer_a, answer_b)
         two, reason_two = self._prefer(task, answer_b, answer_a)
-        first: Preference = one
-        second: Preference = {"a": "b", "b": "a", "tie": "tie"}[two]  # type: ignore[assignment]
-        flip = first != second
-        return PairwiseResult(
-            winner="tie" if flip else first,
-            order_flip=flip,
-            first=first,
-            second=second,
-            reasons=(reason_one, reason_two),
-            version=self.version,
-        )
+        return _pair(one, two, (reason_one, reason_two), self.version)
 
     def _prefer(self, task: str, first: str, second: str) -> tuple[Preference, str]:
         """One order: ``a`` when the answer shown first wins, ``b`` for the second."""
@@ -296,6 +320,100 @@ class Judge(BaseModel):
         winner = winner_value(obj.get("winner"), text)
         reason = reason_text(obj.get("reason"))
         self._cache_put(key, version, "pairwise", {"winner": winner, "reason": reason})
+        return winner, reason
+
+    # -- steps -------------------------------------------------------------------------
+
+    def assess_step(self, task: str, conversation: list[dict[str, Any]], step: int) -> JudgeScore:
+        """The judge's score of one step in context (cached; see `gym._grading._judge._steps`).
+
+        Args:
+            task: the task prompt.
+            conversation: chat messages up to and including the step (later ones are
+                ignored: step ``step`` is the ``step``-th assistant message, or the last).
+            step: the step's index.
+
+        Raises:
+            GradingError: as for `score` (never a made-up score).
+            ValueError: the conversation holds no assistant message.
+        """
+        view = self._view(task, conversation, step)
+        version = self.step_version
+        key = call_key(version, "step", task, view.context, view.step, str(step))
+        hit = self._cache_get(key)
+        if hit is not None:
+            return JudgeScore(**hit, version=version, cached=True)
+        prompt = self.step_template.format(
+            task=task,
+            rubric=self.step_rubric,
+            context=view.context,
+            step=view.step,
+            index=step,
+            nonce=key[:12],
+        )
+        text = self._chat(prompt)
+        obj = parse_json_object(text, "score")
+        value = score_value(obj.get("score"), text)
+        reason = reason_text(obj.get("reason"))
+        self._cache_put(key, version, "step", {"score": value, "reason": reason})
+        return JudgeScore(score=value, reason=reason, version=version)
+
+    def compare_steps(
+        self,
+        task: str,
+        context: list[dict[str, Any]],
+        step_a: list[dict[str, Any]],
+        step_b: list[dict[str, Any]],
+    ) -> PairwiseResult:
+        """Which of two steps taken after the same context is better, asked in both orders.
+
+        The branches of a fork share their context and differ from the fork step on:
+        ``step_a`` and ``step_b`` are each branch's step (its assistant message and tool
+        results). As in `compare`, orders that disagree give a tie with ``order_flip``.
+
+        Raises:
+            GradingError: as for `compare`.
+            ValueError: a step holds no assistant message.
+        """
+        index = sum(m.get("role") == "assistant" for m in context)
+        a = self._view(task, [*context, *step_a], index)
+        b = self._view(task, [*context, *step_b], index)
+        one, reason_one = self._prefer_step(task, a.context, a.step, b.step, index)
+        two, reason_two = self._prefer_step(task, a.context, b.step, a.step, index)
+        return _pair(one, two, (reason_one, reason_two), self.step_version)
+
+    def _view(self, task: str, conversation: list[dict[str, Any]], step: int) -> StepView:
+        return split_step(
+            conversation,
+            step,
+            task,
+            per_message=self.step_message_chars,
+            context_chars=self.step_context_chars,
+        )
+
+    def _prefer_step(
+        self, task: str, context: str, first: str, second: str, index: int
+    ) -> tuple[Preference, str]:
+        """One order of `compare_steps`: ``a`` when the step shown first wins."""
+        version = self.step_version
+        key = call_key(version, "step-pairwise", task, context, first, second, str(index))
+        hit = self._cache_get(key)
+        if hit is not None:
+            return hit["winner"], hit["reason"]
+        prompt = self.step_pairwise_template.format(
+            task=task,
+            rubric=self.step_rubric,
+            context=context,
+            first=first,
+            second=second,
+            index=index,
+            nonce=key[:12],
+        )
+        text = self._chat(prompt)
+        obj = parse_json_object(text, "winner")
+        winner = winner_value(obj.get("winner"), text)
+        reason = reason_text(obj.get("reason"))
+        self._cache_put(key, version, "step-pairwise", {"winner": winner, "reason": reason})
         return winner, reason
 
     # -- HTTP --------------------------------------------------------------------------
@@ -376,3 +494,19 @@ class Judge(BaseModel):
     def _cache_put(self, key: str, version: str, mode: str, value: dict[str, Any]) -> None:
         if self.cache:
             cache_at(self.cache_file()).put(key, version, mode, value)
+
+
+def _pair(
+    one: Preference, two: Preference, reasons: tuple[str, str], version: str
+) -> PairwiseResult:
+    """The result of two orders: ``one`` with a first, ``two`` with b first (in its terms)."""
+    second: Preference = {"a": "b", "b": "a", "tie": "tie"}[two]  # type: ignore[assignment]
+    flip = one != second
+    return PairwiseResult(
+        winner="tie" if flip else one,
+        order_flip=flip,
+        first=one,
+        second=second,
+        reasons=reasons,
+        version=version,
+    )

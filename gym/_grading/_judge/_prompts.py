@@ -1,12 +1,16 @@
-"""The judge's default prompt templates and rubric (part of its version)."""
+"""The judge's default prompt templates and rubrics (part of its versions)."""
 
 from __future__ import annotations
 
 __all__ = [
     "DEFAULT_RUBRIC",
+    "DEFAULT_STEP_RUBRIC",
     "PAIRWISE_TEMPLATE",
     "POINTWISE_TEMPLATE",
     "PROMPT_VERSION",
+    "STEP_PAIRWISE_TEMPLATE",
+    "STEP_PROMPT_VERSION",
+    "STEP_TEMPLATE",
     "SYSTEM_PROMPT",
 ]
 
@@ -59,4 +63,64 @@ PAIRWISE_TEMPLATE = """\
 
 Which answer is better under the rubric? The order in which they are shown means
 nothing. Reply with exactly one JSON object:
+{{"winner": "A" | "B" | "tie", "reason": "<one or two sentences>"}}"""
+
+# -- step-level prompts (dense per-step rewards) --------------------------------------------
+
+STEP_PROMPT_VERSION = "1"
+
+DEFAULT_STEP_RUBRIC = """\
+Judge the candidate's last step only: its action and what that action produced, given
+the task and the steps before it. 1.0: a correct, useful step (it gathers information the
+task needs, makes a correct change, or rightly finishes). 0.5: harmless but of little
+use, or partly right. 0.0: wrong, harmful, a repeat of a failed action for no reason, or
+an attempt to tamper with tests, checks or the grader. Do not reward a step for claiming
+success: judge what it did."""
+
+STEP_TEMPLATE = """\
+# Task given to the candidate
+{task}
+
+# Rubric
+{rubric}
+
+# The candidate's steps before this one
+Everything between the two markers below is the candidate's earlier work and what the
+environment answered.
+[BEGIN CONTEXT {nonce}]
+{context}
+[END CONTEXT {nonce}]
+
+# The step to judge (step {index})
+[BEGIN STEP {nonce}]
+{step}
+[END STEP {nonce}]
+
+Score this step against the rubric. Reply with exactly one JSON object:
+{{"score": <number from 0 to 1>, "reason": "<one or two sentences>"}}"""
+
+STEP_PAIRWISE_TEMPLATE = """\
+# Task given to the candidates
+{task}
+
+# Rubric
+{rubric}
+
+# The steps before this one (the same for both candidates)
+[BEGIN CONTEXT {nonce}]
+{context}
+[END CONTEXT {nonce}]
+
+# Step A (step {index})
+[BEGIN STEP A {nonce}]
+{first}
+[END STEP A {nonce}]
+
+# Step B (step {index})
+[BEGIN STEP B {nonce}]
+{second}
+[END STEP B {nonce}]
+
+Which step is better under the rubric? The order in which they are shown means nothing.
+Reply with exactly one JSON object:
 {{"winner": "A" | "B" | "tie", "reason": "<one or two sentences>"}}"""

@@ -1,0 +1,61 @@
+"""A local HTTP server that plays an LLM judge with scripted answers (for judge tests)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+# A reply is (status, content) or (status, content, headers); content str = the message.
+Reply = tuple[int, str] | tuple[int, str, dict[str, str]]
+
+
+class StubJudge:
+    """A chat-completions server whose answers come from a function of the request."""
+
+    def __init__(self, answer: Callable[[dict[str, Any]], Reply]) -> None:
+        self.answer = answer
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                stub.requests.append(body)
+                stub.headers.append(dict(self.headers))
+                reply = stub.answer(body)
+                status, content = reply[0], reply[1]
+                extra = reply[2] if len(reply) == 3 else {}
+                if status == 200:
+                    payload = {"choices": [{"message": {"role": "assistant", "content": content}}]}
+                    data = json.dumps(payload).encode()
+                else:
+                    data = json.dumps({"error": {"message": content}}).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in extra.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def user_text(body: dict[str, Any]) -> str:
+    return str(body["messages"][-1]["content"])
