@@ -109,6 +109,7 @@ _SUBMODULES = (
     "redteam",
     "runs",
     "sandbox",
+    "serve",
     "train",
 )
 """The public submodules, loaded on first use (``gym.runs`` works after ``import gym``)."""

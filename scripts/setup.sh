@@ -13,6 +13,8 @@ if [ ! -x .venv/bin/python ]; then
   echo "[setup] creating .venv" >&2
   "$PY" -m venv .venv
 fi
+# The tests drive `gym serve` with openenv-core's own client: a dev install takes the extra.
+case ",$EXTRAS," in *,dev,*) EXTRAS="$EXTRAS,openenv" ;; esac
 spec="."
 if [ -n "$EXTRAS" ]; then spec=".[${EXTRAS}]"; fi
 echo "[setup] installing boxgym${EXTRAS:+ [$EXTRAS]}" >&2

@@ -26,6 +26,7 @@ PUBLIC_MODULES = (
     "gym.redteam",
     "gym.runs",
     "gym.sandbox",
+    "gym.serve",
     "gym.train",
 )
 

@@ -65,9 +65,11 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "gym._reports",
         "gym._view",
         "gym._redteam",  # attacks through envs, policies, store and runner
+        "gym._serve",  # environments over the OpenEnv protocol (gym serve)
         "gym.policies",  # every policy (ReplayPolicy reads the store)
         "gym.redteam",  # writing attacks: the red team's front door
         "gym.runs",
+        "gym.serve",  # serving environments to trainers
     ),
     8: ("gym.train",),
     9: ("gym._cli",),

@@ -368,4 +368,4 @@ def env_new(
     console.print(f"next: gym env validate {escape(new_id)}   (see docs/authoring.md)")
 
 
-from gym._cli import _datasets, _judge, _redteam, _rft, _runs, _train  # noqa: E402,F401  (registers import, judge, run, redteam, train...)
+from gym._cli import _datasets, _judge, _redteam, _rft, _runs, _serve, _train  # noqa: E402,F401  (registers import, judge, run, redteam, serve, train...)
