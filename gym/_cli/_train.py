@@ -69,10 +69,30 @@ def grpo_cmd(
             "--max-staleness", min=0, help="Leave out episodes more than N versions old (0)."
         ),
     ] = 0,
+    sampling: Annotated[
+        str,
+        typer.Option(
+            "--sampling",
+            callback=one_of("trajectory", "step"),
+            help="trajectory (whole episodes) or step (fork K branches at chosen turns).",
+        ),
+    ] = "trajectory",
+    branch_steps: Annotated[
+        str | None,
+        typer.Option(
+            "--branch-steps", help="step: the turns to fork before, 'auto' (each) or 1,2."
+        ),
+    ] = None,
+    branches: Annotated[
+        int | None, typer.Option("--branches", "-K", min=2, help="step: branches per fork (4).")
+    ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Model, sampling and episode seed.")] = 0,
     steps: Annotated[int, typer.Option("--steps", min=1, help="Training steps.")] = 10,
     group_size: Annotated[
-        int, typer.Option("--group-size", "-G", min=2, help="Episodes per task.")
+        int,
+        typer.Option(
+            "--group-size", "-G", min=1, help="Episodes per task (at least 2); step: parents."
+        ),
     ] = 8,
     tasks: Annotated[
         list[str] | None, typer.Option("--tasks", help="Only these train-split task ids.")
@@ -150,6 +170,7 @@ def grpo_cmd(
         }
     config = GrpoConfig.model_validate(
         {
+            "step_sampling": _step_sampling(sampling, branch_steps, branches),
             "envs": envs,
             "policy": policy,
             "server": server,
@@ -194,6 +215,22 @@ def grpo_cmd(
     if result.stopped:
         err.print(f"[red]stopped[/]: {escape(result.stopped)}")
         raise typer.Exit(2)
+
+
+def _step_sampling(
+    sampling: str, branch_steps: str | None, branches: int | None
+) -> dict[str, Any] | None:
+    """The step-sampling settings of ``--sampling step`` (None for trajectory sampling)."""
+    from gym.train._steps import parse_branch_steps
+
+    if sampling == "trajectory":
+        if branch_steps is not None or branches is not None:
+            raise ConfigError("--branch-steps and --branches go with --sampling step")
+        return None
+    return {
+        "branch_steps": parse_branch_steps(branch_steps or "auto"),
+        "branches": 4 if branches is None else branches,
+    }
 
 
 def _progress_line(bar: Any, row: Any) -> None:

@@ -29,7 +29,11 @@ The pieces, each small and typed:
    (skyrl-gym's ``boxgym`` environment), one boxgym episode per trajectory, rewarded
    with the verdict's reward; an ``infra_error`` episode raises `InfraError`.
 
-8. TRL: `trl_rollout` is a rollout hook for TRL's ``GRPOTrainer(rollout_func=...)``
+8. Step-level sampling (``gym train grpo --sampling step``): `StepConfig` (K branches,
+   the turns to fork at, an optional dense `StepReward` and its weight), `step_samples`
+   (advantages per fork, one sample per branch: its branching turn alone), `Branch`.
+
+9. TRL: `trl_rollout` is a rollout hook for TRL's ``GRPOTrainer(rollout_func=...)``
    (boxgym runs each prompt's episode in a container with the trainer's model and
    returns token ids, a loss mask over tool results and the verdict), `trl_reward` its
    reward function (None for infra_error: TRL leaves it out), `trl_fields` the answer
@@ -80,6 +84,7 @@ from gym.train._rft import (
     train_rft,
 )
 from gym.train._samples import EpisodeSamples, Sample, TurnTokens, episode_samples, turn_tokens
+from gym.train._steps import Branch, StepConfig, StepReward, step_samples
 from gym.train._trl import TrlRollout, TrlRolloutStep, trl_fields, trl_reward, trl_rollout
 
 __all__ = [
@@ -87,6 +92,7 @@ __all__ = [
     "Advantages",
     "Aggregation",
     "Batch",
+    "Branch",
     "EpisodeSamples",
     "GroupSamples",
     "LossConfig",
@@ -96,6 +102,8 @@ __all__ = [
     "RoundResult",
     "Sample",
     "Selection",
+    "StepConfig",
+    "StepReward",
     "TrainEpisode",
     "TrlRollout",
     "TrlRolloutStep",
@@ -115,6 +123,7 @@ __all__ = [
     "select_episodes",
     "sft_loss",
     "split_use",
+    "step_samples",
     "token_logprobs",
     "train_rft",
     "training_reward",

@@ -53,13 +53,14 @@ from gym.train._grpo_watch import StepStats, WatchConfig, step_stats, watch
 from gym.train._grpo_weights import CheckpointInfo, LocalWeights, PolicyKind, UpdateMetrics
 from gym.train._loss import LossConfig
 from gym.train._rewards import AdvantageKind
+from gym.train._steps import StepCollected, StepConfig, collect_steps, step_samples
 from gym.train._sync import ServerConfig, WeightSync, make_sync
 
 __all__ = ["GrpoConfig", "GrpoResult", "TrainPolicy", "train_grpo"]
 
 TrainPolicy = Literal["tiny", "local", "openai"]
 """Who samples the episodes: the weights in this process (tiny, local) or a server."""
-_ADDED = {"server": None, "max_staleness": 0}
+_ADDED = {"server": None, "max_staleness": 0, "step_sampling": None}
 """Fields added after the first release: left out of the training id at their default,
 so the runs configured before keep their ids."""
 _NOT_IDENTITY = ("base_url", "adapter_dir", "server_adapter_dir")
@@ -82,8 +83,8 @@ class GrpoConfig(BaseModel):
     """Seeds the fresh model, the sampling and the episodes' reset seeds."""
     steps: int = Field(default=10, ge=1)
     """Training steps (one collection and one update each)."""
-    group_size: int = Field(default=8, ge=2)
-    """Episodes per task per step (G)."""
+    group_size: int = Field(default=8, ge=1)
+    """Episodes per task per step (G; at least 2), or with step sampling parents per task."""
     tasks: list[str] | None = None
     """Only these train-split tasks."""
     lr: float = Field(default=3e-3, gt=0)
@@ -107,11 +108,19 @@ class GrpoConfig(BaseModel):
     max_staleness: int = Field(default=0, ge=0)
     """An update at version v trains on episodes of versions v - max_staleness and later
     (0: on-policy only); older ones are left out and counted."""
+    step_sampling: StepConfig | None = None
+    """Step-level sampling (``--sampling step``: `gym.train._steps`): ``group_size``
+    parents per task, each forked into K branches at its branching turns, only the
+    branching turns trained. None: full-trajectory sampling (the default)."""
 
     @model_validator(mode="after")
     def _server_with_openai(self) -> GrpoConfig:
         if (self.policy == "openai") != (self.server is not None):
             raise ValueError("policy openai needs a server (--base-url), and only it has one")
+        if self.group_size < 2 and self.step_sampling is None:
+            raise ValueError("group_size: a group needs at least two episodes per task")
+        if self.policy == "openai" and self.step_sampling is not None:
+            raise ValueError("step sampling forks episodes in this process: not with openai yet")
         return self
 
     @property
@@ -310,7 +319,7 @@ class _Loop:
         row.stopped = watch(self.history, self.config.watch)
         if not row.stopped:
             fresh, stale = self._fresh(step, collected)
-            update = self._update(fresh, row)
+            update = self._update(fresh, row, collected)
             if self.sync is not None:
                 self.sync.push(self.weights.loaded.model, self.weights.version)
             row.update_s = time.monotonic() - started - collected.seconds
@@ -334,6 +343,22 @@ class _Loop:
             params = {**params, "model": model, "base_url": config.server.base_url}
             params |= {"sync": config.server.sync, "train_step": step}
         envs = [e for e in config.envs if self.tasks[e]]
+        if config.step_sampling is not None:
+            return collect_steps(
+                self.store,
+                envs=envs,
+                tasks=sorted({t for e in envs for t in self.tasks[e]}),
+                group_size=config.group_size,
+                seed=config.seed,
+                version=version,
+                policy=config.policy,
+                policy_params=params,
+                policy_factory=factory,
+                step=config.step_sampling,
+                reward=config.reward,
+                concurrency=self.concurrency,
+                label=f"train {config.train_id} step {step}",
+            )
         return collect(
             self.store,
             envs=envs,
@@ -368,14 +393,25 @@ class _Loop:
             )
         return fresh, stale
 
-    def _update(self, episodes: list[ScoredEpisode], row: TrainStepRow) -> UpdateMetrics | None:
+    def _update(
+        self, episodes: list[ScoredEpisode], row: TrainStepRow, collected: Collected
+    ) -> UpdateMetrics | None:
         """The step's update; None when every group had equal rewards (nothing to learn)."""
         config, weights = self.config, self.weights
         scored = {e.episode.episode_id: e for e in episodes}
         eos = weights.loaded.tokenizer.eos_token_id
-        built = grpo_samples(
-            [e.episode for e in scored.values()], config.advantage, eos_token_id=eos
-        )
+        if isinstance(collected, StepCollected) and config.step_sampling is not None:
+            built = step_samples(
+                list(scored.values()),
+                collected.branches,
+                config.advantage,
+                weight=config.step_sampling.step_reward_weight,
+                eos_token_id=eos,
+            )
+        else:
+            built = grpo_samples(
+                [e.episode for e in scored.values()], config.advantage, eos_token_id=eos
+            )
         row.zero_variance_fraction = built.advantages.zero_variance_fraction
         if not built.samples:
             weights.skip()
@@ -430,7 +466,7 @@ def _server_policies(base_url: str, model: str, config: GrpoConfig) -> Callable[
 
 
 def _stats_of(step: int, collected: Collected) -> StepStats:
-    graded = collected.graded
+    graded = collected.monitored
     return step_stats(
         step,
         [e.training_reward or 0.0 for e in graded],

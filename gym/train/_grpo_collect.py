@@ -119,6 +119,11 @@ class Collected(BaseModel):
         return [e for e in self.episodes if e.training_reward is not None]
 
     @property
+    def monitored(self) -> list[ScoredEpisode]:
+        """The graded episodes the step's monitor (and the watch) reads: all of them."""
+        return self.graded
+
+    @property
     def tokens(self) -> int:
         """Tokens sampled over all episodes."""
         return sum(e.tokens for e in self.episodes)

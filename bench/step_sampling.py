@@ -1,0 +1,175 @@
+"""Step-level against full-trajectory sampling on LearnSteps-v0 with the tiny policy.
+
+    python bench/step_sampling.py [--seeds 0,1,2] [--steps 20] [-G 10] [--parents 2] [-K 2]
+
+For each seed, `gym train grpo boxgym/LearnSteps-v0 --policy tiny` twice on real
+containers, on every train-split task: full-trajectory sampling with ``-G`` episodes per
+task per step, and step-level sampling with ``--parents`` trajectories per task, each
+forked into ``-K`` branches before each of its turns (``--branch-steps auto``), which
+gives about as many episodes per step (the table shows the counts measured). Each run
+stops at ``--steps`` or once its mean reward reaches ``--target``. Per mode it reports:
+
+- **steps to target**: the first step whose mean reward is at least ``--target`` (the
+  mean over the step's episodes in trajectory mode, over its parents, the episodes
+  from a reset, in step mode), or ``-`` when no step reached it;
+- **advantage variance**: per step, the variance over every turn the update could train
+  of its advantage estimate before the std division (signal minus its group's mean:
+  `gym.train._steps.raw_advantages`; a trajectory's every turn carries its episode's,
+  a branch's one branching turn its own), averaged over the steps;
+- episodes per step, the final mean reward, and seconds.
+
+A benchmark, not a test: on a shared machine its seconds move with the load. The
+store is ``--db`` (a temporary SQLite file by default); checkpoints go under ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Hashable
+from pathlib import Path
+from typing import Any
+
+from gym._store import Store, TrainStepRow
+from gym.train._grpo import GrpoConfig, train_grpo
+from gym.train._grpo_collect import read_collected
+from gym.train._steps import StepConfig, branch_signal, read_step_collected
+
+ENV = "boxgym/LearnSteps-v0"
+
+
+class _Reached(Exception):
+    """The run's mean reward reached the target: stop it there."""
+
+
+def trajectory_advantages(store: Store, run_id: str) -> list[float]:
+    """Per trainable turn, its episode's reward minus its task group's mean."""
+    episodes = read_collected(store, run_id).episodes
+    groups: dict[Hashable, list[float]] = {}
+    for e in episodes:
+        if e.training_reward is not None:
+            groups.setdefault(e.episode.group, []).append(e.training_reward)
+    out: list[float] = []
+    for e in episodes:
+        values = groups.get(e.episode.group, [])
+        if e.training_reward is None or len(values) < 2:
+            continue
+        out += [e.training_reward - statistics.fmean(values)] * len(e.episode.turns)
+    return out
+
+
+def step_advantages(store: Store, run_id: str, weight: float = 0.0) -> list[float]:
+    """Per branch (its one trainable turn), its signal minus its fork's mean."""
+    collected = read_step_collected(store, run_id)
+    groups: dict[Hashable, list[float]] = {}
+    signals: dict[str, tuple[Hashable, float]] = {}
+    for e in collected.episodes:
+        branch = collected.branches.get(e.episode.episode_id)
+        signal = branch_signal(e.training_reward, branch and branch.step_reward, weight)
+        if branch is None or signal is None:
+            continue
+        groups.setdefault(branch.group, []).append(signal)
+        signals[e.episode.episode_id] = (branch.group, signal)
+    return [s - statistics.fmean(groups[g]) for g, s in signals.values() if len(groups[g]) >= 2]
+
+
+def one_run(args: argparse.Namespace, seed: int, mode: str, store: Store) -> dict[str, Any]:
+    """Train until the target or the step budget; the run's figures."""
+    step = None
+    if mode == "step":
+        step = StepConfig(branches=args.branches, branch_steps="auto")
+    config = GrpoConfig(
+        envs=[ENV],
+        seed=seed,
+        steps=args.steps,
+        group_size=args.parents if step else args.group_size,
+        lr=args.lr,
+        step_sampling=step,
+    )
+
+    def seen(row: TrainStepRow) -> None:
+        print(
+            f"  {mode} seed {seed} step {row.step}: reward {row.mean_reward:.3f}, "
+            f"{row.episodes} episodes, {row.collect_s:.0f}+{row.update_s:.0f} s",
+            flush=True,
+        )
+        if row.mean_reward >= args.target:
+            raise _Reached
+
+    began = time.monotonic()
+    try:
+        train_grpo(config, store=store, out=args.out / config.train_id, progress=seen)
+    except _Reached:
+        pass
+    rows = store.train_steps(config.train_id)  # a resumed run's earlier steps too
+    variance = [
+        statistics.pvariance(values)
+        for row in rows
+        if len(values := (step_advantages if step else trajectory_advantages)(store, row.run_id))
+        > 1
+    ]
+    reached = next((r.step for r in rows if r.mean_reward >= args.target), None)
+    return {
+        "mode": mode,
+        "seed": seed,
+        "steps_to_target": reached,
+        "steps_run": len(rows),
+        "rewards": [round(r.mean_reward, 3) for r in rows],
+        "episodes_per_step": statistics.fmean(r.episodes for r in rows) if rows else 0,
+        "advantage_variance": statistics.fmean(variance) if variance else None,
+        "variance_per_step": [round(v, 4) for v in variance],
+        "seconds": round(time.monotonic() - began, 1),
+    }
+
+
+def table(results: list[dict[str, Any]], target: float) -> str:
+    """The markdown table of docs/benchmarks.md's step_sampling section."""
+    lines = [
+        f"| mode | seed | steps to {target} | steps run | episodes/step | advantage variance "
+        "| mean reward per step | s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        var = "-" if r["advantage_variance"] is None else f"{r['advantage_variance']:.4f}"
+        reached = "-" if r["steps_to_target"] is None else str(r["steps_to_target"])
+        lines.append(
+            f"| {r['mode']} | {r['seed']} | {reached} | {r['steps_run']} | "
+            f"{r['episodes_per_step']:.1f} | {var} | {' '.join(map(str, r['rewards']))} | "
+            f"{r['seconds']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--steps", type=int, default=20, help="most steps per run")
+    parser.add_argument("--target", type=float, default=0.8)
+    parser.add_argument("-G", "--group-size", type=int, default=10, help="trajectory mode")
+    parser.add_argument("--parents", type=int, default=2, help="step mode: parents per task")
+    parser.add_argument("-K", "--branches", type=int, default=2, help="step mode")
+    parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--modes", default="trajectory,step")
+    parser.add_argument("--db", default="")
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    args = parser.parse_args()
+    scratch = Path(tempfile.mkdtemp(prefix="boxgym-step-sampling-"))
+    args.out = args.out or scratch / "ckpt"
+    store = Store(args.db or f"sqlite:///{scratch / 'runs.db'}")
+    results = []
+    for seed in (int(s) for s in args.seeds.split(",")):
+        for mode in args.modes.split(","):
+            results.append(one_run(args, seed, mode, store))
+            if args.json:
+                args.json.write_text(json.dumps(results, indent=1))
+    print(f"load {os.getloadavg()[0]:.1f}")
+    print(table(results, args.target))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,580 @@
+"""Truncated step-level sampling for GRPO (``gym train grpo --sampling step``).
+
+Full-trajectory sampling gives every turn of an episode the same advantage: the
+episode's reward against its task's G episodes. Step-level sampling assigns credit per
+step instead:
+
+1. **Sample a trajectory** (the parent): an episode of the task from a reset, as in
+   trajectory mode (``group_size`` parents per task).
+2. **Fork at the branching turns** (`StepConfig.branch_steps`: ``auto``, every turn of
+   the parent, or the listed turn indices; a turn the parent never reaches is not
+   forked): just before the parent's turn t, `ContainerEnv.fork` (``training=True``:
+   held-out tasks refused) gives K branches in the parent's state; each continues with
+   the policy, sampled with a seed of its own, to its own end and verdict. The parent
+   goes on unchanged.
+3. **Advantages per branching turn**: the K branches of one fork are a group. A
+   branch's signal is its outcome reward (the training reward, as in trajectory mode:
+   None for infra_error, 0 when flagged) plus ``step_reward_weight`` times its dense
+   step reward (`StepReward`, when one is given and it says something: None adds
+   nothing; a flagged or infra_error branch gets none). Advantages are group-relative
+   over those signals (``grpo``, ``dr_grpo``, ``rloo``); zero-variance groups are dropped.
+4. **Only the branching turn trains**: a branch's sample is the turn t it sampled
+   itself (the prompt it saw, token-in, and its completion): the loss mask is 1 on
+   that turn's tokens only, with the group's advantage. The parent's turns and the
+   branch's later turns are not trained on.
+
+The step's monitor (mean reward, hidden pass rate, flag rates: what the watch reads) is
+that of the parents: fresh episodes of the policy from a reset, as in trajectory mode.
+
+Branches are stored in the step's run as full episodes (their steps include the
+parent's prefix), each with a lineage row (parent episode id, fork step, branch index:
+`Store.lineage`); the parent is committed after its branches, so a resumed run skips a
+tree once its parent is stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+import zlib
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+
+from gym._core._errors import ConfigError, GymError, HeldOutError, InfraError, PolicyError
+from gym._core._models import Task, Verdict
+from gym._core._version import __version__
+from gym._envs._env import env_of
+from gym._envs._registry import make, tasks_of
+from gym._policy import Policy, Turn
+from gym._run._executor import Job
+from gym._run._rollout import EpisodeResult, _loop, run_episode
+from gym._run._runner import RunConfig, _rows, _run_row, check_sandboxes, plan
+from gym._store import StepRow, Store
+from gym._store._lineage import LineageRow
+from gym.train._episodes import GroupSamples
+from gym.train._grpo_collect import (
+    Collected,
+    RewardSource,
+    ScoredEpisode,
+    _step_seed,
+    read_collected,
+)
+from gym.train._rewards import AdvantageKind, advantages
+from gym.train._samples import Sample, episode_samples
+
+if TYPE_CHECKING:
+    from gym._envs._env import ContainerEnv
+
+__all__ = [
+    "Branch",
+    "StepCollected",
+    "StepConfig",
+    "StepReward",
+    "collect_steps",
+    "parse_branch_steps",
+    "raw_advantages",
+    "read_step_collected",
+    "step_samples",
+]
+
+_log = logging.getLogger("gym.train")
+
+StepReward = Callable[[Task, list[dict[str, Any]], int], float | None]
+"""A dense reward for one step: (the task, the conversation up to and including the
+step (its assistant message and the tool messages answering it), the step's index: the
+index of its assistant message among the conversation's, 0-based, which is the step's
+index in the trajectory when each turn makes one call) -> a reward in [0, 1], or None
+when it has nothing to say (then the outcome reward stands alone)."""
+
+
+class StepConfig(BaseModel):
+    """The settings of step-level sampling (``GrpoConfig.step_sampling``)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    branches: int = Field(default=4, ge=2)
+    """K: branches per fork (a group: at least two)."""
+    branch_steps: Literal["auto"] | list[int] = "auto"
+    """The parent's turns to fork before (0-based): ``auto`` for every turn it takes."""
+    step_reward: StepReward | None = None
+    """A dense step reward (`StepReward`); part of the training id by its qualified name."""
+    step_reward_weight: float = Field(default=0.0, ge=0)
+    """A branch's signal = its outcome reward + this x its step reward."""
+
+    @field_validator("branch_steps")
+    @classmethod
+    def _turns(cls, value: Literal["auto"] | list[int]) -> Literal["auto"] | list[int]:
+        if value == "auto":
+            return value
+        if not value or min(value) < 0:
+            raise ValueError("branch_steps: 'auto' or turn indices (0, 1, ...), at least one")
+        return sorted(set(value))
+
+    @field_serializer("step_reward")
+    def _reward_name(self, value: StepReward | None) -> str | None:
+        if value is None:
+            return None
+        return f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', repr(value))}"
+
+    def forks_at(self, turn: int) -> bool:
+        """Whether the parent forks before its turn ``turn``."""
+        return self.branch_steps == "auto" or turn in self.branch_steps
+
+
+def parse_branch_steps(text: str) -> Literal["auto"] | list[int]:
+    """``auto`` or comma-separated turn indices (``--branch-steps 1,2``).
+
+    Raises:
+        ConfigError: anything else.
+    """
+    if text.strip() == "auto":
+        return "auto"
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise ConfigError(f"--branch-steps: 'auto' or turn indices like 1,2, not {text!r}") from exc
+
+
+class Branch(BaseModel):
+    """Where a branch episode comes from and which of its turns trains."""
+
+    parent_id: str
+    """The stored id of its parent episode."""
+    fork_step: int
+    """Steps of the parent it shares (its first own step has this index)."""
+    branch: int
+    """Its index among its fork's K branches."""
+    turn: int
+    """The index (in its turns) of the branching turn: the one it trains."""
+    step_reward: float | None = None
+    """Its dense step reward at the branching turn (None: none given or none said)."""
+
+    @property
+    def group(self) -> tuple[str, int]:
+        """Its advantage group: the fork it is a branch of."""
+        return (self.parent_id, self.fork_step)
+
+
+class StepCollected(Collected):
+    """A step-level collection: parents and branches, with each branch's lineage."""
+
+    branches: dict[str, Branch] = Field(default_factory=dict)
+    """Branch episode id -> its lineage and branching turn (parents are absent)."""
+
+    @property
+    def monitored(self) -> list[ScoredEpisode]:
+        """The graded parents: fresh episodes of the policy (what the watch reads)."""
+        return [e for e in self.graded if e.episode.episode_id not in self.branches]
+
+
+# -- collection ----------------------------------------------------------------------
+
+
+def collect_steps(
+    store: Store,
+    *,
+    envs: Sequence[str],
+    tasks: Sequence[str],
+    group_size: int,
+    seed: int,
+    version: int,
+    policy: str,
+    policy_params: Mapping[str, Any],
+    policy_factory: Callable[[], Policy],
+    step: StepConfig,
+    reward: RewardSource = "visible",
+    concurrency: int = 4,
+    label: str = "",
+    run_seed: int | None = None,
+) -> StepCollected:
+    """Sample ``group_size`` parents per task, fork them at the branching turns, store all.
+
+    The arguments are `gym.train._grpo_collect.collect`'s, plus ``step`` (K, where to
+    fork, the step reward) and ``run_seed`` (the run's base seed; by default one derived
+    from ``seed`` and ``version`` as trajectory collections do).
+
+    Raises:
+        HeldOutError: a task is of a held-out split (the fork refuses it).
+    """
+    start = time.monotonic()
+    config = RunConfig(
+        envs=list(envs),
+        policy=policy,
+        policy_params={**policy_params, "policy_version": version, "sampling": "step"},
+        k=group_size,
+        seed=_step_seed(seed, version) if run_seed is None else run_seed,
+        tasks=list(tasks),
+        label=label,
+    )
+    jobs = plan(config)
+    done = store.episode_outcomes(config.run_id)
+    todo = [j for j in jobs if j.episode_id not in done]
+    if todo:
+        check_sandboxes(config, todo)
+    store.start_run(_run_row(config), planned=len(jobs))
+    config.provider().resize(concurrency + step.branches)  # spares for a fork's branches
+    grower = _Trees(config, store, policy_factory, step)
+    with ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="gym-tree") as pool:
+        for future in as_completed([pool.submit(grower.grow, job) for job in todo]):
+            grower.commit(*future.result())  # this thread alone writes to the store
+    store.end_run(config.run_id, "finished")
+    collected = read_step_collected(store, config.run_id, reward, step)
+    collected.seconds = time.monotonic() - start
+    return collected
+
+
+_Tree = tuple[Job, EpisodeResult, int, list[tuple[LineageRow, EpisodeResult]]]
+"""A parent's job, its result, the attempts it took, and its branches' lineage and results."""
+
+
+class _Trees:
+    """Grows the trees of one collection (in any thread) and commits them (in one)."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        store: Store,
+        factory: Callable[[], Policy],
+        step: StepConfig,
+        max_attempts: int = 3,
+    ) -> None:
+        self.config, self.store, self.factory, self.step = config, store, factory, step
+        self.max_attempts = max_attempts
+
+    def grow(self, job: Job) -> _Tree:
+        """Run a parent (rerun while infra_error) with its forks: the last attempt's tree."""
+        for attempt in range(1, self.max_attempts + 1):
+            forking = _Forking(self.factory, self.step, job.episode_id)
+            env = make(job.env_id, run=self.config.run_id, tasks=[job.task])
+            try:
+                result = run_episode(env, forking, task_id=job.task.id, seed=job.seed)
+            finally:
+                branches = forking.finish()
+            if result.outcome != "infra_error" or attempt >= self.max_attempts:
+                break
+        return job, result, attempt, branches
+
+    def commit(
+        self,
+        job: Job,
+        result: EpisodeResult,
+        attempts: int,
+        branches: list[tuple[LineageRow, EpisodeResult]],
+    ) -> None:
+        """Store a tree: its branches with their lineage, then its parent (the tree is done)."""
+        for lineage, branch in branches:
+            self._commit_branch(job, lineage, branch)
+        self.store.commit_episode(*_rows(self.config, job, result, attempts, __version__))
+
+    def _commit_branch(self, job: Job, lineage: LineageRow, result: EpisodeResult) -> None:
+        key = f"{job.episode_id}:{lineage.fork_step}:{lineage.branch}"
+        branch_id = hashlib.sha256(key.encode()).hexdigest()[:24]
+        own = job.model_copy(update={"episode_id": branch_id, "seed": result.seed or job.seed})
+        rows = _rows(self.config, own, result, 1, __version__)
+        lineage = lineage.model_copy(update={"episode_id": branch_id})
+        self.store.commit_episode(*rows, lineage=lineage)
+
+
+class _Reseeded:
+    """An environment as a policy's ``start`` sees it, with a reset seed of the branch's own.
+
+    Sampling policies key their randomness to the reset seed; the K branches of a fork
+    share their parent's, so each is shown one derived from it and its branch index.
+    """
+
+    def __init__(self, env: ContainerEnv[Any], seed: int) -> None:
+        self._env, self.np_random_seed = env, seed
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._env, name)
+
+
+class _Forking(Policy):
+    """The parent's policy: before each branching turn, fork K branches that play on.
+
+    Each branch runs in a thread of its own, from a copy of the conversation so far,
+    with a fresh policy from the factory; `finish` waits for them and returns their
+    lineage and results.
+    """
+
+    name = "forking"
+
+    def __init__(self, factory: Callable[[], Policy], step: StepConfig, parent_id: str) -> None:
+        self.factory, self.step, self.parent_id = factory, step, parent_id
+        self.inner = factory()
+        self.pool = ThreadPoolExecutor(step.branches, thread_name_prefix="gym-branch")
+        self.pending: list[tuple[LineageRow, Future[EpisodeResult]]] = []
+        self.env: ContainerEnv[Any] | None = None
+        self.turns: list[Turn] = []
+        self.marks: list[int] = []
+        """The parent's trace length at the start of each of its turns."""
+
+    def start(self, task: Task, env: ContainerEnv[Any]) -> None:
+        self.env, self.turns, self.marks = env, [], []
+        self.inner.start(task, env)
+
+    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
+        assert self.env is not None
+        if self.step.forks_at(len(self.turns)):
+            self._fork(messages, tools)
+        self.marks.append(len(self.env.trace))
+        turn = self.inner.act(messages, tools)
+        self.turns.append(turn)
+        return turn
+
+    def _fork(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> None:
+        env = self.env
+        assert env is not None
+        try:
+            branches = env.fork(self.step.branches, training=True, parent_id=self.parent_id)
+        except HeldOutError:
+            raise
+        except GymError as exc:  # the parent goes on; this fork is left out and logged
+            _log.warning("fork of %s at turn %d failed: %s", self.parent_id, len(self.turns), exc)
+            return
+        said = [n for n in range(len(self.turns)) for _ in range(self._steps_of(n))]
+        for branch in branches:
+            assert branch.lineage is not None
+            line = branch.lineage
+            seed = zlib.crc32(f"{env.np_random_seed}:{line.fork_step}:{line.branch}".encode())
+            lineage = LineageRow(
+                episode_id="",
+                parent_id=line.parent_id,
+                fork_step=line.fork_step,
+                branch=line.branch,
+            )
+            work = _BranchWork(branch, self.factory(), seed, messages, tools, self.turns, said)
+            self.pending.append((lineage, self.pool.submit(work.run)))
+
+    def _steps_of(self, turn: int) -> int:
+        """Steps the parent's turn ``turn`` made (a turn with parallel calls makes several)."""
+        assert self.env is not None
+        end = self.marks[turn + 1] if turn + 1 < len(self.marks) else len(self.env.trace)
+        return end - self.marks[turn]
+
+    def finish(self) -> list[tuple[LineageRow, EpisodeResult]]:
+        """Wait for every branch; their lineage and results, in fork order."""
+        try:
+            return [(lineage, future.result()) for lineage, future in self.pending]
+        finally:
+            self.pool.shutdown(wait=True)
+            self.inner.close()
+
+
+class _BranchWork:
+    """One branch played from the fork to its end, as `run_episode` plays a reset one."""
+
+    def __init__(
+        self,
+        env: ContainerEnv[Any],
+        policy: Policy,
+        seed: int,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        turns: list[Turn],
+        step_turns: list[int],
+    ) -> None:
+        self.env, self.policy, self.seed, self.tools = env, policy, seed, tools
+        self.messages = [dict(m) for m in messages]
+        self.turns, self.step_turns = list(turns), list(step_turns)
+
+    def run(self) -> EpisodeResult:
+        env, start = self.env, time.monotonic()
+        result: dict[str, Any] = {"outcome": "infra_error", "end_reason": ""}
+        export: dict[str, Any] | None = None
+        try:
+            assert env.task is not None
+            self.policy.start(env.task, _Reseeded(env, self.seed))  # type: ignore[arg-type]
+            result, export = _loop(
+                env, self.policy, self.messages, self.turns, self.tools, self.step_turns
+            )
+        except InfraError as exc:
+            verdict = Verdict.model_validate(exc.verdict) if exc.verdict else None
+            result = {"outcome": "infra_error", "verdict": verdict, "end_reason": f"infra: {exc}"}
+            export = exc.final_state
+        except PolicyError as exc:
+            result = {"outcome": "infra_error", "end_reason": f"policy: {exc}"}
+        finally:
+            env.close()
+            self.policy.close()
+        inner = env_of(env)
+        assert inner.task is not None
+        return EpisodeResult(
+            env_id=inner.env_id,
+            task_id=inner.task.id,
+            split=inner.task.split,
+            seed=self.seed,
+            messages=self.messages,
+            turns=self.turns,
+            steps=list(inner.trace),
+            step_turns=self.step_turns,
+            tools=self.tools,
+            export=export,
+            duration_s=time.monotonic() - start,
+            user_transcript=list(inner.user_transcript),
+            **result,
+        )
+
+
+# -- reading back and scoring --------------------------------------------------------
+
+
+def read_step_collected(
+    store: Store, run_id: str, reward: RewardSource = "visible", step: StepConfig | None = None
+) -> StepCollected:
+    """The scored parents and branches of a stored step-level collection.
+
+    Each branch's step reward is computed here (from its stored conversation and its
+    task) when ``step`` has a step reward and the branch has an outcome reward and no
+    gating flag.
+    """
+    base = read_collected(store, run_id, reward)
+    steps = store.run_steps(run_id)
+    rows = {row.id: row for row in store.episodes(run_id)}
+    tasks: dict[str, dict[str, Task]] = {}
+    branches: dict[str, Branch] = {}
+    for scored in base.episodes:
+        episode_id = scored.episode.episode_id
+        line = store.lineage(episode_id)
+        if line is None:
+            continue
+        turn = turn_at(steps.get(episode_id, []), line.fork_step)
+        value = None
+        if step is not None and step.step_reward is not None and _rewardable(scored):
+            known = tasks.setdefault(scored.env_id, {t.id: t for t in tasks_of(scored.env_id)})
+            cut = conversation_to(rows[episode_id].messages, turn)
+            value = step.step_reward(known[scored.task_id], cut, turn)
+        branches[episode_id] = Branch(
+            parent_id=line.parent_id,
+            fork_step=line.fork_step,
+            branch=line.branch,
+            turn=turn,
+            step_reward=value,
+        )
+    return StepCollected(run_id=run_id, episodes=base.episodes, branches=branches)
+
+
+def _rewardable(scored: ScoredEpisode) -> bool:
+    return scored.training_reward is not None and not scored.episode.flags
+
+
+def turn_at(steps: Sequence[StepRow], fork_step: int) -> int:
+    """The index of the turn that made step ``fork_step``.
+
+    Steps of a turn's later parallel calls carry no tokens of their own.
+    """
+    return sum(1 for s in steps[:fork_step] if s.completion_token_ids is not None)
+
+
+def conversation_to(messages: Sequence[dict[str, Any]], turn: int) -> list[dict[str, Any]]:
+    """The conversation up to and including assistant turn ``turn`` and its answers.
+
+    Everything before the next assistant message (the tool messages answering the
+    turn's calls, and a user message that follows them).
+    """
+    seen = -1
+    for i, message in enumerate(messages):
+        if message.get("role") == "assistant":
+            seen += 1
+            if seen == turn + 1:
+                return [dict(m) for m in messages[:i]]
+    return [dict(m) for m in messages]
+
+
+def branch_signal(reward: float | None, step_reward: float | None, weight: float) -> float | None:
+    """A branch's advantage signal: outcome reward + weight x step reward.
+
+    None (left out) when it has no outcome reward (infra_error); a step reward of None
+    adds nothing.
+    """
+    if reward is None:
+        return None
+    return reward + (weight * step_reward if step_reward is not None and weight else 0.0)
+
+
+def step_samples(
+    episodes: Sequence[ScoredEpisode],
+    branches: Mapping[str, Branch],
+    kind: AdvantageKind = "grpo",
+    *,
+    weight: float = 0.0,
+    eos_token_id: int | None = None,
+    allow_eval: bool = False,
+) -> GroupSamples:
+    """One sample per branch of a group with variance: its branching turn, its advantage.
+
+    Args:
+        episodes: scored episodes; those that are not in ``branches`` (parents) are
+            left out.
+        branches: episode id -> its `Branch` (lineage, branching turn, step reward).
+        kind: grpo, dr_grpo or rloo, over each fork's K branches.
+        weight: the step reward's weight in the signal (`branch_signal`).
+        eos_token_id: marks a sample whose completion was cut (see `episode_samples`).
+        allow_eval: also accept eval-split episodes (refused by default).
+
+    Raises:
+        ConfigError: an eval-split episode without ``allow_eval``, or a branch whose
+            branching turn is not among its turns.
+    """
+    own = [e for e in episodes if e.episode.episode_id in branches]
+    leaked = [e.episode.episode_id for e in own if e.episode.split == "eval"]
+    if leaked and not allow_eval:
+        raise ConfigError(
+            f"{len(leaked)} branches are from the eval split (e.g. {leaked[0]}): train on "
+            "the train split"
+        )
+    info = [branches[e.episode.episode_id] for e in own]
+    signals = [
+        branch_signal(e.training_reward, b.step_reward if _rewardable(e) else None, weight)
+        for e, b in zip(own, info, strict=True)
+    ]
+    groups: list[Hashable] = [b.group for b in info]
+    adv = advantages(signals, groups, kind)
+    samples = [
+        _turn_sample(e, b, value, eos_token_id)
+        for e, b, value, keep in zip(own, info, adv.values, adv.keep, strict=True)
+        if keep
+    ]
+    return GroupSamples(samples=samples, advantages=adv)
+
+
+def _turn_sample(
+    scored: ScoredEpisode, branch: Branch, advantage: float, eos: int | None
+) -> Sample:
+    """The branching turn alone: its prompt (token-in) and completion, only it masked in."""
+    turns = scored.episode.turns
+    if not 0 <= branch.turn < len(turns):
+        raise ConfigError(
+            f"branch {scored.episode.episode_id}: its branching turn {branch.turn} is not "
+            f"among its {len(turns)} turns"
+        )
+    sample = episode_samples([turns[branch.turn]], eos_token_id=eos).samples[0]
+    return sample.model_copy(
+        update={
+            "turns": [branch.turn],
+            "advantage": advantage,
+            "episode_id": scored.episode.episode_id,
+        }
+    )
+
+
+def raw_advantages(signals: Sequence[float | None], groups: Sequence[Hashable]) -> list[float]:
+    """Each scored member's signal minus its group's mean (groups of two or more).
+
+    The advantage estimate before any division by the group's spread; the variance of
+    these over the trained turns is what bench/step_sampling.py compares.
+    """
+    members: dict[Hashable, list[float]] = {}
+    for signal, group in zip(signals, groups, strict=True):
+        if signal is not None:
+            members.setdefault(group, []).append(signal)
+    out = []
+    for values in members.values():
+        if len(values) >= 2:
+            mean = sum(values) / len(values)
+            out += [v - mean for v in values]
+    return out

@@ -1,0 +1,207 @@
+"""Step-level sampling's pure parts: signals, advantages per fork, the branching turn's mask."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from gym._cli import app
+from gym._core._errors import ConfigError
+from gym._core._models import Task
+from gym._store import StepRow
+from gym.train._episodes import TrainEpisode
+from gym.train._grpo import GrpoConfig
+from gym.train._grpo_collect import ScoredEpisode
+from gym.train._samples import TurnTokens
+from gym.train._steps import (
+    Branch,
+    StepConfig,
+    branch_signal,
+    conversation_to,
+    parse_branch_steps,
+    raw_advantages,
+    step_samples,
+    turn_at,
+)
+
+
+def _turn(n: int) -> TurnTokens:
+    """Turn n: a prompt of its own ids (100 + n, repeated), a completion of 3 ids."""
+    return TurnTokens(
+        prompt=[100 + n] * (4 + n), completion=[10 * n + 1, 10 * n + 2, 2], logprobs=[-0.5] * 3
+    )
+
+
+def _scored(eid: str, reward: float | None, turns: int = 3, **extra: Any) -> ScoredEpisode:
+    outcome = "infra_error" if reward is None else ("pass" if reward else "fail")
+    episode = TrainEpisode(
+        episode_id=eid,
+        group="boxgym/LearnSteps-v0/otter-left",
+        split=extra.pop("split", "train"),
+        outcome=outcome,
+        reward=reward,
+        flags=extra.pop("flags", []),
+        turns=[_turn(n) for n in range(turns)] if reward is not None else [],
+    )
+    return ScoredEpisode(
+        episode=episode,
+        env_id="boxgym/LearnSteps-v0",
+        task_id="otter-left",
+        policy_version=0,
+        hidden_pass=bool(reward),
+    )
+
+
+def _forks() -> tuple[list[ScoredEpisode], dict[str, Branch]]:
+    """A parent P forked at turn 1 (branches a, b, c) and at turn 2 (d, e: equal rewards)."""
+    episodes = [
+        _scored("P", 0.0),
+        _scored("a", 1.0),
+        _scored("b", 0.0),
+        _scored("c", 0.0),
+        _scored("d", 1.0),
+        _scored("e", 1.0),
+    ]
+    branches = {
+        **{
+            eid: Branch(parent_id="P", fork_step=1, branch=i, turn=1) for i, eid in enumerate("abc")
+        },
+        **{eid: Branch(parent_id="P", fork_step=2, branch=i, turn=2) for i, eid in enumerate("de")},
+    }
+    return episodes, branches
+
+
+def test_advantages_are_per_fork_and_only_the_branching_turn_is_a_sample():
+    episodes, branches = _forks()
+    built = step_samples(episodes, branches, "dr_grpo", eos_token_id=2)
+    # the fork at turn 2 has no variance: dropped; the parent trains nothing
+    assert built.advantages.groups == 2 and built.advantages.zero_variance_groups == 1
+    assert [s.episode_id for s in built.samples] == ["a", "b", "c"]
+    assert [s.advantage for s in built.samples] == pytest.approx([2 / 3, -1 / 3, -1 / 3])
+    turn = _turn(1)
+    for sample in built.samples:
+        assert sample.turns == [1]
+        assert sample.input_ids == turn.prompt + turn.completion
+        assert sample.loss_mask == [0] * len(turn.prompt) + [1] * len(turn.completion)
+        assert sample.rollout_logprobs == [0.0] * len(turn.prompt) + turn.logprobs
+        assert not sample.truncated
+
+
+def test_the_batch_masks_in_the_branching_turn_alone():
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("needs torch")
+    from gym.train._batch import collate
+
+    episodes, branches = _forks()
+    built = step_samples(episodes, branches, "grpo")
+    batch = collate(built.samples, pad_token_id=0)
+    width = len(_turn(1).prompt)
+    assert batch.loss_mask[:, :width].sum() == 0 and batch.loss_mask[:, width:].sum() == 9
+    assert batch.advantages.tolist() == pytest.approx(
+        [a for a, k in zip(built.advantages.values, built.advantages.keep, strict=True) if k]
+    )
+
+
+def test_the_step_reward_adds_under_its_weight_and_none_adds_nothing():
+    assert branch_signal(1.0, 0.5, 0.4) == pytest.approx(1.2)
+    assert branch_signal(0.0, None, 0.4) == 0.0
+    assert branch_signal(None, 0.9, 0.4) is None  # infra_error: left out
+    episodes = [_scored("d", 1.0), _scored("e", 1.0), _scored("f", 1.0, flags=["forbidden_tool"])]
+    branches = {
+        "d": Branch(parent_id="P", fork_step=2, branch=0, turn=2, step_reward=1.0),
+        "e": Branch(parent_id="P", fork_step=2, branch=1, turn=2, step_reward=0.0),
+        "f": Branch(parent_id="P", fork_step=2, branch=2, turn=2, step_reward=1.0),
+    }
+    # equal outcomes: without the weight the group teaches nothing
+    assert not step_samples(episodes[:2], branches, "dr_grpo").samples
+    assert step_samples(episodes[:2], branches, "dr_grpo", weight=0.5).samples
+    built = step_samples(episodes, branches, "dr_grpo", weight=0.5)
+    # signals 1.5, 1.0 and 0 (flagged: outcome 0, no step reward)
+    assert [s.advantage for s in built.samples] == pytest.approx([2 / 3, 1 / 6, -5 / 6])
+
+
+def test_an_infra_error_branch_is_left_out_and_eval_branches_are_refused():
+    episodes = [_scored("a", 1.0), _scored("b", None), _scored("c", 0.0)]
+    branches = {
+        e: Branch(parent_id="P", fork_step=0, branch=i, turn=0) for i, e in enumerate("abc")
+    }
+    built = step_samples(episodes, branches)
+    assert [s.episode_id for s in built.samples] == ["a", "c"]
+    assert built.advantages.infra_excluded == 1
+    leaked = [_scored("a", 1.0, split="eval"), _scored("c", 0.0)]
+    with pytest.raises(ConfigError, match="eval split"):
+        step_samples(leaked, branches)
+
+
+def test_a_branching_turn_outside_the_branch_is_an_error():
+    episodes = [_scored("a", 1.0, turns=1), _scored("b", 0.0, turns=1)]
+    branches = {e: Branch(parent_id="P", fork_step=3, branch=i, turn=3) for i, e in enumerate("ab")}
+    with pytest.raises(ConfigError, match="branching turn 3"):
+        step_samples(episodes, branches)
+
+
+def test_raw_advantages_are_signal_minus_group_mean():
+    out = raw_advantages([1.0, 0.0, None, 1.0, 0.5], ["x", "x", "x", "y", "z"])
+    assert out == pytest.approx([0.5, -0.5])  # y and z have one member each
+
+
+def test_turn_at_and_the_conversation_cut():
+    def row(i: int, tokens: bool) -> StepRow:
+        return StepRow(episode_id="e", index=i, completion_token_ids=[1] if tokens else None)
+
+    steps = [row(0, True), row(1, False), row(2, True)]  # turn 0 made two parallel calls
+    assert [turn_at(steps, k) for k in range(4)] == [0, 1, 1, 2]
+    messages = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "u"},
+        {"role": "assistant", "content": "look"},
+        {"role": "tool", "content": "left: a card"},
+        {"role": "assistant", "content": "open"},
+        {"role": "tool", "content": "otter"},
+    ]
+    assert [m["content"] for m in conversation_to(messages, 0)] == [
+        "s",
+        "u",
+        "look",
+        "left: a card",
+    ]
+    assert len(conversation_to(messages, 1)) == 6
+
+
+def _judge(task: Task, messages: list[dict[str, Any]], step: int) -> float | None:
+    return None
+
+
+def test_the_step_config_and_the_training_id():
+    assert StepConfig(branch_steps=[2, 1, 2]).branch_steps == [1, 2]
+    assert StepConfig().forks_at(7) and not StepConfig(branch_steps=[1]).forks_at(0)
+    with pytest.raises(ValueError, match="turn indices"):
+        StepConfig(branch_steps=[-1])
+    with pytest.raises(ValueError):
+        StepConfig(branches=1)
+    assert parse_branch_steps("auto") == "auto" and parse_branch_steps("1, 2") == [1, 2]
+    with pytest.raises(ConfigError, match="--branch-steps"):
+        parse_branch_steps("first")
+    # today's runs keep their ids; step sampling and its reward are part of the id
+    assert GrpoConfig(envs=["boxgym/Learn-v0"]).train_id == "40d3655c81ad9ed0"
+    step = GrpoConfig(envs=["boxgym/Learn-v0"], step_sampling=StepConfig())
+    judged = GrpoConfig(
+        envs=["boxgym/Learn-v0"], step_sampling=StepConfig(step_reward=_judge, step_reward_weight=1)
+    )
+    assert len({step.train_id, judged.train_id, "40d3655c81ad9ed0"}) == 3
+    assert judged.model_dump(mode="json")["step_sampling"]["step_reward"].endswith("._judge")
+    # one parent per task is a step config; one episode per task is no trajectory group
+    assert GrpoConfig(envs=["boxgym/Learn-v0"], group_size=1, step_sampling=StepConfig())
+    with pytest.raises(ValueError, match="at least two"):
+        GrpoConfig(envs=["boxgym/Learn-v0"], group_size=1)
+
+
+def test_the_cli_keeps_branch_options_for_step_sampling():
+    result = CliRunner().invoke(
+        app, ["train", "grpo", "boxgym/LearnSteps-v0", "--branches", "3", "--steps", "1"]
+    )
+    assert result.exit_code != 0
+    assert "--sampling step" in result.output + str(result.exception)
