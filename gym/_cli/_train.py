@@ -86,6 +86,24 @@ def grpo_cmd(
     branches: Annotated[
         int | None, typer.Option("--branches", "-K", min=2, help="step: branches per fork (4).")
     ] = None,
+    step_judge: Annotated[
+        bool,
+        typer.Option(
+            "--step-judge",
+            help="step: the LLM judge scores each branching step (GYM_JUDGE_BASE_URL, "
+            "GYM_JUDGE_MODEL), a dense reward beside the outcome.",
+        ),
+    ] = False,
+    step_reward_weight: Annotated[
+        float,
+        typer.Option("--step-reward-weight", min=0, help="step: weight of the judge's reward."),
+    ] = 0.5,
+    max_step_gap: Annotated[
+        float,
+        typer.Option(
+            "--max-step-gap", help="Watch: widening of the judge's step reward - hidden pass rate."
+        ),
+    ] = 0.3,
     seed: Annotated[int, typer.Option("--seed", help="Model, sampling and episode seed.")] = 0,
     steps: Annotated[int, typer.Option("--steps", min=1, help="Training steps.")] = 10,
     group_size: Annotated[
@@ -170,7 +188,9 @@ def grpo_cmd(
         }
     config = GrpoConfig.model_validate(
         {
-            "step_sampling": _step_sampling(sampling, branch_steps, branches),
+            "step_sampling": _step_sampling(
+                sampling, branch_steps, branches, step_judge, step_reward_weight
+            ),
             "envs": envs,
             "policy": policy,
             "server": server,
@@ -191,6 +211,7 @@ def grpo_cmd(
                 enabled=not no_watch,
                 max_gap=max_gap,
                 max_flag_rise=max_flag_rise,
+                max_step_gap=max_step_gap,
                 patience=patience,
             ),
         }
@@ -218,19 +239,49 @@ def grpo_cmd(
 
 
 def _step_sampling(
-    sampling: str, branch_steps: str | None, branches: int | None
+    sampling: str,
+    branch_steps: str | None,
+    branches: int | None,
+    step_judge: bool = False,
+    weight: float = 0.5,
 ) -> dict[str, Any] | None:
-    """The step-sampling settings of ``--sampling step`` (None for trajectory sampling)."""
+    """The step-sampling settings of ``--sampling step`` (None for trajectory sampling).
+
+    Raises:
+        ConfigError: a step option without ``--sampling step``, or ``--step-judge`` with
+            no judge configured.
+    """
     from gym.train._steps import parse_branch_steps
 
     if sampling == "trajectory":
-        if branch_steps is not None or branches is not None:
-            raise ConfigError("--branch-steps and --branches go with --sampling step")
+        if branch_steps is not None or branches is not None or step_judge:
+            raise ConfigError("--branch-steps, --branches and --step-judge go with --sampling step")
         return None
-    return {
+    settings: dict[str, Any] = {
         "branch_steps": parse_branch_steps(branch_steps or "auto"),
         "branches": 4 if branches is None else branches,
     }
+    if step_judge:
+        settings |= {"step_reward": _judge_step_reward(), "step_reward_weight": weight}
+    return settings
+
+
+def _judge_step_reward() -> Any:
+    """The LLM judge's step reward, from GYM_JUDGE_BASE_URL and GYM_JUDGE_MODEL.
+
+    Raises:
+        ConfigError: the judge is not configured.
+    """
+    from gym._grading._judge import Judge
+    from gym.train._rewards import judge_step_reward
+
+    judge = Judge.from_env()
+    if judge is None:
+        raise ConfigError(
+            "--step-judge needs a judge: set GYM_JUDGE_BASE_URL and GYM_JUDGE_MODEL "
+            "(docs/graders/judge.md)"
+        )
+    return judge_step_reward(judge)
 
 
 def _progress_line(bar: Any, row: Any) -> None:

@@ -49,7 +49,7 @@ from gym.train._grpo_collect import (
     split_stale,
     train_tasks,
 )
-from gym.train._grpo_watch import StepStats, WatchConfig, step_stats, watch
+from gym.train._grpo_watch import StepStats, WatchConfig, add_step_rewards, step_stats, watch
 from gym.train._grpo_weights import CheckpointInfo, LocalWeights, PolicyKind, UpdateMetrics
 from gym.train._loss import LossConfig
 from gym.train._rewards import AdvantageKind
@@ -314,6 +314,8 @@ class _Loop:
         started = time.monotonic()
         collected = self._collect(step)
         stats = _stats_of(step, collected)
+        if isinstance(collected, StepCollected):
+            stats = _with_step_rewards(stats, collected)
         self.history.append(stats)
         row = _row(self.config.train_id, step, collected, stats)
         row.stopped = watch(self.history, self.config.watch)
@@ -463,6 +465,13 @@ def _server_policies(base_url: str, model: str, config: GrpoConfig) -> Callable[
         )
 
     return make
+
+
+def _with_step_rewards(stats: StepStats, collected: StepCollected) -> StepStats:
+    """The watch's figures with the branches' step rewards against their hidden checks."""
+    judged = [e for e in collected.graded if e.episode.episode_id in collected.branches]
+    rewards = [[collected.branches[e.episode.episode_id].step_reward] for e in judged]
+    return add_step_rewards(stats, rewards, [bool(e.hidden_pass) for e in judged])
 
 
 def _stats_of(step: int, collected: Collected) -> StepStats:

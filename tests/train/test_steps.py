@@ -205,3 +205,38 @@ def test_the_cli_keeps_branch_options_for_step_sampling():
     )
     assert result.exit_code != 0
     assert "--sampling step" in result.output + str(result.exception)
+
+
+def test_the_watch_reads_the_branches_step_rewards_against_their_hidden_checks():
+    from gym.train._grpo import _stats_of, _with_step_rewards
+    from gym.train._steps import StepCollected
+
+    episodes = [_scored("P", 0.0), _scored("a", 1.0), _scored("b", 0.0), _scored("c", 0.0)]
+    rewards = {"a": 0.9, "b": 0.8, "c": None}  # c: the judge said nothing
+    branches = {
+        eid: Branch(parent_id="P", fork_step=1, branch=i, turn=1, step_reward=rewards[eid])
+        for i, eid in enumerate("abc")
+    }
+    collected = StepCollected(run_id="r", episodes=episodes, branches=branches)
+    stats = _with_step_rewards(_stats_of(0, collected), collected)
+    assert stats.step_reward == pytest.approx(0.85)  # a and b; the parent is no branch
+    assert stats.step_hidden_pass_rate == pytest.approx(0.5)
+    assert stats.step_gap == pytest.approx(0.35)
+
+
+def test_step_judge_needs_a_judge_and_goes_with_step_sampling(monkeypatch):
+    from gym._cli._train import _step_sampling
+    from gym.train._rewards import JudgeStepReward
+
+    monkeypatch.delenv("GYM_JUDGE_BASE_URL", raising=False)
+    monkeypatch.delenv("GYM_JUDGE_MODEL", raising=False)
+    with pytest.raises(ConfigError, match="GYM_JUDGE_BASE_URL"):
+        _step_sampling("step", None, None, step_judge=True)
+    with pytest.raises(ConfigError, match="go with --sampling step"):
+        _step_sampling("trajectory", None, None, step_judge=True)
+    monkeypatch.setenv("GYM_JUDGE_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("GYM_JUDGE_MODEL", "m")
+    settings = _step_sampling("step", None, 3, step_judge=True, weight=0.25)
+    assert isinstance(settings["step_reward"], JudgeStepReward)
+    assert settings["step_reward_weight"] == 0.25 and settings["branches"] == 3
+    assert StepConfig.model_validate(settings).step_reward is settings["step_reward"]
