@@ -345,36 +345,22 @@ class _Loop:
             params = {**params, "model": model, "base_url": config.server.base_url}
             params |= {"sync": config.server.sync, "train_step": step}
         envs = [e for e in config.envs if self.tasks[e]]
+        what: dict[str, Any] = {
+            "envs": envs,
+            "tasks": sorted({t for e in envs for t in self.tasks[e]}),
+            "group_size": config.group_size,
+            "seed": config.seed,
+            "version": version,
+            "policy": config.policy,
+            "policy_params": params,
+            "policy_factory": factory,
+            "reward": config.reward,
+            "concurrency": self.concurrency,
+            "label": f"train {config.train_id} step {step}",
+        }
         if config.step_sampling is not None:
-            return collect_steps(
-                self.store,
-                envs=envs,
-                tasks=sorted({t for e in envs for t in self.tasks[e]}),
-                group_size=config.group_size,
-                seed=config.seed,
-                version=version,
-                policy=config.policy,
-                policy_params=params,
-                policy_factory=factory,
-                step=config.step_sampling,
-                reward=config.reward,
-                concurrency=self.concurrency,
-                label=f"train {config.train_id} step {step}",
-            )
-        return collect(
-            self.store,
-            envs=envs,
-            tasks=sorted({t for e in envs for t in self.tasks[e]}),
-            group_size=config.group_size,
-            seed=config.seed,
-            version=version,
-            policy=config.policy,
-            policy_params=params,
-            policy_factory=factory,
-            reward=config.reward,
-            concurrency=self.concurrency,
-            label=f"train {config.train_id} step {step}",
-        )
+            return collect_steps(self.store, step=config.step_sampling, **what)
+        return collect(self.store, **what)
 
     def _fresh(
         self, step: int, collected: Collected

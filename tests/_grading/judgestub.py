@@ -6,7 +6,10 @@ import json
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+from gym.grading import Judge
 
 # A reply is (status, content) or (status, content, headers); content str = the message.
 Reply = tuple[int, str] | tuple[int, str, dict[str, str]]
@@ -59,3 +62,9 @@ class StubJudge:
 
 def user_text(body: dict[str, Any]) -> str:
     return str(body["messages"][-1]["content"])
+
+
+def make_judge(server: StubJudge, tmp_path: Path, **kw: Any) -> Judge:
+    """A judge asking ``server``, retrying at once, with a cache of its own under tmp_path."""
+    settings: dict[str, Any] = {"backoff": 0.01, "cache_path": tmp_path / "cache.db"}
+    return Judge(base_url=server.url, model="stub-judge", **(settings | kw))

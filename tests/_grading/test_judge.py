@@ -6,13 +6,12 @@ import json
 import shutil
 import statistics
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import gymnasium
 import pytest
-from judgestub import Reply, StubJudge, user_text
+from judgestub import Reply, make_judge, user_text
 from typer.testing import CliRunner
 
 import gym
@@ -43,29 +42,11 @@ def shown(body: dict[str, Any], which: str) -> str:
     return text[start:end].split("]", 1)[1]
 
 
-@pytest.fixture
-def stub() -> Iterator[Callable[[Callable[[dict[str, Any]], Reply]], StubJudge]]:
-    made: list[StubJudge] = []
-
-    def start(answer: Callable[[dict[str, Any]], Reply]) -> StubJudge:
-        made.append(StubJudge(answer))
-        return made[-1]
-
-    yield start
-    for s in made:
-        s.close()
-
-
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GYM_DATA", str(tmp_path / "data"))
     for var in ("GYM_JUDGE_BASE_URL", "GYM_JUDGE_MODEL", "GYM_JUDGE_CACHE", "OPENAI_API_KEY"):
         monkeypatch.delenv(var, raising=False)
-
-
-def make_judge(server: StubJudge, tmp_path: Path, **kw: Any) -> Judge:
-    settings: dict[str, Any] = {"backoff": 0.01, "cache_path": tmp_path / "cache.db"}
-    return Judge(base_url=server.url, model="stub-judge", **(settings | kw))
 
 
 # -- pointwise scores ----------------------------------------------------------------------
