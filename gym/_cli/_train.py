@@ -172,6 +172,12 @@ def grpo_cmd(
     from gym.train._grpo_watch import WatchConfig
     from gym.train._loss import LossConfig
 
+    if group_size < 2 and sampling != "step":
+        raise typer.BadParameter(
+            "a group needs at least two episodes per task (one parent is enough with "
+            "--sampling step)",
+            param_hint="'--group-size'",
+        )
     if (policy == "openai") != (base_url is not None):
         raise ConfigError("--base-url goes with --policy openai, and --policy openai needs it")
     if policy == "openai" and model is None:
