@@ -23,7 +23,7 @@ from gym._core._tools import ToolCall
 from gym._envs._env import SYSTEM_PROMPT, StepRecord, env_of
 from gym._policy import Policy, Turn
 
-__all__ = ["SYSTEM_PROMPT", "EpisodeResult", "action_of", "run_episode"]
+__all__ = ["SYSTEM_PROMPT", "EpisodeResult", "action_of", "failed", "run_episode"]
 
 NOT_RUN = "Not run: {why}, so the calls after it in your message were not executed."
 """The tool message answering a call left unexecuted after the episode or the turn ended."""
@@ -104,12 +104,8 @@ def run_episode(
         assert inner.task is not None
         policy.start(inner.task, inner)
         result, export = _loop(env, policy, messages, turns, tools, step_turns)
-    except InfraError as exc:
-        verdict = Verdict.model_validate(exc.verdict) if exc.verdict else None
-        result = {"outcome": "infra_error", "verdict": verdict, "end_reason": f"infra: {exc}"}
-        export = exc.final_state
-    except PolicyError as exc:
-        result = {"outcome": "infra_error", "end_reason": f"policy: {exc}"}
+    except (InfraError, PolicyError) as exc:
+        result, export = failed(exc)
     finally:
         env.close()
     return EpisodeResult(
@@ -127,6 +123,18 @@ def run_episode(
         user_transcript=list(inner.user_transcript),
         **result,
     )
+
+
+def failed(exc: InfraError | PolicyError) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The result of an episode a failure of the infrastructure or the policy ended.
+
+    Always ``infra_error``, never a reward; with the final state the failure carried.
+    """
+    if isinstance(exc, PolicyError):
+        return {"outcome": "infra_error", "end_reason": f"policy: {exc}"}, None
+    verdict = Verdict.model_validate(exc.verdict) if exc.verdict else None
+    result = {"outcome": "infra_error", "verdict": verdict, "end_reason": f"infra: {exc}"}
+    return result, exc.final_state
 
 
 def action_of(call: ToolCall, content: Any) -> dict[str, Any]:

@@ -45,13 +45,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from gym._core._errors import ConfigError, GymError, HeldOutError, InfraError, PolicyError
-from gym._core._models import Task, Verdict
+from gym._core._models import Task
 from gym._core._version import __version__
 from gym._envs._env import env_of
 from gym._envs._registry import make, tasks_of
 from gym._policy import Policy, Turn
 from gym._run._executor import Job
-from gym._run._rollout import EpisodeResult, _loop, run_episode
+from gym._run._rollout import EpisodeResult, _loop, failed, run_episode
 from gym._run._runner import RunConfig, _rows, _run_row, check_sandboxes, plan
 from gym._store import StepRow, Store
 from gym._store._lineage import LineageRow
@@ -392,12 +392,8 @@ class _BranchWork:
             result, export = _loop(
                 env, self.policy, self.messages, self.turns, self.tools, self.step_turns
             )
-        except InfraError as exc:
-            verdict = Verdict.model_validate(exc.verdict) if exc.verdict else None
-            result = {"outcome": "infra_error", "verdict": verdict, "end_reason": f"infra: {exc}"}
-            export = exc.final_state
-        except PolicyError as exc:
-            result = {"outcome": "infra_error", "end_reason": f"policy: {exc}"}
+        except (InfraError, PolicyError) as exc:
+            result, export = failed(exc)
         finally:
             env.close()
             self.policy.close()
