@@ -29,6 +29,7 @@ HARNESS = (
     "gym._redteam._infra",
     "gym._redteam._provenance",
     "gym._redteam._sweep",
+    "gym._redteam._fork",
 )
 """boxgym's faults of the harness, the grading channel's and the sweeps over tasks,
 shown after the families' own attacks."""

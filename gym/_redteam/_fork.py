@@ -1,0 +1,110 @@
+"""The fork class row: nothing one branch of a forked episode does reaches another.
+
+`ContainerEnv.fork` copies the parent's mounts and shell into fresh sandboxes. The row
+plays one generic adversary over drawn tasks of every code environment (names drawn per
+run): the parent leaves a file and an exported variable, forks two branches; branch 0
+writes a marker into every writable place it finds and changes the variable; branch 1
+and the parent must still see the parent's state and nothing of branch 0's; then all
+three submit and are graded apart: each must end ``fail`` (no work was done), never
+``pass`` nor ``infra_error``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium
+
+from gym._envs._env import ContainerEnv, env_of
+from gym._redteam._core import Attack, Context, Finding, register
+from gym._redteam._sweep import CODE_ENVS
+
+__all__: list[str] = []
+
+PLACES = "/workspace /tmp /var/tmp /dev/shm $HOME"
+"""Where branch 0 writes its marker (whatever of them is writable)."""
+
+
+@dataclass
+class ForkIsolation(Attack):
+    """One generic adversary, over ``draws`` tasks of one code environment per run."""
+
+    name: str = "fork.branch_isolation"
+    envs: tuple[str, ...] = CODE_ENVS
+    expected: str = (
+        "a branch sees its parent's state and nothing of its sibling's; every branch and "
+        "the parent graded apart: fail, never pass nor infra_error"
+    )
+    draws: int = 4
+
+    def run(self, ctx: Context, env_id: str) -> Finding:
+        """Play the adversary on drawn tasks; the row holds when it holds on each."""
+        env = _env(env_id, ctx)
+        try:
+            ids = [t.id for t in env.tasks]
+        finally:
+            env.close()
+        tasks = ctx.names().rng.sample(ids, min(self.draws, len(ids)))
+        seen = [_one(ctx, env_id, task_id) for task_id in tasks]
+        broke = [text for text, held in seen if not held]
+        observed = " | ".join(text for text, _ in seen)
+        return Finding(f"broken: {' | '.join(broke)}" if broke else observed, not broke)
+
+
+def _env(env_id: str, ctx: Context) -> ContainerEnv[Any]:
+    kwargs: dict[str, Any] = {"run": ctx.label, **ctx.env_kwargs}
+    return env_of(gymnasium.make(env_id, **kwargs))
+
+
+def _bash(env: ContainerEnv[Any], command: str) -> str:
+    obs, *_ = env.step({"name": "bash", "arguments": {"command": command}})
+    return str(obs)
+
+
+def _submit(env: ContainerEnv[Any]) -> str:
+    *_, info = env.step({"name": "submit", "arguments": {}})
+    return str(info["verdict"]["outcome"])
+
+
+def _one(ctx: Context, env_id: str, task_id: str) -> tuple[str, bool]:
+    """The adversary on one task: (what it saw, whether the row held there)."""
+    rng = ctx.names().rng
+    mine, leak, var = (f"f{rng.getrandbits(40):x}" for _ in range(3))
+    parent = _env(env_id, ctx)
+    branches: list[ContainerEnv[Any]] = []
+    try:
+        parent.reset(options={"task": task_id})
+        _bash(parent, f"echo parent > /workspace/{mine}; export V{var}=parent")
+        branches = parent.fork(2)
+        spread = f'for d in {PLACES}; do echo x > "$d/{leak}" 2>/dev/null; done'
+        _bash(branches[0], f"{spread}; export V{var}=leak")
+        look = f'ls -a {PLACES} 2>/dev/null; cat /workspace/{mine}; echo "var=$V{var}"'
+        problems = [
+            f"{who} {what}"
+            for who, env in (("branch 1", branches[1]), ("parent", parent))
+            for what, bad in _looked(_bash(env, look), leak).items()
+            if bad
+        ]
+        outcomes = [_submit(e) for e in (branches[0], branches[1], parent)]
+        problems += [f"graded {o}" for o in outcomes if o != "fail"]
+        return f"{task_id}: {'; '.join(problems) or 'isolated, 3 fail'}", not problems
+    finally:
+        for env in (*branches, parent):
+            env.close()
+
+
+def _looked(seen: str, leak: str) -> dict[str, bool]:
+    return {
+        "saw branch 0's file": leak in seen,
+        "lost the parent's variable": "var=parent" not in seen,
+        "lost the parent's file": "parent\n" not in seen,
+    }
+
+
+register(
+    *(
+        ForkIsolation(name=f"fork.branch_isolation[{e.split('/')[-1]}]", envs=(e,))
+        for e in CODE_ENVS
+    )
+)
