@@ -26,3 +26,16 @@ def test_leaving_joins_threads_runs_atexit_flushes_and_keeps_the_exit_code():
         timeout=60,
     )
     assert (text.returncode, text.stderr) == (1, "no such run\n")
+
+
+def test_leaving_lets_an_executor_nobody_shut_down_go_as_a_normal_exit_does():
+    """An idle ThreadPoolExecutor's workers wait for work until threading's exit hook."""
+    script = (
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "from gym._core._exit import leave\n"
+        "pool = ThreadPoolExecutor(2)\n"
+        "print(pool.submit(lambda: 'done').result(), flush=True)\n"
+        "leave(0)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stdout) == (0, "done\n")
