@@ -10,6 +10,7 @@ request, closed after it), so an episode runs over ``/ws``, as OpenEnv's clients
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import socket
 from collections.abc import Callable
@@ -37,8 +38,8 @@ class ServeConfig(BaseModel):
     """Sessions (WebSocket connections, each one running episode at a time) at once; a
     client over the limit is refused with OpenEnv's ``CAPACITY_REACHED``."""
     session_timeout: float | None = Field(default=600.0, gt=0)
-    """Seconds a session may stay idle before the server closes it and its environment
-    (None: never). It must exceed the longest step, grading included."""
+    """Seconds a session may stay idle (no call running, no message) before the server
+    closes it and its environment (None: never)."""
     split: str | None = None
     """Only tasks of this split (all by default): a reset without a task picks among them."""
 
@@ -58,7 +59,7 @@ def create_app(config: ServeConfig) -> Any:
     from gym._serve._models import ToolAction, ToolObservation
 
     make_kwargs = {"split": config.split} if config.split else {}
-    protocol = http_server.HTTPEnvServer(
+    protocol = _busy_never_idle(http_server.HTTPEnvServer)(
         functools.partial(BoxgymEnvironment, config.env_id, make_kwargs),
         ToolAction,
         ToolObservation,
@@ -70,6 +71,36 @@ def create_app(config: ServeConfig) -> Any:
     protocol.register_routes(app)
     app.router.on_shutdown.append(functools.partial(_stop_workers, protocol))
     return app
+
+
+def _busy_never_idle(base: type[Any]) -> type[Any]:
+    """The OpenEnv server class, where a session whose call is running is never idle.
+
+    openenv-core 0.3.0's reaper counts a session's idle time from its last message, so a
+    step longer than the timeout (a slow test suite) lost its session in the middle of
+    it. Here the session's activity is refreshed while its call runs, a few times per
+    timeout, and once more when the call ends.
+    """
+
+    class BusyNeverIdle(base):  # type: ignore[misc]
+        async def _run_in_session_executor(
+            self, session_id: str, func: Callable[..., Any], *args: Any, **kwargs: Any
+        ) -> Any:
+            timeout = self._session_idle_timeout_s
+            beat = None if timeout is None else asyncio.create_task(self._beat(session_id, timeout))
+            try:
+                return await super()._run_in_session_executor(session_id, func, *args, **kwargs)
+            finally:
+                if beat is not None:
+                    beat.cancel()
+                self._update_session_activity(session_id)
+
+        async def _beat(self, session_id: str, timeout: float) -> None:
+            while True:
+                self._update_session_activity(session_id)
+                await asyncio.sleep(timeout / 4)
+
+    return BusyNeverIdle
 
 
 async def _stop_workers(protocol: Any) -> None:
@@ -136,7 +167,9 @@ def listening(config: ServeConfig) -> tuple[Any, socket.socket, str]:
 
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, so that asyncio sets TCP_NODELAY on it (it looks at the field):
+    # without, every answer after a connection's first waits 40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))

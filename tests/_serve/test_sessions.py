@@ -142,3 +142,31 @@ def test_an_idle_session_is_closed_after_its_timeout(served, closes):
     assert closes == ["add"]
     assert before["sandbox"] not in (None, "lazy") and after["sandbox"] is None
     assert "connect again" in message
+
+
+def test_a_step_longer_than_the_timeout_keeps_its_session(served, closes):
+    """The reaper looks every 5 s at the least: a 7 s call outlives a 1 s timeout's look."""
+    url = served(session_timeout=1)
+
+    async def slow() -> tuple[object, list[str]]:
+        async with GenericEnvClient(base_url=url) as client:
+            await client.reset(task_id="add")
+            await client.step({"tool": "bash", "arguments": {"command": "sleep 7"}})
+            closed_during = list(closes)
+            await client.step(
+                {"tool": "write_file", "arguments": {"path": "answer.txt", "content": "5"}}
+            )
+            return await client.step({"tool": "submit"}), closed_during
+
+    end, closed_during = asyncio.run(slow())
+    assert closed_during == []
+    assert end.done and end.observation["outcome"] in ("pass", "fail")
+
+
+def test_the_listening_socket_turns_nagle_off_for_every_connection():
+    """asyncio sets TCP_NODELAY only on a TCP-protocol socket: else 40 ms a message."""
+    import socket
+
+    _, sock, _ = listening(ServeConfig(env_id=toy_env.ENV_ID, port=0))
+    with sock:
+        assert sock.proto == socket.IPPROTO_TCP
