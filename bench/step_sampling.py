@@ -1,13 +1,17 @@
 """Step-level against full-trajectory sampling on LearnSteps-v0 with the tiny policy.
 
-    python bench/step_sampling.py [--seeds 0,1,2] [--steps 20] [-G 10] [--parents 2] [-K 2]
+    python bench/step_sampling.py [--seeds 0,1,2] [--steps 12] [--tasks a,b] [--parents 1]
+        [-K 2] [--branches-per-parent 6] [--lr 3e-3] [--mu 4] [--json out.json]
 
 For each seed, `gym train grpo boxgym/LearnSteps-v0 --policy tiny` twice on real
-containers, on every train-split task: full-trajectory sampling with ``-G`` episodes per
-task per step, and step-level sampling with ``--parents`` trajectories per task, each
-forked into ``-K`` branches before each of its turns (``--branch-steps auto``), which
-gives about as many episodes per step (the table shows the counts measured). Each run
-stops at ``--steps`` or once its mean reward reaches ``--target``. Per mode it reports:
+containers, on ``--tasks`` (train-split tasks; by default one per key, with the cards
+in all three drawers): step-level sampling with ``--parents`` trajectories per task,
+each making exactly ``--branches-per-parent`` branches (`StepConfig.branches_per_parent`:
+``-K`` before each of its turns while they last, all those left before its last turn),
+and full-trajectory sampling with G = parents x (1 + branches per parent) episodes per
+task, so both modes make the same number of episodes per step by construction. The
+learning rate, mu, temperature, tasks and seeds are the same for both. Each run stops
+at ``--steps`` or once its mean reward reaches ``--target``. Per mode it reports:
 
 - **steps to target**: the first step whose mean reward is at least ``--target`` (the
   mean over the step's episodes in trajectory mode, over its parents, the episodes
@@ -40,6 +44,8 @@ from gym.train._grpo_collect import read_collected
 from gym.train._steps import StepConfig, branch_signal, read_step_collected
 
 ENV = "boxgym/LearnSteps-v0"
+TASKS = "cedar-left,falcon-middle,maple-right,otter-left"
+"""One train task per key, the card in each drawer: every door and drawer is in play."""
 
 
 class _Reached(Exception):
@@ -81,13 +87,21 @@ def one_run(args: argparse.Namespace, seed: int, mode: str, store: Store) -> dic
     """Train until the target or the step budget; the run's figures."""
     step = None
     if mode == "step":
-        step = StepConfig(branches=args.branches, branch_steps="auto")
+        step = StepConfig(
+            branches=args.branches,
+            branch_steps="auto",
+            branches_per_parent=args.branches_per_parent,
+        )
     config = GrpoConfig(
         envs=[ENV],
         seed=seed,
         steps=args.steps,
-        group_size=args.parents if step else args.group_size,
+        group_size=args.parents if step else episodes_per_task(args),
+        tasks=args.tasks.split(",") if args.tasks else None,
         lr=args.lr,
+        updates_per_step=args.mu,
+        temperature=args.temperature,
+        max_new_tokens=args.max_new_tokens,
         step_sampling=step,
     )
 
@@ -126,6 +140,11 @@ def one_run(args: argparse.Namespace, seed: int, mode: str, store: Store) -> dic
     }
 
 
+def episodes_per_task(args: argparse.Namespace) -> int:
+    """Episodes per task per step in either mode: each parent and its branches."""
+    return int(args.parents * (1 + args.branches_per_parent))
+
+
 def table(results: list[dict[str, Any]], target: float) -> str:
     """The markdown table of docs/benchmarks.md's step_sampling section."""
     lines = [
@@ -144,15 +163,43 @@ def table(results: list[dict[str, Any]], target: float) -> str:
     return "\n".join(lines)
 
 
+def ratios(results: list[dict[str, Any]]) -> str:
+    """Step mode's advantage variance over trajectory mode's, per seed and pooled.
+
+    Pooled: the mean of every step's variance over the seeds, step mode's over
+    trajectory mode's.
+    """
+    by: dict[tuple[str, int], dict[str, Any]] = {(r["mode"], r["seed"]): r for r in results}
+    lines, pooled = [], {"step": [], "trajectory": []}
+    for seed in sorted({r["seed"] for r in results}):
+        step, whole = by.get(("step", seed)), by.get(("trajectory", seed))
+        if not (step and whole and step["advantage_variance"] and whole["advantage_variance"]):
+            continue
+        ratio = step["advantage_variance"] / whole["advantage_variance"]
+        lines.append(f"seed {seed}: step/trajectory advantage variance {ratio:.2f}")
+        for mode, run in (("step", step), ("trajectory", whole)):
+            pooled[mode] += run["variance_per_step"]
+    if pooled["step"] and pooled["trajectory"]:
+        ratio = statistics.fmean(pooled["step"]) / statistics.fmean(pooled["trajectory"])
+        lines.append(f"pooled: {ratio:.2f}")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", default="0,1,2")
-    parser.add_argument("--steps", type=int, default=20, help="most steps per run")
+    parser.add_argument("--steps", type=int, default=12, help="most steps per run")
     parser.add_argument("--target", type=float, default=0.8)
-    parser.add_argument("-G", "--group-size", type=int, default=10, help="trajectory mode")
-    parser.add_argument("--parents", type=int, default=2, help="step mode: parents per task")
-    parser.add_argument("-K", "--branches", type=int, default=2, help="step mode")
+    parser.add_argument("--parents", type=int, default=1, help="step mode: parents per task")
+    parser.add_argument("-K", "--branches", type=int, default=2, help="step mode: per fork")
+    parser.add_argument(
+        "--branches-per-parent", type=int, default=6, help="step mode (a multiple of K)"
+    )
     parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--mu", type=int, default=4, help="optimizer steps per batch")
+    parser.add_argument("--temperature", type=float, default=1.0)
+    parser.add_argument("--max-new-tokens", type=int, default=96)
+    parser.add_argument("--tasks", default=TASKS, help="comma-separated train tasks (all: '')")
     parser.add_argument("--modes", default="trajectory,step")
     parser.add_argument("--db", default="")
     parser.add_argument("--out", type=Path, default=None)
@@ -169,6 +216,7 @@ def main() -> None:
                 args.json.write_text(json.dumps(results, indent=1))
     print(f"load {os.getloadavg()[0]:.1f}")
     print(table(results, args.target))
+    print(ratios(results))
 
 
 if __name__ == "__main__":

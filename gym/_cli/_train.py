@@ -86,6 +86,15 @@ def grpo_cmd(
     branches: Annotated[
         int | None, typer.Option("--branches", "-K", min=2, help="step: branches per fork (4).")
     ] = None,
+    per_parent: Annotated[
+        int | None,
+        typer.Option(
+            "--branches-per-parent",
+            min=2,
+            help="step: exactly this many branches per parent (a multiple of K): as many "
+            "episodes each step whatever the parents' lengths.",
+        ),
+    ] = None,
     step_judge: Annotated[
         bool,
         typer.Option(
@@ -195,7 +204,7 @@ def grpo_cmd(
     config = GrpoConfig.model_validate(
         {
             "step_sampling": _step_sampling(
-                sampling, branch_steps, branches, step_judge, step_reward_weight
+                sampling, branch_steps, branches, per_parent, step_judge, step_reward_weight
             ),
             "envs": envs,
             "policy": policy,
@@ -248,6 +257,7 @@ def _step_sampling(
     sampling: str,
     branch_steps: str | None,
     branches: int | None,
+    per_parent: int | None = None,
     step_judge: bool = False,
     weight: float = 0.5,
 ) -> dict[str, Any] | None:
@@ -260,13 +270,18 @@ def _step_sampling(
     from gym.train._steps import parse_branch_steps
 
     if sampling == "trajectory":
-        if branch_steps is not None or branches is not None or step_judge:
-            raise ConfigError("--branch-steps, --branches and --step-judge go with --sampling step")
+        if branch_steps is not None or branches is not None or per_parent or step_judge:
+            raise ConfigError(
+                "--branch-steps, --branches, --branches-per-parent and --step-judge go with "
+                "--sampling step"
+            )
         return None
     settings: dict[str, Any] = {
         "branch_steps": parse_branch_steps(branch_steps or "auto"),
         "branches": 4 if branches is None else branches,
     }
+    if per_parent is not None:
+        settings["branches_per_parent"] = per_parent
     if step_judge:
         settings |= {"step_reward": _judge_step_reward(), "step_reward_weight": weight}
     return settings

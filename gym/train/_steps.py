@@ -42,7 +42,16 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_serializer,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from gym._core._errors import ConfigError, GymError, HeldOutError, InfraError, PolicyError
 from gym._core._models import Task
@@ -104,6 +113,26 @@ class StepConfig(BaseModel):
     """A dense step reward (`StepReward`); part of the training id by its qualified name."""
     step_reward_weight: float = Field(default=0.0, ge=0)
     """A branch's signal = its outcome reward + this x its step reward."""
+    branches_per_parent: int | None = Field(default=None, ge=2)
+    """Exactly this many branches per parent (a multiple of K), so that a step makes as
+    many episodes whatever the parents' lengths: K before each branching turn while they
+    last, and all those left before the parent's last turn (one fork, a bigger group).
+    None: K before each branching turn the parent reaches (1 + K x turns episodes)."""
+
+    @model_serializer(mode="wrap")
+    def _without_defaults_added(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave out fields added later at their default: earlier runs keep their ids."""
+        data: dict[str, Any] = handler(self)
+        if data.get("branches_per_parent") is None:
+            data.pop("branches_per_parent", None)
+        return data
+
+    @model_validator(mode="after")
+    def _whole_forks(self) -> StepConfig:
+        budget = self.branches_per_parent
+        if budget is not None and budget % self.branches:
+            raise ValueError(f"branches_per_parent ({budget}) must be a multiple of K")
+        return self
 
     @field_validator("branch_steps")
     @classmethod
@@ -312,30 +341,47 @@ class _Forking(Policy):
         self.turns: list[Turn] = []
         self.marks: list[int] = []
         """The parent's trace length at the start of each of its turns."""
+        self.left = step.branches_per_parent
+        """Branches still to fork (``branches_per_parent``; None: K at each branching turn)."""
 
     def start(self, task: Task, env: ContainerEnv[Any]) -> None:
         self.env, self.turns, self.marks = env, [], []
+        self.left = self.step.branches_per_parent
         self.inner.start(task, env)
 
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
         assert self.env is not None
-        if self.step.forks_at(len(self.turns)):
-            self._fork(messages, tools)
+        if self.left is None and self.step.forks_at(len(self.turns)):
+            self._fork(messages, tools, self.step.branches)
         self.marks.append(len(self.env.trace))
         turn = self.inner.act(messages, tools)
+        if self.left:  # the turn is sampled first: whether it is the last decides the fork
+            self._fork_counted(messages, tools, turn)
         self.turns.append(turn)
         return turn
 
-    def _fork(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> None:
+    def _fork_counted(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], turn: Turn
+    ) -> None:
+        """``branches_per_parent``: K here (a branching turn), or all those left (the last)."""
+        assert self.env is not None and self.left is not None
+        k = min(self.step.branches, self.left) if self.step.forks_at(len(self.turns)) else 0
+        if _ends(self.env, turn):
+            k = self.left
+        if k and self._fork(messages, tools, k):
+            self.left -= k
+
+    def _fork(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], k: int) -> bool:
+        """Fork k branches before the parent's next turn; whether the fork was made."""
         env = self.env
         assert env is not None
         try:
-            branches = env.fork(self.step.branches, training=True, parent_id=self.parent_id)
+            branches = env.fork(k, training=True, parent_id=self.parent_id)
         except HeldOutError:
             raise
         except GymError as exc:  # the parent goes on; this fork is left out and logged
             _log.warning("fork of %s at turn %d failed: %s", self.parent_id, len(self.turns), exc)
-            return
+            return False
         said = [n for n in range(len(self.turns)) for _ in range(self._steps_of(n))]
         for branch in branches:
             assert branch.lineage is not None
@@ -349,6 +395,7 @@ class _Forking(Policy):
             )
             work = _BranchWork(branch, self.factory(), seed, messages, tools, self.turns, said)
             self.pending.append((lineage, self.pool.submit(work.run)))
+        return True
 
     def _steps_of(self, turn: int) -> int:
         """Steps the parent's turn ``turn`` made (a turn with parallel calls makes several)."""
@@ -363,6 +410,22 @@ class _Forking(Policy):
         finally:
             self.pool.shutdown(wait=True)
             self.inner.close()
+
+
+def _ends(env: ContainerEnv[Any], turn: Turn) -> bool:
+    """Whether the turn, once run, ends the episode (foreseen before it runs).
+
+    It does when it calls the final tool or its calls spend the step budget; another
+    end (a time limit, an infrastructure failure) is not foreseen.
+    """
+    inner = env_of(env)
+    final = any(
+        c.name in inner.tools and inner.tools[c.name][0].kind == "final" for c in turn.calls
+    )
+    spent = inner.max_steps is not None and len(inner.trace) + max(1, len(turn.calls)) >= (
+        inner.max_steps
+    )
+    return final or spent
 
 
 class _BranchWork:

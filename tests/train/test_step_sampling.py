@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from gym._cli import app
 from gym._core._errors import HeldOutError
 from gym._core._models import Task
 from gym._store import Store
+from gym.train._grpo import GrpoConfig, train_grpo
 from gym.train._grpo_collect import read_collected
 from gym.train._steps import StepConfig, read_step_collected, step_samples
 
@@ -100,3 +102,40 @@ def test_step_sampling_refuses_held_out_tasks_before_running_anything(tmp_path: 
     assert result.exit_code != 0
     assert isinstance(result.exception, HeldOutError) or "held-out" in result.output
     assert not (tmp_path / "ckpt").exists()
+
+
+def _forks(turns: int, k: int, budget: int) -> list[tuple[int, int]]:
+    """(fork step, branch) of a parent of ``turns`` one-call turns under a branch budget."""
+    out: list[tuple[int, int]] = []
+    for turn in range(turns):
+        n = budget if turn == turns - 1 else min(k, budget)
+        out += [(turn, b) for b in range(n)]
+        budget -= n
+    return out
+
+
+@pytest.mark.train
+@pytest.mark.timeout(300)  # about 11 s measured on the loaded 2-core machine
+def test_branches_per_parent_makes_as_many_episodes_whatever_the_parents_take(tmp_path: Path):
+    store = Store(f"sqlite:///{tmp_path / 'runs.db'}")
+    step = StepConfig(branches=2, branches_per_parent=4)
+    config = GrpoConfig(
+        envs=[ENV],
+        tasks=["otter-left", "maple-middle"],
+        group_size=2,
+        steps=1,
+        seed=2,
+        step_sampling=step,
+    )
+    result = train_grpo(config, store=store, out=tmp_path / "ckpt")
+    row = result.steps[0]
+    assert row.episodes == 2 * 2 * (1 + 4)  # tasks x parents x (the parent + its 4 branches)
+    parents = [e for e in store.episodes(row.run_id) if store.lineage(e.id) is None]
+    assert len(parents) == 4
+    for parent in parents:  # K before each turn, and every branch left before the last one
+        lines = store.branches(parent.id)
+        assert [(r.fork_step, r.branch) for r in lines] == _forks(parent.n_steps, 2, 4)
+    sizes = Counter(b.group for b in read_step_collected(store, row.run_id).branches.values())
+    assert sum(sizes.values()) == 16 and set(sizes.values()) <= {2, 4}
+    with pytest.raises(ValueError, match="multiple of K"):
+        StepConfig(branches=4, branches_per_parent=6)

@@ -240,3 +240,30 @@ def test_step_judge_needs_a_judge_and_goes_with_step_sampling(monkeypatch):
     assert isinstance(settings["step_reward"], JudgeStepReward)
     assert settings["step_reward_weight"] == 0.25 and settings["branches"] == 3
     assert StepConfig.model_validate(settings).step_reward is settings["step_reward"]
+
+
+def test_branches_per_parent_reaches_the_config_from_the_cli_and_is_a_multiple_of_k():
+    from gym._cli._train import _step_sampling
+
+    settings = _step_sampling("step", None, 2, per_parent=6)
+    assert StepConfig.model_validate(settings).branches_per_parent == 6
+    with pytest.raises(ConfigError, match="--branches-per-parent"):
+        _step_sampling("trajectory", None, None, per_parent=6)
+    result = CliRunner().invoke(
+        app,
+        [
+            "train",
+            "grpo",
+            "boxgym/LearnSteps-v0",
+            "--sampling",
+            "step",
+            "-K",
+            "4",
+            "--branches-per-parent",
+            "6",
+            "--steps",
+            "1",
+        ],
+    )
+    assert result.exit_code != 0
+    assert "multiple of K" in result.output + str(result.exception)
