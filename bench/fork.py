@@ -9,11 +9,13 @@ to, a file in /tmp), then forks. Measured in the same process, medians of ``--re
   ready in the warm pool (a reset is lazy: its container is taken at the first command,
   so the first command is part of what a reset costs);
 - **fork(1)**, **fork(k)**: the fork until every branch is ready (container taken,
-  files and shell state copied): the mechanism `ContainerEnv.fork` uses;
+  files and shell state copied): the mechanism `ContainerEnv.fork` uses; the last
+  column is the cost per branch (x warm reset, over k);
 - **replay(k)**: the other mechanism, k fresh episodes (`reset`) replaying the
   prefix's three actions, one after the other.
 
-Before each measure the warm pool is full: ``--pool`` spares (k + 1 by default, so that
+Before each measure (for a fork: after the parent's prefix, whose container was a
+spare) the warm pool is full: ``--pool`` spares (k + 1 by default, so that
 the parent and every branch take a ready container, as a reset does; ``--pool 1`` is the
 default pool of a process that says nothing, where the branches start containers cold).
 Prints a markdown table for docs/benchmarks.md. A benchmark, not a test: the figures
@@ -71,6 +73,7 @@ def fork_cost(env: gym.ContainerEnv, task: str, k: int) -> float:
     env.reset(options={"task": task})
     for command in PREFIX:
         env.step(_bash(command))
+    _warm(env, task)  # the parent took a spare: its refill is not the fork's cost
     spent, branches = _timed(lambda: env.fork(k))
     for branch in (env, *branches):
         branch.close()
@@ -112,11 +115,15 @@ def main() -> None:
         rows[f"replay({args.k})"].append(replay_cost(args.task, args.k))
     base = statistics.median(rows["warm reset"])
     print(f"pool {args.pool or args.k + 1}, load {os.getloadavg()[0]:.1f}")
-    print(f"| what | median s ({args.reps} reps) | min s | max s | x warm reset |")
-    print("|---|---|---|---|---|")
+    print(f"| what | median s ({args.reps} reps) | min s | max s | x warm reset | per branch |")
+    print("|---|---|---|---|---|---|")
     for name, values in rows.items():
         med = statistics.median(values)
-        print(f"| {name} | {med:.3f} | {min(values):.3f} | {max(values):.3f} | {med / base:.2f} |")
+        each = med / base / int(name.partition("(")[2].rstrip(")") or 1)
+        print(
+            f"| {name} | {med:.3f} | {min(values):.3f} | {max(values):.3f} | {med / base:.2f} "
+            f"| {each:.2f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -8,14 +8,16 @@ How the state travels (chosen by measurement, docs/benchmarks.md): a copy of the
 writable state. An agent's sandbox writes only to its size-capped tmpfs mounts (the root
 filesystem is read-only), so its state is those mounts' files and its shell's state:
 
-1. the parent's mounts are archived (``tar`` run as the agent's user, in a fresh process
-   of its sandbox, at most `FORK_MAX_BYTES`), and its shell's exported variables and
-   working directory are read (``declare -px``, ``$PWD``);
+1. the parent's mounts are archived as the agent's user, at most `FORK_MAX_BYTES` (by
+   its container's keeper, which runs as that user, in its own process; else by
+   ``tar`` in a fresh process of the sandbox), while its shell's exported variables and
+   working directory are read (``declare -px``, ``$PWD``): two requests at once;
 2. each branch gets a fresh sandbox from the environment's own provider, the way
    `ContainerEnv.reset` gets one (same config, same hardening, the warm pool's
-   containers); the archives are unpacked into its mounts as the agent's user and the
-   shell state is replayed into its shell; its baseline is the parent's (the task's
-   files), so its export reports every change since the task began.
+   containers); in one command of its fresh shell, still the harness's own, as a reset
+   writes the task's files, the archive is unpacked into its mounts as the agent's user
+   and the shell state is replayed; its baseline is the parent's (the task's files), so
+   its export reports every change since the task began.
 
 Replaying the prefix's actions in fresh containers costs every step again and is not
 exact (time, randomness, the network-less clock); a checkpoint of the container (CRIU)
@@ -30,6 +32,7 @@ service) refuse to fork until they say how (`forkable`).
 from __future__ import annotations
 
 import copy
+import shlex
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -38,9 +41,15 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from gym._core._errors import ConfigError, ExportTooLarge, HeldOutError, SandboxError
+from gym._core._errors import (
+    ConfigError,
+    ExportTooLarge,
+    HeldOutError,
+    SandboxError,
+    SandboxUnavailable,
+)
 from gym._grading import Export
-from gym._sandbox import LazySandbox, Sandbox, SandboxConfig, quote
+from gym._sandbox import DockerSandbox, LazySandbox, Sandbox, SandboxConfig, quote
 
 if TYPE_CHECKING:
     from gym._envs._env import ContainerEnv
@@ -55,12 +64,10 @@ _SHELL_STATE = "builtin printf '%q\\n' \"$PWD\"; builtin declare -px"
 """Bash text that prints the shell's directory (quoted, one line), then its exported
 variables, as bash source."""
 
-_ARCHIVE = (
-    'cd -- "$1" && shift && find "$@" -mindepth 1 -maxdepth 1 -print0 '
-    "| tar -c --null --verbatim-files-from --ignore-failed-read -T -"
-)
-"""Shell text: in the folder ``$1``, archive what is under each of the mounts named after
-it (relative paths; the mounts themselves are not entries)."""
+_UNPACK = ("tar", "-x", "-p", "--no-same-owner", "--no-recursion", "--anchored", "--no-wildcards")
+"""``tar -x`` as a branch unpacks the parent's archive, as the agent's user; followed by an
+``--exclude`` of each mount (the archive's entries for the mounts themselves, whose owner
+and times are not the agent's to set: /tmp is root's) and ``-C`` the mounts' folder."""
 
 
 class Lineage(BaseModel):
@@ -159,17 +166,20 @@ def _check(env: ContainerEnv[Any], k: int, training: bool) -> None:
 
 
 def _capture(env: ContainerEnv[Any]) -> _State:
-    """The parent's state: its mounts' archives and its shell's state (one pass)."""
+    """The parent's state: its mounts' archive and its shell's state, read at once."""
     box = env.sandbox
     assert box is not None
     if isinstance(box, LazySandbox) and not box.started:
         return _State(archive=b"", cwd="", variables="", started=False)
-    archive = _archive(box, _root(box, env.sandbox_config()))
-    shell = box.run(_SHELL_STATE, timeout=30, max_output=1 << 20)
+    root = _root(box, env.sandbox_config())
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gym-fork-tar") as pool:
+        archive = pool.submit(_archive, box, root)
+        shell = box.run(_SHELL_STATE, timeout=30, max_output=1 << 20)
+        raw = archive.result()
     if shell.stdout_truncated:
         raise ExportTooLarge("the shell's exported variables are over 1 MiB: it cannot fork")
     cwd, _, variables = shell.stdout.partition("\n") if shell.ok else ("", "", "")
-    return _State(archive=archive, cwd=cwd, variables=variables, started=True)
+    return _State(archive=raw, cwd=cwd, variables=variables, started=True)
 
 
 def _root(box: Sandbox, config: SandboxConfig) -> str:
@@ -189,16 +199,34 @@ def _root(box: Sandbox, config: SandboxConfig) -> str:
     return roots.pop() or "/"
 
 
+def _mounts(box: Sandbox, root: str) -> list[str]:
+    """The sandbox's mounts, relative to the folder they are under."""
+    return [m.removeprefix(root).lstrip("/") for m in box.config.tmpfs]
+
+
 def _archive(box: Sandbox, root: str) -> bytes:
-    """A tar of what is under the parent's mounts, read as the agent's user."""
-    mounts = [m.removeprefix(root).lstrip("/") for m in box.config.tmpfs]
-    argv = ["sh", "-c", _ARCHIVE, "sh", root, *mounts]
+    """A tar of what is under the parent's mounts, read as the agent's user.
+
+    Made by the container's keeper (one round trip, no process; the keeper runs as the
+    agent's user), else by ``tar`` in a fresh process of the sandbox.
+    """
+    inner = box.inner() if isinstance(box, LazySandbox) else box
+    too_large = (
+        f"the files under {', '.join(box.config.tmpfs)} are over the fork cap "
+        f"({FORK_MAX_BYTES} bytes): this episode cannot fork"
+    )
+    if isinstance(inner, DockerSandbox) and inner.keeper is not None:
+        if inner.closed:
+            raise SandboxUnavailable(f"sandbox {inner.id} was closed: it cannot fork")
+        deadline = time.monotonic() + 120
+        try:
+            return inner.keeper.archive(root, _mounts(inner, root), deadline, FORK_MAX_BYTES)
+        except ExportTooLarge as exc:
+            raise ExportTooLarge(too_large) from exc
+    argv = ["tar", "-c", "--ignore-failed-read", "-C", root, "--", *_mounts(box, root)]
     result, raw = box._exec(argv, 120, max_output=FORK_MAX_BYTES + 1)
     if result.stdout_truncated or len(raw) > FORK_MAX_BYTES:
-        raise ExportTooLarge(
-            f"the files under {', '.join(box.config.tmpfs)} are over the fork cap "
-            f"({FORK_MAX_BYTES} bytes): this episode cannot fork"
-        )
+        raise ExportTooLarge(too_large)
     if result.timed_out or result.exit_code not in (0, 1):  # 1: a file changed as it was read
         box.ensure_running()
         raise SandboxError(f"could not archive the files to fork: {result.stderr.strip()[:300]}")
@@ -214,16 +242,34 @@ def _sandbox_for(env: ContainerEnv[Any], state: _State) -> Sandbox:
             env.setup(env.task, box)
             return box
         box.baseline = env.sandbox.baseline
-        _unpack(box, state.archive, _root(box, env.sandbox_config()))
-        _restore_shell(box, state, env.sandbox.config)
+        _restore(box, state, env.sandbox.config, env.sandbox_config())
     except BaseException:
         env.sandboxes.release(box)
         raise
     return box
 
 
-def _restore_shell(box: Sandbox, state: _State, parent: SandboxConfig) -> None:
-    """Replay the parent's exported variables and directory into the branch's shell.
+def _restore(box: Sandbox, state: _State, parent: SandboxConfig, config: SandboxConfig) -> None:
+    """Unpack the parent's archive into the branch's mounts and replay its shell state.
+
+    In a container one command of the branch's fresh shell does both (`_seed`); a local
+    stand-in unpacks in a fresh process, then replays. ``parent`` is the parent
+    sandbox's config, ``config`` the environment's (the mounts as it names them).
+    """
+    inner = box.inner() if isinstance(box, LazySandbox) else box
+    replay = _replay(state, parent, inner.config)
+    root = _root(inner, config)
+    if not state.archive.strip(b"\0"):
+        inner.run(replay, timeout=30)
+    elif isinstance(inner, DockerSandbox):
+        _seed(inner, state.archive, root, replay)
+    else:
+        _unpack(inner, state.archive, root)
+        inner.run(replay, timeout=30)
+
+
+def _replay(state: _State, parent: SandboxConfig, ours: SandboxConfig) -> str:
+    """Bash text that sets the parent's exported variables and directory in a branch's shell.
 
     Variables the fresh shell exports and the parent's did not are unset. The directory
     is mapped from the parent's mounts to the branch's (the same paths in containers).
@@ -231,24 +277,41 @@ def _restore_shell(box: Sandbox, state: _State, parent: SandboxConfig) -> None:
     lines = ["builtin unset -v $(builtin compgen -e)", state.variables]
     if state.cwd:
         lines.append(f"__boxgym_cwd={state.cwd}")
-        for theirs, ours in zip(parent.tmpfs, box.config.tmpfs, strict=True):
-            if theirs != ours:  # a local stand-in's folders: each sandbox has its own
-                was, now = quote(theirs), quote(ours)
+        for theirs, mine in zip(parent.tmpfs, ours.tmpfs, strict=True):
+            if theirs != mine:  # a local stand-in's folders: each sandbox has its own
+                was, now = quote(theirs), quote(mine)
                 lines.append(
                     f'case "$__boxgym_cwd" in {was}|{was}/*) '
                     f'__boxgym_cwd={now}"${{__boxgym_cwd#{was}}}";; esac'
                 )
         lines.append('builtin cd -- "$__boxgym_cwd"; builtin unset -v __boxgym_cwd')
-    restore = "{\n" + "\n".join(lines) + "\n} 2>/dev/null"
-    box.run(restore, timeout=30)
+    return "{\n" + "\n".join(lines) + "\n} 2>/dev/null"
+
+
+def _seed(box: DockerSandbox, archive: bytes, root: str, replay: str) -> None:
+    """Unpack and replay in one command of the branch's fresh shell (one round trip).
+
+    The shell is still the harness's own (the branch's sandbox was just acquired), as
+    when a reset writes the task's files through it: ``head`` reads the archive that
+    follows the line, ``tar`` unpacks it as the shell's user (the agent's), and only
+    then is the parent's state replayed (``eval``, its input closed). The token, printed
+    before the replay runs, says the unpack succeeded: nothing the replay prints can.
+    """
+    token = f"__boxgym_unpacked_{uuid.uuid4().hex}"
+    excludes = " ".join(f"--exclude={shlex.quote(m)}" for m in _mounts(box, root))
+    unpack = f"head -c {len(archive)} | {shlex.join(_UNPACK)} {excludes} -C {shlex.quote(root)}"
+    script = f"if {unpack}; then printf '%s\\n' {token}; eval {quote(replay)} </dev/null; fi"
+    result = box.shell.run_script(script, data=archive, timeout=120)
+    if not result.stdout.startswith(token):
+        box.ensure_running()
+        why = result.stderr.strip()[:300] or f"exit status {result.exit_code}"
+        raise SandboxError(f"could not unpack the parent's files: {why}")
 
 
 def _unpack(box: Sandbox, archive: bytes, root: str) -> None:
-    """Unpack the parent's archive into the branch's mounts, as the agent's user."""
-    if not archive.strip(b"\0"):
-        return
-    argv = ["tar", "-x", "-p", "--no-same-owner", "-C", root]
-    result = box.exec(argv, stdin=archive, timeout=120)
+    """Unpack the parent's archive into the branch's mounts, in a fresh process."""
+    excludes = [f"--exclude={m}" for m in _mounts(box, root)]
+    result = box.exec([*_UNPACK, *excludes, "-C", root], stdin=archive, timeout=120)
     if not result.ok:
         box.ensure_running()
         raise SandboxError(f"could not unpack the parent's files: {result.stderr.strip()[:300]}")

@@ -323,6 +323,50 @@ class KeeperLink:
         """List and hash the roots (no process is killed); raises as `freeze` does."""
         return self._listing(b"N", roots, deadline, cap, entries)
 
+    def archive(self, base: str, roots: Sequence[str], deadline: float, cap: int) -> bytes:
+        """A tar of what is under the roots, made by the keeper as the agent's uid.
+
+        What ``tar -c`` run as the agent would archive (links not followed, what the agent
+        cannot read left out), in one round trip and no process (a fork's copy).
+
+        Args:
+            base: the folder the roots are under; entries are named relative to it.
+            roots: the folders (relative to ``base``) whose contents are archived.
+            deadline: when to give up (`ExecTimeout`).
+            cap: the most bytes of archive.
+
+        Every entry under the roots counts against `listing_entries`, those left out too
+        (an unreadable file, a socket): the keeper's work is bounded as a listing's is.
+
+        Raises:
+            ExportTooLarge: the archive would be over ``cap`` bytes or its entries over
+                `listing_entries` (the keeper said so).
+            SandboxUnavailable: the keeper or its container is gone.
+            ExecTimeout: no answer by the deadline.
+        """
+        data, over = bytearray(), ""
+        request = {"base": base, "roots": list(roots), "cap": cap, "entries": self.listing_entries}
+        with self._control_lock:
+            self.send(b"A", marshal.dumps(request))
+            while True:
+                got, payload = self._control_frame(deadline)
+                if got == b"a":
+                    if not over and len(data) + len(payload) > cap:
+                        over = f"bytes {cap}"
+                    if over:
+                        data.clear()
+                    else:
+                        data += payload
+                elif got == b"A":
+                    over = over or _over(payload)
+                    if over:
+                        what, _, limit = over.partition(" ")
+                        raise ExportTooLarge(
+                            f"the files under {', '.join(roots)} are over the archive cap "
+                            f"({limit} {what})"
+                        )
+                    return bytes(data)
+
     def oom_kills(self, deadline: float) -> int | None:
         """How many processes the memory limit has killed (None: unknown)."""
         with self._control_lock:

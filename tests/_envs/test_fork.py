@@ -162,3 +162,99 @@ def test_pyrepo_fork_at_step_3_branches_equal_the_parent_then_diverge(engine):
     finally:
         for e in (env, *branches):
             e.close()
+
+
+@pytest.mark.docker
+def test_pyrepo_fork_carries_odd_variables_unset_ones_modes_and_links(engine):
+    env = gym.make("boxgym/PyRepo-v0", run="pytest-fork").unwrapped
+    env.reset(options={"task": "calc-precedence"})
+    branches: list[gym.ContainerEnv] = []
+    setup = (
+        "export ODD=$'two\\nlines \"q\" \\'s\\' $HOME' && unset -v TERM && "
+        "mkdir -m 700 ~/secret && ln -s /workspace/arith ~/link && cd /tmp"
+    )
+    probe = 'printf "%q|%s|" "$ODD" "${TERM-unset}"; pwd; stat -c "%a %U" ~/secret; readlink ~/link'
+    try:
+        env.step(bash(setup))
+        branches = env.fork(2)
+        want = _obs(env, probe)
+        assert "unset|/tmp" in want and "700 agent" in want and "/workspace/arith" in want
+        assert [_obs(b, probe) for b in branches] == [want, want]
+    finally:
+        for e in (env, *branches):
+            e.close()
+
+
+@pytest.mark.docker
+def test_pyrepo_fork_takes_one_archive_and_one_shell_read_then_one_command_a_branch(
+    engine, monkeypatch
+):
+    """What makes a fork cost about a reset: no process in the parent (its keeper archives
+    its mounts while its shell state is read), one command of each branch's fresh shell."""
+    from gym._sandbox import DockerSandbox
+    from gym._sandbox._keeper import KeeperLink
+    from gym._sandbox._shell import Shell
+
+    calls: list[tuple[str, str]] = []  # (container or sandbox id, what)
+    run_exec, run_shell, archive = DockerSandbox._exec, Shell._run, KeeperLink.archive
+
+    def counted_exec(self, cmd, *args, **kwargs):
+        calls.append((self.id, "exec"))
+        return run_exec(self, cmd, *args, **kwargs)
+
+    def counted_shell(self, body, *args, **kwargs):
+        if body != "eval $'true' </dev/null":  # a cold container's readiness check (pool)
+            calls.append((self.sandbox.id, "shell"))
+        return run_shell(self, body, *args, **kwargs)
+
+    def counted_archive(self, *args, **kwargs):
+        calls.append((self.container_id, "archive"))
+        return archive(self, *args, **kwargs)
+
+    env = gym.make("boxgym/PyRepo-v0", run="pytest-fork").unwrapped
+    env.reset(options={"task": "calc-precedence"})
+    branches: list[gym.ContainerEnv] = []
+    try:
+        env.step(bash("cd arith && echo '# a note' >> errors.py"))
+        monkeypatch.setattr(DockerSandbox, "_exec", counted_exec)
+        monkeypatch.setattr(Shell, "_run", counted_shell)
+        monkeypatch.setattr(KeeperLink, "archive", counted_archive)
+        branches = env.fork(2)
+        monkeypatch.undo()
+        parent = env.sandbox.inner()
+        mine = {parent.id, parent.container.id}
+        assert sorted(c for box, c in calls if box in mine) == ["archive", "shell"]
+        for branch in branches:  # unpack and replay: one command of its fresh shell
+            assert [c for box, c in calls if box == branch.sandbox.id] == ["shell"]
+        assert len(calls) == 4, calls
+        assert "+# a note" in _obs(branches[1], "pwd; git diff")
+    finally:
+        for e in (env, *branches):
+            e.close()
+
+
+@pytest.mark.docker
+def test_the_unpack_alone_decides_whether_a_branch_was_seeded(engine):
+    import io
+    import tarfile
+
+    from gym._envs._fork import _seed
+    from gym._sandbox import DockerSandbox
+
+    config = gym.make("boxgym/PyRepo-v0").unwrapped.sandbox_config()
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        info = tarfile.TarInfo("tmp/seeded.txt")
+        info.size = 2
+        tar.addfile(info, io.BytesIO(b"ok"))
+    boxes = [DockerSandbox.create(config, run="pytest-fork") for _ in range(2)]
+    try:
+        fake = "echo __boxgym_unpacked_; exit 0"  # a replay may print anything, even end
+        with pytest.raises(gym.errors.SandboxError, match="could not unpack"):
+            _seed(boxes[0], b"not a tar archive" * 64, "/", fake)
+        assert boxes[0].run("echo alive").stdout.strip() == "alive"
+        _seed(boxes[1], buf.getvalue(), "/", "echo noise; exit 3")
+        assert boxes[1].run("cat /tmp/seeded.txt").stdout == "ok"
+    finally:
+        for box in boxes:
+            box.close()

@@ -220,3 +220,96 @@ def test_a_container_gone_during_the_freeze_is_a_fault_not_too_large(kept):
     kept.container.kill()
     with pytest.raises(SandboxUnavailable):
         kept.final_diff()
+
+
+# -- the keeper's archive of the mounts (a fork's copy): what tar -c makes, no process ------
+
+
+TRICKY_TREE = (
+    "cd /workspace && mkdir -p d/e && printf x > d/e/f && ln d/e/f hard && ln -s /etc/passwd link "
+    "&& ln -s $(printf 't%.0s' $(seq 150)) longlink && mkfifo fifo && printf secret > private "
+    "&& chmod 000 private && chmod 4755 d && printf 'é' > 'sp ace\\nnew' && touch empty "
+    "&& printf 'b\\xff' > \"$(printf 'n\\xffm')\" && mkdir -m 700 shut && touch -d @0 old "
+    "&& d=$(printf 'a%.0s' $(seq 120)) && mkdir -p $d/$d && seq 5000 > $d/$d/long.txt "
+    "&& python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"sock\")' "
+    "&& head -c 300000 /dev/urandom > /tmp/big && echo ok"
+)
+
+
+def members(archive: bytes) -> dict[str, tuple]:
+    """Each member of a tar: (type, mode, mtime, contents or link target); the mounts' own
+    folders left out, and a hard link read as the file it is."""
+    import hashlib
+    import io
+    import tarfile
+
+    out: dict[str, tuple] = {}
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        infos = tar.getmembers()
+        for info in infos:
+            name = info.name.rstrip("/")
+            if name in ("workspace", "tmp", "home/agent"):
+                continue
+            what = info.linkname if info.issym() else ""
+            if info.isfile() or info.islnk():
+                source = tar.getmember(info.linkname) if info.islnk() else info
+                data = tar.extractfile(source)
+                what = hashlib.sha256(data.read() if data else b"").hexdigest()
+            kind = tarfile.REGTYPE if info.islnk() else info.type
+            out[name] = (kind, info.mode, info.mtime, what)
+    return out
+
+
+def test_the_keepers_archive_is_what_tar_makes_of_the_mounts(kept):
+    assert kept.run(TRICKY_TREE, timeout=60).stdout.strip() == "ok"
+    mounts = [m.lstrip("/") for m in kept.config.tmpfs]
+    ours = kept.keeper.archive("/", mounts, time.monotonic() + 30, 64 << 20)
+    argv = ["tar", "-c", "--ignore-failed-read", "-C", "/", "--", *mounts]
+    made, theirs = kept._exec(argv, 60, max_output=64 << 20)
+    assert made.exit_code == 0, made.stderr
+    got, want = members(ours), members(theirs)
+    assert got == want
+    assert "workspace/private" not in got and "workspace/sock" not in got, "as tar leaves out"
+    assert got["workspace/old"][2] == 0 and got["workspace/longlink"][3] == "t" * 150
+    assert any(len(name) > 240 for name in got), "names past 100 bytes"
+
+
+def test_the_keepers_archive_unpacks_with_tar_into_the_same_files(kept, small_config):
+    assert kept.run(TRICKY_TREE + " && chmod 644 /workspace/private", timeout=60).ok
+    mounts = [m.lstrip("/") for m in kept.config.tmpfs]
+    ours = kept.keeper.archive("/", mounts, time.monotonic() + 30, 64 << 20)
+    other = DockerSandbox.create(small_config, run="pytest")
+    try:
+        excludes = [f"--exclude={m}" for m in mounts]
+        unpack = ["tar", "-x", "-p", "--no-same-owner", "--no-recursion", "--anchored"]
+        done = other.exec([*unpack, "--no-wildcards", *excludes, "-C", "/"], stdin=ours)
+        assert done.ok, done.stderr
+        want = {p: n for p, n in kept.snapshot().nodes.items() if not p.endswith("/sock")}
+        assert other.snapshot().nodes == want
+        links = other.run("stat -c %h /workspace/hard /workspace/d/e/f").stdout.split()
+        assert links == ["2", "2"], "a hard link stays one"
+    finally:
+        other.close()
+
+
+def test_an_archive_over_its_cap_is_too_large_and_the_link_stays_in_step(kept):
+    assert kept.run("head -c 300000 /dev/urandom > /tmp/big && touch /tmp/small").ok
+    for cap in (100_000, 301_500):  # the big file over the cap; then only the end block
+        with pytest.raises(ExportTooLarge, match="over the archive cap"):
+            kept.keeper.archive("/", ["tmp"], time.monotonic() + 30, cap)
+    whole = kept.keeper.archive("/", ["tmp"], time.monotonic() + 30, 64 << 20)
+    assert {"tmp/big", "tmp/small"} <= set(members(whole))
+    assert kept.exec(["echo", "alive"]).stdout == "alive\n"
+
+
+def test_entries_left_out_of_an_archive_still_count_against_its_entries_cap(kept, monkeypatch):
+    """Unreadable files add no bytes; the keeper's walk is bounded all the same."""
+    made = kept.run("cd /tmp && seq 300 | sed 's/^/locked-/' | xargs touch && chmod 0 locked-*")
+    assert made.ok, made.stderr
+    monkeypatch.setattr(kept.keeper, "listing_entries", 50)
+    with pytest.raises(ExportTooLarge, match=r"over the archive cap \(50 entries\)"):
+        kept.keeper.archive("/", ["tmp"], time.monotonic() + 30, 64 << 20)
+    monkeypatch.setattr(kept.keeper, "listing_entries", 100_000)
+    whole = kept.keeper.archive("/", ["tmp"], time.monotonic() + 30, 64 << 20)
+    assert not any(name.startswith("tmp/locked-") for name in members(whole))
+    assert kept.exec(["echo", "alive"]).stdout == "alive\n"

@@ -9,6 +9,7 @@ exits, and the engine removes the container). It runs, for the harness, without 
 
 - the agent's persistent shell (a child whose input and output it relays);
 - harness commands (archives of files, listings), one at a time;
+- a tar of the writable mounts (a fork's copy of them), made in this process;
 - the freeze at an episode's end: it kills every process of its uid itself, then lists
   and hashes the writable mounts in this process, with no agent process left;
 - the count of kills by the memory limit.
@@ -27,16 +28,18 @@ costs no import):
 - ``R`` run a command (four bytes of its id, four of request length, the request: argv,
   env, cwd; then its input);
 - ``K`` kill; ``F`` freeze (roots, split, cap, entries); ``N`` list and hash (the same);
-  ``Q`` the memory limit's kills.
+  ``Q`` the memory limit's kills; ``A`` archive (base, roots, cap).
 
 To the harness: ``r`` ready; ``o``/``e`` the shell's output, ``x`` it ended (its status);
 ``O``/``E`` a command's output, ``X`` it ended (its status), each after the command's id;
-``k`` killed; ``m``/``M`` a listing's bytes and its end; ``q`` the count.
+``k`` killed; ``m``/``M`` a listing's bytes and its end; ``q`` the count; ``a``/``A`` an
+archive's bytes and its end.
 
 A listing stops where it would pass the harness's cap (``cap`` bytes sent, ``entries``
 entries): its end is then ``M`` with the payload ``over``, what was over and the limit,
 an answer distinct from the keeper (or the container) ending. What the agent left is
-then too large to list; that is the agent's doing, never the harness's fault.
+then too large to list; that is the agent's doing, never the harness's fault. An archive
+stops the same way past its ``cap`` bytes (``A`` with ``over``).
 """
 
 import _signal as signal  # the module without its enums: a keeper starts in every episode
@@ -197,6 +200,8 @@ class Keeper:
             self.listing(marshal.loads(payload))
         elif kind == b"Q":
             self.send(b"q", str(oom_kills()).encode())
+        elif kind == b"A":
+            self.archive(marshal.loads(payload))
 
     def spawn(self, request, stdin, kinds, tag=b""):
         try:
@@ -269,32 +274,41 @@ class Keeper:
         self.send(b"M")
 
     def walk(self, top, files, out):
-        """Every entry under top, on its filesystem, never through a link.
+        """Every entry under top, on its filesystem, never through a link (`tree`)."""
+        for path, info in tree(top):
+            kind = _KINDS.get(stat.S_IFMT(info.st_mode), b"?")
+            mode = f"{stat.S_IMODE(info.st_mode):o}".encode()
+            out.add(b"%s %s %d %s\0" % (kind, mode, info.st_size, path), entry=True)
+            if kind == b"f" and info.st_size <= HASH_LIMIT:
+                files.append((path, info))
 
-        No recursion: a tree may be as deep as the agent made it.
+    def archive(self, request):
+        """A tar of what is under the roots, as ``tar -c`` run as this uid would make it.
+
+        The roots are folders under ``base``; entries are named relative to it (the roots
+        themselves are not entries). Links are never followed; a file this uid cannot
+        read is left out (``--ignore-failed-read``); sockets and devices are left out.
+        Sent in ``a`` frames, ended by ``A``; past ``cap`` bytes or ``entries`` entries
+        (each entry walked, one left out too) it stops and ``A`` says ``over``. No
+        process is started: a fork's copy costs one round trip.
         """
+        out = Listing(self, request.get("cap"), request.get("entries"), b"a")
+        base = os.fsencode(request["base"]).rstrip(b"/") + b"/"
+        links = {}  # (device, inode) -> the name of a file with several links, once sent
         try:
-            device = os.lstat(top).st_dev
-        except OSError:
+            for root in request["roots"]:
+                for path, info in tree(os.path.join(base, os.fsencode(root))):
+                    out.add(b"", entry=True)  # every entry counts, one left out too
+                    if stat.S_ISREG(info.st_mode) and info.st_size > out.room():
+                        raise Over(b"bytes %d" % out.cap)  # before it is read
+                    for piece in tar_entry(path, path[len(base) :], info, links):
+                        out.add(piece)
+            out.add(bytes(1024))
+        except Over as over:
+            self.send(b"A", b"over " + over.args[0])
             return
-        folders = [top]
-        while folders:
-            try:
-                entries = list(os.scandir(folders.pop()))
-            except OSError:
-                continue
-            for entry in entries:
-                try:
-                    info = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                kind = _KINDS.get(stat.S_IFMT(info.st_mode), b"?")
-                mode = f"{stat.S_IMODE(info.st_mode):o}".encode()
-                out.add(b"%s %s %d %s\0" % (kind, mode, info.st_size, entry.path), entry=True)
-                if kind == b"f" and info.st_size <= HASH_LIMIT:
-                    files.append((entry.path, info))
-                elif kind == b"d" and info.st_dev == device:
-                    folders.append(entry.path)
+        out.spill(force=True)
+        self.send(b"A")
 
     # -- children ---------------------------------------------------------------------------
 
@@ -408,14 +422,15 @@ class Over(Exception):
 
 
 class Listing:
-    """A listing's bytes on their way to the harness, in frames of about 1 MiB, counted.
+    """A listing's bytes (or an archive's: ``kind``) to the harness, in ~1 MiB frames.
 
     Sent as they come (the keeper never holds much), until ``cap`` bytes or ``entries``
     entries would be passed: `add` then raises `Over`.
     """
 
-    def __init__(self, keeper, cap, entries):
+    def __init__(self, keeper, cap, entries, kind=b"m"):
         self.keeper = keeper
+        self.kind = kind
         self.cap = cap if isinstance(cap, int) and cap > 0 else 1 << 62
         self.entries = entries if isinstance(entries, int) and entries > 0 else 1 << 62
         self.chunk = bytearray()
@@ -432,12 +447,150 @@ class Listing:
         self.chunk += record
         self.spill()
 
+    def room(self):
+        """Bytes that may still be added."""
+        return self.cap - self.sent - len(self.chunk)
+
     def spill(self, force=False):
         if len(self.chunk) >= 1 << 20 or (force and self.chunk):
-            self.keeper.send(b"m", bytes(self.chunk))
+            self.keeper.send(self.kind, bytes(self.chunk))
             self.sent += len(self.chunk)
             self.chunk.clear()
             self.keeper.flush(block=True)
+
+
+def tree(top):
+    """(path, lstat) of everything under top, folders before what they hold.
+
+    Never through a link, never onto another filesystem, without recursion.
+    """
+    try:
+        device = os.lstat(top).st_dev
+    except OSError:
+        return
+    folders = [top]
+    while folders:
+        try:
+            entries = list(os.scandir(folders.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            yield entry.path, info
+            if stat.S_ISDIR(info.st_mode) and info.st_dev == device:
+                folders.append(entry.path)
+
+
+_TAR_TYPES = {stat.S_IFREG: b"0", stat.S_IFDIR: b"5", stat.S_IFLNK: b"2", stat.S_IFIFO: b"6"}
+
+
+def tar_entry(path, name, info, links):
+    """The pieces of one member of a GNU tar: its header, then its contents.
+
+    Contents come in blocks of at most 1 MiB; nothing for what is left out.
+    """
+    kind = _TAR_TYPES.get(stat.S_IFMT(info.st_mode))
+    target, fd = b"", None
+    if kind == b"2":
+        try:
+            target = os.readlink(path)
+        except OSError:
+            return
+    elif kind == b"5":
+        name += b"/"
+    elif kind == b"0":
+        key = (info.st_dev, info.st_ino)
+        if info.st_nlink > 1 and key in links:
+            kind, target = b"1", links[key]
+        else:
+            fd = open_regular(path, info)
+            if fd is None:
+                return
+            if info.st_nlink > 1:
+                links[key] = name
+    elif kind is None:
+        return
+    size = info.st_size if fd is not None else 0
+    try:
+        if len(name) > 100:
+            yield tar_long(b"L", name)
+        if len(target) > 100:
+            yield tar_long(b"K", target)
+        yield tar_header(name, kind, info.st_mode, size, info.st_mtime, target)
+        if fd is not None:
+            yield from contents(fd, size)
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def contents(fd, size):
+    """``size`` bytes of a file, then the padding to a whole block.
+
+    A file that grew since it was listed is cut there, one that shrank is padded with
+    zeros (as ``tar`` does).
+    """
+    left = size
+    while left > 0:
+        try:
+            block = os.read(fd, min(left, 1 << 20))
+        except OSError:
+            block = b""
+        if not block:
+            break
+        left -= len(block)
+        yield block
+    yield bytes(left + (-size % 512))
+
+
+def tar_long(kind, value):
+    """A GNU long name (``L``) or long link target (``K``) record."""
+    value += b"\0"
+    header = tar_header(b"././@LongLink", kind, 0, len(value), 0, b"")
+    return header + value + bytes(-len(value) % 512)
+
+
+def tar_header(name, kind, mode, size, mtime, target):
+    """A 512-byte GNU tar header (names and targets cut at 100 bytes: see `tar_long`)."""
+    mtime = min(max(int(mtime), 0), 0o77777777777)
+    fields = (
+        name[:100],
+        b"%07o\0" % stat.S_IMODE(mode),
+        b"%07o\0" % os.getuid(),
+        b"%07o\0" % os.getgid(),
+        b"%011o\0" % size,
+        b"%011o\0" % mtime,
+        b" " * 8,
+        kind,
+        target[:100],
+        b"ustar  \0",
+    )
+    header = bytearray(struct.pack("100s8s8s8s12s12s8s1s100s8s", *fields).ljust(512, b"\0"))
+    header[148:156] = b"%06o\0 " % sum(header)
+    return bytes(header)
+
+
+def open_regular(path, info):
+    """A descriptor of the regular file listed, if this uid can read it; else None.
+
+    Never through a link, never blocking (a fifo put in its place is not opened for long).
+    """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        now = os.fstat(fd)
+        if stat.S_ISREG(now.st_mode) and (now.st_dev, now.st_ino) == (info.st_dev, info.st_ino):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
 
 
 def exit_code(status):
@@ -448,18 +601,10 @@ def exit_code(status):
 
 def file_hash(hashlib, path, info):
     """The sha256 of a regular file this uid can read, never through a link; else None."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
-    try:
-        fd = os.open(path, flags)
-    except OSError:
+    fd = open_regular(path, info)
+    if fd is None:
         return None
     try:
-        now = os.fstat(fd)
-        if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (
-            info.st_dev,
-            info.st_ino,
-        ):
-            return None
         digest = hashlib.sha256()
         while True:
             block = os.read(fd, 1 << 20)
