@@ -23,6 +23,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from gym._core._errors import ExecTimeout, ExportTooLarge, SandboxUnavailable
 from gym._sandbox._manifest import Manifest, new_split, parse_manifest
@@ -344,28 +345,14 @@ class KeeperLink:
             SandboxUnavailable: the keeper or its container is gone.
             ExecTimeout: no answer by the deadline.
         """
-        data, over = bytearray(), ""
         request = {"base": base, "roots": list(roots), "cap": cap, "entries": self.listing_entries}
-        with self._control_lock:
-            self.send(b"A", marshal.dumps(request))
-            while True:
-                got, payload = self._control_frame(deadline)
-                if got == b"a":
-                    if not over and len(data) + len(payload) > cap:
-                        over = f"bytes {cap}"
-                    if over:
-                        data.clear()
-                    else:
-                        data += payload
-                elif got == b"A":
-                    over = over or _over(payload)
-                    if over:
-                        what, _, limit = over.partition(" ")
-                        raise ExportTooLarge(
-                            f"the files under {', '.join(roots)} are over the archive cap "
-                            f"({limit} {what})"
-                        )
-                    return bytes(data)
+        data, over = self._bounded(b"A", b"a", request, deadline)
+        if over:
+            what, _, limit = over.partition(" ")
+            raise ExportTooLarge(
+                f"the files under {', '.join(roots)} are over the archive cap ({limit} {what})"
+            )
+        return data
 
     def oom_kills(self, deadline: float) -> int | None:
         """How many processes the memory limit has killed (None: unknown)."""
@@ -390,25 +377,37 @@ class KeeperLink:
         so that the link stays in step, and `ExportTooLarge` says so. Only the keeper
         ending (`SandboxUnavailable`) or no answer in time (`ExecTimeout`) is a fault.
         """
-        data, split, over = bytearray(), new_split(), ""
+        split = new_split()
         cap, entries = cap or self.listing_bytes, entries or self.listing_entries
         request = {"roots": list(roots), "split": split.encode(), "cap": cap, "entries": entries}
+        data, over = self._bounded(kind, b"m", request, deadline)
+        if over:
+            raise ExportTooLarge(_too_large(roots, over))
+        return parse_manifest(data, split)
+
+    def _bounded(
+        self, kind: bytes, part: bytes, request: dict[str, Any], deadline: float
+    ) -> tuple[bytes, str]:
+        """Send a request whose answer is ``part`` frames ended by ``part.upper()``.
+
+        Returns the answer's bytes and what was over its ``request["cap"]`` ('' if
+        nothing): the keeper's word (the end saying ``over``), or more bytes than the cap
+        counted here. Either way the answer is read to its end, so the link stays in step.
+        """
+        data, over, cap, end = bytearray(), "", request["cap"], part.upper()
         with self._control_lock:
             self.send(kind, marshal.dumps(request))
             while True:
                 got, payload = self._control_frame(deadline)
-                if got == b"m":
+                if got == part:
                     if not over and len(data) + len(payload) > cap:
                         over = f"bytes {cap}"
                     if over:
                         data.clear()
                     else:
                         data += payload
-                elif got == b"M":
-                    over = over or _over(payload)
-                    if over:
-                        raise ExportTooLarge(_too_large(roots, over))
-                    return parse_manifest(bytes(data), split)
+                elif got == end:
+                    return bytes(data), over or _over(payload)
 
     def _control_frame(self, deadline: float) -> tuple[bytes, bytes]:
         try:
