@@ -1,12 +1,15 @@
-"""Step-level against full-trajectory sampling on LearnSteps-v0 with the tiny policy.
+"""Step-level against full-trajectory sampling on a multi-step learn env, tiny policy.
 
-    python bench/step_sampling.py [--seeds 0,1,2] [--steps 12] [--tasks a,b] [--parents 1]
-        [-K 2] [--branches-per-parent 6] [--lr 3e-3] [--mu 4] [--json out.json]
+    python bench/step_sampling.py [--env boxgym/LearnLock-v0] [--seeds 0,1,2] [--steps 12]
+        [--tasks a,b] [--parents 1] [-K 2] [--branches-per-parent 6] [--lr 3e-3] [--mu 4]
+        [--json out.json]
 
-For each seed, `gym train grpo boxgym/LearnSteps-v0 --policy tiny` twice on real
-containers, on ``--tasks`` (train-split tasks; by default one per key, with the cards
-in all three drawers): step-level sampling with ``--parents`` trajectories per task,
-each making exactly ``--branches-per-parent`` branches (`StepConfig.branches_per_parent`:
+``--env``: `boxgym/LearnLock-v0` (the default: three presses of two buttons, only the
+whole combination rewarded, so the credit of each press is the problem) or
+`boxgym/LearnSteps-v0` (look, open a drawer, submit: its problem is exploration).
+For each seed, `gym train grpo ENV --policy tiny` twice on real containers, on
+``--tasks`` (train-split tasks; by default the env's `TASKS`): step-level sampling
+with ``--parents`` trajectories per task, each making exactly ``--branches-per-parent`` branches (`StepConfig.branches_per_parent`:
 ``-K`` before each of its turns while they last, all those left before its last turn),
 and full-trajectory sampling with G = parents x (1 + branches per parent) episodes per
 task, so both modes make the same number of episodes per step by construction. The
@@ -20,7 +23,10 @@ at ``--steps`` or once its mean reward reaches ``--target``. Per mode it reports
   of its advantage estimate before the std division (signal minus its group's mean:
   `gym.train._steps.raw_advantages`; a trajectory's every turn carries its episode's,
   a branch's one branching turn its own), averaged over the steps;
-- episodes per step, the final mean reward, and seconds.
+- episodes per step, the final mean reward, seconds, and (``all`` in the JSON) each
+  step's mean reward over all its episodes, branches included: a branch continues a
+  parent's prefix with the same policy, so it is a policy sample too (not independent
+  of its parent), and that mean is steadier than the parents' alone.
 
 A benchmark, not a test: on a shared machine its seconds move with the load. The
 store is ``--db`` (a temporary SQLite file by default); checkpoints go under ``--out``.
@@ -43,9 +49,18 @@ from gym.train._grpo import GrpoConfig, train_grpo
 from gym.train._grpo_collect import read_collected
 from gym.train._steps import StepConfig, branch_signal, read_step_collected
 
-ENV = "boxgym/LearnSteps-v0"
-TASKS = "cedar-left,falcon-middle,maple-right,otter-left"
-"""One train task per key, the card in each drawer: every door and drawer is in play."""
+ENV = "boxgym/LearnLock-v0"
+"""The env of the run of record (docs/benchmarks.md, "step_sampling")."""
+TASKS = {
+    "boxgym/LearnLock-v0": "otter",
+    "boxgym/LearnSteps-v0": "cedar-left,falcon-middle,maple-right,otter-left",
+}
+"""Default train tasks per env. LearnLock: one key (otter: left, right, right), so that
+the run measures the credit of each press alone; with four keys a policy must first
+learn which key is which: in the probes (docs/benchmarks.md, "step_sampling") both modes
+collapsed onto one combination for every key at lr 3e-3, and at 1e-3 trajectory mode
+was still at 0.57 after 10 steps. LearnSteps: one task per key, the card in
+each drawer: every door and drawer is in play."""
 
 
 class _Reached(Exception):
@@ -93,7 +108,7 @@ def one_run(args: argparse.Namespace, seed: int, mode: str, store: Store) -> dic
             branches_per_parent=args.branches_per_parent,
         )
     config = GrpoConfig(
-        envs=[ENV],
+        envs=[args.env],
         seed=seed,
         steps=args.steps,
         group_size=args.parents if step else episodes_per_task(args),
@@ -133,11 +148,22 @@ def one_run(args: argparse.Namespace, seed: int, mode: str, store: Store) -> dic
         "steps_to_target": reached,
         "steps_run": len(rows),
         "rewards": [round(r.mean_reward, 3) for r in rows],
+        "all": [round(all_episodes_reward(store, r.run_id), 3) for r in rows],
         "episodes_per_step": statistics.fmean(r.episodes for r in rows) if rows else 0,
         "advantage_variance": statistics.fmean(variance) if variance else None,
         "variance_per_step": [round(v, 4) for v in variance],
         "seconds": round(time.monotonic() - began, 1),
     }
+
+
+def all_episodes_reward(store: Store, run_id: str) -> float:
+    """A step's mean training reward over all its episodes, branches included."""
+    values = [
+        e.training_reward
+        for e in read_collected(store, run_id).episodes
+        if e.training_reward is not None
+    ]
+    return statistics.fmean(values) if values else 0.0
 
 
 def episodes_per_task(args: argparse.Namespace) -> int:
@@ -187,6 +213,7 @@ def ratios(results: list[dict[str, Any]]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--env", default=ENV, choices=sorted(TASKS))
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--steps", type=int, default=12, help="most steps per run")
     parser.add_argument("--target", type=float, default=0.8)
@@ -199,12 +226,16 @@ def main() -> None:
     parser.add_argument("--mu", type=int, default=4, help="optimizer steps per batch")
     parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--max-new-tokens", type=int, default=96)
-    parser.add_argument("--tasks", default=TASKS, help="comma-separated train tasks (all: '')")
+    parser.add_argument(
+        "--tasks", default=None, help="comma-separated train tasks (default: the env's; all: '')"
+    )
     parser.add_argument("--modes", default="trajectory,step")
     parser.add_argument("--db", default="")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = parser.parse_args()
+    if args.tasks is None:
+        args.tasks = TASKS[args.env]
     scratch = Path(tempfile.mkdtemp(prefix="boxgym-step-sampling-"))
     args.out = args.out or scratch / "ckpt"
     store = Store(args.db or f"sqlite:///{scratch / 'runs.db'}")

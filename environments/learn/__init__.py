@@ -16,6 +16,9 @@ reward-hacking watch of ``gym train`` must catch.
 
 ``boxgym/LearnSteps-v0`` (`LearnStepsEnv`, in _steps.py) takes three steps whose order
 matters: look at the drawers, open the one with the key's card, submit the door.
+
+``boxgym/LearnLock-v0`` (`LearnLockEnv`, in _lock.py) takes N presses of two buttons
+(N = 3): the key's combination, in order, only the whole of it rewarded.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ __all__ = [
     "LEAKY_ANSWER",
     "OPTIONS",
     "LearnEnv",
+    "LearnLockEnv",
     "LearnState",
     "LearnStepsEnv",
 ]
@@ -202,4 +206,5 @@ def _tried(record: gym.StepRecord) -> str:
     return name if isinstance(name, str) else ""
 
 
+from ._lock import LearnLockEnv  # noqa: E402 - it builds on the classes above
 from ._steps import LearnStepsEnv  # noqa: E402 - it builds on the classes above

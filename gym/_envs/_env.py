@@ -190,6 +190,9 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
     forkable: ClassVar[bool] = False
     """Whether `fork` may copy an episode: the family's whole state is its sandbox's
     mounts and shell (code families can without saying so; see gym/_envs/_fork.py)."""
+    ends_by_budget: ClassVar[bool] = False
+    """Whether the step budget is how an episode ends: then the tool table may hold no
+    final tool (every other family must offer one, so that the agent can end)."""
     declared_in: ClassVar[Path | None] = None
     """The folder whose boxgym.toml declares the environment (``base``), if so."""
     drop_tools: ClassVar[tuple[str, ...]] = ()
@@ -423,8 +426,12 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
                 )
             if table.pop(name)[0].kind == "final":
                 raise ConfigError(f"{where}: drop_tools names {name!r}, its final tool; keep it")
-        if not any(spec.kind == "final" for spec, _ in table.values()):
-            raise ConfigError(f"{where} has no final tool (kind 'final'); the agent must end")
+        ends = type(self).ends_by_budget and self.max_steps is not None
+        if not ends and not any(spec.kind == "final" for spec, _ in table.values()):
+            raise ConfigError(
+                f"{where} has no final tool (kind 'final'); the agent must end (a family "
+                "whose step budget ends its episodes says so with ends_by_budget = True)"
+            )
         schema_tools = any(isinstance(spec, SchemaTool) for spec, _ in table.values())
         if schema_tools and type(self).call_tool is ContainerEnv.call_tool:
             raise ConfigError(

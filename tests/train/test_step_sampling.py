@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+import gym.authoring
 from gym._cli import app
 from gym._core._errors import HeldOutError
 from gym._core._models import Task
@@ -139,3 +141,16 @@ def test_branches_per_parent_makes_as_many_episodes_whatever_the_parents_take(tm
     assert sum(sizes.values()) == 16 and set(sizes.values()) <= {2, 4}
     with pytest.raises(ValueError, match="multiple of K"):
         StepConfig(branches=4, branches_per_parent=6)
+
+
+def test_the_bench_defaults_to_learnlock_and_its_tasks_are_each_envs_train_tasks():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    try:
+        import step_sampling
+    finally:
+        sys.path.pop(0)
+    assert step_sampling.ENV == "boxgym/LearnLock-v0"
+    assert set(step_sampling.TASKS) == {"boxgym/LearnLock-v0", ENV}
+    for env_id, tasks in step_sampling.TASKS.items():
+        splits = {t.id: t.split for t in gym.authoring.env_class(env_id).load_tasks()}
+        assert {splits.get(t) for t in tasks.split(",")} == {"train"}, env_id
