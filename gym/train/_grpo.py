@@ -23,6 +23,7 @@ keeps the episodes it had committed). A rejection-sampling loop uses the same pi
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -60,9 +61,14 @@ __all__ = ["GrpoConfig", "GrpoResult", "TrainPolicy", "train_grpo"]
 
 TrainPolicy = Literal["tiny", "local", "openai"]
 """Who samples the episodes: the weights in this process (tiny, local) or a server."""
-_ADDED = {"server": None, "max_staleness": 0, "step_sampling": None}
-"""Fields added after the first release: left out of the training id at their default,
-so the runs configured before keep their ids."""
+_ADDED: dict[tuple[str, ...], Any] = {
+    ("server",): None,
+    ("max_staleness",): 0,
+    ("step_sampling",): None,
+    ("step_sampling", "branches_per_parent"): None,
+}
+"""Fields added after the first release, by their path: left out of the training id at
+their default, so the runs configured before keep their ids."""
 _NOT_IDENTITY = ("base_url", "adapter_dir", "server_adapter_dir")
 """Where the server and the adapters are: not what is trained."""
 _log = logging.getLogger("gym.train")
@@ -127,9 +133,11 @@ class GrpoConfig(BaseModel):
     def train_id(self) -> str:
         """A short content hash of the configuration (where the server is left out)."""
         data = self.model_dump(mode="json")
-        for key, default in _ADDED.items():
-            if data[key] == default:
-                del data[key]
+        for path, default in _ADDED.items():
+            *parents, key = path
+            fields = functools.reduce(lambda d, k: d.get(k) or {}, parents, data)
+            if key in fields and fields[key] == default:
+                del fields[key]
         for key in _NOT_IDENTITY:
             (data.get("server") or {}).pop(key, None)
         blob = json.dumps(data, sort_keys=True).encode()

@@ -46,10 +46,8 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    SerializerFunctionWrapHandler,
     field_serializer,
     field_validator,
-    model_serializer,
     model_validator,
 )
 
@@ -118,14 +116,6 @@ class StepConfig(BaseModel):
     many episodes whatever the parents' lengths: K before each branching turn while they
     last, and all those left before the parent's last turn (one fork, a bigger group).
     None: K before each branching turn the parent reaches (1 + K x turns episodes)."""
-
-    @model_serializer(mode="wrap")
-    def _without_defaults_added(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """Leave out fields added later at their default: earlier runs keep their ids."""
-        data: dict[str, Any] = handler(self)
-        if data.get("branches_per_parent") is None:
-            data.pop("branches_per_parent", None)
-        return data
 
     @model_validator(mode="after")
     def _whole_forks(self) -> StepConfig:
