@@ -47,7 +47,7 @@ def _join_threads() -> None:
     if threading.current_thread() is threading.main_thread():
         threading._shutdown()  # type: ignore[attr-defined]
         return
+    me, main = threading.current_thread(), threading.main_thread()
     for thread in threading.enumerate():
-        if thread is not threading.current_thread() and not thread.daemon:
-            if thread is not threading.main_thread():
-                thread.join()
+        if thread not in (me, main) and not thread.daemon:
+            thread.join()

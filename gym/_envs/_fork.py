@@ -199,6 +199,11 @@ def _root(box: Sandbox, config: SandboxConfig) -> str:
     return roots.pop() or "/"
 
 
+def _unlazy(box: Sandbox) -> Sandbox:
+    """The sandbox a lazy one stands for (itself if it is not lazy)."""
+    return box.inner() if isinstance(box, LazySandbox) else box
+
+
 def _mounts(box: Sandbox, root: str) -> list[str]:
     """The sandbox's mounts, relative to the folder they are under."""
     return [m.removeprefix(root).lstrip("/") for m in box.config.tmpfs]
@@ -210,7 +215,7 @@ def _archive(box: Sandbox, root: str) -> bytes:
     Made by the container's keeper (one round trip, no process; the keeper runs as the
     agent's user), else by ``tar`` in a fresh process of the sandbox.
     """
-    inner = box.inner() if isinstance(box, LazySandbox) else box
+    inner = _unlazy(box)
     too_large = (
         f"the files under {', '.join(box.config.tmpfs)} are over the fork cap "
         f"({FORK_MAX_BYTES} bytes): this episode cannot fork"
@@ -256,7 +261,7 @@ def _restore(box: Sandbox, state: _State, parent: SandboxConfig, config: Sandbox
     stand-in unpacks in a fresh process, then replays. ``parent`` is the parent
     sandbox's config, ``config`` the environment's (the mounts as it names them).
     """
-    inner = box.inner() if isinstance(box, LazySandbox) else box
+    inner = _unlazy(box)
     replay = _replay(state, parent, inner.config)
     root = _root(inner, config)
     if not state.archive.strip(b"\0"):
