@@ -96,6 +96,26 @@ def replay_cost(task: str, k: int) -> float:
     return spent
 
 
+def measure(
+    reps: int, k: int, task: str = "calc-precedence", pool: int = 0, replay: bool = True
+) -> dict[str, list[float]]:
+    """Seconds of each measure per rep, interleaved: warm reset, fork(1), fork(k), replay(k)."""
+    env = gym.make("boxgym/PyRepo-v0", run="bench-fork").unwrapped
+    env.sandboxes.resize(pool or k + 1)
+    rows: dict[str, list[float]] = {"warm reset": [], "fork(1)": [], f"fork({k})": []}
+    if replay:
+        rows[f"replay({k})"] = []
+    for _ in range(reps):
+        rows["warm reset"].append(warm_reset(env, task))
+        rows["fork(1)"].append(fork_cost(env, task, 1))
+        rows[f"fork({k})"].append(fork_cost(env, task, k))
+        if replay:
+            _warm(env, task)
+            rows[f"replay({k})"].append(replay_cost(task, k))
+    env.close()
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=5)
@@ -103,16 +123,7 @@ def main() -> None:
     parser.add_argument("--task", default="calc-precedence")
     parser.add_argument("--pool", type=int, default=0, help="spares kept (default k + 1)")
     args = parser.parse_args()
-    env = gym.make("boxgym/PyRepo-v0", run="bench-fork").unwrapped
-    env.sandboxes.resize(args.pool or args.k + 1)
-    rows: dict[str, list[float]] = {"warm reset": [], "fork(1)": [], f"fork({args.k})": []}
-    rows[f"replay({args.k})"] = []
-    for _ in range(args.reps):
-        rows["warm reset"].append(warm_reset(env, args.task))
-        rows["fork(1)"].append(fork_cost(env, args.task, 1))
-        rows[f"fork({args.k})"].append(fork_cost(env, args.task, args.k))
-        _warm(env, args.task)
-        rows[f"replay({args.k})"].append(replay_cost(args.task, args.k))
+    rows = measure(args.reps, args.k, args.task, args.pool)
     base = statistics.median(rows["warm reset"])
     print(f"pool {args.pool or args.k + 1}, load {os.getloadavg()[0]:.1f}")
     print(f"| what | median s ({args.reps} reps) | min s | max s | x warm reset | per branch |")

@@ -1,8 +1,8 @@
 """Step-level against full-trajectory sampling on a multi-step learn env, tiny policy.
 
     python bench/step_sampling.py [--env boxgym/LearnLock-v0] [--seeds 0,1,2] [--steps 12]
-        [--tasks a,b] [--parents 1] [-K 2] [--branches-per-parent 6] [--lr 3e-3] [--mu 4]
-        [--json out.json]
+        [--tasks a,b] [--parents 1] [-K 2] [--branches-per-parent 6] [--credit tree]
+        [--lr 3e-3] [--mu 4] [--json out.json]
 
 ``--env``: `boxgym/LearnLock-v0` (the default: three presses of two buttons, only the
 whole combination rewarded, so the credit of each press is the problem) or
@@ -16,17 +16,30 @@ task, so both modes make the same number of episodes per step by construction. T
 learning rate, mu, temperature, tasks and seeds are the same for both. Each run stops
 at ``--steps`` or once its mean reward reaches ``--target``. Per mode it reports:
 
-- **steps to target**: the first step whose mean reward is at least ``--target`` (the
-  mean over the step's episodes in trajectory mode, over its parents, the episodes
-  from a reset, in step mode), or ``-`` when no step reached it;
+- **steps to target**: the first step whose mean reward is at least ``--target``, or
+  ``-`` when no step reached it; a run stops there. The mean is over all the step's
+  episodes in both modes (``--reward-of all``, the default): each is a rollout of the
+  step's policy, a branch too (its parent's prefix and its continuation both sampled
+  from it), so both modes' means are estimates from the same number of episodes. The
+  table also gives the step at which the watch's mean reached it (trajectory mode: the
+  same; step mode: its parents', the episodes from a reset, as few as ``--parents`` per
+  task); ``--reward-of parents`` stops a run on that one instead;
 - **advantage variance**: per step, the variance over every turn the update could train
-  of its advantage estimate before the std division (signal minus its group's mean:
-  `gym.train._steps.raw_advantages`; a trajectory's every turn carries its episode's,
-  a branch's one branching turn its own), averaged over the steps;
-- episodes per step, the final mean reward, seconds, and (``all`` in the JSON) each
-  step's mean reward over all its episodes, branches included: a branch continues a
-  parent's prefix with the same policy, so it is a policy sample too (not independent
-  of its parent), and that mean is steadier than the parents' alone.
+  of its advantage estimate before the std division, averaged over the steps. A
+  trajectory's every turn carries its episode's reward minus its task's mean. Step mode
+  with ``--credit tree`` (the default, `StepConfig.credit`): each parent turn and
+  branching turn its credit, the value of the state after it minus that before it
+  (`gym.train._credit`); with ``--credit branch``: a branch's one branching turn its
+  signal minus its fork's mean (`gym.train._steps.raw_advantages`); with it, the ratio
+  of the two modes' mean absolute advantage (their scale: the update's step size at one
+  learning rate, as both divide by the same task std);
+- episodes per step, each step's mean reward over all its episodes (``all`` in the JSON;
+  a branch is not independent of its parent, so that mean is not as steady as that of as
+  many fresh episodes) and the watch's (``rewards``), seconds.
+
+At the end (``--fork-reps``, 9 by default; 0 skips it), the cost of a fork against a
+warm reset in the same run: bench/fork.py's measures (PyRepo, fork(1) and fork(4) at
+step 3), interleaved reps, medians.
 
 A benchmark, not a test: on a shared machine its seconds move with the load. The
 store is ``--db`` (a temporary SQLite file by default); checkpoints go under ``--out``.
@@ -47,7 +60,7 @@ from typing import Any
 from gym._store import Store, TrainStepRow
 from gym.train._grpo import GrpoConfig, train_grpo
 from gym.train._grpo_collect import read_collected
-from gym.train._steps import StepConfig, branch_signal, read_step_collected
+from gym.train._steps import StepConfig, branch_signal, read_step_collected, tree_signals
 
 ENV = "boxgym/LearnLock-v0"
 """The env of the run of record (docs/benchmarks.md, "step_sampling")."""
@@ -83,9 +96,18 @@ def trajectory_advantages(store: Store, run_id: str) -> list[float]:
     return out
 
 
-def step_advantages(store: Store, run_id: str, weight: float = 0.0) -> list[float]:
-    """Per branch (its one trainable turn), its signal minus its fork's mean."""
+def step_advantages(
+    store: Store, run_id: str, weight: float = 0.0, credit: str = "tree"
+) -> list[float]:
+    """Per turn the update could train, its advantage estimate before any std division.
+
+    ``tree``: the credit of each parent turn and branching turn in a task with a spread
+    (`gym.train._steps.tree_signals`); ``branch``: per branch, its signal minus its
+    fork's mean.
+    """
     collected = read_step_collected(store, run_id)
+    if credit == "tree":
+        return [c.raw for c in tree_signals(collected.episodes, collected.branches, weight).credits]
     groups: dict[Hashable, list[float]] = {}
     signals: dict[str, tuple[Hashable, float]] = {}
     for e in collected.episodes:
@@ -106,6 +128,7 @@ def one_run(args: argparse.Namespace, seed: int, mode: str, store: Store) -> dic
             branches=args.branches,
             branch_steps="auto",
             branches_per_parent=args.branches_per_parent,
+            credit=args.credit,
         )
     config = GrpoConfig(
         envs=[args.env],
@@ -121,12 +144,14 @@ def one_run(args: argparse.Namespace, seed: int, mode: str, store: Store) -> dic
     )
 
     def seen(row: TrainStepRow) -> None:
+        every = all_episodes_reward(store, row.run_id)
         print(
-            f"  {mode} seed {seed} step {row.step}: reward {row.mean_reward:.3f}, "
-            f"{row.episodes} episodes, {row.collect_s:.0f}+{row.update_s:.0f} s",
+            f"  {mode} seed {seed} step {row.step}: reward {every:.3f} (all episodes), "
+            f"{row.mean_reward:.3f} (the watch's), {row.episodes} episodes, "
+            f"{row.collect_s:.0f}+{row.update_s:.0f} s",
             flush=True,
         )
-        if row.mean_reward >= args.target:
+        if (every if args.reward_of == "all" else row.mean_reward) >= args.target:
             raise _Reached
 
     began = time.monotonic()
@@ -135,23 +160,34 @@ def one_run(args: argparse.Namespace, seed: int, mode: str, store: Store) -> dic
     except _Reached:
         pass
     rows = store.train_steps(config.train_id)  # a resumed run's earlier steps too
-    variance = [
-        statistics.pvariance(values)
+    estimates = [
+        values
         for row in rows
-        if len(values := (step_advantages if step else trajectory_advantages)(store, row.run_id))
+        if len(
+            values := (
+                step_advantages(store, row.run_id, credit=args.credit)
+                if step
+                else trajectory_advantages(store, row.run_id)
+            )
+        )
         > 1
     ]
-    reached = next((r.step for r in rows if r.mean_reward >= args.target), None)
+    variance = [statistics.pvariance(values) for values in estimates]
+    scale = [statistics.fmean(abs(v) for v in values) for values in estimates]
+    every = [round(all_episodes_reward(store, r.run_id), 3) for r in rows]
+    watched = [round(r.mean_reward, 3) for r in rows]
     return {
         "mode": mode,
         "seed": seed,
-        "steps_to_target": reached,
+        "steps_to_target": next((i for i, v in enumerate(every) if v >= args.target), None),
+        "steps_to_target_watch": next((i for i, v in enumerate(watched) if v >= args.target), None),
         "steps_run": len(rows),
-        "rewards": [round(r.mean_reward, 3) for r in rows],
-        "all": [round(all_episodes_reward(store, r.run_id), 3) for r in rows],
+        "rewards": watched,
+        "all": every,
         "episodes_per_step": statistics.fmean(r.episodes for r in rows) if rows else 0,
         "advantage_variance": statistics.fmean(variance) if variance else None,
         "variance_per_step": [round(v, 4) for v in variance],
+        "advantage_scale": statistics.fmean(scale) if scale else None,
         "seconds": round(time.monotonic() - began, 1),
     }
 
@@ -174,17 +210,20 @@ def episodes_per_task(args: argparse.Namespace) -> int:
 def table(results: list[dict[str, Any]], target: float) -> str:
     """The markdown table of docs/benchmarks.md's step_sampling section."""
     lines = [
-        f"| mode | seed | steps to {target} | steps run | episodes/step | advantage variance "
-        "| mean reward per step | s |",
-        "|---|---|---|---|---|---|---|---|",
+        f"| mode | seed | steps to {target} (all / watch) | steps run | episodes/step "
+        "| advantage variance | mean reward per step, all episodes | the watch's | s |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         var = "-" if r["advantage_variance"] is None else f"{r['advantage_variance']:.4f}"
-        reached = "-" if r["steps_to_target"] is None else str(r["steps_to_target"])
+        reached = " / ".join(
+            "-" if r[key] is None else str(r[key])
+            for key in ("steps_to_target", "steps_to_target_watch")
+        )
         lines.append(
             f"| {r['mode']} | {r['seed']} | {reached} | {r['steps_run']} | "
-            f"{r['episodes_per_step']:.1f} | {var} | {' '.join(map(str, r['rewards']))} | "
-            f"{r['seconds']:.0f} |"
+            f"{r['episodes_per_step']:.1f} | {var} | {' '.join(map(str, r['all']))} | "
+            f"{' '.join(map(str, r['rewards']))} | {r['seconds']:.0f} |"
         )
     return "\n".join(lines)
 
@@ -202,7 +241,11 @@ def ratios(results: list[dict[str, Any]]) -> str:
         if not (step and whole and step["advantage_variance"] and whole["advantage_variance"]):
             continue
         ratio = step["advantage_variance"] / whole["advantage_variance"]
-        lines.append(f"seed {seed}: step/trajectory advantage variance {ratio:.2f}")
+        size = step["advantage_scale"] / whole["advantage_scale"]
+        lines.append(
+            f"seed {seed}: step/trajectory advantage variance {ratio:.2f}, mean |advantage| "
+            f"{size:.2f}"
+        )
         for mode, run in (("step", step), ("trajectory", whole)):
             pooled[mode] += run["variance_per_step"]
     if pooled["step"] and pooled["trajectory"]:
@@ -222,6 +265,16 @@ def main() -> None:
     parser.add_argument(
         "--branches-per-parent", type=int, default=6, help="step mode (a multiple of K)"
     )
+    parser.add_argument(
+        "--credit", default="tree", choices=["tree", "branch"], help="step mode: what trains"
+    )
+    parser.add_argument(
+        "--reward-of",
+        default="all",
+        choices=["all", "parents"],
+        help="the reward a run stops at: the mean over all the step's episodes, or the "
+        "watch's (step mode: its parents')",
+    )
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--mu", type=int, default=4, help="optimizer steps per batch")
     parser.add_argument("--temperature", type=float, default=1.0)
@@ -230,6 +283,9 @@ def main() -> None:
         "--tasks", default=None, help="comma-separated train tasks (default: the env's; all: '')"
     )
     parser.add_argument("--modes", default="trajectory,step")
+    parser.add_argument(
+        "--fork-reps", type=int, default=9, help="reps of the fork cost at the end (0: none)"
+    )
     parser.add_argument("--db", default="")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
@@ -248,6 +304,27 @@ def main() -> None:
     print(f"load {os.getloadavg()[0]:.1f}")
     print(table(results, args.target))
     print(ratios(results))
+    if args.fork_reps:
+        print(fork_table(args.fork_reps))
+
+
+def fork_table(reps: int, k: int = 4) -> str:
+    """What a fork costs against a warm reset, in this run (bench/fork.py's measures)."""
+    from fork import measure  # bench/fork.py, beside this file
+
+    rows = measure(reps, k, replay=False)
+    base = statistics.median(rows["warm reset"])
+    lines = [
+        f"fork cost, PyRepo at step 3, medians of {reps} interleaved reps, load "
+        f"{os.getloadavg()[0]:.1f}:",
+        "| what | median s | x warm reset | per branch |",
+        "|---|---|---|---|",
+    ]
+    for name, values in rows.items():
+        med = statistics.median(values)
+        each = med / base / int(name.partition("(")[2].rstrip(")") or 1)
+        lines.append(f"| {name} | {med:.3f} | {med / base:.2f} | {each:.2f} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

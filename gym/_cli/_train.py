@@ -95,6 +95,15 @@ def grpo_cmd(
             "episodes each step whatever the parents' lengths.",
         ),
     ] = None,
+    credit: Annotated[
+        str | None,
+        typer.Option(
+            "--credit",
+            callback=one_of("tree", "branch"),
+            help="step: what trains: tree (every parent turn and each branching turn, from "
+            "the values of the states around it) or branch (the branching turns alone).",
+        ),
+    ] = None,
     step_judge: Annotated[
         bool,
         typer.Option(
@@ -204,7 +213,13 @@ def grpo_cmd(
     config = GrpoConfig.model_validate(
         {
             "step_sampling": _step_sampling(
-                sampling, branch_steps, branches, per_parent, step_judge, step_reward_weight
+                sampling,
+                branch_steps,
+                branches,
+                per_parent,
+                step_judge,
+                step_reward_weight,
+                credit,
             ),
             "envs": envs,
             "policy": policy,
@@ -260,6 +275,7 @@ def _step_sampling(
     per_parent: int | None = None,
     step_judge: bool = False,
     weight: float = 0.5,
+    credit: str | None = None,
 ) -> dict[str, Any] | None:
     """The step-sampling settings of ``--sampling step`` (None for trajectory sampling).
 
@@ -270,10 +286,10 @@ def _step_sampling(
     from gym.train._steps import parse_branch_steps
 
     if sampling == "trajectory":
-        if branch_steps is not None or branches is not None or per_parent or step_judge:
+        if branch_steps is not None or branches is not None or per_parent or step_judge or credit:
             raise ConfigError(
-                "--branch-steps, --branches, --branches-per-parent and --step-judge go with "
-                "--sampling step"
+                "--branch-steps, --branches, --branches-per-parent, --credit and --step-judge "
+                "go with --sampling step"
             )
         return None
     settings: dict[str, Any] = {
@@ -282,6 +298,8 @@ def _step_sampling(
     }
     if per_parent is not None:
         settings["branches_per_parent"] = per_parent
+    if credit is not None:
+        settings["credit"] = credit
     if step_judge:
         settings |= {"step_reward": _judge_step_reward(), "step_reward_weight": weight}
     return settings

@@ -66,9 +66,12 @@ _ADDED: dict[tuple[str, ...], Any] = {
     ("max_staleness",): 0,
     ("step_sampling",): None,
     ("step_sampling", "branches_per_parent"): None,
+    ("step_sampling", "credit"): "branch",
 }
-"""Fields added after the first release, by their path: left out of the training id at
-their default, so the runs configured before keep their ids."""
+"""Fields added after the first release, by their path, with the value that means what
+runs did before the field existed: left out of the training id at that value, so the runs
+configured before keep their ids (``credit``'s default is ``tree``; ``branch`` is the
+behaviour before it)."""
 _NOT_IDENTITY = ("base_url", "adapter_dir", "server_adapter_dir")
 """Where the server and the adapters are: not what is trained."""
 _log = logging.getLogger("gym.train")
@@ -403,6 +406,7 @@ class _Loop:
                 config.advantage,
                 weight=config.step_sampling.step_reward_weight,
                 eos_token_id=eos,
+                credit=config.step_sampling.credit,
             )
         else:
             built = grpo_samples(

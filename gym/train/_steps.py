@@ -12,16 +12,20 @@ step instead:
    held-out tasks refused) gives K branches in the parent's state; each continues with
    the policy, sampled with a seed of its own, to its own end and verdict. The parent
    goes on unchanged.
-3. **Advantages per branching turn**: the K branches of one fork are a group. A
-   branch's signal is its outcome reward (the training reward, as in trajectory mode:
-   None for infra_error, 0 when flagged) plus ``step_reward_weight`` times its dense
-   step reward (`StepReward`, when one is given and it says something: None adds
-   nothing; a flagged or infra_error branch gets none). Advantages are group-relative
-   over those signals (``grpo``, ``dr_grpo``, ``rloo``); zero-variance groups are dropped.
-4. **Only the branching turn trains**: a branch's sample is the turn t it sampled
-   itself (the prompt it saw, token-in, and its completion): the loss mask is 1 on
-   that turn's tokens only, with the group's advantage. The parent's turns and the
-   branch's later turns are not trained on.
+3. **Signals**: an episode's signal is its outcome reward (the training reward, as in
+   trajectory mode: None for infra_error, 0 when flagged); a branch's adds
+   ``step_reward_weight`` times its dense step reward (`StepReward`, when one is given
+   and it says something: None adds nothing; a flagged or infra_error branch gets none).
+4. **Credit** (`StepConfig.credit`), one sample per trained turn (the prompt it saw,
+   token-in, and its completion: the loss mask is 1 on that turn's tokens only):
+   - ``tree`` (the default): every turn of a parent and every turn of a branch from its
+     branching turn on, each with the sum of its step term (the value of the state after
+     it minus that before it, each the mean signal of the rollouts through it) and its
+     outcome term (the value after it minus the task's mean): `gym.train._credit`;
+   - ``branch``: the K branches of one fork are a group, advantages group-relative over
+     their signals (``grpo``, ``dr_grpo``, ``rloo``; zero-variance groups dropped), and
+     only each branch's branching turn trains; the parents and the branches' later turns
+     do not.
 
 The step's monitor (mean reward, hidden pass rate, flag rates: what the watch reads) is
 that of the parents: fresh episodes of the policy from a reset, as in trajectory mode.
@@ -62,6 +66,7 @@ from gym._run._rollout import EpisodeResult, _loop, failed, run_episode
 from gym._run._runner import RunConfig, _rows, _run_row, check_sandboxes, plan
 from gym._store import StepRow, Store
 from gym._store._lineage import LineageRow
+from gym.train._credit import TreeCredit, tree_credit
 from gym.train._episodes import GroupSamples
 from gym.train._grpo_collect import (
     Collected,
@@ -70,7 +75,7 @@ from gym.train._grpo_collect import (
     _step_seed,
     read_collected,
 )
-from gym.train._rewards import AdvantageKind, advantages
+from gym.train._rewards import AdvantageKind, Advantages, advantages
 from gym.train._samples import Sample, episode_samples
 
 if TYPE_CHECKING:
@@ -86,6 +91,7 @@ __all__ = [
     "raw_advantages",
     "read_step_collected",
     "step_samples",
+    "tree_signals",
 ]
 
 _log = logging.getLogger("gym.train")
@@ -111,6 +117,11 @@ class StepConfig(BaseModel):
     """A dense step reward (`StepReward`); part of the training id by its qualified name."""
     step_reward_weight: float = Field(default=0.0, ge=0)
     """A branch's signal = its outcome reward + this x its step reward."""
+    credit: Literal["tree", "branch"] = "tree"
+    """What trains (`step_samples`): ``tree``, the parents' turns and the branches' own
+    turns (from the branching turn on), each credited from the values of the states
+    around it (`gym.train._credit`); ``branch``, each branch's branching turn alone,
+    against its fork's K branches."""
     branches_per_parent: int | None = Field(default=None, ge=2)
     """Exactly this many branches per parent (a multiple of K), so that a step makes as
     many episodes whatever the parents' lengths: K before each branching turn while they
@@ -553,58 +564,105 @@ def step_samples(
     weight: float = 0.0,
     eos_token_id: int | None = None,
     allow_eval: bool = False,
+    credit: Literal["tree", "branch"] = "tree",
 ) -> GroupSamples:
-    """One sample per branch of a group with variance: its branching turn, its advantage.
+    """The samples of a step-level collection, each one turn with its advantage.
 
     Args:
-        episodes: scored episodes; those that are not in ``branches`` (parents) are
-            left out.
+        episodes: scored parents and branches.
         branches: episode id -> its `Branch` (lineage, branching turn, step reward).
-        kind: grpo, dr_grpo or rloo, over each fork's K branches.
-        weight: the step reward's weight in the signal (`branch_signal`).
+        kind: grpo, dr_grpo or rloo. ``branch``: over each fork's K branches. ``tree``:
+            grpo divides each credit by its task's signal std, dr_grpo and rloo do not.
+        weight: the step reward's weight in a branch's signal (`branch_signal`).
         eos_token_id: marks a sample whose completion was cut (see `episode_samples`).
         allow_eval: also accept eval-split episodes (refused by default).
+        credit: ``branch``, one sample per branch of a fork with variance (its branching
+            turn; parents do not train); ``tree``, one per turn with a nonzero credit
+            (`gym.train._credit`): the parents' turns and the branches' own turns.
 
     Raises:
         ConfigError: an eval-split episode without ``allow_eval``, or a branch whose
             branching turn is not among its turns.
     """
-    own = [e for e in episodes if e.episode.episode_id in branches]
-    leaked = [e.episode.episode_id for e in own if e.episode.split == "eval"]
+    leaked = [e.episode.episode_id for e in episodes if e.episode.split == "eval"]
     if leaked and not allow_eval:
         raise ConfigError(
-            f"{len(leaked)} branches are from the eval split (e.g. {leaked[0]}): train on "
-            "the train split"
+            f"{len(leaked)} step-sampled episodes are from the eval split (e.g. {leaked[0]}): "
+            "train on the train split"
         )
+    if credit == "tree":
+        return _tree_samples(episodes, branches, kind, weight, eos_token_id)
+    own = [e for e in episodes if e.episode.episode_id in branches]
     info = [branches[e.episode.episode_id] for e in own]
-    signals = [
-        branch_signal(e.training_reward, b.step_reward if _rewardable(e) else None, weight)
-        for e, b in zip(own, info, strict=True)
-    ]
     groups: list[Hashable] = [b.group for b in info]
-    adv = advantages(signals, groups, kind)
+    adv = advantages([_signal(e, b, weight) for e, b in zip(own, info, strict=True)], groups, kind)
     samples = [
-        _turn_sample(e, b, value, eos_token_id)
+        _turn_sample(e, b.turn, value, eos_token_id)
         for e, b, value, keep in zip(own, info, adv.values, adv.keep, strict=True)
         if keep
     ]
     return GroupSamples(samples=samples, advantages=adv)
 
 
-def _turn_sample(
-    scored: ScoredEpisode, branch: Branch, advantage: float, eos: int | None
-) -> Sample:
-    """The branching turn alone: its prompt (token-in) and completion, only it masked in."""
+def _signal(scored: ScoredEpisode, branch: Branch | None, weight: float) -> float | None:
+    """An episode's advantage signal: a branch's `branch_signal`, a parent's reward."""
+    if branch is None:
+        return scored.training_reward
+    step_reward = branch.step_reward if _rewardable(scored) else None
+    return branch_signal(scored.training_reward, step_reward, weight)
+
+
+def tree_signals(
+    episodes: Sequence[ScoredEpisode], branches: Mapping[str, Branch], weight: float = 0.0
+) -> TreeCredit:
+    """The tree credit (`gym.train._credit.tree_credit`) of a step-level collection."""
+    signals = {
+        e.episode.episode_id: _signal(e, branches.get(e.episode.episode_id), weight)
+        for e in episodes
+    }
+    return tree_credit(episodes, branches, signals)
+
+
+def _tree_samples(
+    episodes: Sequence[ScoredEpisode],
+    branches: Mapping[str, Branch],
+    kind: AdvantageKind,
+    weight: float,
+    eos: int | None,
+) -> GroupSamples:
+    """One sample per turn with a nonzero tree credit, scaled as ``kind`` says."""
+    tree = tree_signals(episodes, branches, weight)
+    by_id = {e.episode.episode_id: e for e in episodes}
+    samples, totals = [], {i: 0.0 for i in by_id}
+    for c in tree.credits:
+        scale = tree.spread(c.task) + 1e-6 if kind == "grpo" else 1.0
+        if c.raw:
+            samples.append(_turn_sample(by_id[c.episode_id], c.turn, c.raw / scale, eos))
+            totals[c.episode_id] += c.raw / scale
+    varied = {c.task for c in tree.credits}
+    adv = Advantages(
+        values=[totals[e.episode.episode_id] for e in episodes],
+        keep=[any(s.episode_id == e.episode.episode_id for s in samples) for e in episodes],
+        groups=len(tree.tasks),
+        zero_variance_groups=len(tree.tasks) - len(varied),
+        infra_excluded=tree.infra_excluded,
+        group_std={t: tree.spread(t) for t in varied},
+    )
+    return GroupSamples(samples=samples, advantages=adv)
+
+
+def _turn_sample(scored: ScoredEpisode, turn: int, advantage: float, eos: int | None) -> Sample:
+    """One turn alone: its prompt (token-in) and completion, only it masked in."""
     turns = scored.episode.turns
-    if not 0 <= branch.turn < len(turns):
+    if not 0 <= turn < len(turns):
         raise ConfigError(
-            f"branch {scored.episode.episode_id}: its branching turn {branch.turn} is not "
-            f"among its {len(turns)} turns"
+            f"episode {scored.episode.episode_id}: its turn {turn} to train is not among "
+            f"its {len(turns)} turns"
         )
-    sample = episode_samples([turns[branch.turn]], eos_token_id=eos).samples[0]
+    sample = episode_samples([turns[turn]], eos_token_id=eos).samples[0]
     return sample.model_copy(
         update={
-            "turns": [branch.turn],
+            "turns": [turn],
             "advantage": advantage,
             "episode_id": scored.episode.episode_id,
         }

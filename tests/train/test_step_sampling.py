@@ -65,7 +65,7 @@ def test_step_sampling_forks_stores_lineage_and_trains_the_branching_turns(tmp_p
     )
     # the update's samples: one per branch of a fork with variance, its branching turn only
     collected = read_step_collected(store, run_id)
-    built = step_samples(collected.episodes, collected.branches)
+    built = step_samples(collected.episodes, collected.branches, credit="branch")
     by_group: dict[tuple[str, int], list[float]] = {}
     for sample in built.samples:
         branch = collected.branches[sample.episode_id]
@@ -76,6 +76,14 @@ def test_step_sampling_forks_stores_lineage_and_trains_the_branching_turns(tmp_p
         by_group.setdefault(branch.group, []).append(sample.advantage)
     for values in by_group.values():  # grpo within each fork: +a and -a
         assert len(values) == 2 and sum(values) == pytest.approx(0, abs=1e-6)
+    # tree credit (the default): any turn of a parent or a branch's own, its tokens alone
+    scored = {e.episode.episode_id: e for e in collected.episodes}
+    for sample in step_samples(collected.episodes, collected.branches).samples:
+        (turn,) = sample.turns
+        line = collected.branches.get(sample.episode_id)
+        assert line is None or turn >= line.turn  # a branch's prefix trains in its parent
+        tokens = scored[sample.episode_id].episode.turns[turn]
+        assert sample.input_ids == tokens.prompt + tokens.completion
     # a dense step reward sees the task and the conversation through the branching turn
     calls: list[tuple[str, int, int, str]] = []
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import statistics
 from typing import Any
 
 import pytest
@@ -76,7 +77,7 @@ def _forks() -> tuple[list[ScoredEpisode], dict[str, Branch]]:
 
 def test_advantages_are_per_fork_and_only_the_branching_turn_is_a_sample():
     episodes, branches = _forks()
-    built = step_samples(episodes, branches, "dr_grpo", eos_token_id=2)
+    built = step_samples(episodes, branches, "dr_grpo", eos_token_id=2, credit="branch")
     # the fork at turn 2 has no variance: dropped; the parent trains nothing
     assert built.advantages.groups == 2 and built.advantages.zero_variance_groups == 1
     assert [s.episode_id for s in built.samples] == ["a", "b", "c"]
@@ -96,7 +97,7 @@ def test_the_batch_masks_in_the_branching_turn_alone():
     from gym.train._batch import collate
 
     episodes, branches = _forks()
-    built = step_samples(episodes, branches, "grpo")
+    built = step_samples(episodes, branches, "grpo", credit="branch")
     batch = collate(built.samples, pad_token_id=0)
     width = len(_turn(1).prompt)
     assert batch.loss_mask[:, :width].sum() == 0 and batch.loss_mask[:, width:].sum() == 9
@@ -116,9 +117,9 @@ def test_the_step_reward_adds_under_its_weight_and_none_adds_nothing():
         "f": Branch(parent_id="P", fork_step=2, branch=2, turn=2, step_reward=1.0),
     }
     # equal outcomes: without the weight the group teaches nothing
-    assert not step_samples(episodes[:2], branches, "dr_grpo").samples
-    assert step_samples(episodes[:2], branches, "dr_grpo", weight=0.5).samples
-    built = step_samples(episodes, branches, "dr_grpo", weight=0.5)
+    assert not step_samples(episodes[:2], branches, "dr_grpo", credit="branch").samples
+    assert step_samples(episodes[:2], branches, "dr_grpo", weight=0.5, credit="branch").samples
+    built = step_samples(episodes, branches, "dr_grpo", weight=0.5, credit="branch")
     # signals 1.5, 1.0 and 0 (flagged: outcome 0, no step reward)
     assert [s.advantage for s in built.samples] == pytest.approx([2 / 3, 1 / 6, -5 / 6])
 
@@ -128,7 +129,7 @@ def test_an_infra_error_branch_is_left_out_and_eval_branches_are_refused():
     branches = {
         e: Branch(parent_id="P", fork_step=0, branch=i, turn=0) for i, e in enumerate("abc")
     }
-    built = step_samples(episodes, branches)
+    built = step_samples(episodes, branches, credit="branch")
     assert [s.episode_id for s in built.samples] == ["a", "c"]
     assert built.advantages.infra_excluded == 1
     leaked = [_scored("a", 1.0, split="eval"), _scored("c", 0.0)]
@@ -139,7 +140,7 @@ def test_an_infra_error_branch_is_left_out_and_eval_branches_are_refused():
 def test_a_branching_turn_outside_the_branch_is_an_error():
     episodes = [_scored("a", 1.0, turns=1), _scored("b", 0.0, turns=1)]
     branches = {e: Branch(parent_id="P", fork_step=3, branch=i, turn=3) for i, e in enumerate("ab")}
-    with pytest.raises(ConfigError, match="branching turn 3"):
+    with pytest.raises(ConfigError, match="its turn 3 to train"):
         step_samples(episodes, branches)
 
 
@@ -267,3 +268,107 @@ def test_branches_per_parent_reaches_the_config_from_the_cli_and_is_a_multiple_o
     )
     assert result.exit_code != 0
     assert "multiple of K" in result.output + str(result.exception)
+
+
+def test_tree_credit_trains_the_parents_turns_and_the_branches_own_turns():
+    # signals: P 0 | forked at turn 1: a 1, b 0, c 0 | at turn 2: d 1, e 1. V of the
+    # reset (the root): 1/2; before P's turn 1: P, a to e, 1/2; before its turn 2: P, d, e,
+    # 2/3; after it: P, 0. A turn's credit: (V after - V before) + (V after - the root's).
+    episodes, branches = _forks()
+    built = step_samples(episodes, branches, "dr_grpo", eos_token_id=2)
+    got = {(s.episode_id, s.turns[0]): s.advantage for s in built.samples}
+    assert got == pytest.approx(
+        {
+            # P's turn 0 leads to a state worth the root's: no sample
+            ("P", 1): (2 / 3 - 1 / 2) + (2 / 3 - 1 / 2),
+            ("P", 2): (0 - 2 / 3) + (0 - 1 / 2),
+            ("a", 1): (1 - 1 / 2) + (1 - 1 / 2),  # against its fork, the parent among them
+            ("a", 2): 0 + (1 - 1 / 2),  # a branch's later turn: its outcome term alone
+            ("b", 1): (0 - 1 / 2) + (0 - 1 / 2),
+            ("b", 2): 0 + (0 - 1 / 2),
+            ("c", 1): (0 - 1 / 2) + (0 - 1 / 2),
+            ("c", 2): 0 + (0 - 1 / 2),
+            ("d", 2): (1 - 2 / 3) + (1 - 1 / 2),  # the equal fork at turn 2 trains now
+            ("e", 2): (1 - 2 / 3) + (1 - 1 / 2),
+        }
+    )
+    for sample in built.samples:  # one turn alone, masked in
+        turn = _turn(sample.turns[0])
+        assert sample.input_ids == turn.prompt + turn.completion
+        assert sample.loss_mask == [0] * len(turn.prompt) + [1] * len(turn.completion)
+    assert built.advantages.groups == 1 and built.advantages.zero_variance_groups == 0
+    assert built.advantages.values[0] == pytest.approx(1 / 3 - 7 / 6)  # P's credits
+    # grpo divides by the task's signal std (n - 1)
+    scaled = step_samples(episodes, branches, "grpo")
+    std = statistics.stdev([0.0, 1, 0, 0, 1, 1])
+    assert sorted(s.advantage for s in scaled.samples) == pytest.approx(
+        sorted(v / (std + 1e-6) for v in got.values())
+    )
+
+
+def _credits(episodes: list[ScoredEpisode], branches: dict[str, Branch]) -> dict[Any, float]:
+    built = step_samples(episodes, branches, "dr_grpo")
+    return {(s.episode_id, s.turns[0]): s.advantage for s in built.samples}
+
+
+def test_tree_credit_of_parents_without_branches_and_of_a_late_fork():
+    # no branch: the step term is the outcome's on turn 0, then 0 (the root: 1/2)
+    got = _credits([_scored("P", 1.0), _scored("Q", 0.0)], {})
+    assert got == pytest.approx(
+        {
+            ("P", 0): 1.0,
+            ("P", 1): 0.5,
+            ("P", 2): 0.5,
+            ("Q", 0): -1.0,
+            ("Q", 1): -0.5,
+            ("Q", 2): -0.5,
+        }
+    )
+    # P 1 forked at turn 1 only (a 0), Q 0: the root 1/3, before P's turn 1 (P, a) 1/2
+    late = {"a": Branch(parent_id="P", fork_step=1, branch=0, turn=1)}
+    got = _credits([_scored("P", 1.0), _scored("a", 0.0), _scored("Q", 0.0)], late)
+    root = 1 / 3
+    assert got[("P", 0)] == pytest.approx(2 * (1 / 2 - root))
+    assert got[("P", 1)] == pytest.approx((1 - 1 / 2) + (1 - root))
+    assert got[("P", 2)] == pytest.approx(0 + (1 - root))
+    assert got[("a", 1)] == pytest.approx((0 - 1 / 2) + (0 - root))
+    assert got[("a", 2)] == pytest.approx(0 + (0 - root))
+
+
+def test_tree_credit_leaves_out_infra_errors_and_tasks_without_a_spread():
+    episodes, branches = _forks()
+    episodes[1] = _scored("a", None)  # infra_error: neither a sample nor a member of a state
+    got = _credits(episodes, branches)
+    assert "a" not in {e for e, _ in got}
+    assert step_samples(episodes, branches).advantages.infra_excluded == 1
+    # the root and the state before P's turn 1 are both worth 2/5 (P, b to e)
+    assert ("P", 0) not in got and got[("b", 1)] == pytest.approx(2 * (0 - 2 / 5))
+    assert got[("P", 1)] == pytest.approx(2 * (2 / 3 - 2 / 5))
+    same = [_scored("P", 1.0), _scored("d", 1.0), _scored("e", 1.0)]
+    flat = step_samples(same, {k: branches[k] for k in "de"}, "grpo")
+    assert not flat.samples and flat.advantages.zero_variance_groups == 1
+
+
+def test_step_credit_is_part_of_the_training_id_and_branch_keeps_the_old_one():
+    def config(**step: Any) -> GrpoConfig:
+        return GrpoConfig(envs=["boxgym/Learn-v0"], step_sampling=StepConfig(**step))
+
+    assert config().step_sampling.credit == "tree"  # type: ignore[union-attr]
+    before = config(credit="branch").model_dump(mode="json")
+    del before["step_sampling"]["credit"]  # what a config serialized before the field held
+    assert GrpoConfig.model_validate(before).step_sampling.credit == "tree"  # type: ignore[union-attr]
+    assert config(credit="branch").train_id != config().train_id
+
+
+def test_credit_reaches_the_config_from_the_cli_and_goes_with_step_sampling():
+    from gym._cli._train import _step_sampling
+
+    assert StepConfig.model_validate(_step_sampling("step", None, 2, credit="branch")).credit == (
+        "branch"
+    )
+    assert StepConfig.model_validate(_step_sampling("step", None, 2)).credit == "tree"
+    with pytest.raises(ConfigError, match="--credit"):
+        _step_sampling("trajectory", None, None, credit="tree")
+    bad = ["train", "grpo", "boxgym/LearnSteps-v0", "--sampling", "step", "--credit", "leaf"]
+    result = CliRunner().invoke(app, [*bad, "--steps", "1"])
+    assert result.exit_code == 2 and "'leaf' is not one of tree, branch" in result.output
