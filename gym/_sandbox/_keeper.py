@@ -108,6 +108,8 @@ class KeeperLink:
         self._commands: dict[bytes, deque[tuple[bytes, bytes]]] = {}
         self._control: deque[tuple[bytes, bytes]] = deque()
         self._control_lock = threading.Lock()
+        self._desync = ""
+        """Why the control line is out of step ('' while it is in step)."""
         self._send_lock = threading.Lock()
         self.shell_frames: deque[tuple[int, bytes]] = deque()
         """Output of the shell not yet read by it."""
@@ -410,9 +412,19 @@ class KeeperLink:
                     return bytes(data), over or _over(payload)
 
     def _control_frame(self, deadline: float) -> tuple[bytes, bytes]:
+        """The next frame of a control answer (listing, archive, freeze, OOM count).
+
+        Control answers carry no request id: once one is given up on (a timeout), its
+        late frames would be read as the next request's. So the control line is out of
+        step from then on, and every later control request is refused
+        (`SandboxUnavailable`) rather than answered with another request's frames.
+        """
+        if self._desync:
+            raise self._gone(self._desync)
         try:
             self._wait(lambda: bool(self._control), deadline)
         except TimeoutError as exc:
+            self._desync = "an earlier answer timed out, its frames may still come"
             raise ExecTimeout(
                 f"the keeper of container {self.container_id[:12]} did not answer in time"
             ) from exc

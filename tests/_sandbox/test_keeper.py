@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from gym._core._errors import ExportTooLarge, SandboxUnavailable
+from gym._core._errors import ExecTimeout, ExportTooLarge, SandboxUnavailable
 from gym._sandbox import DockerSandbox, SandboxConfig
 from gym._sandbox._docker import _no_keeper, keeps
 from gym._sandbox._keeper import KEEPER_COMMAND, boot_input
@@ -199,6 +199,20 @@ def test_a_listing_over_its_cap_is_a_structured_answer_and_the_link_stays_in_ste
         nodes = kept.keeper.listing(roots, time.monotonic() + 30).nodes  # the next one reads
         assert sum(p.startswith("/tmp/file-") for p in nodes) == 300
         assert kept.exec(["echo", "alive"]).stdout == "alive\n"
+
+
+def test_after_a_control_answer_timed_out_no_later_one_reads_its_frames(kept):
+    roots = list(kept.config.tmpfs)
+    with pytest.raises(ExecTimeout):  # given up on at once: its answer comes later
+        kept.keeper.listing(roots, time.monotonic())
+    assert kept.run("touch /tmp/made-after && echo ok").ok
+    time.sleep(0.5)  # the late answer is on the link by now
+    # the next listing would read the late one's frames (no /tmp/made-after): refused
+    with pytest.raises(SandboxUnavailable, match="timed out"):
+        kept.keeper.listing(roots, time.monotonic() + 30)
+    with pytest.raises(SandboxUnavailable):
+        kept.keeper.archive("/", ["tmp"], time.monotonic() + 30, 1 << 20)
+    assert kept.run("echo alive").stdout == "alive\n", "the shell's line is not affected"
 
 
 def test_ten_thousand_files_under_a_deep_path_are_too_large_not_a_fault(kept):
