@@ -4,8 +4,9 @@
 
 Runs boxgym's runner (the same code path as `gym run`) over PyFunc-v0 with a policy
 that makes each command of CALLS_JSON as a `bash` tool call, then submits; every
-episode is graded in a fresh container. It ends as `gym run` ends (`gym._core._exit.leave`):
-atexit cleanup and flushed streams, without the interpreter's teardown. Used by
+episode is graded in a fresh container. It starts and ends as `gym run` does: one malloc
+arena (`gym._core._malloc.cap_arenas`, before any thread), and `gym._core._exit.leave`
+(atexit cleanup and flushed streams, without the interpreter's teardown). Used by
 bench/scale.py.
 """
 
@@ -18,11 +19,13 @@ from pathlib import Path
 
 from gym import ScriptPolicy, ToolCall
 from gym._core._exit import leave
+from gym._core._malloc import cap_arenas
 from gym._run._runner import RunConfig, run
 from gym._store import Store
 
 
 def main() -> None:
+    cap_arenas()
     db, events_path, concurrency, episodes, calls = sys.argv[1:6]
     commands = json.loads(calls)
     script = [ToolCall(name="bash", arguments={"command": c}) for c in commands]

@@ -118,8 +118,10 @@ class _Console(Console):
         return super().render(renderable, options)
 
 
-console = _Console(piped_width=140)  # logs and pipes: wide enough for the report tables
-err = _Console(stderr=True)
+# emoji=False: no ``:name:`` in what we print turns into an emoji (a task id, a path), and
+# rich's table of emoji codes (2.3 MiB) is never loaded.
+console = _Console(piped_width=140, emoji=False)  # logs and pipes: wide enough for the tables
+err = _Console(stderr=True, emoji=False)
 
 _debug = {"on": False}
 """Whether ``gym --debug`` asked for tracebacks."""

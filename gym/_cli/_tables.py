@@ -37,11 +37,14 @@ def text(header: str, **kw: Any) -> Column:
 
 
 def _lines(cell: Any) -> list[str]:
-    """The lines a cell shows (a ``str`` cell is rich markup, as `Table` reads it)."""
+    """The lines a cell shows (a ``str`` cell is rich markup, as `Table` reads it).
+
+    No ``:name:`` becomes an emoji, as on the CLI's consoles.
+    """
     if isinstance(cell, Text):
         return cell.plain.split("\n")
     try:
-        return Text.from_markup(str(cell)).plain.split("\n")
+        return Text.from_markup(str(cell), emoji=False).plain.split("\n")
     except MarkupError:  # rich will refuse it too; measure it as it is
         return str(cell).split("\n")
 

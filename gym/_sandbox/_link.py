@@ -199,6 +199,8 @@ class _Remover:
 
     At exit, removals still queued are dropped: those containers are linked to this
     process and leave with it (see the module docstring), so exit never waits for them.
+    The threads start with the first removal, not at import: importing gym starts no
+    thread (and `gym`'s command caps malloc's arenas before any thread starts).
     """
 
     def __init__(self, workers: int = 4) -> None:
@@ -206,14 +208,26 @@ class _Remover:
         self._busy = 0
         self._cond = threading.Condition()
         self._closed = False
-        for _ in range(workers):
-            threading.Thread(target=self._work, name="gym-remove", daemon=True).start()
+        self._workers = workers
+        self._started = False
 
     def submit(self, removal: Callable[[], None]) -> None:
         if self._closed:
             removal()
             return
+        self._start()
         self._queue.put(removal)
+
+    def _start(self) -> None:
+        """Start the worker threads, once."""
+        if self._started:
+            return
+        with self._cond:
+            if self._started:
+                return
+            for _ in range(self._workers):
+                threading.Thread(target=self._work, name="gym-remove", daemon=True).start()
+            self._started = True
 
     def _work(self) -> None:
         while True:

@@ -290,3 +290,11 @@ def test_explicit_columns_set_the_width_when_not_a_terminal(tmp_path: Path):
     wide = subprocess.run([GYM, "env", "list"], capture_output=True, text=True, env=env)
     assert max(len(line) for line in wide.stdout.splitlines()) > 80  # 140 by default
     assert max(len(line) for line in narrow(gym("env", "list")).splitlines()) <= 80
+
+
+def test_a_colon_name_in_a_cell_is_measured_as_written():
+    """The CLI's consoles print ``:smile:`` as written (no emoji): a number cell holding
+    one gets its whole width, not an emoji's two columns."""
+    table = Table(number("id"), text("words"))
+    table.add_row(":smile:-v0", "a b c d e f g h i j k l m n o p q r s t u v w x y z " * 4)
+    assert fit(table, 40).columns[0].width == len(":smile:-v0")
