@@ -33,6 +33,10 @@ at ``--steps`` or once its mean reward reaches ``--target``. Per mode it reports
   signal minus its fork's mean (`gym.train._steps.raw_advantages`); with it, the ratio
   of the two modes' mean absolute advantage (their scale: the update's step size at one
   learning rate, as both divide by the same task std);
+- **noise share** (`noise_share`): per step, the share of that variance that is noise,
+  the spread among the estimates of turns with the same state and action (the same
+  task and calls so far), averaged over the steps. Unlike the variance, it does not
+  move with the credit's scale;
 - episodes per step, each step's mean reward over all its episodes (``all`` in the JSON;
   a branch is not independent of its parent, so that mean is not as steady as that of as
   many fresh episodes) and the watch's (``rewards``), seconds.
@@ -80,44 +84,86 @@ class _Reached(Exception):
     """The run's mean reward reached the target: stop it there."""
 
 
-def trajectory_advantages(store: Store, run_id: str) -> list[float]:
+Turn = tuple[str, int]
+"""An episode id and the index of one of its turns."""
+
+
+def trajectory_advantages(store: Store, run_id: str) -> dict[Turn, float]:
     """Per trainable turn, its episode's reward minus its task group's mean."""
     episodes = read_collected(store, run_id).episodes
     groups: dict[Hashable, list[float]] = {}
     for e in episodes:
         if e.training_reward is not None:
             groups.setdefault(e.episode.group, []).append(e.training_reward)
-    out: list[float] = []
+    out: dict[Turn, float] = {}
     for e in episodes:
         values = groups.get(e.episode.group, [])
         if e.training_reward is None or len(values) < 2:
             continue
-        out += [e.training_reward - statistics.fmean(values)] * len(e.episode.turns)
+        value = e.training_reward - statistics.fmean(values)
+        out |= {(e.episode.episode_id, t): value for t in range(len(e.episode.turns))}
     return out
 
 
 def step_advantages(
     store: Store, run_id: str, weight: float = 0.0, credit: str = "tree"
-) -> list[float]:
+) -> dict[Turn, float]:
     """Per turn the update could train, its advantage estimate before any std division.
 
-    ``tree``: the credit of each parent turn and branching turn in a task with a spread
-    (`gym.train._steps.tree_signals`); ``branch``: per branch, its signal minus its
-    fork's mean.
+    ``tree``: the credit of each parent turn and each branch's own turn in a task with a
+    spread (`gym.train._steps.tree_signals`); ``branch``: per branch, its branching
+    turn's signal minus its fork's mean.
     """
     collected = read_step_collected(store, run_id)
     if credit == "tree":
-        return [c.raw for c in tree_signals(collected.episodes, collected.branches, weight).credits]
+        tree = tree_signals(collected.episodes, collected.branches, weight)
+        return {(c.episode_id, c.turn): c.raw for c in tree.credits}
     groups: dict[Hashable, list[float]] = {}
-    signals: dict[str, tuple[Hashable, float]] = {}
+    signals: dict[Turn, tuple[Hashable, float]] = {}
     for e in collected.episodes:
         branch = collected.branches.get(e.episode.episode_id)
-        signal = branch_signal(e.training_reward, branch and branch.step_reward, weight)
-        if branch is None or signal is None:
+        if branch is None:
+            continue
+        signal = branch_signal(e.training_reward, branch.step_reward, weight)
+        if signal is None:
             continue
         groups.setdefault(branch.group, []).append(signal)
-        signals[e.episode.episode_id] = (branch.group, signal)
-    return [s - statistics.fmean(groups[g]) for g, s in signals.values() if len(groups[g]) >= 2]
+        signals[(e.episode.episode_id, branch.turn)] = (branch.group, signal)
+    return {
+        turn: s - statistics.fmean(groups[g])
+        for turn, (g, s) in signals.items()
+        if len(groups[g]) >= 2
+    }
+
+
+def noise_share(store: Store, run_id: str, estimates: dict[Turn, float]) -> float | None:
+    """The share of the advantages' variance that is not the state's and the action's.
+
+    A turn's state and action are its task and the calls of its episode up to and
+    including it (LearnLock's three presses: 14 per task). The estimates of turns with
+    the same state and action should agree: what varies among them is noise (the luck
+    of the other turns). Returned: the sum of squares within those groups over the sum
+    of squares about the mean, over turns whose state and action came up at least
+    twice; a ratio, so a credit's scale (which Adam's update does not see) is out of it.
+    """
+    steps = store.run_steps(run_id)
+    groups = {e.id: f"{e.env_id}/{e.task_id}" for e in store.episodes(run_id)}
+    keyed: dict[tuple[str, ...], list[float]] = {}
+    for (episode_id, turn), value in estimates.items():
+        calls, made = [groups[episode_id]], -1
+        for step in steps.get(episode_id, []):
+            made += step.completion_token_ids is not None
+            if made > turn:
+                break
+            calls.append(f"{step.tool}:{json.dumps(step.arguments, sort_keys=True)}")
+        keyed.setdefault(tuple(calls), []).append(value)
+    members = [values for values in keyed.values() if len(values) >= 2]
+    pooled = [v for values in members for v in values]
+    if len(pooled) < 2:
+        return None
+    total = sum((v - statistics.fmean(pooled)) ** 2 for v in pooled)
+    within = sum((v - statistics.fmean(g)) ** 2 for g in members for v in g)
+    return within / total if total else None
 
 
 def one_run(args: argparse.Namespace, seed: int, mode: str, store: Store) -> dict[str, Any]:
@@ -160,20 +206,18 @@ def one_run(args: argparse.Namespace, seed: int, mode: str, store: Store) -> dic
     except _Reached:
         pass
     rows = store.train_steps(config.train_id)  # a resumed run's earlier steps too
-    estimates = [
-        values
-        for row in rows
-        if len(
-            values := (
-                step_advantages(store, row.run_id, credit=args.credit)
-                if step
-                else trajectory_advantages(store, row.run_id)
-            )
+    per_step = {
+        row.run_id: (
+            step_advantages(store, row.run_id, credit=args.credit)
+            if step
+            else trajectory_advantages(store, row.run_id)
         )
-        > 1
-    ]
+        for row in rows
+    }
+    estimates = [list(values.values()) for values in per_step.values() if len(values) > 1]
     variance = [statistics.pvariance(values) for values in estimates]
     scale = [statistics.fmean(abs(v) for v in values) for values in estimates]
+    noise = [n for run, values in per_step.items() if (n := noise_share(store, run, values))]
     every = [round(all_episodes_reward(store, r.run_id), 3) for r in rows]
     watched = [round(r.mean_reward, 3) for r in rows]
     return {
@@ -188,6 +232,8 @@ def one_run(args: argparse.Namespace, seed: int, mode: str, store: Store) -> dic
         "advantage_variance": statistics.fmean(variance) if variance else None,
         "variance_per_step": [round(v, 4) for v in variance],
         "advantage_scale": statistics.fmean(scale) if scale else None,
+        "noise_share": statistics.fmean(noise) if noise else None,
+        "noise_per_step": [round(n, 3) for n in noise],
         "seconds": round(time.monotonic() - began, 1),
     }
 
@@ -242,9 +288,15 @@ def ratios(results: list[dict[str, Any]]) -> str:
             continue
         ratio = step["advantage_variance"] / whole["advantage_variance"]
         size = step["advantage_scale"] / whole["advantage_scale"]
+        noise = ""
+        if step.get("noise_share") and whole.get("noise_share"):
+            noise = (
+                f", noise share {step['noise_share']:.2f} against {whole['noise_share']:.2f} "
+                f"({step['noise_share'] / whole['noise_share']:.2f})"
+            )
         lines.append(
             f"seed {seed}: step/trajectory advantage variance {ratio:.2f}, mean |advantage| "
-            f"{size:.2f}"
+            f"{size:.2f}{noise}"
         )
         for mode, run in (("step", step), ("trajectory", whole)):
             pooled[mode] += run["variance_per_step"]
