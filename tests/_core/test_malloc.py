@@ -60,13 +60,20 @@ def test_importing_gym_and_its_command_line_leaves_malloc_as_it_is():
     assert _python("import gym, gym._cli; print(from_main_arena())") == "False"
 
 
-def test_the_gym_command_caps_the_arenas_as_it_starts():
+@pytest.mark.parametrize(
+    ("argv", "capped"),
+    [
+        (["env", "list", "--json"], "True"),  # a command caps the arenas as it starts
+        (["train", "--help"], "False"),  # gym train keeps them for its tensor threads
+    ],
+)
+def test_the_gym_command_caps_the_arenas_as_it_starts_but_for_train(argv, capped):
     code = (
         "import atexit, sys; from gym._cli import main\n"
         "atexit.register(lambda: print(from_main_arena()))\n"
-        "sys.argv = ['gym', 'env', 'list', '--json']; main()"
+        f"sys.argv = ['gym', *{argv!r}]; main()"
     )
-    assert _python(code).splitlines()[-1] == "True"
+    assert _python(code).splitlines()[-1] == capped
 
 
 @pytest.mark.parametrize(
@@ -75,12 +82,3 @@ def test_the_gym_command_caps_the_arenas_as_it_starts():
 def test_arenas_the_environment_sets_stand(env):
     code = "from gym._core._malloc import cap_arenas; print(cap_arenas(), from_main_arena())"
     assert _python(code, env) == "False False"
-
-
-def test_gym_train_keeps_the_arenas_for_its_tensor_threads():
-    code = (
-        "import atexit, sys; from gym._cli import main\n"
-        "atexit.register(lambda: print(from_main_arena()))\n"
-        "sys.argv = ['gym', 'train', '--help']; main()"
-    )
-    assert _python(code).splitlines()[-1] == "False"
