@@ -100,8 +100,8 @@ def grpo_cmd(
         typer.Option(
             "--credit",
             callback=one_of("tree", "branch"),
-            help="step: what trains: tree (every parent turn and each branching turn, from "
-            "the values of the states around it) or branch (the branching turns alone).",
+            help="step: what trains: tree (every parent turn and each branch's own turns, "
+            "credited from the states around them) or branch (the branching turns alone).",
         ),
     ] = None,
     step_judge: Annotated[
