@@ -37,7 +37,7 @@ from pydantic import BaseModel
 if TYPE_CHECKING:
     from gym.train._grpo_collect import ScoredEpisode
 
-__all__ = ["TurnCredit", "tree_credit"]
+__all__ = ["TreeCredit", "TurnCredit", "tree_credit"]
 
 
 class _Lineage(Protocol):
