@@ -20,11 +20,19 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, Field
 
 import gym
-import gym.errors
 import gym.grading
 import gym.sandbox
 
-from . import GRADER, GRADER_VERSION, LearnEnv, LearnState, _tried, state_flags
+from . import (
+    GRADER,
+    GRADER_VERSION,
+    LearnEnv,
+    LearnState,
+    attempted,
+    harness_exec,
+    state_flags,
+    workspace,
+)
 
 __all__ = ["BUTTONS", "PRESSES_FILE", "LearnLockEnv", "LockState", "combination"]
 
@@ -93,24 +101,13 @@ class LearnLockEnv(gym.ContainerEnv[LockState]):
         Args:
             button: the button.
         """
-        if self.sandbox is None:
-            raise gym.ConfigError("no episode is running: call reset() first")
-        result = self.sandbox.exec(["sh", "-c", _PRESS, "sh", button], timeout=30)
-        if not result.ok:  # a fixed command with a validated button: our fault, not the agent's
-            raise gym.errors.SandboxUnavailable(
-                f"could not record the press: {result.stderr[:300]}"
-            )
-        return f"Press {result.stdout.strip()} of {self.presses} recorded."
+        made = harness_exec(self, _PRESS, button, failed="recording the press")
+        return f"Press {made.strip()} of {self.presses} recorded."
 
     def export(self, task: gym.Task, sandbox: gym.sandbox.Sandbox) -> LockState:
         """The presses file and the workspace listing, plus the tools tried but not offered."""
-        entries = sandbox.get_files(sandbox.config.workdir, ["."], max_bytes=1 << 16, listing=True)
-        files = sorted(e.path for e in entries if e.kind != "dir")
-        text = next(
-            (e.data.decode(errors="replace") for e in entries if e.path == PRESSES_FILE), ""
-        )
-        attempted = sorted({n for n in map(_tried, self.trace) if n and n not in self.tools})
-        return LockState(presses=text.split(), files=files, attempted=attempted)
+        text, files = workspace(sandbox, PRESSES_FILE)
+        return LockState(presses=(text or "").split(), files=files, attempted=attempted(self))
 
     def grade(
         self, task: gym.Task, final_state: LockState, trajectory: Sequence[gym.StepRecord]

@@ -14,11 +14,19 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import gym
-import gym.errors
 import gym.grading
 import gym.sandbox
 
-from . import ANSWER_FILE, GRADER, GRADER_VERSION, LearnEnv, LearnState, hidden_answer, state_flags
+from . import (
+    ANSWER_FILE,
+    GRADER,
+    GRADER_VERSION,
+    LearnEnv,
+    LearnState,
+    harness_exec,
+    hidden_answer,
+    state_flags,
+)
 
 __all__ = ["DRAWERS", "LearnStepsEnv"]
 
@@ -79,10 +87,7 @@ class LearnStepsEnv(LearnEnv):
         if self.sandbox is None:
             raise gym.ConfigError("no episode is running: call reset() first")
         drawers = f"{self.sandbox.config.workdir}/drawers"
-        result = self.sandbox.exec(["sh", "-c", script, "sh", *args], cwd=drawers, timeout=30)
-        if not result.ok:  # fixed commands on the harness's files: our fault, not the agent's
-            raise gym.errors.SandboxUnavailable(f"the drawers failed: {result.stderr[:300]}")
-        return result.stdout.rstrip("\n")
+        return harness_exec(self, script, *args, failed="the drawers", cwd=drawers).rstrip("\n")
 
     def grade(
         self, task: gym.Task, final_state: LearnState, trajectory: Sequence[gym.StepRecord]
