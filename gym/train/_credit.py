@@ -104,12 +104,10 @@ def tree_credit(
         if (line := lineage.get(episode_id)) is not None:
             trees.setdefault(line.parent_id, []).append((line.turn, episode_id))
     turns_of = {e.episode.episode_id: len(e.episode.turns) for e in episodes}
+    lone = [i for i in task_of if i not in lineage and i not in trees]  # parents, no branch
     credits: list[TurnCredit] = []
-    for parent_id, forks in trees.items():
-        credits += _tree(parent_id, forks, turns_of, task_of, signals, tasks)
-    parents = [i for i in task_of if i not in lineage and i not in trees]
-    for parent_id in parents:  # a parent with no branch
-        credits += _tree(parent_id, [], turns_of, task_of, signals, tasks)
+    for parent_id in [*trees, *lone]:
+        credits += _tree(parent_id, trees.get(parent_id, []), turns_of, task_of, signals, tasks)
     varied = {t for t, values in tasks.items() if len(values) >= 2 and min(values) != max(values)}
     return TreeCredit(
         credits=[c for c in credits if c.task in varied],

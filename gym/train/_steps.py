@@ -633,20 +633,21 @@ def _tree_samples(
     """One sample per turn with a nonzero tree credit, scaled as ``kind`` says."""
     tree = tree_signals(episodes, branches, weight)
     by_id = {e.episode.episode_id: e for e in episodes}
+    std = {c.task: tree.spread(c.task) for c in tree.credits}  # the tasks with a spread
     samples, totals = [], {i: 0.0 for i in by_id}
     for c in tree.credits:
-        scale = tree.spread(c.task) + 1e-6 if kind == "grpo" else 1.0
         if c.raw:
-            samples.append(_turn_sample(by_id[c.episode_id], c.turn, c.raw / scale, eos))
-            totals[c.episode_id] += c.raw / scale
-    varied = {c.task for c in tree.credits}
+            value = c.raw / (std[c.task] + 1e-6 if kind == "grpo" else 1.0)
+            samples.append(_turn_sample(by_id[c.episode_id], c.turn, value, eos))
+            totals[c.episode_id] += value
+    trained = {s.episode_id for s in samples}
     adv = Advantages(
         values=[totals[e.episode.episode_id] for e in episodes],
-        keep=[any(s.episode_id == e.episode.episode_id for s in samples) for e in episodes],
+        keep=[e.episode.episode_id in trained for e in episodes],
         groups=len(tree.tasks),
-        zero_variance_groups=len(tree.tasks) - len(varied),
+        zero_variance_groups=len(tree.tasks) - len(std),
         infra_excluded=tree.infra_excluded,
-        group_std={t: tree.spread(t) for t in varied},
+        group_std=std,
     )
     return GroupSamples(samples=samples, advantages=adv)
 
