@@ -124,17 +124,26 @@ def main() -> None:
     parser.add_argument("--pool", type=int, default=0, help="spares kept (default k + 1)")
     args = parser.parse_args()
     rows = measure(args.reps, args.k, args.task, args.pool)
-    base = statistics.median(rows["warm reset"])
     print(f"pool {args.pool or args.k + 1}, load {os.getloadavg()[0]:.1f}")
-    print(f"| what | median s ({args.reps} reps) | min s | max s | x warm reset | per branch |")
-    print("|---|---|---|---|---|---|")
+    print(table(rows))
+
+
+def table(rows: dict[str, list[float]]) -> str:
+    """The measures as a markdown table: medians, extremes, x warm reset, per branch."""
+    base = statistics.median(rows["warm reset"])
+    reps = len(rows["warm reset"])
+    lines = [
+        f"| what | median s ({reps} reps) | min s | max s | x warm reset | per branch |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, values in rows.items():
         med = statistics.median(values)
         each = med / base / int(name.partition("(")[2].rstrip(")") or 1)
-        print(
+        lines.append(
             f"| {name} | {med:.3f} | {min(values):.3f} | {max(values):.3f} | {med / base:.2f} "
             f"| {each:.2f} |"
         )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

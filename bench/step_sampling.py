@@ -161,8 +161,8 @@ def noise_share(store: Store, run_id: str, estimates: dict[Turn, float]) -> floa
     pooled = [v for values in members for v in values]
     if len(pooled) < 2:
         return None
-    total = sum((v - statistics.fmean(pooled)) ** 2 for v in pooled)
-    within = sum((v - statistics.fmean(g)) ** 2 for g in members for v in g)
+    total = statistics.pvariance(pooled) * len(pooled)
+    within = sum(statistics.pvariance(g) * len(g) for g in members)
     return within / total if total else None
 
 
@@ -362,21 +362,11 @@ def main() -> None:
 
 def fork_table(reps: int, k: int = 4) -> str:
     """What a fork costs against a warm reset, in this run (bench/fork.py's measures)."""
-    from fork import measure  # bench/fork.py, beside this file
+    from fork import measure, table  # bench/fork.py, beside this file
 
     rows = measure(reps, k, replay=False)
-    base = statistics.median(rows["warm reset"])
-    lines = [
-        f"fork cost, PyRepo at step 3, medians of {reps} interleaved reps, load "
-        f"{os.getloadavg()[0]:.1f}:",
-        "| what | median s | x warm reset | per branch |",
-        "|---|---|---|---|",
-    ]
-    for name, values in rows.items():
-        med = statistics.median(values)
-        each = med / base / int(name.partition("(")[2].rstrip(")") or 1)
-        lines.append(f"| {name} | {med:.3f} | {med / base:.2f} | {each:.2f} |")
-    return "\n".join(lines)
+    head = f"fork cost, PyRepo at step 3, interleaved reps, load {os.getloadavg()[0]:.1f}:"
+    return f"{head}\n{table(rows)}"
 
 
 if __name__ == "__main__":
