@@ -294,11 +294,15 @@ def many_allowed_files(names: Names, task: Task, env: Any) -> list[ToolCall]:
 
 
 def _made(ctx: Context, names: Names, result: Any, policy: Any) -> Finding:
-    """Whether the script's files were all made (its first command counts them)."""
+    """Whether the script made all it meant to (its first command counts them).
+
+    Files by default; ``notes["what"]`` names anything else (processes).
+    """
+    what = names.notes.get("what", "files")
     said = result.steps[0].observation.split() if result.steps else []
     made = bool(said) and said[0] == names.notes.get("made")
     return Finding(
-        f"{names.notes.get('made')} files made" if made else "the files were not made", made
+        f"{names.notes.get('made')} {what} made" if made else f"the {what} were not made", made
     )
 
 
@@ -309,6 +313,24 @@ def _allowed_folder(task: Task) -> str:
         if sep and head and not any(c in head for c in "*?["):
             return head
     return ""
+
+
+def busy_at_export(names: Names, task: Task, env: Any) -> list[ToolCall]:
+    """The reference solution, with CPU-bound processes left running to the end.
+
+    Four busy loops, detached (``setsid``) and deaf to TERM, HUP and INT, started first:
+    the agent's container is busy while the harness freezes and lists its state. The
+    first command counts them (by an argument of theirs named anew each run).
+    """
+    mark = names.ident()
+    loop = "trap '' TERM HUP INT; while :; do :; done"
+    start = (
+        f'M={mark}_; for i in 1 2 3 4; do setsid sh -c "{loop}" sh "$M$i" '
+        "</dev/null >/dev/null 2>&1 & done; sleep 0.5; "
+        f"grep -l '{mark}_[0-9]' /proc/[0-9]*/cmdline 2>/dev/null | wc -l"
+    )
+    names.notes["made"], names.notes["what"] = "4", "busy processes"
+    return [bash(start), *env.oracle_calls(task)[:-1]]
 
 
 @dataclass(eq=False, repr=False)
@@ -355,6 +377,14 @@ register(
         )
         for kind in ("long_paths", "many_entries")
     ],
+    AnyTask(
+        name="infra.busy_at_export",
+        envs=CODE,
+        script=busy_at_export,
+        expect=Expect(outcomes=frozenset({"pass"})),
+        observers=(_made,),
+        note="correct work with busy loops left running to the export: graded, not infra",
+    ),
     AnyTask(
         name="infra.many_allowed_files_are_exported",
         envs=("boxgym/PyRepo-v0",),
