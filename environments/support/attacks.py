@@ -461,6 +461,11 @@ _ODD = [
 ]
 
 
+_CALL_VALUES = 90_000
+"""Values the answer's lists may hold in all: under the 100,000 one tool call may hold, so
+the call is made (a larger one is refused before any tool runs)."""
+
+
 def _odd_everything(names: Names, task: Task, env: Any) -> list[ToolCall]:
     """Every text and number the tools take, odd, and answer values of every shape.
 
@@ -493,10 +498,9 @@ def _odd_everything(names: Names, task: Task, env: Any) -> list[ToolCall]:
         call("verify_identity", customer_id="C1001", email=odd[2][:100], zip_code=odd[3][:10]),
         call("get_order", order_id="O5001"),
     ]
-    values = {
-        name: names.rng.choice([deep, list(range(50_000)), "9" * 5000, 10**30, -1e308, {}])
-        for name in [*_asked(task), names.ident()]
-    }
+    keys = [*_asked(task), names.ident()]
+    many = list(range(_CALL_VALUES // len(keys)))  # the long lists together stay callable
+    values = {name: names.rng.choice([deep, many, "9" * 5000, 10**30, -1e308, {}]) for name in keys}
     return [*calls, call("submit", answer=odd[2] + odd[5], values=values)]
 
 
