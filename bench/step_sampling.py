@@ -30,7 +30,7 @@ at ``--steps`` or once its mean reward reaches ``--target``. Per mode it reports
   with ``--credit tree`` (the default, `StepConfig.credit`): each parent turn and
   branching turn its credit, the value of the state after it minus that before it
   (`gym.train._credit`); with ``--credit branch``: a branch's one branching turn its
-  signal minus its fork's mean (`gym.train._steps.raw_advantages`); with it, the ratio
+  signal minus its fork's mean (`step_advantages`); with it, the ratio
   of the two modes' mean absolute advantage (their scale: the update's step size at one
   learning rate, as both divide by the same task std);
 - **noise share** (`noise_share`): per step, the share of that variance that is noise,

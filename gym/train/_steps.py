@@ -88,7 +88,6 @@ __all__ = [
     "StepReward",
     "collect_steps",
     "parse_branch_steps",
-    "raw_advantages",
     "read_step_collected",
     "step_samples",
     "tree_signals",
@@ -668,21 +667,3 @@ def _turn_sample(scored: ScoredEpisode, turn: int, advantage: float, eos: int | 
             "episode_id": scored.episode.episode_id,
         }
     )
-
-
-def raw_advantages(signals: Sequence[float | None], groups: Sequence[Hashable]) -> list[float]:
-    """Each scored member's signal minus its group's mean (groups of two or more).
-
-    The advantage estimate before any division by the group's spread; the variance of
-    these over the trained turns is what bench/step_sampling.py compares.
-    """
-    members: dict[Hashable, list[float]] = {}
-    for signal, group in zip(signals, groups, strict=True):
-        if signal is not None:
-            members.setdefault(group, []).append(signal)
-    out = []
-    for values in members.values():
-        if len(values) >= 2:
-            mean = sum(values) / len(values)
-            out += [v - mean for v in values]
-    return out

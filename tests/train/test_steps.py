@@ -23,7 +23,6 @@ from gym.train._steps import (
     branch_signal,
     conversation_to,
     parse_branch_steps,
-    raw_advantages,
     step_samples,
     turn_at,
 )
@@ -142,11 +141,6 @@ def test_a_branching_turn_outside_the_branch_is_an_error():
     branches = {e: Branch(parent_id="P", fork_step=3, branch=i, turn=3) for i, e in enumerate("ab")}
     with pytest.raises(ConfigError, match="its turn 3 to train"):
         step_samples(episodes, branches)
-
-
-def test_raw_advantages_are_signal_minus_group_mean():
-    out = raw_advantages([1.0, 0.0, None, 1.0, 0.5], ["x", "x", "x", "y", "z"])
-    assert out == pytest.approx([0.5, -0.5])  # y and z have one member each
 
 
 def test_turn_at_and_the_conversation_cut():
