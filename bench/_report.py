@@ -25,6 +25,17 @@ def pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[max(0, min(98, int(q) - 1))]
 
 
+def steady_rate(events: list[dict]) -> float | None:
+    """Episodes/s between a run's 10th and 90th percent of commits (``--events`` lines):
+    the rate without the command's start and its last episodes' tail; None under 10."""
+    commits = sorted(e["t"] for e in events if e["event"] == "committed")
+    if len(commits) < 10:
+        return None
+    first, last = len(commits) // 10, (len(commits) * 9) // 10
+    lo, hi = commits[first], commits[last]
+    return (last - first) / (hi - lo) if hi > lo else None
+
+
 def timed(fn, n: int) -> list[float]:
     """Run fn n times; seconds per call."""
     out = []

@@ -48,7 +48,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).parent))
 from _agentbox import IMAGE, AgentBox  # noqa: E402
-from _report import machine, pct, write_section  # noqa: E402
+from _report import machine, pct, steady_rate, write_section  # noqa: E402
 from _standin import StandIn  # noqa: E402
 from scale import GYM, Creations, _busy, _median, load  # noqa: E402
 
@@ -247,11 +247,7 @@ def boxgym_details(tmp: Path, stdout: str) -> dict[str, Any]:
     env = next(iter(summary.get("envs", {}).values()), {})
     events = tmp / "events.jsonl"
     lines = [json.loads(x) for x in events.read_text().splitlines()] if events.exists() else []
-    commits = sorted(e["t"] for e in lines if e["event"] == "committed")
-    steady = None
-    if len(commits) >= 10:
-        lo, hi = commits[len(commits) // 10], commits[(len(commits) * 9) // 10]
-        steady = ((len(commits) * 9) // 10 - len(commits) // 10) / (hi - lo) if hi > lo else None
+    steady = steady_rate(lines)
     steps = _steps(tmp / "runs.db")
     return {
         "episodes": env.get("episodes"),
