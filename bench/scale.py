@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -346,37 +347,39 @@ def spread(figures: list[tuple[float, float]], target: float, top: int) -> str:
     )
 
 
+def met(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
 def floor_and_memory(
-    rows: list[dict[str, Any]], cs: list[int], n: int, workloads: list[str]
+    rows: list[dict[str, Any]], cs: list[int], w: str, figures: dict[str, Any]
 ) -> list[str]:
-    """Issue 33's other items: the engine-floor share, and the peak RSS at the top c."""
-    floor = next((r for r in rows if r["workload"] == "floor"), None)
-    met = lambda ok: "met" if ok else "NOT met"  # noqa: E731
+    """Issue 33's other items for workload ``w`` (``figures``: its `table`'s): the
+    engine-floor share, and the peak RSS at the top c."""
     lines = []
-    for w in workloads:
-        _, figures = table(rows, w, cs, n)
-        if floor is not None:
-            containers, target = FLOOR_TARGETS[w]
-            rate = floor["per_s"] / containers
-            share = figures["best"]["boxgym"] / rate
-            steady = _median(_pick(rows, w, figures["best_c"]["boxgym"], "boxgym"), "steady_eps")
-            also = (
-                f" Steady (between the 10th and 90th percent of its commits, without the "
-                f"command's start: the floor is a steady rate too): {steady:.2f} episodes/s, "
-                f"{steady / rate:.3f}x."
-                if steady == steady  # not NaN: rows saved before it was recorded have none
-                else ""
-            )
-            lines.append(
-                f"- ({w}) boxgym's best is **{share:.3f}x** the engine-floor rate for "
-                f"{containers} container{'s' * (containers > 1)} an episode ({rate:.1f} "
-                f"episodes/s; target >= {target}x): {met(share >= target)}.{also}"
-            )
-        ours, peer = (_median(_pick(rows, w, max(cs), s), "rss_mb") for s in ("boxgym", "agentbox"))
-        lines.append(
-            f"- ({w}) peak RSS at c={max(cs)}: boxgym {ours:.0f} MiB, agentbox-rl {peer:.0f} "
-            f"(**{ours / peer:.2f}x**, target <= 1.0x): {met(ours <= peer)}."
+    floor = next((r for r in rows if r["workload"] == "floor"), None)
+    if floor is not None:
+        containers, target = FLOOR_TARGETS[w]
+        rate = floor["per_s"] / containers
+        share = figures["best"]["boxgym"] / rate
+        steady = _median(_pick(rows, w, figures["best_c"]["boxgym"], "boxgym"), "steady_eps")
+        also = (
+            f" Steady (between the 10th and 90th percent of its commits, without the "
+            f"command's start: the floor is a steady rate too): {steady:.2f} episodes/s, "
+            f"{steady / rate:.3f}x."
+            if not math.isnan(steady)  # rows saved before it was recorded have none
+            else ""
         )
+        lines.append(
+            f"- ({w}) boxgym's best is **{share:.3f}x** the engine-floor rate for "
+            f"{containers} container{'s' * (containers > 1)} an episode ({rate:.1f} "
+            f"episodes/s; target >= {target}x): {met(share >= target)}.{also}"
+        )
+    ours, peer = (_median(_pick(rows, w, max(cs), s), "rss_mb") for s in ("boxgym", "agentbox"))
+    lines.append(
+        f"- ({w}) peak RSS at c={max(cs)}: boxgym {ours:.0f} MiB, agentbox-rl {peer:.0f} "
+        f"(**{ours / peer:.2f}x**, target <= 1.0x): {met(ours <= peer)}."
+    )
     return lines
 
 
@@ -419,8 +422,7 @@ needs (one in (a), two in (b)), at least this share of it."""
 def report(rows: list[dict[str, Any]], opts: argparse.Namespace, loads: tuple[str, str]) -> str:
     cs, n = opts.concurrency, opts.episodes
     workloads = [w for w in ("a", "b") if any(r["workload"] == w for r in rows)]
-    sections, verdicts = [], []
-    met = lambda ok: "met" if ok else "NOT met"  # noqa: E731
+    sections, verdicts, memory_lines = [], [], []
     for w in workloads:
         text, figures = table(rows, w, cs, n)
         sections.append(f"{TITLES[w]}\n\n{text}")
@@ -432,7 +434,8 @@ def report(rows: list[dict[str, Any]], opts: argparse.Namespace, loads: tuple[st
             f"**{cliff:.3f}x** its best (target >= 0.95x, no cliff): {met(cliff >= 0.95)}."
             + spread(per_rep(rows, w, cs, figures["best_c"]), TARGETS[w], max(cs))
         )
-    verdicts.extend(floor_and_memory(rows, cs, n, workloads))
+        memory_lines.extend(floor_and_memory(rows, cs, w, figures))
+    verdicts.extend(memory_lines)
     args = f"--episodes {n} --reps {opts.reps} --concurrency {','.join(map(str, cs))}"
     tables = "\n\n".join(sections)
     return f"""## Throughput on one machine, against agentbox-rl 0.3.0
