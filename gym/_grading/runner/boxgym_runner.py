@@ -172,13 +172,17 @@ def _checker():
 def kill_uid(uid, sig=signal.SIGKILL):
     """Signal every live process of uid (the runner is root and survives), until none is left.
 
-    The signaller becomes uid itself: the runner has no CAP_KILL. Zombies (dead children
-    the runner has not reaped yet) are not waited for.
+    The signaller sends as uid (the runner has no CAP_KILL) with its real and saved uid
+    left root: uid's processes may signal it only if one of those were uid, so they can
+    neither stop nor kill it (a stopped signaller would hang the grading into an
+    infra_error). Only the runner and the signaller are root while it runs. Zombies (dead
+    children the runner has not reaped yet) are not waited for.
     """
     pid = os.fork()
     if pid == 0:
         try:
-            become(uid)
+            os.setgroups([])
+            os.setresuid(0, uid, 0)
             for _ in range(1000):
                 live = _live_processes(uid)
                 for target in live:
