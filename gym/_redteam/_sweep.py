@@ -16,6 +16,7 @@ variant meets every kind of check the corpus holds.
 
 from __future__ import annotations
 
+import random
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -28,19 +29,22 @@ from gym._core._models import Task, Verdict
 from gym._envs._env import ContainerEnv, env_of
 from gym._envs._panel import LIAR_VARIANTS, LiarVariant, liar_files
 from gym._grading import Export
-from gym._redteam._core import Attack, Context, Finding, register
+from gym._redteam._core import Attack, Context, Finding, Names, register
 from gym._sandbox import Change
 
-__all__ = ["CODE_ENVS", "LiarSweep", "liar_export"]
+__all__ = ["CODE_ENVS", "LiarSweep", "SignalSweep", "liar_export"]
 
 CODE_ENVS = ("boxgym/PyFunc-v0", "boxgym/HumanEval-v0", "boxgym/MBPP-v0", "boxgym/PyRepo-v0")
 CONCURRENCY = 4
 """Gradings at once (each is a fresh container; they wait on the engine more than the CPU)."""
 
 
-def liar_export(task: Task, variant: LiarVariant) -> Export:
-    """The final state of an agent that wrote a liar module into every graded module."""
-    files = {rel: text.encode() for rel, text in liar_files(task, variant).items()}
+def liar_export(task: Task, variant: LiarVariant, prelude: str = "") -> Export:
+    """The final state of an agent that wrote a liar module into every graded module.
+
+    ``prelude``: code each module runs before the liar's.
+    """
+    files = {rel: (prelude + text).encode() for rel, text in liar_files(task, variant).items()}
     export = Export(files=dict(files))
     export.changes = [Change(path=f"{export.workspace}/{rel}", kind="modified") for rel in files]
     return export
@@ -68,16 +72,59 @@ class LiarSweep(Attack):
         variants: list[LiarVariant] = list(LIAR_VARIANTS.values())
         local = threading.local()
 
+        prelude = self.prelude(ctx)
+
         def grade(item: tuple[int, Task]) -> tuple[str, Verdict]:
             index, task = item
             if not hasattr(local, "env"):
                 local.env = _env(env_id, ctx.env_kwargs)
-            export = liar_export(task, variants[index % len(variants)])
+            export = liar_export(task, variants[index % len(variants)], prelude)
             return task.id, local.env.regrade(task.id, export)
 
         with ThreadPoolExecutor(CONCURRENCY) as pool:
             verdicts = list(pool.map(grade, enumerate(tasks)))
         return _finding(verdicts)
+
+    def prelude(self, ctx: Context) -> str:
+        """Code each liar module runs first (none: the liar alone)."""
+        return ""
+
+
+@dataclass
+class SignalSweep(LiarSweep):
+    """The liar, signalling every process it can for the whole grading, over every task.
+
+    The code under test sends STOP, TERM, INT, HUP and USR1 to every pid it sees and to
+    -1 (all it may signal), from a thread that keeps at it until the grading ends. A
+    judge process it could stop or kill would turn its fail into ``infra_error`` (a
+    grading that never reports) or stop the checks; it runs as a uid no judge process
+    has, so none is reached, and every task must still end ``fail``.
+    """
+
+    name: str = "grading.signal_sweep"
+    expected: str = "fail on every task (signals reach no judge: no infra_error)"
+
+    def prelude(self, ctx: Context) -> str:
+        names = Names(random.Random(ctx.rng.getrandbits(64)))  # no canary needed
+        os_, sig, pid, loop = (names.ident() for _ in range(4))
+        return (
+            f"import os as {os_}, signal as {sig}, threading, time\n"
+            f"def {loop}():\n"
+            f"    me = {os_}.getpid()\n"
+            f"    kinds = [getattr({sig}, k) for k in ('SIGSTOP', 'SIGTERM', 'SIGINT', 'SIGHUP',"
+            f" 'SIGUSR1')]\n"
+            f"    while True:\n"
+            f"        pids = [-1] + [int(p) for p in {os_}.listdir('/proc') if p.isdigit()]\n"
+            f"        for {pid} in pids:\n"
+            f"            for kind in kinds:\n"
+            f"                if {pid} != me:\n"
+            f"                    try:\n"
+            f"                        {os_}.kill({pid}, kind)\n"
+            f"                    except OSError:\n"
+            f"                        pass\n"
+            f"        time.sleep(0.01)\n"
+            f"threading.Thread(target={loop}, daemon=True).start()\n"
+        )
 
 
 def _env(env_id: str, kwargs: dict[str, Any]) -> ContainerEnv[Any]:
@@ -104,5 +151,9 @@ def _brief(task_id: str, verdict: Verdict) -> str:
 
 
 register(
-    *(LiarSweep(name=f"calls.liar_sweep[{env.split('/')[-1]}]", envs=(env,)) for env in CODE_ENVS)
+    *(LiarSweep(name=f"calls.liar_sweep[{env.split('/')[-1]}]", envs=(env,)) for env in CODE_ENVS),
+    *(
+        SignalSweep(name=f"grading.signal_sweep[{env.split('/')[-1]}]", envs=(env,))
+        for env in CODE_ENVS
+    ),
 )
