@@ -115,3 +115,112 @@ def test_an_agent_file_where_a_pristine_test_needs_its_folder_is_left_out(python
     assert report.error is None
     assert report.tests["grade/tests/test_pristine.py::test_pristine"] == "passed"
     assert report.tests["workspace/tests/test_given.py::test_given"] == "passed"
+
+
+_WORKER_SELF = b'''
+import os
+import resource
+import stat
+import sys
+
+
+def describe():
+    """What the worker process is: asked of it by the hidden test, answered in plain values."""
+    fds = {}
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            mode = os.stat(f"/proc/self/fd/{name}").st_mode
+            target = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:
+            continue  # the listing's own descriptor
+        fds[int(name)] = "socket" if stat.S_ISSOCK(mode) else target
+    return {
+        "uids": list(os.getresuid()) + list(os.getresgid()),
+        "groups": os.getgroups(),
+        "ppid": os.getppid(),
+        "sid_is_pid": os.getsid(0) == os.getpid(),
+        "fds": fds,
+        "nproc": resource.getrlimit(resource.RLIMIT_NPROC)[0],
+        "address_space": resource.getrlimit(resource.RLIMIT_AS)[0],
+        "core": resource.getrlimit(resource.RLIMIT_CORE)[0],
+        "oom": open("/proc/self/oom_score_adj").read().strip(),
+        "nice": os.nice(0),
+        "runner_on_path": any("runner" in p for p in sys.path),
+        "site_on_path": any(p.endswith("-packages") for p in sys.path),
+        "env": sorted(os.environ),
+    }
+
+
+def holds(head, tail):
+    """Where the worker's memory holds head + tail, but for this function's own copies."""
+    import ctypes
+
+    ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: /proc/self/mem its own again
+    needle = head.encode() + tail.encode()  # never the whole as text
+    buffer = bytearray(1 << 20)  # read into, searched in place: no other copy is made
+    mine = [(id(needle) + bytes.__basicsize__ - 1, len(needle))]
+    mine.append((ctypes.addressof(ctypes.c_char.from_buffer(buffer)), len(buffer)))
+    found = []
+    with open("/proc/self/maps") as maps, open("/proc/self/mem", "rb", buffering=0) as mem:
+        regions = [line.split()[:2] for line in maps]
+        for span, perms in regions:
+            if not perms.startswith("r"):
+                continue
+            start, end = (int(x, 16) for x in span.split("-"))
+            for at in range(start, end, len(buffer)):
+                try:
+                    mem.seek(at)
+                    n = mem.readinto(buffer)
+                except OSError:
+                    break
+                hit = buffer.find(needle, 0, n)
+                while hit >= 0:
+                    if not any(a <= at + hit < a + size for a, size in mine):
+                        found.append(at + hit)
+                    hit = buffer.find(needle, hit + 1, n)
+    return found
+'''
+
+_ASK_WORKER = b"""
+import json
+
+from solution import describe, holds
+
+TOKEN = "boxgym-canary-7f3a9c2e41d8b6"  # this file's text: in the bundle, never sent whole
+
+
+def test_nothing_of_the_bundle():
+    assert holds(TOKEN[:13], TOKEN[13:]) == []
+
+
+def test_worker():
+    seen = describe()
+    facts = json.dumps(seen, sort_keys=True)
+    assert 0 not in seen["uids"] and len(set(seen["uids"])) == 1, facts
+    assert seen["groups"] in ([], seen["uids"][:1]), facts
+    assert seen["ppid"] == 1 and seen["sid_is_pid"], facts
+    assert seen["fds"] == {0: "/dev/null", 1: "/dev/null", 2: "/dev/null", 3: "socket"}, facts
+    assert (seen["nproc"], seen["address_space"], seen["core"]) == (96, 768 << 20, 0), facts
+    assert (seen["oom"], seen["nice"]) == ("1000", 19), facts
+    assert not seen["runner_on_path"] and seen["site_on_path"], facts
+    assert "BOXGYM_WORKER" in seen["env"] and "HOME" in seen["env"], facts
+"""
+
+
+@pytest.mark.docker
+def test_the_worker_is_a_fresh_process_of_its_own(python_image):
+    """The worker, the one process that imports the code under test, is what the grading
+    promises: another uid with no groups, a session of its own, reaped by the grading
+    script (pid 1), only /dev/null and its channel open, the worker's limits, OOM score
+    and priority, the site folders but not the runner's on its path, the scrubbed
+    environment; and its memory holds nothing of the grading's input (a token of the
+    hidden test's text, never sent to it whole). It asks the worker itself. These are what
+    any other way of starting workers must keep: a worker forked from a template that had
+    read the bundle failed the memory check."""
+    spec = CheckSpec(kind="pytest", hidden={"test_ask.py": _ASK_WORKER}, timeout=60)
+    report = run_checks(python_image, {"solution.py": _WORKER_SELF}, Export(), spec)
+    assert report.error is None
+    assert report.tests == {
+        "grade/tests/test_ask.py::test_nothing_of_the_bundle": "passed",
+        "grade/tests/test_ask.py::test_worker": "passed",
+    }, report.log
