@@ -32,7 +32,7 @@ from gym._grading import Export
 from gym._redteam._core import Attack, Context, Finding, Names, register
 from gym._sandbox import Change
 
-__all__ = ["CODE_ENVS", "LiarSweep", "SignalSweep", "liar_export"]
+__all__ = ["CODE_ENVS", "ChannelSweep", "LiarSweep", "SignalSweep", "liar_export"]
 
 CODE_ENVS = ("boxgym/PyFunc-v0", "boxgym/HumanEval-v0", "boxgym/MBPP-v0", "boxgym/PyRepo-v0")
 CONCURRENCY = 4
@@ -127,6 +127,101 @@ class SignalSweep(LiarSweep):
         )
 
 
+_FUZZ_TOKENS = (
+    "{",
+    "}",
+    "[",
+    "]",
+    '"',
+    ":",
+    ",",
+    "\n",
+    " ",
+    "-",
+    ".",
+    "1e999",
+    "-0",
+    "NaN",
+    "Infinity",
+    "true",
+    "null",
+    "0" * 5000,
+    "1" * 40,
+    '"\\ud800"',
+    '"\\u0000"',
+    "[" * 3000,
+    '{"a":' * 500,
+    '"a"',
+    '"ok"',
+    '"err"',
+    '"back"',
+    '"op"',
+    '"id"',
+    '"t"',
+    '"v"',
+    '"c"',
+    '"o"',
+    '"event"',
+    '"outcome"',
+    '"passed"',
+    '"finished"',
+    '"spawn"',
+    '"kill"',
+    '"__class__"',
+    '"str"',
+    '"int"',
+)
+"""What a fuzzed frame is made of: JSON's punctuation and extremes, the wire's own keys (the
+grading script's source is readable in the container, so an adversary knows them)."""
+
+
+@dataclass
+class ChannelSweep(LiarSweep):
+    """The liar, writing fuzz into every socket it holds for the whole grading, every task.
+
+    A thread of the code under test writes frames drawn from JSON's punctuation and
+    extremes, the wire's keys, NUL, invalid UTF-8 and lone surrogates, half of them
+    ending a line, at random moments between its own answers, to every socket descriptor
+    it finds. Whatever reaches the checker is decoded bounded and totally: a frame that
+    is not an answer to the request asked ends that worker as the code's ``fail``
+    (`report_forgery`), never a crash of the checker (``infra_error``) and never a pass.
+    """
+
+    name: str = "grading.channel_sweep"
+    expected: str = "fail on every task (fuzz on the channel is the code's fail: no infra_error)"
+
+    def prelude(self, ctx: Context) -> str:
+        rng = random.Random(ctx.rng.getrandbits(64))
+        names = Names(rng)
+        loop, tokens = names.ident(), names.ident()
+        encoded = [t.encode("utf-8", "surrogatepass") for t in _FUZZ_TOKENS]
+        encoded += [b"\x00", b"\xff\xfe", bytes(rng.randrange(256) for _ in range(64))]
+        return (
+            f"import os, random, stat, threading, time\n"
+            f"{tokens} = {encoded!r}\n"
+            f"def {loop}():\n"
+            f"    rnd = random.Random(os.urandom(8))\n"
+            f"    socks = []\n"
+            f"    for name in os.listdir('/proc/self/fd'):\n"
+            f"        try:\n"
+            f"            if stat.S_ISSOCK(os.fstat(int(name)).st_mode):\n"
+            f"                socks.append(int(name))\n"
+            f"        except OSError:\n"
+            f"            pass\n"
+            f"    while True:\n"
+            f"        frame = b''.join(rnd.choice({tokens}) for _ in range(rnd.randint(1, 60)))\n"
+            f"        if rnd.random() < 0.5:\n"
+            f"            frame += b'\\n'\n"
+            f"        for fd in socks:\n"
+            f"            try:\n"
+            f"                os.write(fd, frame)\n"
+            f"            except OSError:\n"
+            f"                pass\n"
+            f"        time.sleep(rnd.choice((0, 0, 0.001, 0.01)))\n"
+            f"threading.Thread(target={loop}, daemon=True).start()\n"
+        )
+
+
 def _env(env_id: str, kwargs: dict[str, Any]) -> ContainerEnv[Any]:
     return env_of(gymnasium.make(env_id, **kwargs))
 
@@ -154,6 +249,10 @@ register(
     *(LiarSweep(name=f"calls.liar_sweep[{env.split('/')[-1]}]", envs=(env,)) for env in CODE_ENVS),
     *(
         SignalSweep(name=f"grading.signal_sweep[{env.split('/')[-1]}]", envs=(env,))
+        for env in CODE_ENVS
+    ),
+    *(
+        ChannelSweep(name=f"grading.channel_sweep[{env.split('/')[-1]}]", envs=(env,))
         for env in CODE_ENVS
     ),
 )

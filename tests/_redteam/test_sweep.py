@@ -12,7 +12,7 @@ import pytest
 
 from gym._core._models import Verdict
 from gym._redteam._core import Context
-from gym._redteam._sweep import CODE_ENVS, LiarSweep, _finding, liar_export
+from gym._redteam._sweep import CODE_ENVS, ChannelSweep, LiarSweep, _finding, liar_export
 
 
 def _context() -> Context:
@@ -25,6 +25,14 @@ def test_the_liar_fails_the_first_tasks_of_every_code_environment(engine, env_id
     finding = LiarSweep(limit=4).run(_context(), env_id)
     assert finding.held, finding.observed
     assert finding.observed.startswith("4 tasks: 4 fail")
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("env_id", CODE_ENVS)
+def test_fuzz_on_the_channel_fails_the_first_tasks_of_every_code_environment(engine, env_id):
+    finding = ChannelSweep(limit=2).run(_context(), env_id)
+    assert finding.held, finding.observed
+    assert finding.observed.startswith("2 tasks: 2 fail")
 
 
 def test_a_single_pass_or_infra_error_breaks_the_row():

@@ -175,6 +175,30 @@ def ping_unguarded() -> contextlib.AbstractContextManager[None]:
     )
 
 
+def malformed_frames_escape() -> contextlib.AbstractContextManager[None]:
+    """Two guards of the channel down at once: the wire lets a frame that does not parse
+    escape as a ValueError (not the worker's breach), and the judge's last liveness ping
+    lets it escape too (``ping_unguarded``). Either alone still ends in the code's fail."""
+    return runner_changed(
+        {
+            "boxgym_wire.py": [
+                (
+                    b"        except (ValueError, MemoryError):\n"
+                    b'            raise Lost("protocol", f"a malformed message',
+                    b"        except MemoryError:\n"
+                    b'            raise Lost("protocol", f"a malformed message',
+                )
+            ],
+            "boxgym_checker.py": [
+                (
+                    b"            except BaseException as exc:  # whatever it answers",
+                    b"            except wire.Lost as exc:  # whatever it answers",
+                )
+            ],
+        }
+    )
+
+
 def worker_homes_guessable() -> contextlib.AbstractContextManager[None]:
     """Each worker's home has a name the worker before it can predict, and no fallback."""
     return runner_changed(
