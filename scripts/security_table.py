@@ -43,7 +43,7 @@ def table(report: dict) -> str:
         f"{len(failed)} not held without a known gap.",
     ]
     if report.get("skipped"):
-        lines.append(f"Not run (need `--destructive`): {', '.join(report['skipped'])}.")
+        lines.append(f"Not run: {'; '.join(report['skipped'])}.")
     lines += [
         "",
         "| row | kind | env | expected | observed | held |",

@@ -51,6 +51,15 @@ def redteam(
             help="Also restart the Docker daemon mid-run (never on a shared engine).",
         ),
     ] = False,
+    long: Annotated[
+        bool,
+        typer.Option(
+            "--long",
+            envvar="GYM_REDTEAM_LONG",
+            help="Also run the rows that take tens of minutes (resource exhaustion over "
+            "every task).",
+        ),
+    ] = False,
     runtime: RuntimeOpt = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed of the random names.")] = None,
     concurrency: Annotated[
@@ -103,6 +112,7 @@ def redteam(
             kinds=kinds,
             fast=fast,
             destructive=destructive,
+            long=long,
             seed=seed,
             concurrency=concurrency,
             every_env=every_env,
@@ -160,4 +170,4 @@ def _table(report: Any) -> None:
         f"runtime {report.runtime}, {report.seconds:.0f}s"
     )
     for name in report.skipped:
-        console.print(f"[dim]skipped (needs --destructive): {escape(name)}[/]")
+        console.print(f"[dim]skipped: {escape(name)}[/]")

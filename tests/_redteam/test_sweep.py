@@ -12,7 +12,14 @@ import pytest
 
 from gym._core._models import Verdict
 from gym._redteam._core import Context
-from gym._redteam._sweep import CODE_ENVS, ChannelSweep, LiarSweep, _finding, liar_export
+from gym._redteam._sweep import (
+    CODE_ENVS,
+    ChannelSweep,
+    ExhaustionSweep,
+    LiarSweep,
+    _finding,
+    liar_export,
+)
 
 
 def _context() -> Context:
@@ -33,6 +40,15 @@ def test_fuzz_on_the_channel_fails_the_first_tasks_of_every_code_environment(eng
     finding = ChannelSweep(limit=2).run(_context(), env_id)
     assert finding.held, finding.observed
     assert finding.observed.startswith("2 tasks: 2 fail")
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("env_id", ["boxgym/PyFunc-v0", "boxgym/PyRepo-v0"])
+def test_taking_every_resource_fails_a_task_of_each_grading_kind(engine, env_id):
+    """The long row's adversary on one task of each kind (calls, pytest)."""
+    finding = ExhaustionSweep(limit=1).run(_context(), env_id)
+    assert finding.held, finding.observed
+    assert finding.observed.startswith("1 tasks: 1 fail")
 
 
 def test_a_single_pass_or_infra_error_breaks_the_row():
@@ -58,3 +74,14 @@ def test_the_liar_is_written_into_the_graded_module_only(tmp_path):
     assert list(export.files) == [module]
     assert [c.path for c in export.changes] == [f"/workspace/{module}"]
     assert b"class Liar" in export.files[module]
+
+
+def test_long_rows_run_only_when_asked():
+    """The exhaustion sweeps take tens of minutes: without ``long`` the suite lists them as
+    not run (and what they need) and runs nothing of them."""
+    from gym._redteam import run_suite
+
+    report = run_suite(names=["grading.exhaustion_sweep["], seed=1)
+    assert report.rows == []
+    assert len(report.skipped) == len(CODE_ENVS)
+    assert all(s.endswith("needs --long") for s in report.skipped), report.skipped
