@@ -26,29 +26,20 @@ def _context() -> Context:
     return Context(rng=random.Random(0), canaries=None, label="test")  # type: ignore[arg-type]
 
 
-@pytest.mark.docker
-@pytest.mark.parametrize("env_id", CODE_ENVS)
-def test_the_liar_fails_the_first_tasks_of_every_code_environment(engine, env_id):
-    finding = LiarSweep(limit=4).run(_context(), env_id)
-    assert finding.held, finding.observed
-    assert finding.observed.startswith("4 tasks: 4 fail")
+SWEEPS = [
+    *((LiarSweep, env, 4) for env in CODE_ENVS),
+    *((ChannelSweep, env, 2) for env in CODE_ENVS),
+    # the long row's adversary, on one task of each grading kind (calls, pytest)
+    *((ExhaustionSweep, env, 1) for env in ("boxgym/PyFunc-v0", "boxgym/PyRepo-v0")),
+]
 
 
 @pytest.mark.docker
-@pytest.mark.parametrize("env_id", CODE_ENVS)
-def test_fuzz_on_the_channel_fails_the_first_tasks_of_every_code_environment(engine, env_id):
-    finding = ChannelSweep(limit=2).run(_context(), env_id)
+@pytest.mark.parametrize(("sweep", "env_id", "limit"), SWEEPS)
+def test_each_sweep_fails_the_first_tasks_of_its_environments(engine, sweep, env_id, limit):
+    finding = sweep(limit=limit).run(_context(), env_id)
     assert finding.held, finding.observed
-    assert finding.observed.startswith("2 tasks: 2 fail")
-
-
-@pytest.mark.docker
-@pytest.mark.parametrize("env_id", ["boxgym/PyFunc-v0", "boxgym/PyRepo-v0"])
-def test_taking_every_resource_fails_a_task_of_each_grading_kind(engine, env_id):
-    """The long row's adversary on one task of each kind (calls, pytest)."""
-    finding = ExhaustionSweep(limit=1).run(_context(), env_id)
-    assert finding.held, finding.observed
-    assert finding.observed.startswith("1 tasks: 1 fail")
+    assert finding.observed.startswith(f"{limit} tasks: {limit} fail")
 
 
 def test_a_single_pass_or_infra_error_breaks_the_row():
