@@ -148,12 +148,13 @@ def run_suite(
     seed = secrets.randbits(32) if seed is None else seed
     report = Report(seed=seed, runtime=runtime)
     rows_to_run = list(plan(names, families, fast=fast, kinds=kinds, every_env=every_env))
-    held_back = [(a, e, "--destructive") for a, e, _ in rows_to_run if a.destructive]
-    held_back = [row for row in held_back if not destructive]
-    held_back += [(a, e, "--long") for a, e, _ in rows_to_run if a.long and not long]
-    report.skipped = [f"{a.name} ({e}): needs {flag}" for a, e, flag in held_back]
-    skip = {(a.name, e) for a, e, _ in held_back}
-    pairs = [p for p in rows_to_run if (p[0].name, p[1]) not in skip]
+    pairs: list[Planned] = []
+    for row in rows_to_run:
+        flag = _flag_needed(row[0], destructive=destructive, long=long)
+        if flag:
+            report.skipped.append(f"{row[0].name} ({row[1]}): needs {flag}")
+        else:
+            pairs.append(row)
     if planned:
         planned(len(pairs))
     start = time.monotonic()
@@ -172,6 +173,15 @@ def run_suite(
     report.rows = sorted(rows, key=lambda r: order[(r.name, r.env)])
     report.seconds = round(time.monotonic() - start, 1)
     return report
+
+
+def _flag_needed(attack: Attack, *, destructive: bool, long: bool) -> str | None:
+    """The option a row needs and was not given (None: it runs)."""
+    if attack.destructive and not destructive:
+        return "--destructive"
+    if attack.long and not long:
+        return "--long"
+    return None
 
 
 def _run_pairs(

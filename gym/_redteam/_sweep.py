@@ -344,17 +344,9 @@ def _brief(task_id: str, verdict: Verdict) -> str:
 
 
 register(
-    *(LiarSweep(name=f"calls.liar_sweep[{env.split('/')[-1]}]", envs=(env,)) for env in CODE_ENVS),
     *(
-        SignalSweep(name=f"grading.signal_sweep[{env.split('/')[-1]}]", envs=(env,))
+        sweep(name=f"{sweep.name}[{env.split('/')[-1]}]", envs=(env,))
+        for sweep in (LiarSweep, SignalSweep, ChannelSweep, ExhaustionSweep)
         for env in CODE_ENVS
-    ),
-    *(
-        ChannelSweep(name=f"grading.channel_sweep[{env.split('/')[-1]}]", envs=(env,))
-        for env in CODE_ENVS
-    ),
-    *(
-        ExhaustionSweep(name=f"grading.exhaustion_sweep[{env.split('/')[-1]}]", envs=(env,))
-        for env in CODE_ENVS
-    ),
+    )
 )

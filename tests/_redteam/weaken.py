@@ -161,18 +161,16 @@ def judge_asks_the_object() -> contextlib.AbstractContextManager[None]:
     )
 
 
+_PING_UNGUARDED = (
+    b"            except BaseException as exc:  # whatever it answers",
+    b"            except wire.Lost as exc:  # whatever it answers",
+)
+"""The judge's last liveness ping letting what the worker answers escape."""
+
+
 def ping_unguarded() -> contextlib.AbstractContextManager[None]:
     """The judge lets an exception the worker answers its liveness ping with escape."""
-    return runner_changed(
-        {
-            "boxgym_checker.py": [
-                (
-                    b"            except BaseException as exc:  # whatever it answers",
-                    b"            except wire.Lost as exc:  # whatever it answers",
-                )
-            ]
-        }
-    )
+    return runner_changed({"boxgym_checker.py": [_PING_UNGUARDED]})
 
 
 def malformed_frames_escape() -> contextlib.AbstractContextManager[None]:
@@ -189,12 +187,7 @@ def malformed_frames_escape() -> contextlib.AbstractContextManager[None]:
                     b'            raise Lost("protocol", f"a malformed message',
                 )
             ],
-            "boxgym_checker.py": [
-                (
-                    b"            except BaseException as exc:  # whatever it answers",
-                    b"            except wire.Lost as exc:  # whatever it answers",
-                )
-            ],
+            "boxgym_checker.py": [_PING_UNGUARDED],
         }
     )
 
