@@ -34,6 +34,7 @@ from gym._sandbox import Change
 
 __all__ = [
     "CODE_ENVS",
+    "AnswerSweep",
     "ChannelSweep",
     "ExhaustionSweep",
     "LiarSweep",
@@ -230,6 +231,78 @@ class ChannelSweep(LiarSweep):
 
 
 @dataclass
+class AnswerSweep(LiarSweep):
+    """The liar, whose process answers the checker's requests with hostile values, every task.
+
+    At import, the code under test wraps every table of handlers (a dict of callables) of
+    every module of the grading machinery loaded in its process, names unread: each
+    handler still does its work, then, always for about a third of them and now and then
+    for the rest, its answer is replaced by something made to break whoever touches it:
+    an object whose ``repr``, ``str``, ``==``, ``hash``, ``len`` and truth raise, answer
+    the wrong type or end the process; or an exception raised instead (holding such an
+    object, SystemExit, KeyboardInterrupt, GeneratorExit, a BaseException of its own
+    whose text raises). An answer is a plain value copied across or the code's failure:
+    describing, formatting or reporting it must never crash the checker (``infra_error``)
+    nor pass a check, so every task must end ``fail``.
+    """
+
+    name: str = "grading.answer_sweep"
+    expected: str = "fail on every task (a hostile answer is the code's fail: no infra_error)"
+
+    def prelude(self, ctx: Context) -> str:
+        names = Names(random.Random(ctx.rng.getrandbits(64)))
+        hostile, wrap, make, rnd = (names.ident() for _ in range(4))
+        return f"""
+import os, random, sys
+{rnd} = random.Random(os.urandom(8))
+class {hostile}:
+    def __init__(self, how):
+        object.__setattr__(self, "how", how)
+    def _act(self, *args):
+        how = object.__getattribute__(self, "how")
+        if how == 0:
+            raise ValueError(chr(0xD800) + chr(0xDFFF))
+        if how == 1:
+            return 12345
+        if how == 2:
+            os._exit(0)
+        raise SystemExit({hostile}(0))
+    __repr__ = __str__ = __format__ = __hash__ = __len__ = __bool__ = _act
+    __eq__ = __ne__ = __lt__ = __iter__ = __index__ = __float__ = _act
+def {make}():
+    kind = {rnd}.randrange(8)
+    if kind < 3:
+        return {hostile}(kind)
+    if kind == 3:
+        raise ValueError({hostile}({rnd}.randrange(4)))
+    if kind == 4:
+        raise SystemExit({hostile}(0))
+    if kind == 5:
+        raise KeyboardInterrupt({hostile}(1))
+    if kind == 6:
+        raise GeneratorExit()
+    class Own(BaseException):
+        def __str__(self):
+            return {hostile}(0)._act()
+    raise Own({hostile}(2))
+def {wrap}(handler, always):
+    def answer(*args, **kwargs):
+        out = handler(*args, **kwargs)
+        if always or {rnd}.random() < 0.2:
+            return {make}()
+        return out
+    return answer
+for module in list(sys.modules.values()):
+    if not getattr(module, "__name__", "").startswith("boxgym"):
+        continue
+    for table in list(vars(module).values()):
+        if type(table) is dict and table and all(callable(v) for v in table.values()):
+            for key, handler in list(table.items()):
+                table[key] = {wrap}(handler, {rnd}.random() < 0.3)
+"""
+
+
+@dataclass
 class ExhaustionSweep(LiarSweep):
     """The liar, after taking every resource it can reach in the grading container.
 
@@ -346,7 +419,7 @@ def _brief(task_id: str, verdict: Verdict) -> str:
 register(
     *(
         sweep(name=f"{sweep.name}[{env.split('/')[-1]}]", envs=(env,))
-        for sweep in (LiarSweep, SignalSweep, ChannelSweep, ExhaustionSweep)
+        for sweep in (LiarSweep, SignalSweep, ChannelSweep, AnswerSweep, ExhaustionSweep)
         for env in CODE_ENVS
     )
 )

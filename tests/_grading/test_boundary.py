@@ -229,6 +229,29 @@ def retry(fn, errors):
         return fn()
     except errors as exc:
         raise exc
+
+
+class Unsayable:
+    # ends its process when asked to say what it is (after ``patience`` answers)
+    def __init__(self, patience=0):
+        self.patience = patience
+
+    def __repr__(self):
+        if self.patience <= 0:
+            os._exit(4)
+        self.patience -= 1
+        return "said"
+    __str__ = __format__ = __repr__
+
+
+def answer_pings_with(kind):
+    ops = sys.modules["boxgym_worker"].OPS
+    if kind == "object":
+        ops["ping"] = lambda conn, msg, memo: Unsayable()
+    else:
+        def ping(conn, msg, memo):  # the worker's own encoding says it once
+            raise ValueError(Unsayable(patience=1))
+        ops["ping"] = ping
 """
 
 
@@ -367,6 +390,26 @@ def test_the_projects_exceptions_are_mirrors_with_builtin_bases(session):
     assert type(info.value) is proj.ParseError
     made = proj.ParseError("made here", 7)  # constructed by the test, in the worker
     assert type(made) is proj.ParseError and str(made) == "line 7: made here" and made.line == 7
+
+
+@pytest.mark.parametrize(
+    ("kind", "described"), [("object", "a Unsayable"), ("exception", "ValueError: said")]
+)
+def test_the_last_ping_answered_with_an_unsayable_object_is_the_codes_forgery(
+    session, kind, described
+):
+    """Outside a test the checker describes what the worker gave without asking it: an
+    answer to the last liveness ping whose ``repr`` would end the worker is named by its
+    type, the worker is never asked (it stays alive), and the session ends on a finding
+    of the code's, not on an escaped error (which would be a crash, infra_error)."""
+    import proj
+
+    proj.answer_pings_with(kind)
+    session.check_alive()
+    (forgery,) = [e for e in session.events if e.get("event") == "finding"]
+    assert forgery["name"] == "report_forgery" and forgery["test"] == "session end"
+    assert forgery["detail"].endswith(described), forgery
+    assert session.side.alive and proj.Point(1, 2).x == 1  # never asked: still serving
 
 
 def test_a_trusted_exception_crosses_and_comes_back_as_itself(session):

@@ -14,6 +14,7 @@ from gym._core._models import Verdict
 from gym._redteam._core import Context
 from gym._redteam._sweep import (
     CODE_ENVS,
+    AnswerSweep,
     ChannelSweep,
     ExhaustionSweep,
     LiarSweep,
@@ -29,6 +30,7 @@ def _context() -> Context:
 SWEEPS = [
     *((LiarSweep, env, 4) for env in CODE_ENVS),
     *((ChannelSweep, env, 2) for env in CODE_ENVS),
+    *((AnswerSweep, env, 2) for env in CODE_ENVS),
     # the long row's adversary, on one task of each grading kind (calls, pytest)
     *((ExhaustionSweep, env, 1) for env in ("boxgym/PyFunc-v0", "boxgym/PyRepo-v0")),
 ]

@@ -62,6 +62,11 @@ def test_readable_hidden_checks_make_the_reading_attack_pass(engine):
         (weaken.ping_unguarded, "provenance.control_requests_refused", "boxgym/PyRepo-v0"),
         (weaken.malformed_frames_escape, "grading.channel_sweep[PyFunc-v0]", "boxgym/PyFunc-v0"),
         (
+            weaken.answers_described_by_asking,
+            "grading.answer_sweep[PyFunc-v0]",
+            "boxgym/PyFunc-v0",
+        ),
+        (
             weaken.worker_homes_guessable,
             "provenance.shared_tmp_taken_and_filled",
             "boxgym/PyFunc-v0",

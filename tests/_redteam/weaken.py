@@ -192,6 +192,21 @@ def malformed_frames_escape() -> contextlib.AbstractContextManager[None]:
     )
 
 
+def answers_described_by_asking() -> contextlib.AbstractContextManager[None]:
+    """The judge describes what the worker answered its last liveness ping with by asking
+    the worker (its ``repr``), outside any guard (the checker before `_said`)."""
+    return runner_changed(
+        {
+            "boxgym_checker.py": [
+                (
+                    b'f"the worker answered a ping with {_said(answer)}"',
+                    b'f"the worker answered a ping with {answer!r:.80}"',
+                )
+            ]
+        }
+    )
+
+
 def worker_homes_guessable() -> contextlib.AbstractContextManager[None]:
     """Each worker's home has a name the worker before it can predict, and no fallback."""
     return runner_changed(

@@ -181,6 +181,33 @@ class Remote:
             side.released.append(self._bx_id)
 
 
+_PLAIN_TYPES = (str, int, float, bool, type(None))
+
+
+def _said(value):
+    """A value the worker gave, in words made of what the checker holds alone.
+
+    Its type's name and, for an exception, the text the wire carried with it or its plain
+    arguments. Never a request: ``str`` or ``repr`` of an object of the worker asks the
+    worker, whose answer (an error, a wrong type, its exit) is the code's, and a message
+    the checker writes outside a test must not be able to fail.
+    """
+    kind = type(value)
+    name = type.__dict__["__name__"].__get__(kind)
+    if BaseException not in kind.__mro__:
+        return f"a {name}"
+    said = (getattr(value, "__dict__", None) or {}).get("_bx_str")
+    if type(said) is not str:
+        args = BaseException.__dict__["args"].__get__(value)
+        if not isinstance(kind, RemoteMeta) and all(type(a) in _PLAIN_TYPES for a in args):
+            said = str(value)  # a class of this process on plain values: its own words
+        else:
+            said = ", ".join(
+                repr(a) if type(a) in _PLAIN_TYPES else f"a {type(a).__name__}" for a in args
+            )
+    return f"{name}: {said}"[:500]
+
+
 def _text(value):
     if type(value) is not str:
         raise TypeError("the code under test did not return a str")
@@ -455,7 +482,7 @@ class CheckerSide:
         cls = wire.decode(enc["cls"], self)
         args = tuple(wire.decode(enc["args"], self))
         if not (isinstance(cls, type) and issubclass(cls, BaseException)):
-            return RuntimeError(f"the code under test raised a non-exception {cls!r}")
+            return RuntimeError(f"the code under test raised a non-exception ({_said(cls)})")
         if issubclass(cls, KeyboardInterrupt) or (
             isinstance(cls, RemoteMeta) and issubclass(cls, Aborted)
         ):
@@ -605,8 +632,8 @@ class Session:
                 answer = None
             except BaseException as exc:  # whatever it answers, it is the code's doing
                 answer = exc
-            if answer is not None:
-                self.finding("report_forgery", f"the worker answered a ping with {answer!r:.80}")
+            if answer is not None:  # described from what it is here: asking it is its turn
+                self.finding("report_forgery", f"the worker answered a ping with {_said(answer)}")
             self.test = None
 
     @property
@@ -623,7 +650,8 @@ class Session:
     def finding(self, name, detail):
         test = self.test or "collection"
         self.tainted.setdefault(test, []).append(name)
-        self._emit({"event": "finding", "name": name, "detail": str(detail)[:300], "test": test})
+        detail = detail if type(detail) is str else _said(detail)
+        self._emit({"event": "finding", "name": name, "detail": detail[:300], "test": test})
 
     def rebind(self, obj):
         """(side, key) of a handle of an ended worker, found again by its path, if any."""
@@ -841,8 +869,7 @@ class Finder:
             SESSION.import_error = SESSION.import_error or _ended_while_importing(lost)
             raise ImportError(f"{spec.name}: {SESSION.import_error}") from None
         except BaseException as exc:
-            said = getattr(exc, "__dict__", {}).get("_bx_str")
-            text = f"{type(exc).__name__}: {(said if said is not None else str(exc))[:500]}"
+            text = _said(exc)
             SESSION.import_error = SESSION.import_error or text
             if isinstance(exc, (SystemExit, Aborted)) or _is_skip(exc):
                 SESSION.finding("early_exit", f"{type(exc).__name__} while importing {spec.name}")
@@ -960,8 +987,8 @@ def run_calls(spec, session, emit):
         candidate = getattr(module, spec["entry"])
     except ImportError:
         pass
-    except (Exception, wire.Lost) as exc:
-        session.import_error = session.import_error or f"{type(exc).__name__}: {exc}"[:500]
+    except BaseException as exc:  # the import and the lookup run the code: all of it is its
+        session.import_error = session.import_error or _said(exc)
     for name in spec["tests"]:
         session.test = name
         emit({"id": name, "when": "call", "outcome": _run_check(checks.get(name), candidate, name)})
