@@ -17,9 +17,11 @@ the pristine state. The runner then
    empty database made when the image was built) as the agent role, never as a
    superuser, in two steps: the definitions first, then, once every function of the
    final state has lost its EXECUTE privilege (trigger functions excepted: they cannot
-   be called, only fire), the data and the indexes, constraints and triggers. So no
-   code of the agent's runs while its state is loaded: what the snapshot reads is what
-   the agent left, not what its functions would make of it;
+   be called, only fire), the data and the indexes, constraints and triggers, with no
+   materialized view refreshed (`restore_list`: a refresh runs the view's query, and
+   built-in functions have effects too). So no code of the agent's runs while its state
+   is loaded: what the snapshot reads is what the agent left, not what its functions
+   or queries would make of it;
 5. counts the objects of ``final`` against the same bounds as the export, then
    snapshots it in a child process whose address space is capped (`FINAL_MEMORY`);
 6. for read tasks, runs the gold query and then, last of all, the agent's answer query
@@ -69,6 +71,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
@@ -1013,6 +1016,34 @@ superuser, between the two steps of the restore). Trigger functions keep it: CRE
 TRIGGER needs it, and a trigger function cannot be called, only fire on a later write."""
 
 
+_MATVIEW_DATA = re.compile(rb"^\d+; \d+ \d+ MATERIALIZED VIEW DATA ")
+"""A line of `pg_restore -l` that refreshes a materialized view: its fields are fixed up
+to the entry's kind, and the names that follow are written with their line breaks
+escaped, so no name of the agent's can make or hide such a line."""
+
+
+def restore_list(dump_path: str) -> str:
+    """The dump's table of contents less every materialized view's data (a list file).
+
+    A refresh runs the view's query, the agent's code: built-in functions with effects
+    (``setval``, ``lo_unlink``...) would change the state being graded, and a query
+    over ``generate_series`` would write gigabytes from a dump of kilobytes. The views
+    stay (their definitions are graded), empty; the snapshot never reads their rows.
+    """
+    proc = subprocess.run(
+        [f"{PG_BIN}/pg_restore", "-l", dump_path],
+        env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+        capture_output=True,
+        timeout=RESTORE_SECONDS,
+        check=True,
+    )
+    kept = [line for line in proc.stdout.split(b"\n") if not _MATVIEW_DATA.match(line)]
+    path = os.path.join(tempfile.mkdtemp(prefix="restore-"), "restore.list")
+    with open(path, "wb") as fh:
+        fh.write(b"\n".join(kept))
+    return path
+
+
 def restore_final(dump_path: str, timeout: float, *, split: bool = True) -> str | None:
     """Load the agent's final state into ``final`` (empty) as the agent role; error or None.
 
@@ -1043,6 +1074,11 @@ def restore_final(dump_path: str, timeout: float, *, split: bool = True) -> str 
         "final",
     ]
     deadline = time.monotonic() + RESTORE_SECONDS
+    try:
+        listed = restore_list(dump_path)
+    except (subprocess.SubprocessError, OSError):
+        return "the final state's dump could not be read (pg_restore -l failed)"
+    base += ["-L", listed]
     steps = (["--section=pre-data"], ["--section=data", "--section=post-data"]) if split else ([],)
     for i, sections in enumerate(steps):
         if i:
