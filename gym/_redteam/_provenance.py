@@ -62,7 +62,9 @@ def _indent(code: str) -> str:
 Action = Callable[[Names], str]
 
 
-def _hostile(at_import: Action | None = None, at_call: Action | None = None) -> Any:
+def _hostile(
+    at_import: Action | None = None, at_call: Action | None = None, path: str | None = None
+) -> Any:
     def script(names: Names, task: Task, env: Any) -> list[ToolCall]:
         entry = str(task.data.get("grading", {}).get("entry") or names.ident())
         source = _MODULE.format(
@@ -71,7 +73,7 @@ def _hostile(at_import: Action | None = None, at_call: Action | None = None) -> 
             at_call=_indent(at_call(names) if at_call else "return None"),
             at_import=at_import(names) if at_import else "",
         )
-        return [write(_module_path(task), source)]
+        return [write(path or _module_path(task), source)]
 
     return script
 
@@ -130,6 +132,26 @@ def _raw_flood(names: Names) -> str:
     )
 
 
+def _output_cap_lifted(names: Names) -> str:
+    """Lift its own process's output cap and answer with an int subclass.
+
+    About 8 MB of output then rides with every answer, and each check costs two
+    answers (the call, then the int's plain value).
+    """
+    cls = names.ident()
+    return (
+        "chunk = chr(122) * 3_900_000\n"
+        "for stream in (sys.stdout, sys.stderr):\n"
+        "    try:\n"
+        "        stream.take = lambda: chunk\n"
+        "    except Exception:\n"
+        "        pass\n"
+        f"class {cls}(int):\n"
+        "    pass\n"
+        f"return {cls}(0)"
+    )
+
+
 def _take_tmp(names: Names) -> str:
     """Take every name under /tmp it can guess, fill /tmp, then end the process."""
     return (
@@ -157,6 +179,14 @@ def _row(name: str, script: Any, note: str) -> ScriptAttack:
 
 
 register(
+    ScriptAttack(
+        name="provenance.output_cap_lifted_across_tests",
+        envs=("boxgym/PyRepo-v0",),
+        tasks={"*": "calc-precedence"},  # forty-odd hidden tests: 700 MB of output kept
+        script=_hostile(at_call=_output_cap_lifted, path="arith/evaluate.py"),
+        expect=FAIL,
+        note="every answer with about 8 MB of output, which pytest keeps for the whole session",
+    ),
     _row(
         "provenance.import_error_with_lone_surrogates",
         _hostile(at_import=_raise_surrogates),

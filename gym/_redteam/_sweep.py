@@ -38,6 +38,7 @@ __all__ = [
     "ChannelSweep",
     "ExhaustionSweep",
     "LiarSweep",
+    "MemorySweep",
     "SignalSweep",
     "liar_export",
 ]
@@ -303,6 +304,63 @@ for module in list(sys.modules.values()):
 
 
 @dataclass
+class MemorySweep(LiarSweep):
+    """The liar, whose process makes the checker hold all it can, over every task.
+
+    At import, the code under test wraps every handler table of the grading machinery
+    it finds. Once the tests have begun (its first call or operator handled) it lifts
+    its own process's output cap (the capture objects standing in for stdout and
+    stderr answer about 4 MB each with every message), and about one answer in ten
+    becomes 20,000 objects of classes made for that answer (a mirror class each, in the
+    checker). Each answer stays under the checker's per-message and per-test read
+    limits; what the checker keeps from one test to the next (pytest keeps every test's
+    captured output; the mirror classes) must stay bounded too, or the checker is
+    killed for memory and the code's fail becomes ``infra_error``. Every task must end
+    ``fail``.
+
+    A long row (``gym redteam --long``): every grading moves hundreds of megabytes.
+    ``grading.memory_flood[ENV]`` runs the same adversary on the first tasks of each
+    environment in every run of the suite.
+    """
+
+    name: str = "grading.memory_sweep"
+    expected: str = "fail on every task (what the checker keeps is bounded: no infra_error)"
+    long: bool = True
+
+    def prelude(self, ctx: Context) -> str:
+        names = Names(random.Random(ctx.rng.getrandbits(64)))
+        chunk, fresh, wrap, rnd, seen = (names.ident() for _ in range(5))
+        return f"""
+import os, random, sys
+{rnd} = random.Random(os.urandom(8))
+{chunk} = "z" * 3_900_000
+{seen} = [0]
+def {fresh}():
+    tag = os.urandom(4).hex()
+    return [type("K" + tag + str(i), (), {{}})() for i in range(20000)]
+def {wrap}(handler, key):
+    def answer(*args, **kwargs):
+        out = handler(*args, **kwargs)
+        if key in ("call", "op") and not {seen}[0]:  # the tests have begun
+            {seen}[0] = 1
+            for stream in (sys.stdout, sys.stderr):  # every answer now carries ~8 MB
+                try:
+                    stream.take = lambda: {chunk}
+                except Exception:
+                    pass
+        return {fresh}() if {seen}[0] and {rnd}.random() < 0.1 else out
+    return answer
+for module in list(sys.modules.values()):
+    if not getattr(module, "__name__", "").startswith("boxgym"):
+        continue
+    for table in list(vars(module).values()):
+        if type(table) is dict and table and all(callable(v) for v in table.values()):
+            for key, handler in list(table.items()):
+                table[key] = {wrap}(handler, key)
+"""
+
+
+@dataclass
 class ExhaustionSweep(LiarSweep):
     """The liar, after taking every resource it can reach in the grading container.
 
@@ -419,7 +477,20 @@ def _brief(task_id: str, verdict: Verdict) -> str:
 register(
     *(
         sweep(name=f"{sweep.name}[{env.split('/')[-1]}]", envs=(env,))
-        for sweep in (LiarSweep, SignalSweep, ChannelSweep, AnswerSweep, ExhaustionSweep)
+        for sweep in (
+            LiarSweep,
+            SignalSweep,
+            ChannelSweep,
+            AnswerSweep,
+            MemorySweep,
+            ExhaustionSweep,
+        )
         for env in CODE_ENVS
-    )
+    ),
+    *(
+        MemorySweep(
+            name=f"grading.memory_flood[{env.split('/')[-1]}]", envs=(env,), limit=3, long=False
+        )
+        for env in CODE_ENVS
+    ),
 )

@@ -244,6 +244,11 @@ class Unsayable:
     __str__ = __format__ = __repr__
 
 
+def fresh_classes(n):
+    tag = os.urandom(4).hex()
+    return [type("K" + tag + str(i), (), {})() for i in range(n)]
+
+
 def answer_pings_with(kind):
     ops = sys.modules["boxgym_worker"].OPS
     if kind == "object":
@@ -410,6 +415,31 @@ def test_the_last_ping_answered_with_an_unsayable_object_is_the_codes_forgery(
     assert forgery["name"] == "report_forgery" and forgery["test"] == "session end"
     assert forgery["detail"].endswith(described), forgery
     assert session.side.alive and proj.Point(1, 2).x == 1  # never asked: still serving
+
+
+def test_what_the_checker_keeps_of_the_worker_is_bounded_over_the_session(
+    session, monkeypatch, capsys
+):
+    """Answers under the read limits must not add up in the checker: the worker's output
+    it prints (pytest keeps each test's) stops at the session's bound whatever the
+    worker's own cap does, and describing more classes than the bound ends the worker as
+    the code's ``resource_limit``, not the checker's memory."""
+    import proj
+
+    monkeypatch.setattr(wire, "MAX_SESSION_OUTPUT", 3000)
+    monkeypatch.setattr(wire, "MAX_CLASSES", 500)
+    session.output_left = [wire.MAX_SESSION_OUTPUT] * 2
+    for i in range(4):  # four tests, each printing 1,000 characters a call, twice
+        session.test = f"t{i}"
+        proj.shout("x" * 1000)
+        proj.shout("y" * 1000)
+    printed = capsys.readouterr().out
+    assert len(printed) < 3100 and printed.endswith("[boxgym: output truncated]\n")
+    session.test = "classes"
+    assert len(proj.fresh_classes(300)) == 300
+    with pytest.raises(wire.Lost):
+        proj.fresh_classes(300)  # 600 classes described by one worker
+    assert findings(session) == ["resource_limit"]
 
 
 def test_a_trusted_exception_crosses_and_comes_back_as_itself(session):

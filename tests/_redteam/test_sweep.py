@@ -18,6 +18,7 @@ from gym._redteam._sweep import (
     ChannelSweep,
     ExhaustionSweep,
     LiarSweep,
+    MemorySweep,
     _finding,
     liar_export,
 )
@@ -31,8 +32,9 @@ SWEEPS = [
     *((LiarSweep, env, 4) for env in CODE_ENVS),
     *((ChannelSweep, env, 2) for env in CODE_ENVS),
     *((AnswerSweep, env, 2) for env in CODE_ENVS),
-    # the long row's adversary, on one task of each grading kind (calls, pytest)
+    # the long rows' adversaries, on one task of each grading kind (calls, pytest)
     *((ExhaustionSweep, env, 1) for env in ("boxgym/PyFunc-v0", "boxgym/PyRepo-v0")),
+    *((MemorySweep, env, 1) for env in ("boxgym/PyFunc-v0", "boxgym/PyRepo-v0")),
 ]
 
 

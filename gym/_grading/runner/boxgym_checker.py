@@ -410,9 +410,9 @@ class CheckerSide:
     def incoming(self, msg):
         out = msg.get("out")
         if isinstance(out, list) and len(out) == 2:
-            for text, stream in zip(out, (sys.stdout, sys.stderr), strict=True):
-                if text:
-                    stream.write(wire.clean_text(str(text)))
+            for i, (text, stream) in enumerate(zip(out, (sys.stdout, sys.stderr), strict=True)):
+                if text and type(text) is str:
+                    stream.write(SESSION.printable(i, wire.clean_text(text)))
         for key in msg.get("rel") or ():
             obj = self.refs.pop(key, None) if type(key) is int else None
             if obj is not None:
@@ -469,6 +469,8 @@ class CheckerSide:
             return cls
         if desc is None:
             raise ValueError("a class handle without its description")
+        if len(self.classes) >= wire.MAX_CLASSES:  # each mirror is kilobytes of this process
+            raise wire.Lost("oversize", f"more than {wire.MAX_CLASSES} classes described")
         cls = SESSION.mirror_for(self, key, desc)
         self.classes[key] = cls
         return cls
@@ -594,6 +596,7 @@ class Session:
         self.tainted = {}
         self.mirrors = {}
         self.import_error = None
+        self.output_left = [wire.MAX_SESSION_OUTPUT, wire.MAX_SESSION_OUTPUT]
 
     # workers
 
@@ -635,6 +638,19 @@ class Session:
             if answer is not None:  # described from what it is here: asking it is its turn
                 self.finding("report_forgery", f"the worker answered a ping with {_said(answer)}")
             self.test = None
+
+    def printable(self, stream, text):
+        """What of the worker's output ``text`` may still be printed in this grading.
+
+        pytest keeps each test's captured output to the session's end, so what the
+        worker prints is bounded over the session (`wire.MAX_SESSION_OUTPUT` per stream),
+        here, whatever the worker's own cap does.
+        """
+        left = self.output_left[stream]
+        if len(text) > left:
+            text = text[: max(left, 0)] + ("\n[boxgym: output truncated]\n" if left > 0 else "")
+        self.output_left[stream] = left - len(text)
+        return text
 
     @property
     def test(self):
@@ -801,7 +817,7 @@ class Session:
         cls = self.new_mirror(name, qual, mod, bases, bool(desc["exc"]))
         type.__setattr__(cls, "_bx_cls_side", side)
         type.__setattr__(cls, "_bx_cls_id", key)
-        if "<locals>" not in qual:
+        if "<locals>" not in qual and len(self.mirrors) < wire.MAX_CLASSES:
             self.mirrors[(mod, qual)] = cls
         return cls
 

@@ -28,6 +28,14 @@ MAX_ANSWER = 8 << 20
 MAX_TEST_BYTES = 64 << 20
 """What the checker reads from the worker within one test, all messages together."""
 MAX_OUTPUT = 1 << 20
+"""What the worker sends of its code's printed output with one message, per stream (its
+own cap: the worker is the code's process, so the checker does not rely on it)."""
+MAX_SESSION_OUTPUT = 32 << 20
+"""What the checker prints of the worker's output over a whole grading, per stream: pytest
+keeps every test's captured output to the end, so only a bound over the session bounds
+the checker's memory."""
+MAX_CLASSES = 10_000
+"""Classes of the code the checker mirrors: per worker generation, and kept across them."""
 
 VALUE_TYPES = (
     "None, bool, int, float, complex, str, bytes, bytearray, list, tuple, set, frozenset, "
