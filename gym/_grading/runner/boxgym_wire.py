@@ -495,35 +495,48 @@ VALUE_BASES = frozenset(
 """Types whose subclasses have a plain projection: the copy of the value they extend."""
 
 
-def is_plain(value, depth=0, path=None):
+def is_plain(value, depth=0, path=None, done=None):
     """Whether a value is made of exact value types only (no handle, no other object).
 
     Containers are walked to the end (``MAX_DEPTH`` levels); a container that holds
-    itself is plain when everything else in it is.
+    itself is plain when everything else in it is. A container found plain is not
+    walked again (``done``, by id, while the value holds it): a value can share its
+    parts (the wire keeps aliases), and walking each path again would take time
+    exponential in its depth.
     """
     t = type(value)
     if depth > MAX_DEPTH:
         return False
     if t is slice:
-        return all(is_plain(x, depth + 1, path) for x in (value.start, value.stop, value.step))
+        return all(
+            is_plain(x, depth + 1, path, done) for x in (value.start, value.stop, value.step)
+        )
     if isinstance(value, type):
         return type_name(value) is not None
     tag = _container_tag(t)
     if tag is None:
         return _is_scalar(value, t)
-    path = path or set()
-    if id(value) in path:
+    path = set() if path is None else path
+    done = set() if done is None else done
+    if id(value) in path or id(value) in done:
         return True
     path.add(id(value))
     try:
         if tag == "bytearray":
-            return True
-        if tag == "defaultdict" and not is_plain(value.default_factory, depth + 1, path):
-            return False
-        pairs = dict.items(value) if tag in _DICTS else ((x, None) for x in value)
-        return all(is_plain(k, depth + 1, path) and is_plain(v, depth + 1, path) for k, v in pairs)
+            plain = True
+        elif tag == "defaultdict" and not is_plain(value.default_factory, depth + 1, path, done):
+            plain = False
+        else:
+            pairs = dict.items(value) if tag in _DICTS else ((x, None) for x in value)
+            plain = all(
+                is_plain(k, depth + 1, path, done) and is_plain(v, depth + 1, path, done)
+                for k, v in pairs
+            )
     finally:
         path.discard(id(value))
+    if plain:
+        done.add(id(value))
+    return plain
 
 
 _DICTS = ("dict", "Counter", "OrderedDict", "defaultdict")
