@@ -80,5 +80,16 @@ class Policy:
         """The next assistant turn for a conversation."""
         raise NotImplementedError
 
+    def check(self, *, flags: str = "--") -> None:
+        """Reach what the policy needs (a model server) before a run stores anything.
+
+        Most policies have nothing to reach: this does nothing. `OpenAIPolicy` asks its
+        server for its models.
+
+        Args:
+            flags: the prefix of the command line options an error names (``--`` for
+                the agent's ``--base-url``, ``--user-`` for the user's).
+        """
+
     def close(self) -> None:
         """Release resources (HTTP clients, models)."""

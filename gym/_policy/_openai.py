@@ -56,6 +56,10 @@ RESPONSE = Bounds(depth=64, items=0, chars=64 << 20)
 """What one answer may be: 64 MiB of JSON nested at most 64 levels (an answer's own
 structure is about 8 deep; a call's arguments sent as an object add theirs). Measured
 before it is parsed; what breaks it is an answer to retry, never an exception."""
+CHECK_CONNECT_S = 5.0
+"""Seconds `OpenAIPolicy.check` waits for a connection to the server."""
+CHECK_READ_S = 15.0
+"""Seconds `OpenAIPolicy.check` waits for the list of models once connected."""
 _OPTIONAL_FIELDS = ("return_token_ids", "logprobs", "top_logprobs", "seed")
 _REQUIRED = "tool_choice=required"  # in _dropped once a server refused it
 _TOKEN_ID = re.compile(r"^token_id:(\d+)$")
@@ -178,6 +182,41 @@ class OpenAIPolicy(Policy):
     def close(self) -> None:
         """Close the HTTP client."""
         self._client.close()
+
+    def check(self, *, flags: str = "--") -> None:
+        """Ask the server once, briefly, which models it serves (``GET /models``).
+
+        A run calls this before it stores anything, so that a server that is not up
+        fails the command at once instead of each episode after its retries. A server
+        that answers without a list of models (no ``/models``, an error status) passes:
+        its chat requests say more.
+
+        Args:
+            flags: the prefix of the options the error names (``--base-url``,
+                ``--user-base-url``...).
+
+        Raises:
+            PolicyError: nothing answers at the base URL (refused, unresolved, no
+                connection within `CHECK_CONNECT_S`, no answer within `CHECK_READ_S`).
+            ConfigError: the server lists its models and this policy's is not one.
+        """
+        import httpx
+
+        timeout = httpx.Timeout(CHECK_READ_S, connect=CHECK_CONNECT_S)
+        try:
+            response = self._client.get("/models", timeout=timeout)
+        except httpx.TransportError as exc:
+            raise PolicyError(
+                f"no model server answers at {self.base_url} ({_unreached(exc)}): "
+                f"start it, or pass {flags}base-url"
+            ) from None
+        served = _served(response)
+        if served and self.model not in served:
+            shown = ", ".join(served[:5]) + (f" and {len(served) - 5} more" if served[5:] else "")
+            raise ConfigError(
+                f"the model server at {self.base_url} serves no model {self.model!r} "
+                f"(it serves {shown}): pass {flags}model with one of them"
+            )
 
     # -- one turn ------------------------------------------------------------------------
 
@@ -419,6 +458,34 @@ def _valid_json(response: httpx.Response) -> dict[str, Any]:
     if not isinstance(choices[0].get("message"), dict):
         raise Retryable("the answer's first choice has no message")
     return dict(data)
+
+
+def _unreached(exc: httpx.TransportError) -> str:
+    """Why a server did not answer, in a few words (``connection refused``)."""
+    import httpx
+
+    if isinstance(exc, httpx.ConnectTimeout):
+        return f"no connection in {CHECK_CONNECT_S:g} s"
+    if isinstance(exc, httpx.TimeoutException):
+        return f"no answer to GET /models in {CHECK_READ_S:g} s"
+    first = (str(exc).strip().splitlines() or [""])[0]
+    text = re.sub(r"^\[Errno -?\d+\]\s*", "", first)  # [Errno 111] Connection refused
+    return text[:1].lower() + text[1:] if text else type(exc).__name__
+
+
+def _served(response: httpx.Response) -> list[str] | None:
+    """The model ids a ``GET /models`` answer lists; None when it lists none."""
+    if response.status_code != 200:
+        return None
+    try:
+        data = load_json(response.content, "the model list", RESPONSE, check=False)
+    except ValueError:
+        return None
+    entries = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        return None
+    ids = [e["id"] for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)]
+    return ids or None
 
 
 def _hint(status: int, text: str, base_url: str) -> str:

@@ -426,3 +426,21 @@ class NamedUser:
     def __call__(self) -> User:
         """A new user (one per episode: a user keeps its episode's transcript)."""
         return user_from_name(self.name, **self.params)
+
+    def check(self) -> None:
+        """Reach the model server of a served user (``openai``) before a run stores anything.
+
+        The other users have nothing to reach (a local model loads in each worker).
+
+        Raises:
+            PolicyError: nothing answers at ``--user-base-url``.
+            ConfigError: the server does not serve ``--user-model``.
+        """
+        if self.name != "openai":
+            return
+        user = self()
+        if isinstance(user, SimulatedUser):
+            try:
+                user.policy.check(flags="--user-")
+            finally:
+                user.close()

@@ -32,7 +32,7 @@ from gym._core._phase import watch as watch_phases
 from gym._envs._env import default_sandboxes
 from gym._envs._registry import make
 from gym._envs._users import User
-from gym._policy import Policy, policy_from_name
+from gym._policy import POLICIES, Policy, policy_from_name
 from gym._policy._user import SimulatedUser
 from gym._run._concurrency import HostProbe, Limiter
 from gym._run._rollout import EpisodeResult, run_episode
@@ -91,6 +91,25 @@ class NamedPolicy:
 
             return ReplayPolicy(self.params["source"], db=self.params.get("db"))
         return policy_from_name(self.name, **self.params)
+
+    def check(self) -> None:
+        """Reach what the policy needs (a model server) before a run stores anything.
+
+        Only a policy with something to reach (`Policy.check` of its own: openai) is
+        made for it; the others (a local model's load) are left to the workers.
+
+        Raises:
+            ConfigError: unknown name, bad options, or a model the server does not serve.
+            PolicyError: nothing answers at the policy's base URL.
+        """
+        cls = POLICIES.get(self.name)
+        if cls is None or cls.check is Policy.check:
+            return
+        policy = self()
+        try:
+            policy.check()
+        finally:
+            policy.close()
 
 
 @dataclass(frozen=True)

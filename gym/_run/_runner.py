@@ -8,10 +8,12 @@ as soon as its executor yields it; a stopped run (SIGINT, SIGTERM: see `LocalExe
 commits every episode that finished before it returns.
 
 Nothing is stored before the whole plan is known good: environments, split, task ids, k
-and limit, at least one episode, and (for episodes on this machine) the engine reachable
-with each environment's image there or built. Then the run's status says where it
-stands (`gym._store.RunStatus`): running (with a heartbeat every `HEARTBEAT_S`),
-stopped and by whom, failed and why, or finished.
+and limit, at least one episode, and (for episodes on this machine) the model server of
+a served policy or user answering with its model, and the engine reachable with each
+environment's image there or built. Then the run's status says where it stands
+(`gym._store.RunStatus`): running (with a heartbeat every `HEARTBEAT_S`), stopped and by
+whom, failed and why, or finished: finished once every episode it was to run is
+committed, even when a stop came after the last one started.
 
 The run's sandboxes come from its configuration's provider (`RunConfig.sandboxes`; the
 default one when None), which the runner hands to the environments and the executor and
@@ -69,8 +71,10 @@ __all__ = [
     "RunProgress",
     "SUITES",
     "check_sandboxes",
+    "check_servers",
     "check_split",
     "check_task_ids",
+    "end_state",
     "expand_envs",
     "plan",
     "run",
@@ -441,7 +445,8 @@ def run(
         progress: called after each committed episode.
         stop: for the default executor: set it to stop the run (nothing new starts,
             episodes in flight get a grace period, every finished one is committed; the
-            returned progress says ``stopped``). An executor given holds its own. The
+            returned progress says ``stopped`` when some were left to run). An executor
+            given holds its own. The
             event's ``reason`` attribute, when it has one, is recorded as who stopped
             the run (the CLI's says ``Ctrl-C`` or ``SIGTERM``).
         events: receives a ``planned`` event first (``total`` episodes, ``skipped``:
@@ -449,12 +454,14 @@ def run(
             ``stopped`` one at the end (and the default executor's events).
 
     The run's status (`Store.run_status`) is set running once the plan is checked, and
-    stopped, failed or finished as the run ends; nothing is stored before.
+    stopped, failed or finished as the run ends (`end_state`); nothing is stored before.
 
     Raises:
         ConfigError: the config names a runtime the sandboxes would not run under, or
             plans nothing (see `plan`).
         TaskNotFound: a task id no environment has.
+        PolicyError: nothing answers at the base URL of the named policy or user (local
+            episodes; `check_servers`), or ConfigError when it does not serve their model.
         EngineUnavailable: the Docker engine does not answer (local episodes).
         ImageError: an image is missing and cannot be built.
     """
@@ -467,40 +474,72 @@ def run(
         if j.episode_id not in committed
         or (retry_infra and committed[j.episode_id] == "infra_error")
     ]
+    factory = policy_factory or NamedPolicy(config.policy, config.policy_params)
+    user = NamedUser(config.user, config.user_params) if config.user else None
     if todo and (executor is None or isinstance(executor, LocalExecutor)):
-        check_sandboxes(config, todo)  # Ray workers reach their own nodes' engines
+        check_servers(factory, user)  # Ray workers reach servers (and engines) from their nodes
+        check_sandboxes(config, todo)
     store.start_run(_run_row(config), planned=len(jobs))
     state = RunProgress(total=len(jobs), skipped=len(jobs) - len(todo))
-    factory = policy_factory or NamedPolicy(config.policy, config.policy_params)
     work = EpisodeWork(
         config.run_id,
         factory,
         _env_overrides(config),
         max_attempts,
         config.sandboxes,
-        user_factory=NamedUser(config.user, config.user_params) if config.user else None,
+        user_factory=user,
     )
     executor = executor or LocalExecutor(concurrency, stop=stop, events=events)
     emit = events or _ignore
     emit(_planned(config, state))
     sandboxes = config.provider()
     before = sandboxes.counts()
+    got: set[str] = set()  # the episodes committed by this run
     with _status_kept(store, config.run_id), _heartbeat(store, config.run_id):
         with contextlib.closing(executor.run(todo, work)) as finished:
             for job, result, attempts in finished:
                 store.commit_episode(*_rows(config, job, result, attempts, __version__))
+                got.add(job.episode_id)
                 _count(state, result)
                 emit(_committed(job, result))
                 if progress:
                     progress(state)
-    state.stopped = executor.stopped
-    if state.stopped:
-        store.end_run(config.run_id, "stopped", _stopped_by(executor, stop))
-    else:
-        store.end_run(config.run_id, "finished")
+    left = sum(j.episode_id not in got for j in todo)
+    ended, detail = end_state(left, _stopped_by(executor, stop) if executor.stopped else None)
+    state.stopped = ended == "stopped"
+    store.end_run(config.run_id, ended, detail)
     state.containers = _delta(before, sandboxes.counts())
     emit({"event": "stopped" if state.stopped else "done", "t": time.time(), **_tail(executor)})
     return state
+
+
+def check_servers(factory: Callable[[], Policy], user: NamedUser | None) -> None:
+    """Reach the model servers of the run's policy and user once, before anything is stored.
+
+    A named policy or user that talks to a server (openai) asks it for its models, so
+    that a server that is not up fails the run in a second, not each episode after its
+    retries. A policy factory of the caller's own is not checked: it may need no server.
+
+    Raises:
+        PolicyError: nothing answers at a base URL.
+        ConfigError: a server does not serve the model named.
+    """
+    if isinstance(factory, NamedPolicy):
+        factory.check()
+    if user is not None:
+        user.check()
+
+
+def end_state(left: int, stopped_by: str | None) -> tuple[RunState, str]:
+    """The status of a run whose executor returned, and its detail.
+
+    Finished once every episode it was to run is committed, even when a stop came after
+    the last one started (nothing is left to run again); else stopped, by whom
+    (``stopped_by``, None when nobody asked: its executor left ``left`` episodes).
+    """
+    if left <= 0:
+        return "finished", ""
+    return "stopped", stopped_by or f"{left} episodes not run"
 
 
 def _check_runtime(config: RunConfig) -> None:
