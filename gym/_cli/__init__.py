@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import signal
 import sys
@@ -27,6 +26,7 @@ from gym._cli._app import (
 )
 from gym._cli._tables import number, print_table, text
 from gym._core._exit import leave
+from gym._core._json import dumps
 from gym._core._malloc import cap_arenas
 
 __all__ = ["DbOpt", "JsonFlag", "app", "console", "err", "main", "print_json"]
@@ -252,7 +252,7 @@ def env_validate(
         def advance(check: Any) -> None:
             _count_check(bar, check)
             if as_json:
-                sys.stdout.write(json.dumps(check.model_dump() | {"ok": check.ok}) + "\n")
+                sys.stdout.write(dumps(check.model_dump() | {"ok": check.ok}) + "\n")
                 sys.stdout.flush()
             elif check.problems:  # say it now: a long run may not reach its table
                 where = f" {check.env_id} {check.task_id}: " + "; ".join(check.problems)
@@ -274,7 +274,7 @@ def env_validate(
     bad = [c for c in checks if not c.ok]
     summary = _validation_summary(checks, time.monotonic() - started)
     if as_json:
-        sys.stdout.write(json.dumps({"summary": summary}) + "\n")
+        sys.stdout.write(dumps({"summary": summary}) + "\n")
     else:
         _validation_table([c for c in checks if len(checks) <= 40 or not c.ok])
         resumed = f" ({summary['resumed']} from stored results)" if summary["resumed"] else ""

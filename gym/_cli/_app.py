@@ -11,12 +11,11 @@ in whatever they print (`neutral`). Help texts are shown literally too (`command
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 from pydantic import ValidationError
@@ -25,8 +24,11 @@ from rich.markup import escape
 from rich.segment import Segment
 from rich.text import Text
 
-from gym._core._errors import GymError
+from gym._core._errors import ConfigError, GymError
+from gym._core._json import dumps
 from gym._core._text import clean
+
+_T = TypeVar("_T")
 
 ClickException: type[Exception] = next(
     c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
@@ -42,6 +44,7 @@ __all__ = [
     "console",
     "env_app",
     "err",
+    "from_options",
     "images_app",
     "neutral",
     "one_of",
@@ -151,10 +154,62 @@ def one_of(*names: str) -> Callable[[str | None], str | None]:
 
 
 def _store_url(value: str | None) -> str | None:
-    """A store URL as given; a plain path is refused with the URL it likely means."""
+    """A store URL as given; a plain path or an unsupported database is refused.
+
+    The error of a plain path gives the URL it likely means; that of another database
+    (``mysql://``) says which we support.
+    """
     if value and "://" not in value:
         raise typer.BadParameter(f"{value!r} is not a store URL; did you mean sqlite:///{value}?")
+    if value and value.split("://")[0].split("+")[0] not in ("sqlite", "postgresql", "postgres"):
+        scheme = value.split("://")[0]
+        raise typer.BadParameter(
+            f"only sqlite:/// and postgresql:// URLs are supported, not {scheme}://"
+        )
     return value
+
+
+def from_options(ctx: typer.Context, build: Callable[[], _T]) -> _T:
+    """What ``build`` makes of a command's options, a refused value said by its option.
+
+    A value a settings model refuses is said by the option that gave it
+    (``--temperature must be greater than 0``), not by the model's field. A field is
+    matched to the option spelled like it (``updates_per_step``: ``--updates-per-step``;
+    ``loss.aggregation``: ``--aggregation``; ``lora.rank``: ``--lora-rank``); a field no
+    option gives keeps its dotted name.
+
+    Raises:
+        ConfigError: a value is refused (every refusal on one line).
+    """
+    try:
+        return build()
+    except ValidationError as exc:
+        said = "; ".join(_option_error(ctx, e) for e in exc.errors())
+        raise ConfigError(said) from exc
+
+
+def _option_error(ctx: typer.Context, error: Any) -> str:
+    """One refusal of a settings model, by the option (or argument) that gave the field."""
+    names = [str(part) for part in error["loc"] if isinstance(part, str)]
+    where = _option_of(ctx, names) or ".".join(names) or "a value"
+    msg = str(error["msg"])
+    for prefix in ("Value error, ", "Assertion failed, "):
+        msg = msg.removeprefix(prefix)
+    if msg.startswith("Input should be "):
+        return f"{where} must be {msg.removeprefix('Input should be ')}"
+    return f"{where}: {msg}"
+
+
+def _option_of(ctx: typer.Context, names: list[str]) -> str | None:
+    """The command's option (``--x``) or argument (``ENVS``) a field path names, if any."""
+    for start in range(len(names)):
+        wanted = "-".join(names[start:]).replace("_", "-")
+        for param in ctx.command.params:
+            if f"--{wanted}" in param.opts:
+                return f"--{wanted}"
+            if param.param_type_name == "argument" and param.name == wanted.replace("-", "_"):
+                return param.name.upper()
+    return None
 
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -200,8 +255,8 @@ def use_runtime(runtime: str | None) -> None:
 
 
 def print_json(data: Any) -> None:
-    """Print data as JSON on stdout (plain, no colour)."""
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+    """Print data as JSON on stdout (plain, no colour; a number that is not finite: null)."""
+    sys.stdout.write(dumps(data, indent=2, default=str) + "\n")
 
 
 def say_error(message: str, hint: str = "") -> None:

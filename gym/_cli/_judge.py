@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,6 +12,7 @@ from rich.table import Table
 from gym._cli._app import DbOpt, JsonFlag, app, console, err, print_json
 from gym._cli._tables import number, print_table, text
 from gym._core._errors import ConfigError
+from gym._core._json import dumps
 
 __all__: list[str] = []
 
@@ -155,7 +155,7 @@ def labels_cmd(
         items = labels_from_run(store, run_id)
     finally:
         store.close()
-    text = "".join(json.dumps(i.model_dump()) + "\n" for i in items)
+    text = "".join(dumps(i.model_dump()) + "\n" for i in items)
     if out is None:
         sys.stdout.write(text)
     else:

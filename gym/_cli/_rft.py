@@ -9,7 +9,16 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from gym._cli._app import DbOpt, JsonFlag, console, err, one_of, print_json, train_app
+from gym._cli._app import (
+    DbOpt,
+    JsonFlag,
+    console,
+    err,
+    from_options,
+    one_of,
+    print_json,
+    train_app,
+)
 from gym._cli._tables import number, print_table, text
 
 __all__: list[str] = []
@@ -47,6 +56,7 @@ def _line(line: str) -> None:
 
 @train_app.command("rft")
 def rft(
+    ctx: typer.Context,
     envs: Annotated[list[str], typer.Argument(help="Environment ids or suites.")],
     policy: Annotated[
         str, typer.Option("--policy", "-p", callback=one_of("local", "tiny"), help="local or tiny.")
@@ -99,23 +109,26 @@ def rft(
     from gym._store import Store
     from gym.train._rft import RFTConfig, train_rft
 
-    config = RFTConfig(
-        envs=envs,
-        policy=policy,
-        policy_params=_params(model, max_new_tokens),
-        rounds=rounds,
-        k=k,
-        cap=cap,
-        temperature=temperature,
-        eval_k=eval_k,
-        eval_temperature=eval_temperature,
-        lr=lr,
-        epochs=epochs,
-        batch_size=batch_size,
-        seed=seed,
-        limit=limit,
-        tasks=tasks,
-        max_steps=max_steps,
+    config = from_options(
+        ctx,
+        lambda: RFTConfig(
+            envs=envs,
+            policy=policy,
+            policy_params=_params(model, max_new_tokens),
+            rounds=rounds,
+            k=k,
+            cap=cap,
+            temperature=temperature,
+            eval_k=eval_k,
+            eval_temperature=eval_temperature,
+            lr=lr,
+            epochs=epochs,
+            batch_size=batch_size,
+            seed=seed,
+            limit=limit,
+            tasks=tasks,
+            max_steps=max_steps,
+        ),
     )
     store = Store(db)
     err.print(f"rft [bold]{config.rft_id}[/] -> {escape(store._safe_url())}")

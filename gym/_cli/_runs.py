@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import json
+import math
 import signal
 import sys
 import textwrap
@@ -31,6 +31,7 @@ from gym._cli._app import (
 )
 from gym._cli._tables import fits, number, print_table, text
 from gym._core._errors import ConfigError, StoreError
+from gym._core._json import dumps
 from gym._core._progress import RunEvents, progress
 from gym._policy import POLICIES, USERS
 
@@ -145,7 +146,7 @@ def run(
             "--policy",
             "-p",
             callback=one_of(*POLICIES, "replay"),
-            help=f"Who acts: {', '.join([*POLICIES, 'replay'])} (docs/policies.md).",
+            help=f"Who acts: {', '.join([*POLICIES, 'replay'])} (README.md#policies).",
         ),
     ] = "local",
     model: Annotated[str | None, typer.Option("--model", help="Model name (openai/local).")] = None,
@@ -369,7 +370,7 @@ def _event_log(path: Path | None) -> Iterator[Callable[[dict[str, Any]], None] |
     with path.open("a") as fh:
 
         def write(event: dict[str, Any]) -> None:
-            line = json.dumps(event, default=str)
+            line = dumps(event, default=str)
             with lock:
                 fh.write(line + "\n")
                 fh.flush()
@@ -387,12 +388,21 @@ def plot_path(value: Path | None) -> Path | None:
 
 
 def _ci(m: Any, sep: str = " ", sign: str = "") -> str:
-    """``0.50 [0.12, 0.88]``: the value and its 95% interval (``sep`` between them)."""
+    """``0.50 [0.12, 0.88]``: the value and its 95% interval (``sep`` between them).
+
+    A value over nothing (NaN: no graded episode) is ``-``; one without an interval is
+    shown alone.
+    """
+    if not math.isfinite(m.value):
+        return "-"
+    if not (math.isfinite(m.lo) and math.isfinite(m.hi)):
+        return f"{m.value:{sign}.2f}"
     return f"{m.value:{sign}.2f}{sep}[{m.lo:{sign}.2f}, {m.hi:{sign}.2f}]"
 
 
-def _rate(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
+def _rate(value: float | None, digits: int = 2) -> str:
+    """The number with ``digits`` decimals, or ``-`` when there is none (None, NaN)."""
+    return "-" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
 
 
 def render_report(report: Any, *, slices: bool = True) -> None:
@@ -427,8 +437,8 @@ def _report_table(report: Any, *, stacked: bool) -> Table:
         title=f"run {report.run_id}",
     )
     for g in [*report.envs, report.overall]:
-        ks = [f"@{k}={m.value:.2f}" for k, m in g.pass_at_k.items()]
-        ks += [f"^{k}={m.value:.2f}" for k, m in g.pass_hat_k.items() if k > 1]
+        ks = [f"@{k}={_rate(m.value)}" for k, m in g.pass_at_k.items()]
+        ks += [f"^{k}={_rate(m.value)}" for k, m in g.pass_hat_k.items() if k > 1]
         flags = " ".join(f"{k}:{v}" for k, v in g.flags.items()) or "-"
         table.add_row(
             Text(g.name.removeprefix("boxgym/")),
@@ -541,6 +551,14 @@ def runs(ctx: typer.Context, db: DbOpt = None, as_json: JsonFlag = False) -> Non
     if as_json:
         print_json(rows)
         return
+    if not rows:
+        err.print(
+            f"no runs in {store._safe_url()} yet: gym run ENV --policy ... makes one",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        return
     table = Table(
         number("run", justify="left"),
         text("policy"),
@@ -635,7 +653,8 @@ def compare(
         print_json(result.model_dump(mode="json"))
         return
     console.print(
-        f"{result.tasks} shared tasks: pass@1 {result.pass_at_1_a:.3f} -> {result.pass_at_1_b:.3f}"
+        f"{result.tasks} shared tasks: pass@1 {_rate(result.pass_at_1_a, 3)} -> "
+        f"{_rate(result.pass_at_1_b, 3)}"
     )
     console.print(f"difference (B - A) {_ci(result.difference, sign='+')}", highlight=False)
     names = ("maintained", "improved", "regressed", "persistent_failure")
@@ -765,13 +784,28 @@ def _print_episodes(
         if not text:
             if as_json:
                 print_json([i.model_dump(mode="json") for i in items])
-            else:
+            elif items:
                 _episode_table(items)
+            else:
+                err.print(_no_episode(run_id, filters), markup=False, highlight=False)
             return
         if not items:
             raise ConfigError("no episode of the run passes the filters")
         episode = store.episode(items[0].id)
     sys.stdout.write(_view.episode_text(store, episode))
+
+
+def _no_episode(run_id: str, filters: dict[str, Any]) -> str:
+    """``no episode of task 'zzz' in run RUN``: what an empty listing means."""
+    task, outcome, flag = filters.get("task"), filters.get("outcome"), filters.get("flag")
+    parts = [f"of task {task!r}" if task else "", f"with outcome {outcome}" if outcome else ""]
+    if flag:
+        flags = {"any": "with a flag", "none": "without a flag"}
+        parts.append(flags.get(flag, f"flagged {flag!r}"))
+    parts = [p for p in parts if p]
+    if not parts:
+        return f"run {run_id} has no episodes yet"
+    return f"no episode {' '.join(parts)} in run {run_id}"
 
 
 def _write_pages(store: Any, target: str | None, folder: Path) -> None:

@@ -10,7 +10,16 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from gym._cli._app import DbOpt, JsonFlag, console, err, one_of, print_json, train_app
+from gym._cli._app import (
+    DbOpt,
+    JsonFlag,
+    console,
+    err,
+    from_options,
+    one_of,
+    print_json,
+    train_app,
+)
 from gym._cli._runs import plot_path
 from gym._cli._tables import number, print_table, text
 from gym._core._errors import ConfigError
@@ -20,6 +29,7 @@ __all__: list[str] = []
 
 @train_app.command("grpo")
 def grpo_cmd(
+    ctx: typer.Context,
     envs: Annotated[list[str], typer.Argument(help="Environment ids (train-split tasks).")],
     policy: Annotated[
         str,
@@ -210,41 +220,44 @@ def grpo_cmd(
             "adapter_dir": adapter_dir or "",
             "server_adapter_dir": server_adapter_dir or "",
         }
-    config = GrpoConfig.model_validate(
-        {
-            "step_sampling": _step_sampling(
-                sampling,
-                branch_steps,
-                branches,
-                per_parent,
-                step_judge,
-                step_reward_weight,
-                credit,
-            ),
-            "envs": envs,
-            "policy": policy,
-            "server": server,
-            "max_staleness": max_staleness,
-            "model": model or ("tiny" if policy == "tiny" else "smollm2-135m"),
-            "seed": seed,
-            "steps": steps,
-            "group_size": group_size,
-            "tasks": tasks or None,
-            "lr": lr,
-            "updates_per_step": updates,
-            "temperature": temperature,
-            "max_new_tokens": max_new_tokens,
-            "advantage": advantage,
-            "loss": LossConfig.model_validate({"aggregation": aggregation, "beta": beta}),
-            "reward": reward,
-            "watch": WatchConfig(
-                enabled=not no_watch,
-                max_gap=max_gap,
-                max_flag_rise=max_flag_rise,
-                max_step_gap=max_step_gap,
-                patience=patience,
-            ),
-        }
+    config = from_options(
+        ctx,
+        lambda: GrpoConfig.model_validate(
+            {
+                "step_sampling": _step_sampling(
+                    sampling,
+                    branch_steps,
+                    branches,
+                    per_parent,
+                    step_judge,
+                    step_reward_weight,
+                    credit,
+                ),
+                "envs": envs,
+                "policy": policy,
+                "server": server,
+                "max_staleness": max_staleness,
+                "model": model or ("tiny" if policy == "tiny" else "smollm2-135m"),
+                "seed": seed,
+                "steps": steps,
+                "group_size": group_size,
+                "tasks": tasks or None,
+                "lr": lr,
+                "updates_per_step": updates,
+                "temperature": temperature,
+                "max_new_tokens": max_new_tokens,
+                "advantage": advantage,
+                "loss": LossConfig.model_validate({"aggregation": aggregation, "beta": beta}),
+                "reward": reward,
+                "watch": WatchConfig(
+                    enabled=not no_watch,
+                    max_gap=max_gap,
+                    max_flag_rise=max_flag_rise,
+                    max_step_gap=max_step_gap,
+                    patience=patience,
+                ),
+            }
+        ),
     )
     store = Store(db)
     err.print(f"train {config.train_id} -> {escape(store._safe_url())}")

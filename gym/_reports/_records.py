@@ -8,12 +8,12 @@ an environment takes out of the agent's sandbox (docs/architecture.md, "Names").
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from gym._core._errors import ConfigError, StoreError
+from gym._core._json import dumps
 from gym._envs._splits import split_use
 from gym._store import EpisodeRow, StepRow, Store, TurnsRow, message_turns, user_turns
 
@@ -167,7 +167,7 @@ def _write_lines(
         target.parent.mkdir(parents=True, exist_ok=True)
         with tmp.open("w") as fh:
             for n, record in enumerate(records, 1):
-                fh.write(json.dumps(record) + "\n")
+                fh.write(dumps(record) + "\n")
                 say(n, len(records))
         tmp.replace(target)
     except OSError as exc:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from gym._core._errors import ConfigError
 from gym._core._version import __version__
 from gym._envs._registry import spec_of
+from gym._run._runner import check_split
 
 __all__ = ["ServeConfig", "create_app", "listening", "serve"]
 
@@ -49,9 +50,11 @@ def create_app(config: ServeConfig) -> Any:
 
     Raises:
         EnvNotFound: the id is not registered.
-        ConfigError: openenv-core is not installed.
+        ConfigError: the environment declares no such split (as `gym run` refuses it), or
+            openenv-core is not installed.
     """
     spec_of(config.env_id)  # an unknown id fails now, with suggestions
+    check_split([config.env_id], config.split)  # a typo would serve no task at all
     http_server, types = _openenv()
     from fastapi import FastAPI
 

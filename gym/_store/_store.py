@@ -64,12 +64,58 @@ def _sqlite_pragmas(engine: Engine, *, read_only: bool = False) -> None:
         cur.close()
 
 
+def _sqlite_file(url: str) -> str | None:
+    """The file a SQLite URL names (None: not SQLite, in memory, or a ``file:`` URI)."""
+    parsed = make_url(url)
+    path = parsed.database or ""
+    if parsed.get_backend_name() != "sqlite" or path in ("", ":memory:"):
+        return None
+    return None if path.startswith("file:") or parsed.query.get("uri") else path
+
+
+def _prepare_file(path: str) -> None:
+    """Make the folder of a SQLite store to be written (as ``--out`` options do).
+
+    Raises:
+        StoreError: the path is a folder, or its folder cannot be made.
+    """
+    if os.path.isdir(path):
+        raise StoreError(f"{path} is a folder, not a file; pass --db a file path")
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot make the folder of the run store {path}: {exc.strerror}") from exc
+
+
+def _reason(exc: BaseException) -> str:
+    """The database's own words for an error, on one line (no SQL, no links)."""
+    orig = getattr(exc, "orig", None)
+    said = str(orig if orig is not None else exc).strip()
+    return said.splitlines()[0] if said else type(exc).__name__
+
+
+def _not_a_store(reason: str) -> bool:
+    """Whether a database error says the database is no run store (not a failure of one).
+
+    Every store has held runs and episodes from the first: a table added later missing
+    is an older store, not another database.
+    """
+    missing = ("no such table: {}", 'relation "{}" does not exist')  # SQLite, PostgreSQL
+    return reason == "file is not a database" or any(
+        reason == said.format(table) for said in missing for table in ("runs", "episodes")
+    )
+
+
 def _read_only_engine(url: str) -> Engine:
-    """An engine whose connections refuse writes (SQLite query_only, PostgreSQL read-only)."""
+    """An engine whose connections refuse writes (SQLite query_only, PostgreSQL read-only).
+
+    An empty file is no store either (as a missing one): nothing was ever written to it.
+    """
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         path = parsed.database or ""
-        if path in ("", ":memory:") or not os.path.isfile(path):
+        if path in ("", ":memory:") or not os.path.isfile(path) or not os.path.getsize(path):
             raise StoreError(f"no run store at {path or url!r}: `gym run` creates one")
         engine = create_engine(url, pool_pre_ping=True)
         _sqlite_pragmas(engine, read_only=True)
@@ -105,12 +151,24 @@ class Store:
             if read_only:
                 self.engine = _read_only_engine(_normalise(self.url))
                 return
+            if (path := _sqlite_file(_normalise(self.url))) is not None:
+                _prepare_file(path)
             self.engine = create_engine(_normalise(self.url), pool_pre_ping=True)
             if self.engine.dialect.name == "sqlite":
                 _sqlite_pragmas(self.engine)
             SQLModel.metadata.create_all(self.engine)
         except (SQLAlchemyError, ImportError) as exc:
-            raise StoreError(f"cannot open the run store at {self._safe_url()}: {exc}") from exc
+            raise self._error(exc, "cannot open the run store at {url}: {reason}") from exc
+
+    def _error(self, exc: BaseException, template: str) -> StoreError:
+        """A one-line `StoreError` for a database error (``template`` has {url}, {reason})."""
+        url, reason = self._safe_url(), _reason(exc)
+        if _not_a_store(reason):
+            return StoreError(
+                f"{url} is not a boxgym run store ({reason}); "
+                "pass --db a store made by gym run, or a new path"
+            )
+        return StoreError(template.format(url=url, reason=reason))
 
     def _safe_url(self) -> str:
         """The URL with its password hidden (for messages)."""
@@ -126,7 +184,14 @@ class Store:
             with Session(self.engine, expire_on_commit=False) as session:
                 yield session
         except SQLAlchemyError as exc:
-            raise StoreError(f"run store error ({self._safe_url()}): {exc}") from exc
+            raise self._error(exc, "run store error ({url}): {reason}") from exc
+
+    def _has_table(self, name: str) -> bool:
+        """Whether the store holds a table; errors become `StoreError`."""
+        try:
+            return inspect(self.engine).has_table(name)
+        except SQLAlchemyError as exc:
+            raise self._error(exc, "run store error ({url}): {reason}") from exc
 
     def close(self) -> None:
         """Release the database connections."""
@@ -240,7 +305,7 @@ class Store:
     def _status_rows(self, s: Session, run_id: str | None) -> list[RunStatusRow]:
         """The stored status rows (none in a store written before they existed)."""
         if not self._has_status:
-            self._has_status = inspect(self.engine).has_table(RunStatusRow.__tablename__)
+            self._has_status = self._has_table(RunStatusRow.__tablename__)
             if not self._has_status:
                 return []
         query = select(RunStatusRow)
@@ -472,7 +537,7 @@ class Store:
     def _turns_table(self) -> bool:
         """Whether the store holds the turns table (a store written before it has none)."""
         if not self._has_turns:
-            self._has_turns = inspect(self.engine).has_table(TurnsRow.__tablename__)
+            self._has_turns = self._has_table(TurnsRow.__tablename__)
         return self._has_turns
 
     def lineage(self, episode_id: str) -> LineageRow | None:
@@ -497,7 +562,7 @@ class Store:
     def _lineage_table(self) -> bool:
         """Whether the store holds the lineage table (a store written before it has none)."""
         if not self._has_lineage:
-            self._has_lineage = inspect(self.engine).has_table(LineageRow.__tablename__)
+            self._has_lineage = self._has_table(LineageRow.__tablename__)
         return self._has_lineage
 
     def calls(self, episode_id: str) -> list[ToolCall]:

@@ -1,0 +1,91 @@
+"""Opening a run store at a path that holds something else, nothing, or no folder yet:
+one line that names the store and what to do, never the SQL or a library's link."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+import pytest
+
+from gym._store import EpisodeRow, RunRow, Store
+from gym.errors import StoreError
+
+NOT_A_STORE = "is not a boxgym run store"
+
+
+def run_row() -> RunRow:
+    now = time.time()
+    return RunRow(
+        id="r1", created_at=now, updated_at=now, config={}, policy="noop", boxgym_version="0"
+    )
+
+
+def one_line(info: pytest.ExceptionInfo[StoreError]) -> str:
+    """The error's message, checked to be one line with no SQL and no link."""
+    message = str(info.value)
+    assert "\n" not in message and "SELECT" not in message and "http" not in message, message
+    return message
+
+
+@pytest.mark.parametrize("read_only", [True, False])
+def test_a_file_that_is_no_database_is_named_in_one_line(tmp_path, read_only):
+    path = tmp_path / "notdb.db"
+    path.write_text("these are my notes, not a database\n" * 200)
+    url = f"sqlite:///{path}"
+    with pytest.raises(StoreError) as info:
+        Store(url, read_only=read_only).runs()
+    assert one_line(info) == (
+        f"{url} is not a boxgym run store (file is not a database); "
+        "pass --db a store made by gym run, or a new path"
+    )
+
+
+def test_a_database_of_something_else_is_not_a_run_store(tmp_path):
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE notes (body TEXT)")
+    with pytest.raises(StoreError) as info:
+        Store(f"sqlite:///{path}", read_only=True).runs()
+    assert one_line(info).startswith(f"sqlite:///{path} {NOT_A_STORE} (no such table: runs)")
+
+
+def test_an_empty_file_reads_as_no_store_and_a_run_makes_it_one(tmp_path):
+    """An empty file is no store to read (as a missing one); a run fills it."""
+    path = tmp_path / "empty.db"
+    path.touch()
+    url = f"sqlite:///{path}"
+    with pytest.raises(StoreError) as info:
+        Store(url, read_only=True)
+    assert one_line(info) == f"no run store at {str(path)!r}: `gym run` creates one"
+    Store(url).ensure_run(run_row())
+    assert [r.id for r in Store(url, read_only=True).runs()] == ["r1"]
+
+
+def test_a_store_in_a_missing_folder_is_made_with_its_folder(tmp_path):
+    """As every ``--out`` does: the folder of a new store is made, not refused."""
+    path = tmp_path / "no" / "such" / "runs.db"
+    store = Store(f"sqlite:///{path}")
+    store.ensure_run(run_row())
+    episode = EpisodeRow(
+        id="e1",
+        run_id="r1",
+        env_id="e",
+        env_version=0,
+        task_id="t",
+        split="train",
+        sample_index=0,
+        seed=0,
+        policy="noop",
+        outcome="fail",
+    )
+    store.commit_episode(episode, [], None)
+    assert path.is_file() and store.run("r1").id == "r1"
+
+
+def test_a_folder_given_as_the_store_is_named_in_one_line(tmp_path):
+    folder = tmp_path / "adir.db"
+    folder.mkdir()
+    with pytest.raises(StoreError) as info:
+        Store(f"sqlite:///{folder}")
+    assert one_line(info) == f"{folder} is a folder, not a file; pass --db a file path"
