@@ -240,11 +240,13 @@ class AnswerSweep(LiarSweep):
     handler still does its work, then, always for about a third of them and now and then
     for the rest, its answer is replaced by something made to break whoever touches it:
     an object whose ``repr``, ``str``, ``==``, ``hash``, ``len`` and truth raise, answer
-    the wrong type or end the process; or an exception raised instead (holding such an
-    object, SystemExit, KeyboardInterrupt, GeneratorExit, a BaseException of its own
-    whose text raises). An answer is a plain value copied across or the code's failure:
-    describing, formatting or reporting it must never crash the checker (``infra_error``)
-    nor pass a check, so every task must end ``fail``.
+    the wrong type or end the process; a range of 10**8 or a list of 27 billion items
+    sharing its parts (a few bytes each); or an exception raised instead (holding such
+    an object, an int with no text, SystemExit, KeyboardInterrupt, GeneratorExit, a
+    BaseException of its own whose text raises), half the time sent without its text.
+    An answer is a plain value copied across or the code's failure: describing,
+    formatting or reporting it must never crash the checker (``infra_error``) nor pass
+    a check, so every task must end ``fail``.
     """
 
     name: str = "grading.answer_sweep"
@@ -252,7 +254,7 @@ class AnswerSweep(LiarSweep):
 
     def prelude(self, ctx: Context) -> str:
         names = Names(random.Random(ctx.rng.getrandbits(64)))
-        hostile, wrap, make, rnd = (names.ident() for _ in range(4))
+        hostile, wrap, make, rnd, untold = (names.ident() for _ in range(5))
         return f"""
 import os, random, sys
 {rnd} = random.Random(os.urandom(8))
@@ -271,9 +273,16 @@ class {hostile}:
     __repr__ = __str__ = __format__ = __hash__ = __len__ = __bool__ = _act
     __eq__ = __ne__ = __lt__ = __iter__ = __index__ = __float__ = _act
 def {make}():
-    kind = {rnd}.randrange(8)
+    kind = {rnd}.randrange(11)
     if kind < 3:
         return {hostile}(kind)
+    if kind == 8:
+        return range(10**8)
+    if kind == 9:
+        leaf = [0] * 3000
+        return [[leaf] * 3000] * 3000
+    if kind == 10:
+        raise ValueError(10**5000)
     if kind == 3:
         raise ValueError({hostile}({rnd}.randrange(4)))
     if kind == 4:
@@ -293,9 +302,18 @@ def {wrap}(handler, always):
             return {make}()
         return out
     return answer
+def {untold}(encode):
+    def told(*args, **kwargs):
+        out = encode(*args, **kwargs)
+        if type(out) is dict and {rnd}.random() < 0.5:
+            out["str"] = None  # no text on the wire: the judge must not ask for one
+        return out
+    return told
 for module in list(sys.modules.values()):
     if not getattr(module, "__name__", "").startswith("boxgym"):
         continue
+    if callable(getattr(module, "encode_exception", None)):
+        module.encode_exception = {untold}(module.encode_exception)
     for table in list(vars(module).values()):
         if type(table) is dict and table and all(callable(v) for v in table.values()):
             for key, handler in list(table.items()):

@@ -244,6 +244,21 @@ class Unsayable:
     __str__ = __format__ = __repr__
 
 
+def big_range():
+    return range(60_000_000)
+
+
+def shared_cube(n):
+    leaf = [0] * n
+    middle = [leaf] * n
+    return [middle] * n
+
+
+def grid():
+    row = [0] * 3
+    return [row] * 3  # the aliasing bug every Python programmer writes once
+
+
 def fresh_classes(n):
     tag = os.urandom(4).hex()
     return [type("K" + tag + str(i), (), {})() for i in range(n)]
@@ -456,6 +471,31 @@ def test_what_the_checker_keeps_of_the_worker_is_bounded_over_the_session(
     with pytest.raises(wire.Lost):
         proj.fresh_classes(300)  # 600 classes described by one worker
     assert findings(session) == ["resource_limit"]
+
+
+def test_an_answer_is_bounded_by_what_it_stands_for_not_by_its_bytes(session):
+    """A range and a value sharing its parts cross in a few bytes and can stand for
+    gigabytes once a check makes a list or a text of them; past `wire.MAX_EXPANDED`
+    items and characters the answer is the code's ``resource_limit`` (before, a check's
+    ``tuple(answer)`` or its message got the checker killed for memory: infra_error).
+    A small value with shared parts crosses as before."""
+    import proj
+
+    assert proj.grid() == [[0, 0, 0]] * 3
+    with pytest.raises(wire.Lost):
+        proj.big_range()
+    session.test = "cube"
+    with pytest.raises(wire.Lost):
+        proj.shared_cube(3000)
+    assert findings(session) == ["resource_limit", "resource_limit"]
+
+
+def test_describing_an_exception_never_fails():
+    """An exception whose plain argument has no text (an int of 5,000 digits) and no text
+    from the wire is named by its type: describing it outside a test cannot crash the
+    checker (before: ValueError out of `_said`, infra_error on every task)."""
+    assert checker._said(ValueError(10**5000)) in ("a ValueError", "ValueError: <unprintable>")
+    assert checker._said(KeyError("k")) == "KeyError: 'k'"
 
 
 def test_a_trusted_exception_crosses_and_comes_back_as_itself(session):

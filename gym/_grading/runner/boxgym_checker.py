@@ -185,27 +185,35 @@ _PLAIN_TYPES = (str, int, float, bool, type(None))
 
 
 def _said(value):
-    """A value the worker gave, in words made of what the checker holds alone.
+    """A value the worker gave, in words made of what the checker holds alone; total.
 
     Its type's name and, for an exception, the text the wire carried with it or its plain
     arguments. Never a request: ``str`` or ``repr`` of an object of the worker asks the
-    worker, whose answer (an error, a wrong type, its exit) is the code's, and a message
-    the checker writes outside a test must not be able to fail.
+    worker, whose answer (an error, a wrong type, its exit) is the code's. And never an
+    error: a message the checker writes outside a test must not be able to fail (an int
+    of 5,000 digits has no ``str``), so whatever goes wrong leaves the type's name alone.
     """
     kind = type(value)
     name = type.__dict__["__name__"].__get__(kind)
     if BaseException not in kind.__mro__:
         return f"a {name}"
-    said = (getattr(value, "__dict__", None) or {}).get("_bx_str")
-    if type(said) is not str:
-        args = BaseException.__dict__["args"].__get__(value)
-        if not isinstance(kind, RemoteMeta) and all(type(a) in _PLAIN_TYPES for a in args):
-            said = str(value)  # a class of this process on plain values: its own words
-        else:
-            said = ", ".join(
-                repr(a) if type(a) in _PLAIN_TYPES else f"a {type(a).__name__}" for a in args
-            )
-    return f"{name}: {said}"[:500]
+    try:
+        return f"{name}: {_exception_words(value, kind)}"[:500]
+    except BaseException:  # noqa: BLE001 - describing is best effort; the name stands
+        return f"a {name}"
+
+
+def _exception_words(exc, kind):
+    """What an exception says: the wire's text, else its arguments, plain ones only."""
+    said = (getattr(exc, "__dict__", None) or {}).get("_bx_str")
+    if type(said) is str:
+        return said[:500]
+    args = BaseException.__dict__["args"].__get__(exc)
+    if not isinstance(kind, RemoteMeta) and all(type(a) in _PLAIN_TYPES for a in args):
+        return str(exc)[:500]  # a class of this process on plain values: its own words
+    return ", ".join(
+        repr(a)[:100] if type(a) in _PLAIN_TYPES else f"a {type(a).__name__}" for a in args
+    )
 
 
 def _text(value):

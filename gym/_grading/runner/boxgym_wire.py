@@ -34,6 +34,10 @@ MAX_SESSION_OUTPUT = 32 << 20
 """What the checker prints of the worker's output over a whole grading, per stream: pytest
 keeps every test's captured output to the end, so only a bound over the session bounds
 the checker's memory."""
+MAX_EXPANDED = 16 << 20
+"""What one decoded value may stand for: its items and characters, shared parts counted
+each time they are reached (`expanded`). The wire keeps aliases, so a few hundred bytes
+can stand for gigabytes once a check turns the value into a list or a text."""
 MAX_CLASSES = 10_000
 """Classes of the code the checker mirrors: per worker generation, and kept across them."""
 
@@ -379,6 +383,52 @@ def encode_contents(value, side=None, memo=None, depth=0):
     return out
 
 
+def expanded(*values):
+    """Items and characters the values stand for, shared parts counted every time.
+
+    Linear in what was decoded (each container is walked once, its total remembered); a
+    container met again on its own path counts one (``repr`` prints it as ``[...]``).
+
+    Raises:
+        Lost: more than `MAX_EXPANDED` (``oversize``: the code's resource limit).
+    """
+    totals = {}
+
+    def walk(value, path):
+        t = type(value)
+        if t is str or t is bytes or t is bytearray:
+            return 1 + len(value)
+        if t is int:
+            return 1 + value.bit_length() // 3
+        if t is range:
+            return 1 + max(0, (value.stop - value.start) // (value.step or 1))
+        if t is slice:
+            return 1 + sum(walk(x, path) for x in (value.start, value.stop, value.step))
+        tag = _container_tag(t)
+        if tag is None:
+            return 1
+        key = id(value)
+        if key in totals:
+            return totals[key]
+        if key in path:
+            return 1
+        path.add(key)
+        total = 1
+        pairs = dict.items(value) if tag in _DICTS else ((x, None) for x in value)
+        for k, v in pairs:
+            total += walk(k, path) + (0 if v is None else walk(v, path))
+            if total > MAX_EXPANDED:
+                raise Lost("oversize", f"a value standing for more than {MAX_EXPANDED} items")
+        path.discard(key)
+        totals[key] = total
+        return total
+
+    total = sum(walk(v, set()) for v in values)
+    if total > MAX_EXPANDED:
+        raise Lost("oversize", f"a value standing for more than {MAX_EXPANDED} items")
+    return total
+
+
 def _std(name):
     """A standard-library module, imported on first use (see `_loaded`)."""
     module = sys.modules.get(name)
@@ -719,13 +769,18 @@ class Connection:
 
     def _answer(self, msg, memo):
         try:
-            for key, state in msg.get("back") or ():
-                if memo is not None and key in memo.objs:
-                    fill(memo.objs[key], state, self.side, memo)
+            filled = [
+                fill(memo.objs[key], state, self.side, memo)
+                for key, state in msg.get("back") or ()
+                if memo is not None and key in memo.objs
+            ]
             if "err" in msg:
                 exc = self.side.decode_exception(msg["err"])
+                expanded(exc.args, *filled)
             else:
-                return decode(msg["ok"], self.side, memo)
+                value = decode(msg["ok"], self.side, memo)
+                expanded(value, *filled)
+                return value
         except Exception as exc:  # whatever the peer's answer makes decoding raise
             raise Lost("protocol", f"a malformed answer ({type(exc).__name__})") from None
         raise exc
@@ -767,6 +822,7 @@ def arguments(msg, side, memo):
     """Decode a request's ``args`` and ``kwargs``, remembering the containers' states."""
     args = [decode(x, side, memo) for x in msg.get("args", ())]
     kwargs = {str(k): decode(v, side, memo) for k, v in (msg.get("kwargs") or {}).items()}
+    expanded(args, kwargs)
     memo.before = {key: _state(obj, side, memo) for key, obj in memo.objs.items()}
     return args, kwargs
 

@@ -27,4 +27,5 @@ def check_random(candidate):
     rng = random.Random(5)
     for _ in range(30):
         nums = [rng.randint(-10, 10) for _ in range(rng.randint(0, 25))]
-        assert candidate(nums) == _slow(nums), nums
+        want = _slow(nums)  # before the call: what the code does to nums comes back here
+        assert candidate(nums) == want, nums
