@@ -109,15 +109,25 @@ def export_workspace(
         for c in changed
         if not IGNORED.search(c.path) and (export.relative(c.path) or "").split("/")[0] != ".git"
     ]
-    wanted = []
+    wanted, listed = [], 0
     for change in export.changes:
         rel = export.relative(change.path)
-        if rel is None or not matches(rel, allowed) or change.node == "d":
-            continue  # a folder comes with its files (packing both made false hard links)
+        if rel is None or not matches(rel, allowed):
+            continue
+        if change.node == "d":  # a folder comes with its files (packing both made false
+            if change.kind == "modified":  # hard links); one where a file was deletes it
+                export.files[rel] = None
+            continue
         if change.kind == "deleted":
             export.files[rel] = None
+        elif change.node not in ("f", "l"):  # a socket, fifo or device where a file may be
+            export.links.append(rel)
         else:
             wanted.append(rel)
+            listed += change.size
+    if listed > max_bytes:  # the keeper's sizes: a sparse 2 TiB file is never read
+        export.oversized = True
+        return export
     if wanted:
         try:
             entries = sandbox.get_files(root, wanted, max_bytes=max_bytes, listing=True)

@@ -46,6 +46,8 @@ class Change(BaseModel):
     """``added``, ``modified`` or ``deleted``."""
     node: str = "f"
     """What changed: ``f`` file, ``d`` directory, ``l`` symlink (find(1) letters)."""
+    size: int = 0
+    """Its size in bytes as listed after the change (0 when deleted)."""
 
 
 class Manifest(BaseModel):
@@ -76,17 +78,19 @@ class Manifest(BaseModel):
     def diff(self, after: Manifest) -> list[Change]:
         """Files and links added, modified or deleted between self and ``after``.
 
-        Directories count only when added or deleted, never for mode changes.
+        Directories count when added or deleted, or when one stands where something else
+        was (a file of the task replaced by a folder is a change to that file), never
+        for mode changes.
         """
         changes: list[Change] = []
         for path, node in after.nodes.items():
             old = self.nodes.get(path)
             if old is None:
-                changes.append(Change(path=path, kind="added", node=node.kind))
-            elif node.kind != "d" and (
-                old.kind != node.kind or old.sha256 != node.sha256 or old.mode != node.mode
+                changes.append(Change(path=path, kind="added", node=node.kind, size=node.size))
+            elif old.kind != node.kind or (
+                node.kind != "d" and (old.sha256 != node.sha256 or old.mode != node.mode)
             ):
-                changes.append(Change(path=path, kind="modified", node=node.kind))
+                changes.append(Change(path=path, kind="modified", node=node.kind, size=node.size))
         changes += [
             Change(path=p, kind="deleted", node=n.kind)
             for p, n in self.nodes.items()

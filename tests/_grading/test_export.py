@@ -50,3 +50,28 @@ def test_a_container_gone_is_not_an_oversized_export(box):
     box.container.kill()
     with pytest.raises(SandboxUnavailable):
         export_workspace(box, ("*.py",))
+
+
+def test_a_sparse_file_over_the_cap_is_oversized_without_being_read(box):
+    """A 2 TiB sparse file is a few bytes on disk and 2 TiB to read: the keeper's listed
+    size decides, so the export is the agent's ``oversized`` at once (before: tar read
+    zeros until the harness's 60 s timeout, an error of ours, infra_error)."""
+    import time
+
+    assert box.run("truncate -s 2T /workspace/solution.py").ok
+    began = time.monotonic()
+    export = export_workspace(box, ("*.py",))
+    assert export.oversized and export.files == {}
+    assert time.monotonic() - began < 10
+
+
+def test_a_socket_where_a_file_may_be_is_listed_as_special(box):
+    """tar never archives a socket; the listing says what the node is, so the flags see
+    it among the links (where a file of the task was, that gates: symlink_planted)."""
+    steps = (
+        "cd /workspace && mkdir pkg && printf 'z\\n' > pkg/c.py"
+        " && python3 -c \"import socket; socket.socket(socket.AF_UNIX).bind('b.py')\""
+    )
+    assert box.run(steps).ok
+    export = export_workspace(box, ("*.py", "*/*.py"))
+    assert export.links == ["b.py"] and export.files == {"pkg/c.py": b"z\n"}

@@ -1,0 +1,26 @@
+"""Manifest diffs (gym/_sandbox/_manifest.py): what counts as a change."""
+
+from __future__ import annotations
+
+from gym._sandbox._manifest import Manifest, Node
+
+
+def _m(**nodes: Node) -> Manifest:
+    return Manifest(nodes={f"/w/{k}": v for k, v in nodes.items()})
+
+
+def test_a_folder_or_a_socket_where_a_file_was_is_a_change_to_that_file():
+    """A file of the task replaced by a folder (or a socket) is modified, whatever the
+    new node is (before: a folder in its place was never reported, so deleting a visible
+    test that way raised no flag)."""
+    before = _m(a=Node(kind="f", sha256="1", size=3), b=Node(kind="f", sha256="2", size=3))
+    after = _m(a=Node(kind="d"), b=Node(kind="s"))
+    changes = {c.path: (c.kind, c.node) for c in before.diff(after)}
+    assert changes == {"/w/a": ("modified", "d"), "/w/b": ("modified", "s")}
+
+
+def test_a_folders_mode_is_no_change_and_sizes_come_with_changes():
+    before = _m(d=Node(kind="d", mode=0o755), f=Node(kind="f", sha256="1", size=1))
+    after = _m(d=Node(kind="d", mode=0o700), f=Node(kind="f", sha256="2", size=2**41))
+    (change,) = before.diff(after)
+    assert (change.path, change.kind, change.size) == ("/w/f", "modified", 2**41)
