@@ -362,14 +362,17 @@ def env_new(
         str,
         typer.Option(
             "--family",
-            help="code, or a registered family's template word (sql, api: `gym env list`).",
+            help="code, or a family's template word: api, shell, sql, toolapi (or a plugin's).",
         ),
     ] = "code",
     env_id: Annotated[
         str | None, typer.Option("--id", help="Id (default: boxgym/<Name>-v0 from NAME).")
     ] = None,
 ) -> None:
-    """Scaffold environments/NAME, images/NAME and seeds/NAME with a working example."""
+    """Scaffold environments/NAME, images/NAME and seeds/NAME with a working example.
+
+    They go under the checkout boxgym runs from (set GYM_ROOT to scaffold elsewhere).
+    """
     from gym._envs._scaffold import class_name, scaffold
 
     for path in scaffold(name, family=family, env_id=env_id):

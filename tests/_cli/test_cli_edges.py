@@ -215,3 +215,16 @@ def test_fields_are_matched_to_options_arguments_or_keep_their_name():
         "--lora-rank must be greater than or equal to 1; "
         "server.lora.alpha must be greater than or equal to 1"
     )
+
+
+def test_env_new_names_every_template_word_and_where_it_writes():
+    """The help of `gym env new` lists the template words the registry holds, and says
+    the scaffold goes under the checkout unless GYM_ROOT says otherwise."""
+    from typer.testing import CliRunner
+
+    from gym._cli import app
+    from gym._envs._registry import templates
+
+    shown = CliRunner().invoke(app, ["env", "new", "--help"], env={"COLUMNS": "200"}).output
+    assert all(word in shown for word in templates()), shown
+    assert "GYM_ROOT" in shown
