@@ -259,6 +259,31 @@ def grid():
     return [row] * 3  # the aliasing bug every Python programmer writes once
 
 
+def ask_nonsense(n):
+    conn = sys.modules["boxgym_worker"].SIDE.conn
+    refused = 0
+    for _ in range(n):
+        try:
+            conn.request(0, {})
+        except RuntimeError:
+            refused += 1
+    return refused
+
+
+def long_complaint():
+    raise ValueError("a\\n" * 200_000)
+
+
+def huge_fraction():
+    from fractions import Fraction
+    return Fraction(3**100_000, 2**100_000 + 1)
+
+
+def blow_up(items):
+    leaf = [0] * 3000
+    items[:] = [[leaf] * 3000] * 3000
+
+
 def fresh_classes(n):
     tag = os.urandom(4).hex()
     return [type("K" + tag + str(i), (), {})() for i in range(n)]
@@ -496,6 +521,36 @@ def test_describing_an_exception_never_fails():
     checker (before: ValueError out of `_said`, infra_error on every task)."""
     assert checker._said(ValueError(10**5000)) in ("a ValueError", "ValueError: <unprintable>")
     assert checker._said(KeyError("k")) == "KeyError: 'k'"
+
+
+def test_requests_the_judge_refuses_leave_nothing_held(session):
+    """A request of the worker's that the checker refuses (an unknown or unhashable op)
+    is answered with a plain error and no handle: before, each refusal's exception and
+    its frame stayed in the checker for the worker (2-3 KB kept per 15 bytes read)."""
+    import proj
+
+    assert proj.ask_nonsense(500) == 500
+    assert session.side.refs == {} and findings(session) == []
+
+
+def test_what_the_judge_keeps_of_the_workers_exceptions_and_values_is_bounded(session):
+    """An exception's text is kept up to `wire.MAX_SAID` (pytest keeps every failed
+    report), a Fraction past `wire.MAX_FRACTION_DIGITS` is refused before its gcd, and
+    an argument the code fills past `wire.MAX_EXPANDED` is put back as it was."""
+    import proj
+
+    with pytest.raises(ValueError) as info:
+        proj.long_complaint()
+    assert len(str(info.value)) <= wire.MAX_SAID + 20
+    session.test = "fraction"
+    with pytest.raises(wire.Lost):
+        proj.huge_fraction()
+    session.test = "argument"
+    mine = [1, 2, 3]
+    with pytest.raises(wire.Lost):
+        proj.blow_up(mine)
+    assert mine == [1, 2, 3]
+    assert findings(session) == ["resource_limit", "resource_limit"]
 
 
 def test_a_trusted_exception_crosses_and_comes_back_as_itself(session):

@@ -405,6 +405,8 @@ class CheckerSide:
             )
         key = self.ref_ids.get(id(obj))
         if key is None:
+            if len(self.refs) >= wire.MAX_HELD:  # each is this process's memory, kept for it
+                raise wire.Lost("oversize", f"more than {wire.MAX_HELD} objects of the judge held")
             key, self.next = self.next, self.next + 1
             self.refs[key], self.ref_ids[id(obj)] = obj, key
         return {"t": "o", "v": key}
@@ -490,7 +492,8 @@ class CheckerSide:
             if isinstance(mine, BaseException):
                 return mine
         cls = wire.decode(enc["cls"], self)
-        args = tuple(wire.decode(enc["args"], self))
+        args = tuple(_cut(a) for a in wire.decode(enc["args"], self))
+        enc = {**enc, "str": _cut(enc.get("str"))}
         if not (isinstance(cls, type) and issubclass(cls, BaseException)):
             return RuntimeError(f"the code under test raised a non-exception ({_said(cls)})")
         if issubclass(cls, KeyboardInterrupt) or (
@@ -520,6 +523,19 @@ class CheckerSide:
             exc.__dict__["_bx_handle"] = self.handle(obj["v"])
         exc.__dict__["_bx_str"] = enc.get("str")
         return exc
+
+
+def _cut(value):
+    """An exception's text or argument as the checker keeps it: at most `wire.MAX_SAID`.
+
+    pytest keeps every failed test's report, exception text included, to the session's
+    end: a message of megabytes (lines of it, each one a string of the report) in every
+    test would add up past the container's memory.
+    """
+    if type(value) in (str, bytes) and len(value) > wire.MAX_SAID:
+        cut = value[: wire.MAX_SAID]
+        return cut + ("... [cut]" if type(value) is str else b"... [cut]")
+    return value
 
 
 def _refused(obj):

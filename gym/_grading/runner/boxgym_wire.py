@@ -38,6 +38,10 @@ MAX_EXPANDED = 16 << 20
 """What one decoded value may stand for: its items and characters, shared parts counted
 each time they are reached (`expanded`). The wire keeps aliases, so a few hundred bytes
 can stand for gigabytes once a check turns the value into a list or a text."""
+MAX_HELD = 20_000
+"""Objects of the checker one worker may hold handles to (callbacks, exceptions...)."""
+MAX_SAID = 64 << 10
+"""What the checker keeps of an exception's text or of each of its text arguments."""
 MAX_CLASSES = 10_000
 """Classes of the code the checker mirrors: per worker generation, and kept across them."""
 
@@ -429,6 +433,17 @@ def expanded(*values):
     return total
 
 
+MAX_FRACTION_DIGITS = 20_000
+"""Hex digits of a Fraction's numerator or denominator: building one reduces it by their
+gcd, quadratic in their size (minutes for megabytes, in C, past any timer)."""
+
+
+def _fraction(numerator, denominator):
+    if len(numerator) > MAX_FRACTION_DIGITS or len(denominator) > MAX_FRACTION_DIGITS:
+        raise Lost("oversize", f"a Fraction over {MAX_FRACTION_DIGITS} hex digits")
+    return _std("fractions").Fraction(int(numerator, 16), int(denominator, 16))
+
+
 def _std(name):
     """A standard-library module, imported on first use (see `_loaded`)."""
     module = sys.modules.get(name)
@@ -443,7 +458,7 @@ _SCALAR_DECODERS = {
     "float": lambda o: float(o["v"]),
     "complex": lambda o: complex(float(o["v"][0]), float(o["v"][1])),
     "bytes": lambda o: bytes.fromhex(o["v"]),
-    "Fraction": lambda o: _std("fractions").Fraction(int(o["v"][0], 16), int(o["v"][1], 16)),
+    "Fraction": lambda o: _fraction(*o["v"]),
     "Decimal": lambda o: _std("decimal").Decimal(o["v"]),
     "path": lambda o: getattr(
         _std("pathlib"), {"PosixPath": "PosixPath"}.get(o["k"], "PurePosixPath")
@@ -511,6 +526,29 @@ def fill(container, obj, side=None, memo=None, depth=0):
     container.clear()
     for k, v in pairs:
         container[k] = v
+    return container
+
+
+def _contents(container):
+    """A shallow copy of a container's contents (to put back with `_refill`)."""
+    if isinstance(container, dict):
+        return list(dict.items(container))
+    return list(container)
+
+
+def _refill(container, value):
+    """Replace a container's contents, in place, with ``value`` (`_contents`' copy)."""
+    if type(container) is bytearray:
+        container[:] = value
+    elif type(container) is list:
+        list.__setitem__(container, slice(None), list(value))
+    elif isinstance(container, (set, collections.deque)):
+        container.clear()
+        (container.update if isinstance(container, set) else container.extend)(value)
+    else:
+        container.clear()
+        for k, v in value:
+            container[k] = v
     return container
 
 
@@ -769,11 +807,19 @@ class Connection:
 
     def _answer(self, msg, memo):
         try:
-            filled = [
-                fill(memo.objs[key], state, self.side, memo)
+            back = [
+                (memo.objs[key], state)
                 for key, state in msg.get("back") or ()
                 if memo is not None and key in memo.objs
             ]
+            kept = [(mine, _contents(mine)) for mine, _ in back]
+            filled = [fill(mine, state, self.side, memo) for mine, state in back]
+            try:
+                expanded(*filled)
+            except Lost:
+                for mine, contents in kept:  # a container of ours never keeps such a state
+                    _refill(mine, contents)
+                raise
             if "err" in msg:
                 exc = self.side.decode_exception(msg["err"])
                 expanded(exc.args, *filled)
@@ -787,14 +833,16 @@ class Connection:
 
     def serve(self, msg):
         """Answer one request of the peer (any exception becomes an error answer)."""
-        seq = msg.get("q")
-        fn = self.ops.get(msg.get("op"))
+        seq, op = msg.get("q"), msg.get("op")
+        fn = self.ops.get(op) if type(op) is str else None
+        if fn is None or self.depth >= 200:  # refused: nothing of this process handed over
+            refusal = RuntimeError(f"request {str(op)[:80]!r} refused")
+            self.send({"a": seq, "err": encode_exception(refusal, None)})
+            return
         memo = Memo()
         reply = {"a": seq}
         self.depth += 1
         try:
-            if fn is None or self.depth > 200:
-                raise RuntimeError(f"request {msg.get('op')!r} refused")
             result = fn(self, msg, memo)
             reply["back"] = changed(memo, self.side)  # before the result: it may refer to them
             reply["ok"] = encode(result, self.side, memo)
