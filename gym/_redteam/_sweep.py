@@ -328,11 +328,13 @@ class MemorySweep(LiarSweep):
     At import, the code under test wraps every handler table of the grading machinery
     it finds. Once the tests have begun (its first call or operator handled) it lifts
     its own process's output cap (the capture objects standing in for stdout and
-    stderr answer about 4 MB each with every message), and about one answer in ten
-    becomes 20,000 objects of classes made for that answer (a mirror class each, in the
-    checker). Each answer stays under the checker's per-message and per-test read
-    limits; what the checker keeps from one test to the next (pytest keeps every test's
-    captured output; the mirror classes) must stay bounded too, or the checker is
+    stderr answer about 4 MB each with every message), it sends 2,000 requests the
+    checker refuses with every answer, about one answer in ten becomes an exception of
+    5 MB of text lines and about one in ten 20,000 objects of classes made for that
+    answer (a mirror class each, in the checker). Each answer stays under the checker's
+    per-message and per-test read limits; what the checker keeps from one test to the
+    next (pytest keeps every test's captured output and failed report; the mirror
+    classes; what it holds for the worker) must stay bounded too, or the checker is
     killed for memory and the code's fail becomes ``infra_error``. Every task must end
     ``fail``.
 
@@ -347,7 +349,7 @@ class MemorySweep(LiarSweep):
 
     def prelude(self, ctx: Context) -> str:
         names = Names(random.Random(ctx.rng.getrandbits(64)))
-        chunk, fresh, wrap, rnd, seen = (names.ident() for _ in range(5))
+        chunk, fresh, wrap, rnd, seen, nonsense = (names.ident() for _ in range(6))
         return f"""
 import os, random, sys
 {rnd} = random.Random(os.urandom(8))
@@ -356,6 +358,12 @@ import os, random, sys
 def {fresh}():
     tag = os.urandom(4).hex()
     return [type("K" + tag + str(i), (), {{}})() for i in range(20000)]
+def {nonsense}(conn):
+    for _ in range(2000):  # requests the judge refuses: nothing may stay behind for them
+        try:
+            conn.request(0, {{}})
+        except Exception:
+            pass
 def {wrap}(handler, key):
     def answer(*args, **kwargs):
         out = handler(*args, **kwargs)
@@ -366,6 +374,10 @@ def {wrap}(handler, key):
                     stream.take = lambda: {chunk}
                 except Exception:
                     pass
+        if {seen}[0] and args and hasattr(args[0], "request"):
+            {nonsense}(args[0])
+        if {seen}[0] and {rnd}.random() < 0.1:
+            raise ValueError("a\\n" * 2_700_000)  # a text pytest would keep per test
         return {fresh}() if {seen}[0] and {rnd}.random() < 0.1 else out
     return answer
 for module in list(sys.modules.values()):
