@@ -72,7 +72,7 @@ def become(uid):
     os.setgid(uid)
     os.setuid(uid)
     if os.getuid() == 0 or os.geteuid() == 0:
-        os._exit(99)
+        raise PermissionError(f"still root after dropping to uid {uid}")
 
 
 def _limit_worker(spec):
@@ -99,11 +99,24 @@ def spawn(argv, uid, *, cwd, env, fds=(), stdout=None, setup=None):
     value is the exit status): only for trusted code (the checker), which then inherits
     this process's memory and imports. The code under test always gets a fresh
     interpreter, which has never held what this process read.
+
+    Raises:
+        RuntimeError: the child failed before it ran argv (its limits, its uid, its
+            descriptors): a fault of the judge's, never the code's (the child tells it
+            over a pipe that closes by itself once argv runs, as subprocess does).
     """
+    told, tell = os.pipe2(os.O_CLOEXEC)
     pid = os.fork()
     if pid != 0:
+        os.close(tell)
+        failed = os.read(told, 200)  # nothing: the exec closed the pipe (or argv began)
+        os.close(told)
+        if failed:
+            os.waitpid(pid, 0)
+            raise RuntimeError(f"could not start a child as uid {uid}: {failed.decode()}")
         return pid
     try:
+        os.close(told)
         os.setsid()
         os.chdir(cwd)
         if setup is not None:
@@ -116,10 +129,14 @@ def spawn(argv, uid, *, cwd, env, fds=(), stdout=None, setup=None):
         for fd, number in high:
             os.dup2(fd, number)
         if callable(argv):
+            os.close(tell)
             os._exit(_run_here(argv, env, {number for _, number in wanted}))
         os.execve(argv[0], argv, env)
-    except BaseException:
-        os._exit(98)
+    except BaseException as exc:
+        try:
+            os.write(tell, f"{type(exc).__name__}: {exc}"[:200].encode("ascii", "replace"))
+        finally:
+            os._exit(98)
 
 
 def _run_here(fn, env, kept):
