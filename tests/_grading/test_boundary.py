@@ -279,6 +279,10 @@ def huge_fraction():
     return Fraction(3**100_000, 2**100_000 + 1)
 
 
+def long_named():
+    return type("K" * 2000, (), {})()
+
+
 def blow_up(items):
     leaf = [0] * 3000
     items[:] = [[leaf] * 3000] * 3000
@@ -550,7 +554,10 @@ def test_what_the_judge_keeps_of_the_workers_exceptions_and_values_is_bounded(se
     with pytest.raises(wire.Lost):
         proj.blow_up(mine)
     assert mine == [1, 2, 3]
-    assert findings(session) == ["resource_limit", "resource_limit"]
+    session.test = "class name"
+    with pytest.raises(wire.Lost):
+        proj.long_named()  # a mirror's names are kept for the session
+    assert findings(session) == ["resource_limit"] * 3
 
 
 def test_a_trusted_exception_crosses_and_comes_back_as_itself(session):

@@ -832,6 +832,8 @@ class Session:
 
     def mirror_for(self, side, key, desc):
         name, qual, mod = str(desc["name"]), str(desc["qual"]), str(desc["mod"])
+        if max(len(name), len(qual), len(mod)) > 1000:  # kept for the session: bounded
+            raise wire.Lost("oversize", "a class described with a name over 1000 characters")
         known = self.mirrors.get((mod, qual)) if "<locals>" not in qual else None
         if known is not None:
             type.__setattr__(known, "_bx_cls_side", side)
