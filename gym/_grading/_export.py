@@ -55,9 +55,9 @@ class Export(BaseModel):
     changes: list[Change] = Field(default_factory=list)
     """Every change in the writable mounts (absolute paths), allowed or not."""
     links: list[str] = Field(default_factory=list)
-    """Symlinks, hard links and fifos among the allowed changes. Symlinks, fifos and
-    devices are never applied; a hard link is exported as the plain file it is (its
-    content, in ``files``)."""
+    """Symlinks, hard links and special files (fifos, sockets, devices) among the allowed
+    changes. Symlinks and special files are never applied; a hard link is exported as the
+    plain file it is (its content, in ``files``)."""
     oversized: bool = False
     """The allowed changes exceeded the export cap, or the writable mounts their listing
     cap; none were exported (and ``changes`` is empty in the second case)."""

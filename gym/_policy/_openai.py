@@ -211,7 +211,7 @@ class OpenAIPolicy(Policy):
                 f"start it, or pass {flags}base-url"
             ) from None
         served = _served(response)
-        if served and self.model not in served:
+        if served and not _serves(served, self.model):
             shown = ", ".join(served[:5]) + (f" and {len(served) - 5} more" if served[5:] else "")
             raise ConfigError(
                 f"the model server at {self.base_url} serves no model {self.model!r} "
@@ -471,6 +471,20 @@ def _unreached(exc: httpx.TransportError) -> str:
     first = (str(exc).strip().splitlines() or [""])[0]
     text = re.sub(r"^\[Errno -?\d+\]\s*", "", first)  # [Errno 111] Connection refused
     return text[:1].lower() + text[1:] if text else type(exc).__name__
+
+
+def _serves(served: list[str], model: str) -> bool:
+    """Whether a server listing ``served`` answers to ``model``.
+
+    By its name, by its name without a tag (Ollama lists ``llama3:latest`` and answers
+    ``llama3``), or through a wildcard route (LiteLLM lists ``openai/*``).
+    """
+    for name in served:
+        if name == model or name.split(":")[0] == model:
+            return True
+        if name.endswith("*") and model.startswith(name[:-1]):
+            return True
+    return False
 
 
 def _served(response: httpx.Response) -> list[str] | None:

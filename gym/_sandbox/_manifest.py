@@ -32,7 +32,7 @@ class Node(BaseModel):
     mode: int = 0
     """Permission bits."""
     size: int = 0
-    """Size in bytes (files)."""
+    """Size in bytes as find(1) prints it (a file's, a link's target path length...)."""
     sha256: str = ""
     """Content hash (files)."""
 
@@ -47,7 +47,8 @@ class Change(BaseModel):
     node: str = "f"
     """What changed: ``f`` file, ``d`` directory, ``l`` symlink (find(1) letters)."""
     size: int = 0
-    """Its size in bytes as listed after the change (0 when deleted)."""
+    """Its size in bytes as the keeper listed it after the change (0 when deleted, and
+    for changes read from the engine's container layer, which has no sizes)."""
 
 
 class Manifest(BaseModel):

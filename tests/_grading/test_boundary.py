@@ -527,6 +527,16 @@ def test_describing_an_exception_never_fails():
     assert checker._said(KeyError("k")) == "KeyError: 'k'"
 
 
+def test_what_the_judge_sends_is_never_refused_by_the_bound_on_answers(session):
+    """`wire.expanded` bounds what the worker sends the judge, not what the judge sends:
+    a check may call the code with an argument past the bound (before: the worker refused
+    it, ended, and a correct solution failed as ``early_exit``)."""
+    import proj
+
+    big = "x" * (wire.MAX_EXPANDED + 1)
+    assert proj.shout(big) == len(big) and findings(session) == []
+
+
 def test_requests_the_judge_refuses_leave_nothing_held(session):
     """A request of the worker's that the checker refuses (an unknown or unhashable op)
     is answered with a plain error and no handle: before, each refusal's exception and

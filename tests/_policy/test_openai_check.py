@@ -76,3 +76,14 @@ def test_the_users_server_is_checked_with_the_users_options():
             NamedUser("openai", {"model": "x", "base_url": server.url}).check()
         NamedUser("openai", {"model": "served", "base_url": server.url}).check()
     NamedUser("scripted").check()  # nothing to reach
+
+
+@pytest.mark.parametrize(
+    ("served", "model"),
+    [(["llama3:latest"], "llama3"), (["openai/*"], "openai/gpt-5"), (["a", "m"], "m")],
+)
+def test_a_model_the_server_answers_to_under_another_listing_passes(served, model):
+    """Ollama lists a tag the request may leave out; a router lists a wildcard route."""
+    from gym._policy._openai import _serves
+
+    assert _serves(served, model) and not _serves(served, "other")

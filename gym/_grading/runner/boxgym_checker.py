@@ -377,6 +377,9 @@ class ModuleProxy(types.ModuleType):
 class CheckerSide:
     """One worker generation: its handles here, and the checker's objects exported to it."""
 
+    bounded = True
+    """What the worker sends is bounded by what it stands for (`wire.expanded`)."""
+
     def __init__(self, gen, conn_sock, timeout):
         self.gen, self.alive = gen, True
         self.refs, self.ref_ids, self.next = {}, {}, 1
@@ -667,14 +670,15 @@ class Session:
         """What of the worker's output ``text`` may still be printed in this grading.
 
         pytest keeps each test's captured output to the session's end, so what the
-        worker prints is bounded over the session (`wire.MAX_SESSION_OUTPUT` per stream),
-        here, whatever the worker's own cap does.
+        worker prints is bounded over the session (`wire.MAX_SESSION_OUTPUT` characters
+        per stream, ``stream`` 0 or 1), here, whatever the worker's own cap does.
         """
         left = self.output_left[stream]
-        if len(text) > left:
-            text = text[: max(left, 0)] + ("\n[boxgym: output truncated]\n" if left > 0 else "")
-        self.output_left[stream] = left - len(text)
-        return text
+        if len(text) <= left:
+            self.output_left[stream] = left - len(text)
+            return text
+        self.output_left[stream] = -1  # cut: said once
+        return text[: max(left, 0)] + ("\n[boxgym: output truncated]\n" if left >= 0 else "")
 
     @property
     def test(self):

@@ -117,6 +117,9 @@ def spawn(argv, uid, *, cwd, env, fds=(), stdout=None, setup=None):
         return pid
     try:
         os.close(told)
+        high = fcntl.fcntl(tell, fcntl.F_DUPFD_CLOEXEC, 64)  # clear of the numbers handed
+        os.close(tell)
+        tell = high
         os.setsid()
         os.chdir(cwd)
         if setup is not None:

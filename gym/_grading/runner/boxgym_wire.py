@@ -31,7 +31,7 @@ MAX_OUTPUT = 1 << 20
 """What the worker sends of its code's printed output with one message, per stream (its
 own cap: the worker is the code's process, so the checker does not rely on it)."""
 MAX_SESSION_OUTPUT = 32 << 20
-"""What the checker prints of the worker's output over a whole grading, per stream: pytest
+"""Characters of the worker's output the checker prints over a grading, per stream: pytest
 keeps every test's captured output to the end, so only a bound over the session bounds
 the checker's memory."""
 MAX_EXPANDED = 16 << 20
@@ -805,6 +805,14 @@ class Connection:
             else:
                 raise Lost("protocol", f"an answer to no question: {str(msg)[:80]}")
 
+    def _bounded(self, *values):
+        """`expanded`, on the judge's side only (``side.bounded``).
+
+        What the judge sends the worker is the judge's own, never refused there.
+        """
+        if getattr(self.side, "bounded", False):
+            expanded(*values)
+
     def _answer(self, msg, memo):
         try:
             back = [
@@ -815,18 +823,17 @@ class Connection:
             kept = [(mine, _contents(mine)) for mine, _ in back]
             filled = [fill(mine, state, self.side, memo) for mine, state in back]
             try:
-                expanded(*filled)
+                if "err" in msg:
+                    exc = self.side.decode_exception(msg["err"])
+                    self._bounded(exc.args, *filled)
+                else:
+                    value = decode(msg["ok"], self.side, memo)
+                    self._bounded(value, *filled)
+                    return value
             except Lost:
                 for mine, contents in kept:  # a container of ours never keeps such a state
                     _refill(mine, contents)
                 raise
-            if "err" in msg:
-                exc = self.side.decode_exception(msg["err"])
-                expanded(exc.args, *filled)
-            else:
-                value = decode(msg["ok"], self.side, memo)
-                expanded(value, *filled)
-                return value
         except Exception as exc:  # whatever the peer's answer makes decoding raise
             raise Lost("protocol", f"a malformed answer ({type(exc).__name__})") from None
         raise exc
@@ -867,10 +874,14 @@ class Connection:
 
 
 def arguments(msg, side, memo):
-    """Decode a request's ``args`` and ``kwargs``, remembering the containers' states."""
+    """Decode a request's ``args`` and ``kwargs``, remembering the containers' states.
+
+    On the judge's side (``side.bounded``) they are the worker's: bounded by `expanded`.
+    """
     args = [decode(x, side, memo) for x in msg.get("args", ())]
     kwargs = {str(k): decode(v, side, memo) for k, v in (msg.get("kwargs") or {}).items()}
-    expanded(args, kwargs)
+    if getattr(side, "bounded", False):
+        expanded(args, kwargs)
     memo.before = {key: _state(obj, side, memo) for key, obj in memo.objs.items()}
     return args, kwargs
 
