@@ -306,7 +306,7 @@ def {untold}(encode):
     def told(*args, **kwargs):
         out = encode(*args, **kwargs)
         if type(out) is dict and {rnd}.random() < 0.5:
-            out["str"] = None  # no text on the wire: the judge must not ask for one
+            out["str"] = None  # no text on the wire: the checker must not ask for one
         return out
     return told
 for module in list(sys.modules.values()):
@@ -359,7 +359,7 @@ def {fresh}():
     tag = os.urandom(4).hex()
     return [type("K" + tag + str(i), (), {{}})() for i in range(20000)]
 def {nonsense}(conn):
-    for _ in range(2000):  # requests the judge refuses: nothing may stay behind for them
+    for _ in range(2000):  # requests the checker refuses: nothing may stay behind for them
         try:
             conn.request(0, {{}})
         except Exception:

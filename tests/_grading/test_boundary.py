@@ -527,8 +527,8 @@ def test_describing_an_exception_never_fails():
     assert checker._said(KeyError("k")) == "KeyError: 'k'"
 
 
-def test_what_the_judge_sends_is_never_refused_by_the_bound_on_answers(session):
-    """`wire.expanded` bounds what the worker sends the judge, not what the judge sends:
+def test_what_the_checker_sends_is_never_refused_by_the_bound_on_answers(session):
+    """`wire.expanded` bounds what the worker sends the checker, not what the checker sends:
     a check may call the code with an argument past the bound (before: the worker refused
     it, ended, and a correct solution failed as ``early_exit``)."""
     import proj
@@ -537,7 +537,7 @@ def test_what_the_judge_sends_is_never_refused_by_the_bound_on_answers(session):
     assert proj.shout(big) == len(big) and findings(session) == []
 
 
-def test_requests_the_judge_refuses_leave_nothing_held(session):
+def test_requests_the_checker_refuses_leave_nothing_held(session):
     """A request of the worker's that the checker refuses (an unknown or unhashable op)
     is answered with a plain error and no handle: before, each refusal's exception and
     its frame stayed in the checker for the worker (2-3 KB kept per 15 bytes read)."""
@@ -547,7 +547,7 @@ def test_requests_the_judge_refuses_leave_nothing_held(session):
     assert session.side.refs == {} and findings(session) == []
 
 
-def test_what_the_judge_keeps_of_the_workers_exceptions_and_values_is_bounded(session):
+def test_what_the_checker_keeps_of_the_workers_exceptions_and_values_is_bounded(session):
     """An exception's text is kept up to `wire.MAX_SAID` (pytest keeps every failed
     report), a Fraction past `wire.MAX_FRACTION_DIGITS` is refused before its gcd, and
     an argument the code fills past `wire.MAX_EXPANDED` is put back as it was."""

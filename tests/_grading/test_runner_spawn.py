@@ -1,7 +1,7 @@
 """The grading script's spawn (gym/_grading/runner/boxgym_runner.py): whose failure is whose.
 
 A child that fails before it runs what it was started for (its limits, its uid, its
-descriptors) is the judge's fault and raises in the grading script (an error of the
+descriptors) is the grading's fault and raises in the grading script (an error of the
 report: infra_error); exiting after it started is the child's own doing.
 """
 
@@ -27,7 +27,7 @@ def runner():
     return boxgym_runner
 
 
-def test_a_child_that_fails_before_it_runs_is_the_judges_fault(runner):
+def test_a_child_that_fails_before_it_runs_is_the_gradings_fault(runner):
     def refuse() -> None:
         raise OSError("setrlimit refused")
 
@@ -35,7 +35,7 @@ def test_a_child_that_fails_before_it_runs_is_the_judges_fault(runner):
         runner.spawn(["/bin/true"], 65534, cwd="/", env={}, setup=refuse)
 
 
-def test_a_child_left_root_is_the_judges_fault(runner):
+def test_a_child_left_root_is_the_gradings_fault(runner):
     with pytest.raises(RuntimeError, match="still root"):
         runner.spawn(["/bin/true"], 0, cwd="/", env={})
 

@@ -409,7 +409,9 @@ class CheckerSide:
         key = self.ref_ids.get(id(obj))
         if key is None:
             if len(self.refs) >= wire.MAX_HELD:  # each is this process's memory, kept for it
-                raise wire.Lost("oversize", f"more than {wire.MAX_HELD} objects of the judge held")
+                raise wire.Lost(
+                    "oversize", f"more than {wire.MAX_HELD} objects of the checker held"
+                )
             key, self.next = self.next, self.next + 1
             self.refs[key], self.ref_ids[id(obj)] = obj, key
         return {"t": "o", "v": key}

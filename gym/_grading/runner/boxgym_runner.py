@@ -102,7 +102,7 @@ def spawn(argv, uid, *, cwd, env, fds=(), stdout=None, setup=None):
 
     Raises:
         RuntimeError: the child failed before it ran argv (its limits, its uid, its
-            descriptors): a fault of the judge's, never the code's (the child tells it
+            descriptors): a fault of the grading's, never the code's (the child tells it
             over a pipe that closes by itself once argv runs, as subprocess does).
     """
     told, tell = os.pipe2(os.O_CLOEXEC)

@@ -806,9 +806,9 @@ class Connection:
                 raise Lost("protocol", f"an answer to no question: {str(msg)[:80]}")
 
     def _bounded(self, *values):
-        """`expanded`, on the judge's side only (``side.bounded``).
+        """`expanded`, on the checker's side only (``side.bounded``).
 
-        What the judge sends the worker is the judge's own, never refused there.
+        What the checker sends the worker is its own, never refused there.
         """
         if getattr(self.side, "bounded", False):
             expanded(*values)
@@ -876,7 +876,7 @@ class Connection:
 def arguments(msg, side, memo):
     """Decode a request's ``args`` and ``kwargs``, remembering the containers' states.
 
-    On the judge's side (``side.bounded``) they are the worker's: bounded by `expanded`.
+    On the checker's side (``side.bounded``) they are the worker's: bounded by `expanded`.
     """
     args = [decode(x, side, memo) for x in msg.get("args", ())]
     kwargs = {str(k): decode(v, side, memo) for k, v in (msg.get("kwargs") or {}).items()}
