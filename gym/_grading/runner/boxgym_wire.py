@@ -508,48 +508,36 @@ def _new_container(obj, side, memo, depth):
 
 def fill(container, obj, side=None, memo=None, depth=0):
     """Replace a container's contents, in place, with the tagged contents ``obj``."""
-    t = type(container)
-    if t is bytearray:
-        container[:] = bytes.fromhex(obj["v"])
-        return container
+    if type(container) is bytearray:
+        return _replace(container, bytes.fromhex(obj["v"]))
     if obj["t"] in ("list", "set", "deque"):
-        items = [decode(x, side, memo, depth + 1) for x in obj["v"]]
-        if t is list:
-            list.__setitem__(container, slice(None), items)
-        else:
-            container.clear()
-            (container.update if t is set else container.extend)(items)
-        return container
+        return _replace(container, [decode(x, side, memo, depth + 1) for x in obj["v"]])
     pairs = [
         (decode(k, side, memo, depth + 1), decode(v, side, memo, depth + 1)) for k, v in obj["v"]
     ]
-    container.clear()
-    for k, v in pairs:
-        container[k] = v
+    return _replace(container, pairs)
+
+
+def _replace(container, items):
+    """Replace a container's contents, in place: its values, or a dict's (key, value) pairs."""
+    t = type(container)
+    if t is bytearray:
+        container[:] = items
+    elif t is list:
+        list.__setitem__(container, slice(None), items)
+    elif isinstance(container, dict):
+        container.clear()
+        for k, v in items:
+            container[k] = v
+    else:
+        container.clear()
+        (container.update if t is set else container.extend)(items)
     return container
 
 
 def _contents(container):
-    """A shallow copy of a container's contents (to put back with `_refill`)."""
-    if isinstance(container, dict):
-        return list(dict.items(container))
-    return list(container)
-
-
-def _refill(container, value):
-    """Replace a container's contents, in place, with ``value`` (`_contents`' copy)."""
-    if type(container) is bytearray:
-        container[:] = value
-    elif type(container) is list:
-        list.__setitem__(container, slice(None), list(value))
-    elif isinstance(container, (set, collections.deque)):
-        container.clear()
-        (container.update if isinstance(container, set) else container.extend)(value)
-    else:
-        container.clear()
-        for k, v in value:
-            container[k] = v
-    return container
+    """A shallow copy of a container's contents, as `_replace` takes them back."""
+    return list(dict.items(container)) if isinstance(container, dict) else list(container)
 
 
 def _decode_mutable(obj, side, memo, depth):
@@ -820,7 +808,8 @@ class Connection:
                 for key, state in msg.get("back") or ()
                 if memo is not None and key in memo.objs
             ]
-            kept = [(mine, _contents(mine)) for mine, _ in back]
+            bounded = getattr(self.side, "bounded", False)
+            kept = [(mine, _contents(mine)) for mine, _ in back] if bounded else []
             filled = [fill(mine, state, self.side, memo) for mine, state in back]
             try:
                 if "err" in msg:
@@ -832,7 +821,7 @@ class Connection:
                     return value
             except Lost:
                 for mine, contents in kept:  # a container of ours never keeps such a state
-                    _refill(mine, contents)
+                    _replace(mine, contents)
                 raise
         except Exception as exc:  # whatever the peer's answer makes decoding raise
             raise Lost("protocol", f"a malformed answer ({type(exc).__name__})") from None
