@@ -231,6 +231,24 @@ class ChannelSweep(LiarSweep):
         )
 
 
+def _every_handler(wrapped: str) -> str:
+    """Code that replaces every handler of the grading machinery loaded in its process.
+
+    A handler table is any dict of callables of a module named ``boxgym*`` (no name of
+    the machinery read); each handler becomes ``wrapped``, an expression of ``handler``
+    and ``key``.
+    """
+    return f"""
+for module in list(sys.modules.values()):
+    if not getattr(module, "__name__", "").startswith("boxgym"):
+        continue
+    for table in list(vars(module).values()):
+        if type(table) is dict and table and all(callable(v) for v in table.values()):
+            for key, handler in list(table.items()):
+                table[key] = {wrapped}
+"""
+
+
 @dataclass
 class AnswerSweep(LiarSweep):
     """The liar, whose process answers the checker's requests with hostile values, every task.
@@ -310,15 +328,10 @@ def {untold}(encode):
         return out
     return told
 for module in list(sys.modules.values()):
-    if not getattr(module, "__name__", "").startswith("boxgym"):
-        continue
-    if callable(getattr(module, "encode_exception", None)):
-        module.encode_exception = {untold}(module.encode_exception)
-    for table in list(vars(module).values()):
-        if type(table) is dict and table and all(callable(v) for v in table.values()):
-            for key, handler in list(table.items()):
-                table[key] = {wrap}(handler, {rnd}.random() < 0.3)
-"""
+    if getattr(module, "__name__", "").startswith("boxgym"):
+        if callable(getattr(module, "encode_exception", None)):
+            module.encode_exception = {untold}(module.encode_exception)
+""" + _every_handler(f"{wrap}(handler, {rnd}.random() < 0.3)")
 
 
 @dataclass
@@ -380,14 +393,7 @@ def {wrap}(handler, key):
             raise ValueError("a\\n" * 2_700_000)  # a text pytest would keep per test
         return {fresh}() if {seen}[0] and {rnd}.random() < 0.1 else out
     return answer
-for module in list(sys.modules.values()):
-    if not getattr(module, "__name__", "").startswith("boxgym"):
-        continue
-    for table in list(vars(module).values()):
-        if type(table) is dict and table and all(callable(v) for v in table.values()):
-            for key, handler in list(table.items()):
-                table[key] = {wrap}(handler, key)
-"""
+""" + _every_handler(f"{wrap}(handler, key)")
 
 
 @dataclass
