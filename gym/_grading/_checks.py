@@ -336,7 +336,11 @@ def _clean(value: Any) -> Any:
 
 
 def tests_component(report: RunnerReport, expected: Sequence[str], *, label: str) -> Component:
-    """A gated component: every expected test present and passed (skipped counts as failed)."""
+    """A gated component: every expected test present and passed (skipped counts as failed).
+
+    Only a grading whose checks finished can pass it: a session that ran out of time
+    after its last outcome was not seen to end, and what it left undone is unknown.
+    """
     missing, failed, passed = [], [], 0
     for test_id in expected:
         outcomes = [
@@ -349,13 +353,15 @@ def tests_component(report: RunnerReport, expected: Sequence[str], *, label: str
         else:
             failed.append(f"{test_id} ({'/'.join(sorted(set(outcomes)))})")
     total = max(len(expected), 1)
-    ok = not missing and not failed and bool(expected)
+    ok = not missing and not failed and bool(expected) and report.finished
     parts = [f"{passed}/{len(expected)} {label} passed"]
     if failed:
         parts.append("failed: " + ", ".join(failed[:10]))
     if missing:
         why = " (the test process ended early)" if not report.finished else ""
         parts.append(f"missing{why}: " + ", ".join(missing[:10]))
+    if not report.finished:
+        parts.append("the checks did not finish" + (" in time" if report.timed_out else ""))
     if report.import_error:
         parts.append(f"solution failed to load: {report.import_error[:300]}")
     return Component(score=passed / total, passed=ok, explanation="; ".join(parts))

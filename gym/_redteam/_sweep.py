@@ -16,7 +16,9 @@ variant meets every kind of check the corpus holds.
 
 from __future__ import annotations
 
+import posixpath
 import random
+import textwrap
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +42,7 @@ __all__ = [
     "LiarSweep",
     "MemorySweep",
     "SignalSweep",
+    "StallSweep",
     "liar_export",
 ]
 
@@ -53,7 +56,13 @@ def liar_export(task: Task, variant: LiarVariant, prelude: str = "") -> Export:
 
     ``prelude``: code each module runs before the liar's.
     """
-    files = {rel: (prelude + text).encode() for rel, text in liar_files(task, variant).items()}
+    return _written(
+        {rel: (prelude + text).encode() for rel, text in liar_files(task, variant).items()}
+    )
+
+
+def _written(files: dict[str, bytes]) -> Export:
+    """The final state of an agent that wrote ``files`` (workspace paths) and nothing else."""
     export = Export(files=dict(files))
     export.changes = [Change(path=f"{export.workspace}/{rel}", kind="modified") for rel in files]
     return export
@@ -87,7 +96,7 @@ class LiarSweep(Attack):
             index, task = item
             if not hasattr(local, "env"):
                 local.env = _env(env_id, ctx.env_kwargs)
-            export = liar_export(task, variants[index % len(variants)], prelude)
+            export = self.final_state(local.env, task, variants[index % len(variants)], prelude)
             return task.id, local.env.regrade(task.id, export)
 
         with ThreadPoolExecutor(CONCURRENCY) as pool:
@@ -97,6 +106,12 @@ class LiarSweep(Attack):
     def prelude(self, ctx: Context) -> str:
         """Code each liar module runs first (none: the liar alone)."""
         return ""
+
+    def final_state(
+        self, env: ContainerEnv[Any], task: Task, variant: LiarVariant, prelude: str
+    ) -> Export:
+        """What the adversary leaves for grading: the liar, after ``prelude``."""
+        return liar_export(task, variant, prelude)
 
 
 @dataclass
@@ -487,6 +502,61 @@ def {take}():
 """
 
 
+@dataclass
+class StallSweep(LiarSweep):
+    """The reference solution, holding the checker open once its checks are over.
+
+    The code under test is correct: every check passes, decided on plain values. At
+    import it wraps every handler table of the grading machinery, and the one request
+    no check makes (the liveness ask at the session's end; the grading script is
+    readable in the container) it answers only with requests of its own, each at once,
+    for ever. Were a request's deadline per message, the grading would run to its own
+    deadline and report every check passed without the session's end ever seen: the
+    code decides when its grading ends. A grading must see the code through to the end,
+    so every task must end ``fail`` (no ``pass``, no ``infra_error``), soon after its
+    checks (``call_timeout`` later, not the grading's timeout).
+
+    A long row over every task (each grading waits out one request's deadline);
+    ``grading.stall[ENV]`` runs it on the first tasks of each environment in every run.
+    """
+
+    name: str = "grading.stall_sweep"
+    expected: str = "fail on every task (the code cannot hold its grading open: no pass)"
+    long: bool = True
+
+    def prelude(self, ctx: Context) -> str:
+        names = Names(random.Random(ctx.rng.getrandbits(64)))
+        hold, scope = names.ident(), names.ident()
+        body = f"""
+import sys, time
+def {hold}(handler, key):
+    def answer(*args, **kwargs):
+        if key == "ping" and args and hasattr(args[0], "request"):
+            while True:
+                try:
+                    args[0].request(0, {{}})
+                except Exception:
+                    pass
+                time.sleep(0.1)
+        return handler(*args, **kwargs)
+    return answer
+""" + _every_handler(f"{hold}(handler, key)")
+        # in a function of its own: appended to a module, it leaves the module's names be
+        return f"def {scope}():\n{textwrap.indent(body, '    ')}\n{scope}()\n"
+
+    def final_state(
+        self, env: ContainerEnv[Any], task: Task, variant: LiarVariant, prelude: str
+    ) -> Export:
+        """The reference solution's files, each Python module ending with ``prelude``."""
+        files: dict[str, bytes] = {}
+        for call in env.oracle_calls(task):
+            if call.name == "write_file":
+                rel, text = str(call.arguments["path"]), str(call.arguments["content"])
+                graded = rel.endswith(".py") and not posixpath.basename(rel).startswith("test")
+                files[rel] = (text + ("\n" + prelude if graded else "")).encode()
+        return _written(files)
+
+
 def _env(env_id: str, kwargs: dict[str, Any]) -> ContainerEnv[Any]:
     return env_of(gymnasium.make(env_id, **kwargs))
 
@@ -520,6 +590,7 @@ register(
             AnswerSweep,
             MemorySweep,
             ExhaustionSweep,
+            StallSweep,
         )
         for env in CODE_ENVS
     ),
@@ -527,6 +598,10 @@ register(
         MemorySweep(
             name=f"grading.memory_flood[{env.split('/')[-1]}]", envs=(env,), limit=3, long=False
         )
+        for env in CODE_ENVS
+    ),
+    *(
+        StallSweep(name=f"grading.stall[{env.split('/')[-1]}]", envs=(env,), limit=3, long=False)
         for env in CODE_ENVS
     ),
 )

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections import Counter, OrderedDict, defaultdict
 from decimal import Decimal
 from fractions import Fraction
@@ -810,6 +811,39 @@ def test_a_peer_that_stops_reading_times_out_a_send_instead_of_hanging():
     assert lost.value.why == "timeout"
     conn.sock.close()
     theirs.close()
+
+
+def test_a_peer_that_keeps_asking_never_holds_a_request_past_its_timeout():
+    """Each nested request comes well within the per-message wait; the request as a
+    whole still ends at its timeout (the code cannot hold a check to the grading's end)."""
+    conn, theirs = _channel(0.5)
+    stop = threading.Event()
+
+    def keep_asking():
+        reader = theirs.makefile("rb")
+        reader.readline()  # the request
+        n = 0
+        while not stop.is_set():
+            n += 1
+            try:
+                theirs.sendall(json.dumps({"q": n, "op": "anything"}).encode() + b"\n")
+                reader.readline()  # its refusal
+            except OSError:
+                return
+            time.sleep(0.05)
+
+    asker = threading.Thread(target=keep_asking)
+    asker.start()
+    start = time.monotonic()
+    with pytest.raises(wire.Lost) as lost:
+        conn.request("ping")
+    took = time.monotonic() - start
+    stop.set()
+    conn.sock.close()
+    asker.join()
+    theirs.close()
+    assert lost.value.why == "timeout"
+    assert 0.4 < took < 2.0
 
 
 @pytest.mark.parametrize(

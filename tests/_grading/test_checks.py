@@ -224,3 +224,36 @@ def test_the_worker_is_a_fresh_process_of_its_own(python_image):
         "grade/tests/test_ask.py::test_nothing_of_the_bundle": "passed",
         "grade/tests/test_ask.py::test_worker": "passed",
     }, report.log
+
+
+_READ_BACK = b"""
+from solution import save
+
+
+def test_read_back(tmp_path):
+    path = tmp_path / "out.txt"
+    save(str(path))
+    assert path.read_bytes() == b"ok"
+"""
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(
+    ("code", "outcome"),
+    [
+        (b"def save(path):\n    open(path, 'wb').write(b'ok')\n", "passed"),
+        (b"import os\n\n\ndef save(path):\n    os.symlink('/dev/zero', path)\n", "failed"),
+        (b"import os\n\n\ndef save(path):\n    os.truncate(open(path, 'wb').fileno(), 1 << 40)\n", "failed"),
+    ],
+    ids=["written", "a link to an endless device", "a sparse terabyte"],
+)
+def test_a_check_reading_back_what_the_code_made_fails_its_test_at_worst(
+    python_image, code, outcome
+):
+    """A test that reads back a file the code wrote reads whatever the code left there:
+    the checker's own memory limit makes an endless read that test's MemoryError (its
+    fail), never the checker killed at the container's limit (a grading without report)."""
+    spec = CheckSpec(kind="pytest", hidden={"test_read_back.py": _READ_BACK}, timeout=60)
+    report = run_checks(python_image, {"solution.py": code}, Export(), spec)
+    assert report.error is None and report.finished
+    assert report.tests == {"grade/tests/test_read_back.py::test_read_back": outcome}

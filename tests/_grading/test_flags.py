@@ -410,6 +410,25 @@ def test_the_judges_findings_gate():
     assert [(f.name, f.detail) for f in unfinished] == [("early_exit", "worker exit 9")]
 
 
+def test_hidden_tests_pass_only_when_the_checks_finished():
+    """Every test reported passed, but the session ran out of time after: not a pass."""
+    from gym._grading._checks import tests_component
+
+    tests = {"check_a": "passed", "check_b": "passed"}
+    assert tests_component(_report(tests=tests), ["check_a", "check_b"], label="checks").passed
+    held = tests_component(
+        _report(tests=tests, finished=False, timed_out=True), ["check_a", "check_b"], label="c"
+    )
+    assert not held.passed
+    assert "did not finish in time" in held.explanation
+    teardown = tests_component(
+        _report(tests={"check_a": "passed", "check_b": "unfinished"}),
+        ["check_a", "check_b"],
+        label="checks",
+    )
+    assert not teardown.passed and teardown.score == 0.5
+
+
 def test_notes_read_hostile_text_quickly_and_never_raise():
     import time
 

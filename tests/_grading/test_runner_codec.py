@@ -62,6 +62,31 @@ def test_final_outcome_requires_a_passing_call_phase():
     assert runner.final_outcome({"call": "passed", "teardown": "failed"}) == "failed"
 
 
+def test_a_test_whose_teardown_never_reported_did_not_pass():
+    """The grading's time ran out in a teardown: its call's pass is not the test's."""
+    assert runner.final_outcome({"setup": "passed", "call": "passed"}) == "unfinished"
+    assert runner.final_outcome({"call": "passed"}) == "passed"  # the calls kind: one phase
+
+
+def test_a_test_collected_and_never_reported_is_missing():
+    """The run ended (an internal error, an interruption) before a collected test ran."""
+    import types
+
+    passed = [
+        {"id": "t.py::a", "when": w, "outcome": "passed"} for w in ("setup", "call", "teardown")
+    ]
+    events = [
+        {"event": "collected", "id": "t.py::a"},
+        {"event": "collected", "id": "t.py::b[2]"},
+        *passed,
+        {"event": "finished", "exitstatus": 3},
+    ]
+    sup = types.SimpleNamespace(
+        events=events, last_worker_exit=None, forged=0, checker_status=0, marks={}, t0=0.0, out=b""
+    )
+    assert runner.summarise(sup, False)["tests"] == {"t.py::a": "passed", "t.py::b[2]": "missing"}
+
+
 def test_huge_ints_cross_the_boundary():
     big = -(10**5000) + 7
     assert runner.decode(runner.encode(big)) == big

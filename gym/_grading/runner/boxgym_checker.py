@@ -655,13 +655,19 @@ class Session:
         return lost
 
     def check_alive(self):
-        """At the end: a worker that ended on its own since its last answer is found too."""
+        """At the end: a worker that ended on its own since its last answer is found too.
+
+        So is one that does not answer in time: the grading ends when the code has been
+        seen through to the end, never held open by it.
+        """
         if self.side is not None and self.side.alive:
             self.test = "session end"
             try:
                 answer = self.request("ping", None)
-            except wire.Lost:
+            except wire.Lost as lost:
                 answer = None
+                if lost.why == "timeout":
+                    self.finding("report_forgery", "the worker did not answer a ping in time")
             except BaseException as exc:  # whatever it answers, it is the code's doing
                 answer = exc
             if answer is not None:  # described from what it is here: asking it is its turn
@@ -952,6 +958,10 @@ class Plugin:
     def __init__(self, session, emit):
         self._session, self._emit = session, emit
 
+    def pytest_collection_finish(self, session):
+        for item in session.items:  # each must report: one that never does did not pass
+            self._emit({"event": "collected", "id": item.nodeid})
+
     def pytest_runtest_protocol(self, item, nextitem):
         self._session.test = item.nodeid
 
@@ -1037,6 +1047,8 @@ def run_calls(spec, session, emit):
         pass
     except BaseException as exc:  # the import and the lookup run the code: all of it is its
         session.import_error = session.import_error or _said(exc)
+    for name in spec["tests"]:
+        emit({"event": "collected", "id": name})
     for name in spec["tests"]:
         session.test = name
         emit({"id": name, "when": "call", "outcome": _run_check(checks.get(name), candidate, name)})

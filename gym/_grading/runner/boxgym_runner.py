@@ -44,6 +44,8 @@ VERSION = "2"
 PYTHON = "/usr/bin/python3"
 WORKER_NPROC = 96
 WORKER_MEMORY = 768 << 20
+CHECKER_MEMORY = 384 << 20
+"""The checker's heap and other private memory (its peak under the memory rows: ~220 MiB)."""
 _WORKER_BOOT = (
     "import os, sys; sys.path.insert(0, os.environ['BOXGYM_RUNNER_DIR']); import boxgym_worker; "
     "sys.path.pop(0); boxgym_worker.main(int(sys.argv[1]))"
@@ -90,6 +92,19 @@ def _limit_worker(spec):
     with open("/proc/self/oom_score_adj", "w") as fh:
         fh.write("1000")
     os.nice(19)
+
+
+def _limit_checker(spec):
+    """The checker's private memory: less than the container has left for it.
+
+    The code under test can fill the container's writable mounts (their pages count
+    against the container's memory) and can make the checks read without bound: a file
+    it wrote that a test reads back may be a link to /dev/zero or a sparse terabyte. The
+    checker then gets a MemoryError in that test, which fails it, before the kernel would
+    kill the checker at the container's limit (a grading without a report: infra_error).
+    """
+    memory = int(spec.get("checker_memory", CHECKER_MEMORY))
+    resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
 
 
 def spawn(argv, uid, *, cwd, env, fds=(), stdout=None, setup=None):
@@ -407,7 +422,13 @@ class Supervisor:
         fds = [(event_w, 3), (ctl.fileno(), 4)]
         _flush()  # the checker is a fork of this process: nothing of ours to repeat
         self.checker = spawn(
-            _checker, self.uids.checker, cwd=self.staging["home"], env=env, fds=fds, stdout=out_w
+            _checker,
+            self.uids.checker,
+            cwd=self.staging["home"],
+            env=env,
+            fds=fds,
+            stdout=out_w,
+            setup=lambda: _limit_checker(self.spec),
         )
 
     def start_worker(self):
@@ -586,6 +607,8 @@ def summarise(sup, timed_out):
             findings.append({k: str(ev.get(k, ""))[:300] for k in ("name", "detail", "test")})
         elif ev.get("event") == "import_error":
             import_error = str(ev.get("detail"))[:1000]
+        elif ev.get("event") == "collected" and isinstance(ev.get("id"), str):
+            phases.setdefault(ev["id"], {})
         elif isinstance(ev.get("id"), str):
             phases.setdefault(ev["id"], {})[ev.get("when")] = ev.get("outcome")
     result = {
@@ -609,7 +632,15 @@ def summarise(sup, timed_out):
 
 
 def final_outcome(phases):
-    """One outcome from setup/call/teardown outcomes: a test passes only if its call did."""
+    """One outcome from setup/call/teardown outcomes.
+
+    A test passes only if its call did and every phase it began reported: a test that
+    set up and never reported its teardown (the grading's time ran out in it) is
+    ``unfinished``, whatever its call said, and one collected that never reported
+    (the run ended before it) is ``missing``.
+    """
+    if not phases:
+        return "missing"  # collected, never reported
     outcomes = set(phases.values())
     if "failed" in outcomes:
         return "failed"
@@ -617,7 +648,9 @@ def final_outcome(phases):
         return "skipped"
     if "missing" in outcomes:
         return "missing"
-    return "passed" if phases.get("call") == "passed" else "failed"
+    if phases.get("call") != "passed":
+        return "failed"
+    return "unfinished" if "setup" in phases and "teardown" not in phases else "passed"
 
 
 MAX_FINDINGS = 100

@@ -695,7 +695,8 @@ class Connection:
 
     ``ops`` maps a request's ``op`` to a function of (connection, message, memo) that
     returns the result value; ``side`` encodes and decodes objects. ``timeout`` bounds
-    each wait for the peer (None: wait forever).
+    each wait for the peer and each request as a whole, the nested requests it serves
+    included (None: wait forever): a peer that keeps asking never holds a request longer.
     """
 
     def __init__(self, sock, side, ops, timeout=None, limit=MAX_MESSAGE):
@@ -706,6 +707,7 @@ class Connection:
         self.buf = bytearray()
         self.seq = 0
         self.depth = 0
+        self.until = None  # when the outermost request in progress must have its answer
         self.extra = None  # a function returning fields added to every message sent
         self.on_message = None  # a function called with every message received
 
@@ -732,6 +734,8 @@ class Connection:
             self._wait([], [self.sock], deadline, "the peer stopped reading")
 
     def _wait(self, rlist, wlist, deadline, why):
+        if self.until is not None and (deadline is None or self.until < deadline):
+            deadline, why = self.until, "no answer to the request in time"
         wait = None if deadline is None else deadline - time.monotonic()
         if wait is not None and wait <= 0:
             raise Lost("timeout", f"{why} ({self.timeout:g}s)")
@@ -780,18 +784,28 @@ class Connection:
     # requests
 
     def request(self, op, fields=None, memo=None):
-        """Send a request and wait for its answer, serving the peer's nested requests."""
+        """Send a request and wait for its answer, serving the peer's nested requests.
+
+        With a ``timeout``, the answer must come within it of the outermost request,
+        whatever the peer asks meanwhile.
+        """
         self.seq += 1
         seq = self.seq
-        self.send({"q": seq, "op": op, **(fields or {})})
-        while True:
-            msg = self.recv()
-            if "q" in msg:
-                self.serve(msg)
-            elif msg.get("a") == seq:
-                return self._answer(msg, memo)
-            else:
-                raise Lost("protocol", f"an answer to no question: {str(msg)[:80]}")
+        outer = self.until
+        if self.timeout is not None and outer is None:
+            self.until = time.monotonic() + self.timeout
+        try:
+            self.send({"q": seq, "op": op, **(fields or {})})
+            while True:
+                msg = self.recv()
+                if "q" in msg:
+                    self.serve(msg)
+                elif msg.get("a") == seq:
+                    return self._answer(msg, memo)
+                else:
+                    raise Lost("protocol", f"an answer to no question: {str(msg)[:80]}")
+        finally:
+            self.until = outer
 
     def _bounded(self, *values):
         """`expanded`, on the checker's side only (``side.bounded``).
