@@ -9,7 +9,8 @@ compares plain values, turn by turn, as BFCL's multi-turn checker does
 (bfcl_eval/eval_checker/multi_turn_eval/multi_turn_checker.py):
 
 - a turn with gold calls in which the agent made no call fails (BFCL's empty turn);
-- every class's state after the turn equals the gold state (each public attribute);
+- every class's state after the turn equals the gold state (each public attribute,
+  compared by `same_value`: typed, numbers by value);
 - the gold results of the turn are all among the agent's results so far, counted with
   their repeats, in any order (BFCL's unordered containment, over all turns so far);
 - a turn without gold calls is not checked (BFCL checks those with its irrelevance
@@ -49,6 +50,8 @@ __all__ = [
     "grader_version",
     "load_gold",
     "replay_gold",
+    "same_value",
+    "state_differences",
     "turn_components",
 ]
 
@@ -137,19 +140,48 @@ def _clip(value: Any) -> str:
     return text if len(text) <= _EXPLAIN else text[:_EXPLAIN] + "..."
 
 
+def _number(value: Any) -> bool:
+    return type(value) is int or type(value) is float
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two projected values are equal: the same JSON types, numbers by value.
+
+    A bool is never a number, a list never an object, and the service's tags (a set,
+    a tuple, an object...) never a backend dict (`plain` escapes dict keys). An int and
+    a float are equal when their values are (exactly, as Python compares them): JSON has
+    one number type, so an agent's ``150`` for the gold's ``150.0`` (both valid for a
+    ``number`` parameter, often stored as sent) is the same state, as in BFCL, which
+    compares the live objects with ``==``.
+    """
+    if _number(a) and _number(b):
+        return bool(a == b)
+    if type(a) is not type(b):
+        return False
+    if type(a) is dict:
+        return a.keys() == b.keys() and all(same_value(v, b[k]) for k, v in a.items())
+    if type(a) is list:
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
 def state_differences(agent: dict[str, Any], gold: dict[str, Any]) -> dict[str, Any]:
-    """Class -> attribute -> {agent, gold} for every public attribute that differs."""
+    """Class -> attribute -> {agent, gold} for every public attribute that differs.
+
+    Compared by `same_value`: typed, never by Python's ``==`` alone (which calls
+    ``True``, ``1`` and ``1.0`` equal).
+    """
     out: dict[str, Any] = {}
     for name, want in gold.items():
         mine = agent.get(name)
-        if not isinstance(mine, dict) or not isinstance(want, dict):
-            if mine != want:
+        if type(mine) is not dict or type(want) is not dict:
+            if not same_value(mine, want):
                 out[name] = {"agent": mine, "gold": want}
             continue
         diff = {
             attr: {"agent": mine.get(attr), "gold": want.get(attr)}
             for attr in sorted(set(mine) | set(want))
-            if mine.get(attr) != want.get(attr)
+            if attr not in mine or attr not in want or not same_value(mine[attr], want[attr])
         }
         if diff:
             out[name] = diff

@@ -15,16 +15,33 @@ run):
   the agent's: arguments of the wrong JSON type for every tool, odd text, extreme numbers,
   strings as large as a call may hold, a computation that outlasts the call's time limit
   (BFCL's ``power``). It must end ``fail``: never ``infra_error``, never ``pass``.
+
+And one row of the grader's own: ``toolapi.lookalike_state[...]``: a final state that
+differs from the gold state by one value only, a lookalike that Python's ``==`` calls
+equal (a bool for 1 or 0, a number for a bool) or a backend dict spelled like one of
+the service's tags (a set, an object, a tuple...: what the service projects such a dict
+to), never passes, while the gold state itself does. Every lookalike of every gold
+state of every task of ToolAPI-v0 and of a sample of BFCL's (fixed and drawn), graded
+on the host: no agent can build most of them through its tools, a service with a
+projection that is not one-to-one, or a grader that compares by ``==``, could.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import importlib.util
+from collections.abc import Iterator
+from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
+import gym.images
 from environments.shell.attacks import ClassRow
-from gym import EpisodeResult, Task, ToolCall
-from gym.redteam import Context, Expect, Finding, Names, register
+from environments.toolapi._grading import ToolAPIState
+from gym import EpisodeResult, Task, ToolCall, make
+from gym.authoring import env_of
+from gym.redteam import Attack, Context, Expect, Finding, Names, register
 
 __all__: list[str] = []
 
@@ -218,7 +235,132 @@ def _tally(ctx: Context, names: Names, result: EpisodeResult, policy: Any) -> Fi
     return Finding(text + (f"; state unread: {error}" if error else ""), True)
 
 
-def _rows() -> list[ClassRow]:
+# -- lookalike states -----------------------------------------------------------------------
+
+LOOKALIKE_CAP = 400
+"""Lookalikes graded per task at most (drawn when a task has more)."""
+
+
+@functools.lru_cache(maxsize=4)
+def _service(image: str) -> ModuleType:
+    """The service's module of an image (its `plain` projection), read on the host."""
+    path = gym.images.image_dir(image) / "toolapi" / "server.py"
+    spec = importlib.util.spec_from_file_location(f"_{image}_service", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _tag(value: dict[str, Any]) -> bool:
+    """Whether a projected dict is one of the service's tags (an ``__x`` key, unescaped)."""
+    return any(k.startswith("__") and not k.startswith("___") for k in value)
+
+
+def _lookalikes(value: Any, plain: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """(path, kind, lookalike) for every value inside a projected state that has one."""
+    if type(value) is bool:
+        yield path, "bool as int", int(value)
+        yield path, "bool as float", float(value)
+    elif type(value) in (int, float) and value in (0, 1):
+        yield path, "number as bool", bool(value)
+    elif type(value) is dict:
+        if _tag(value):
+            yield path, "dict spelled as a tag", plain(value)
+        for key, item in value.items():
+            yield from _lookalikes(item, plain, (*path, key))
+    elif type(value) is list:
+        for i, item in enumerate(value):
+            yield from _lookalikes(item, plain, (*path, i))
+
+
+def _replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    """A copy of a JSON value with the value at ``path`` replaced (copied along the path)."""
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if type(value) is dict:
+        return {**value, head: _replaced(value[head], rest, new)}
+    return [_replaced(v, rest, new) if i == head else v for i, v in enumerate(value)]
+
+
+@dataclass
+class LookalikeState(Attack):
+    """``toolapi.lookalike_state[...]``: gold states with one value swapped for a lookalike.
+
+    Graded on the host by the environment's own `grade`, against its gold replay: the
+    gold state must pass, each lookalike must not.
+
+    Attributes:
+        env_id: the environment.
+        pool: the tasks it always runs on (every task of the environment when empty).
+        draws: how many other tasks are drawn each run.
+    """
+
+    env_id: str = TOOLAPI
+    pool: tuple[str, ...] = ()
+    draws: int = 0
+
+    def __post_init__(self) -> None:
+        self.name = f"toolapi.lookalike_state[{self.env_id.split('/')[-1]}]"
+        self.envs = (self.env_id,)
+        where = f"on {len(self.pool)} tasks and {self.draws} drawn" if self.pool else ""
+        self.expected = (
+            f"fail; every lookalike of each gold state, gold passes; {where or 'on every task'}"
+        )
+
+    def run(self, ctx: Context, env_id: str) -> Finding:
+        """Grade each task's lookalikes; holds when the gold passes and none of them does."""
+        env = make(env_id, run=ctx.label, **ctx.env_kwargs)
+        try:
+            inner: Any = env_of(env)
+            ids = [t.id for t in inner.tasks]
+            rng = ctx.names().rng
+            picked = list(self.pool) if self.pool else ids
+            rest = sorted(set(ids) - set(picked))
+            picked += rng.sample(rest, min(self.draws, len(rest)))
+            seen, broke = [], []
+            for task_id in picked:
+                text, held = self._one(inner, inner.task_by_id(task_id), rng)
+                seen.append(f"{task_id}: {text}")
+                if not held:
+                    broke.append(task_id)
+        finally:
+            env.close()
+        text = " | ".join(seen)
+        return Finding(f"broken on {', '.join(broke)}: {text}" if broke else text, not broke)
+
+    def _one(self, inner: Any, task: Task, rng: Any) -> tuple[str, bool]:
+        gold_calls = inner.gold(task)
+        gold = inner._gold_checkpoints(task, gold_calls)
+        plain = _service(inner.image).plain
+        if inner.grade(task, ToolAPIState(turns=gold), []).outcome != "pass":
+            return "the gold state itself does not pass", False
+        found = [
+            (turn, *each)
+            for turn, checkpoint in enumerate(gold)
+            if gold_calls.turns[turn]
+            for each in _lookalikes(checkpoint.state, plain)
+        ]
+        if not found:
+            return "no lookalike in the gold states", False
+        tried = rng.sample(found, LOOKALIKE_CAP) if len(found) > LOOKALIKE_CAP else found
+        passed = []
+        for turn, path, kind, new in tried:
+            state = _replaced(gold[turn].state, path, new)
+            turns = list(gold)
+            turns[turn] = gold[turn].model_copy(update={"state": state})
+            if inner.grade(task, ToolAPIState(turns=turns), []).outcome == "pass":
+                passed.append(f"turn {turn + 1} {'/'.join(map(str, path))}: {kind}")
+        kinds = sorted({k for _, _, k, _ in tried})
+        text = f"gold passes; {len(tried)} of {len(found)} lookalikes graded ({', '.join(kinds)})"
+        if passed:
+            return f"{text}; {len(passed)} passed: {passed[:3]}", False
+        return text + ", none passed", True
+
+
+def _rows() -> list[Attack]:
     def every(name: str, env: str, script: Any, observer: Any, **kw: Any) -> ClassRow:
         kw.setdefault("tasks", {"*": "notebook/add-then-list"})
         return ClassRow(
@@ -237,6 +379,8 @@ def _rows() -> list[ClassRow]:
         every("undeclared_calls", BFCL, _undeclared, _nothing_ran, **sample),
         every("fail_to_infra", TOOLAPI, _breakers, _tally, env_kwargs=quick),
         every("fail_to_infra", BFCL, _breakers, _tally, env_kwargs=quick, **sample),
+        LookalikeState(TOOLAPI),
+        LookalikeState(BFCL, pool=BFCL_SAMPLE, draws=8),
     ]
 
 

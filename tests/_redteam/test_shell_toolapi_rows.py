@@ -44,7 +44,7 @@ def _declared(task: gym.Task) -> set[str]:
 
 def test_each_class_has_rows_over_every_task_of_its_environment():
     from environments.shell.attacks import ClassRow
-    from environments.toolapi.attacks import BFCL_SAMPLE
+    from environments.toolapi.attacks import BFCL_SAMPLE, LookalikeState
 
     rows = _rows()
     classes = {n.split("[")[0] for n in rows}
@@ -53,11 +53,15 @@ def test_each_class_has_rows_over_every_task_of_its_environment():
         "shell.manifest_evasion",
         "toolapi.undeclared_calls",
         "toolapi.fail_to_infra",
+        "toolapi.lookalike_state",
     }
-    assert all(isinstance(a, ClassRow) and len(a.envs) == 1 for a in rows.values())
+    lookalike = {n for n in rows if n.startswith("toolapi.lookalike_state[")}
+    assert all(isinstance(rows[n], LookalikeState) for n in lookalike)
+    assert all(isinstance(a, ClassRow) for n, a in rows.items() if n not in lookalike)
+    assert all(len(a.envs) == 1 for a in rows.values())
     assert all(a.pool == () for n, a in rows.items() if a.envs[0] in (SHELL, TOOLAPI)), rows
     bfcl = [a for a in rows.values() if a.envs[0] == BFCL]
-    assert len(bfcl) == 2 and all(a.pool == BFCL_SAMPLE for a in bfcl)
+    assert len(bfcl) == 3 and all(a.pool == BFCL_SAMPLE for a in bfcl)
     ids = {t.id for t in env_of(gym.make(BFCL)).tasks}
     assert set(BFCL_SAMPLE) <= ids
 
@@ -122,6 +126,27 @@ def test_an_output_only_shell_task_fails_when_its_tree_is_over_the_bounds():
     assert verdict.outcome == "fail", verdict
     assert "entries 9" in verdict.components["files"].explanation
     assert clean.outcome == "pass", clean
+
+
+def test_the_lookalike_row_breaks_when_the_state_check_compares_by_equality():
+    """Without containers: a gold state of the row's kinds, the grader weakened to ``==``."""
+    from environments.toolapi import ToolAPIEnv
+    from environments.toolapi._service import Checkpoint
+
+    state = {"NoteBook": {"__class__": "NoteBook", "open": True, "tags": {"__set__": ["a"]}}}
+    name = "toolapi.lookalike_state[ToolAPI-v0]"
+    weak = mock.patch("environments.toolapi._grading.same_value", lambda a, b: a == b)
+
+    def gold(self: Any, task: gym.Task, calls: Any) -> list[Checkpoint]:
+        return [Checkpoint(state=state, results=[f"r{i}"]) for i in range(len(calls.turns))]
+
+    with mock.patch.object(ToolAPIEnv, "_gold_checkpoints", gold):
+        sound = _run(name, TOOLAPI)
+        with weak:
+            weakened = _run(name, TOOLAPI)
+    assert sound.held and "none passed" in sound.observed, sound
+    assert "bool as int" in sound.observed and "dict spelled as a tag" in sound.observed
+    assert not weakened.held and "passed: ['turn 1" in weakened.observed, weakened
 
 
 # -- with containers: a wall taken down makes its row fail ----------------------------------

@@ -14,7 +14,8 @@ line), then closes. Requests:
   arguments; its result is kept as text, as BFCL's executor writes it (a str as is, a dict
   as JSON, anything else ``str()``; an exception ``Error during execution: ...``).
 - ``checkpoint``: the plain-JSON state of every instance (its public attributes,
-  recursively: see `plain`) and the results of the calls since the last checkpoint.
+  recursively: see `plain`, one-to-one and typed) and the results of the calls since the
+  last checkpoint.
 
 Every call runs under a time limit (an endless method is an error result, not a hung
 service). Requests are bounded (16 MiB), and so are the state and the results sent back.
@@ -39,6 +40,10 @@ MAX_REQUEST = 16 << 20
 MAX_RESULT = 64 << 10
 """Characters of one call's result that are kept (the rest is cut, with a note)."""
 MAX_DEPTH = 64
+TAG = "__"
+"""How the name of each tag of the projection starts (see `plain`)."""
+LONG_INT_BITS = 12_000
+"""Bits of the longest int written as digits (3,613 of them: Python writes 4,300 at most)."""
 CALL_SECONDS = 10.0
 
 
@@ -53,14 +58,21 @@ def _alarm(signum, frame):
 def plain(value, depth=0, ancestors=frozenset()):
     """A plain JSON projection of a backend value (what the grader compares).
 
-    None, bool, int, str and finite floats are themselves; lists and tuples are lists;
-    a dict with text keys is an object, any other dict ``{"__dict__": [[k, v], ...]}``
-    sorted; a set ``{"__set__": [...]}`` sorted; an object its class name and public
-    attributes; a value met again on its own path (a parent link) ``{"__cycle__": name}``;
-    anything else its ``repr``.
+    One-to-one, so that two values the grader calls equal are equal: None, bool, str,
+    ints and finite floats are themselves (JSON keeps bool, int and float apart); a list
+    is a list; a dict with text keys is an object whose keys that start with ``__`` get
+    one more ``_`` (so that no key is read as a tag); every other value is tagged, an
+    object with one ``__`` key: a tuple ``{"__tuple__": [...]}``, any other dict
+    ``{"__dict__": [[k, v], ...]}`` sorted, a set ``{"__set__": [...]}`` sorted, a float
+    that is not finite ``{"__float__": repr}``, an int too long for JSON's text
+    ``{"__int__": hex}``, an object its class name (``__class__``) and public attributes,
+    a value met again on its own path (a parent link) ``{"__cycle__": name}``, one nested
+    past `MAX_DEPTH` ``{"__deep__": name}``, anything else ``{"__repr__": repr}``.
     """
-    if value is None or type(value) in (bool, int, str):
+    if value is None or type(value) in (bool, str):
         return value
+    if type(value) is int:
+        return value if value.bit_length() <= LONG_INT_BITS else {"__int__": hex(value)}
     if type(value) is float:
         return value if math.isfinite(value) else {"__float__": repr(value)}
     if depth > MAX_DEPTH:
@@ -74,11 +86,13 @@ def plain(value, depth=0, ancestors=frozenset()):
 
     if isinstance(value, dict):
         if all(type(k) is str for k in value):
-            return {k: sub(v) for k, v in value.items()}
+            return {_key(k): sub(v) for k, v in value.items()}
         pairs = [[sub(k), sub(v)] for k, v in value.items()]
         return {"__dict__": sorted(pairs, key=lambda p: json.dumps(p, sort_keys=True))}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, list):
         return [sub(v) for v in value]
+    if isinstance(value, tuple):
+        return {"__tuple__": [sub(v) for v in value]}
     if isinstance(value, (set, frozenset)):
         items = [sub(v) for v in value]
         return {"__set__": sorted(items, key=lambda v: json.dumps(v, sort_keys=True))}
@@ -88,6 +102,11 @@ def plain(value, depth=0, ancestors=frozenset()):
         attrs = {k: sub(v) for k, v in vars(value).items() if not k.startswith("_")}
         return {"__class__": type(value).__name__, **attrs}
     return {"__repr__": repr(value)[:4096]}
+
+
+def _key(key):
+    """A text key of a backend dict as the projection writes it (never a tag's name)."""
+    return "_" + key if key.startswith(TAG) else key
 
 
 def as_text(result):
@@ -187,20 +206,37 @@ def _read_request(conn):
     return json.loads(data.decode("utf-8"))
 
 
+def _encoded(reply):
+    return json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n"
+
+
+def _refusal(exc):
+    """An ``{"ok": false}`` reply naming an error, in ASCII whatever its text holds."""
+    try:
+        text = str(exc) if isinstance(exc, Timeout) else f"{type(exc).__name__}: {exc}"
+    except Exception:  # an exception whose text cannot be written
+        text = type(exc).__name__
+    return json.dumps({"ok": False, "error": text[:MAX_RESULT]}).encode("ascii") + b"\n"
+
+
 def _answer(backend, conn):
+    """Read one request and send its reply, built and encoded under the guard.
+
+    Whatever a request makes of the backend (a state JSON cannot hold, text that is not
+    UTF-8), the reply is an ``{"ok": false}`` one and the service goes on.
+    """
     try:
         request = _read_request(conn)
         op = request.get("op")
         handler = {"load": backend.load, "call": backend.call, "checkpoint": backend.checkpoint}
         if op not in handler:
             raise ValueError(f"unknown op {op!r}")
-        reply = {"ok": True, **handler[op](request)}
-    except Timeout as exc:
-        reply = {"ok": False, "error": str(exc)}
+        data = _encoded({"ok": True, **handler[op](request)})
     except Exception as exc:
-        traceback.print_exc()
-        reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-    conn.sendall(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
+        if not isinstance(exc, Timeout):
+            traceback.print_exc()
+        data = _refusal(exc)
+    conn.sendall(data)
 
 
 def serve(home, port):
@@ -215,7 +251,7 @@ def serve(home, port):
             with conn:
                 try:
                     _answer(backend, conn)
-                except OSError:
+                except Exception:  # the reply could not be sent: the next one may be
                     traceback.print_exc()
 
 

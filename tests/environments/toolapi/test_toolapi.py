@@ -42,7 +42,8 @@ def test_plain_projects_public_attributes_and_breaks_parent_links() -> None:
     assert out["contents"]["docs"]["parent"] == {"__cycle__": "Directory"}
     assert plain({1: "a", "1": "b"}) == {"__dict__": [["1", "b"], [1, "a"]]}
     assert plain({3, 1, 2}) == {"__set__": [1, 2, 3]}
-    assert plain((1, [2.5, float("inf")])) == [1, [2.5, {"__float__": "inf"}]]
+    assert plain((1, [2.5, float("inf")])) == {"__tuple__": [1, [2.5, {"__float__": "inf"}]]}
+    assert plain({"__set__": [1], "_x": 2}) == {"___set__": [1], "_x": 2}
 
 
 def test_results_are_written_as_bfcl_writes_them() -> None:
