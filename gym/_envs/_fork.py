@@ -8,7 +8,7 @@ How the state travels (chosen by measurement, docs/benchmarks.md): a copy of the
 writable state. An agent's sandbox writes only to its size-capped tmpfs mounts (the root
 filesystem is read-only), so its state is those mounts' files and its shell's state:
 
-1. the parent's mounts are archived as the agent's user, at most `FORK_MAX_BYTES` (by
+1. the parent's mounts are archived as the agent's user, at most `fork_max_bytes` (by
    its container's keeper, which runs as that user, in its own process; else by
    ``tar`` in a fresh process of the sandbox), while its shell's exported variables and
    working directory are read (``declare -px``, ``$PWD``): two requests at once;
@@ -32,6 +32,7 @@ service) refuse to fork until they say how (`forkable`).
 from __future__ import annotations
 
 import copy
+import re
 import shlex
 import time
 import uuid
@@ -50,15 +51,27 @@ from gym._core._errors import (
 )
 from gym._grading import Export
 from gym._sandbox import DockerSandbox, LazySandbox, Sandbox, SandboxConfig, quote
+from gym._sandbox._keeper import LISTING_ENTRIES
 
 if TYPE_CHECKING:
     from gym._envs._env import ContainerEnv
 
-__all__ = ["FORK_MAX_BYTES", "Lineage", "can_fork", "fork"]
+__all__ = ["SHELL_STATE_MAX_BYTES", "Lineage", "can_fork", "fork", "fork_max_bytes"]
 
-FORK_MAX_BYTES = 64 << 20
-"""The most bytes of archived files one fork copies (the mounts of a default sandbox
-hold up to 576 MiB; an episode over this cap cannot be forked)."""
+_TAR_ENTRY_BYTES = 3 * 512
+"""What the archive adds to each entry (`fork_max_bytes`): its header, and a GNU long
+name record for a name of up to 511 bytes."""
+
+_SIZE = re.compile(r"(?:^|,)size=(\d+)([kmgt]?)(?:,|$)", re.IGNORECASE)
+"""A tmpfs mount's ``size=`` option: bytes, or k, m, g, t of them."""
+
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+SHELL_STATE_MAX_BYTES = 8 << 20
+"""The most bytes of shell state (``declare -px``) a fork reads: the kernel's limit on a
+process's arguments and environment (a quarter of the 8 MiB stack: 2 MiB), times the
+widest ``declare -p`` writes a byte (``\\001``: four). Exported variables over that
+limit leave no program able to start, in the parent too."""
 
 _SHELL_STATE = "builtin printf '%q\\n' \"$PWD\"; builtin declare -px"
 """Bash text that prints the shell's directory (quoted, one line), then its exported
@@ -104,6 +117,30 @@ def can_fork(env: ContainerEnv[Any]) -> bool:
     return bool(type(env).forkable) or issubclass(type(env).final_state_type, Export)
 
 
+def fork_max_bytes(config: SandboxConfig, entries: int = LISTING_ENTRIES) -> int:
+    """The most bytes of archive one fork of a sandbox made with ``config`` copies.
+
+    What its writable mounts can hold (the sum of their ``size=``; a mount without a
+    limit holds at most the sandbox's memory, which its files are charged to) and, for
+    each of the ``entries`` an archive may have (the keeper's cap), a header and a long
+    name; at most a quarter of the sandbox's memory: a branch's keeper receives the
+    archive whole and holds it up to three times over (the frame, its payload, the
+    shell's input) beside the files unpacked from it, all charged to the same limit (a
+    340 MiB archive already ended the keeper of a 1 GiB branch, docs/training.md).
+
+    A state over it is the agent's own doing (files the branch could not take in, a
+    sparse file, names nested deeper than 511 bytes): `fork` refuses it with
+    `ExportTooLarge`, which training counts as the branches' failure.
+    """
+    total = 0
+    for options in config.tmpfs.values():
+        match = _SIZE.search(options)
+        size = int(match[1]) * _UNITS[match[2].lower()] if match else 0
+        total += size or config.memory_mb << 20
+    held = total + entries * _TAR_ENTRY_BYTES + 1024  # 1024: the archive's end
+    return min(held, (config.memory_mb << 20) // 4)
+
+
 def fork(
     env: ContainerEnv[Any], k: int, *, training: bool = False, parent_id: str | None = None
 ) -> list[ContainerEnv[Any]]:
@@ -119,7 +156,8 @@ def fork(
     Raises:
         ConfigError: no episode is running, ``k`` is under 1, or the family cannot fork.
         HeldOutError: ``training`` and the task is of a held-out split.
-        ExportTooLarge: the parent's files are over `FORK_MAX_BYTES`.
+        ExportTooLarge: the parent's files are over `fork_max_bytes`, or its shell's
+            exported variables over `SHELL_STATE_MAX_BYTES` (the agent's doing).
         SandboxError: a sandbox failed (no branch is left running).
     """
     _check(env, k, training)
@@ -174,10 +212,13 @@ def _capture(env: ContainerEnv[Any]) -> _State:
     root = _root(box, env.sandbox_config())
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gym-fork-tar") as pool:
         archive = pool.submit(_archive, box, root)
-        shell = box.run(_SHELL_STATE, timeout=30, max_output=1 << 20)
+        shell = box.run(_SHELL_STATE, timeout=30, max_output=SHELL_STATE_MAX_BYTES)
         raw = archive.result()
     if shell.stdout_truncated:
-        raise ExportTooLarge("the shell's exported variables are over 1 MiB: it cannot fork")
+        raise ExportTooLarge(
+            f"the shell's exported variables are over {SHELL_STATE_MAX_BYTES >> 20} MiB as "
+            "bash source: this episode cannot fork"
+        )
     cwd, _, variables = shell.stdout.partition("\n") if shell.ok else ("", "", "")
     return _State(archive=raw, cwd=cwd, variables=variables, started=True)
 
@@ -216,21 +257,22 @@ def _archive(box: Sandbox, root: str) -> bytes:
     agent's user), else by ``tar`` in a fresh process of the sandbox.
     """
     inner = _unlazy(box)
+    cap = fork_max_bytes(box.config)
     too_large = (
         f"the files under {', '.join(box.config.tmpfs)} are over the fork cap "
-        f"({FORK_MAX_BYTES} bytes): this episode cannot fork"
+        f"({cap} bytes, or {LISTING_ENTRIES} entries): this episode cannot fork"
     )
     if isinstance(inner, DockerSandbox) and inner.keeper is not None:
         if inner.closed:
             raise SandboxUnavailable(f"sandbox {inner.id} was closed: it cannot fork")
         deadline = time.monotonic() + 120
         try:
-            return inner.keeper.archive(root, _mounts(inner, root), deadline, FORK_MAX_BYTES)
+            return inner.keeper.archive(root, _mounts(inner, root), deadline, cap)
         except ExportTooLarge as exc:
             raise ExportTooLarge(too_large) from exc
     argv = ["tar", "-c", "--ignore-failed-read", "-C", root, "--", *_mounts(box, root)]
-    result, raw = box._exec(argv, 120, max_output=FORK_MAX_BYTES + 1)
-    if result.stdout_truncated or len(raw) > FORK_MAX_BYTES:
+    result, raw = box._exec(argv, 120, max_output=cap + 1)
+    if result.stdout_truncated or len(raw) > cap:
         raise ExportTooLarge(too_large)
     if result.timed_out or result.exit_code not in (0, 1):  # 1: a file changed as it was read
         box.ensure_running()
@@ -299,14 +341,20 @@ def _seed(box: DockerSandbox, archive: bytes, root: str, replay: str) -> None:
     The shell is still the harness's own (the branch's sandbox was just acquired), as
     when a reset writes the task's files through it: ``head`` reads the archive that
     follows the line, ``tar`` unpacks it as the shell's user (the agent's), and only
-    then is the parent's state replayed (``eval``, its input closed). The token, printed
-    before the replay runs, says the unpack succeeded: nothing the replay prints can.
+    then is the parent's state replayed: its text follows the archive, read by ``head``
+    too (bash reads its own line a byte at a time: 7 MiB of exported variables in it
+    took 30 s), and ``eval``-ed with its input closed. The token, printed before the
+    replay runs, says the unpack succeeded: nothing the replay prints can.
     """
     token = f"__boxgym_unpacked_{uuid.uuid4().hex}"
     excludes = " ".join(f"--exclude={shlex.quote(m)}" for m in _mounts(box, root))
     unpack = f"head -c {len(archive)} | {shlex.join(_UNPACK)} {excludes} -C {shlex.quote(root)}"
-    script = f"if {unpack}; then printf '%s\\n' {token}; eval {quote(replay)} </dev/null; fi"
-    result = box.shell.run_script(script, data=archive, timeout=120)
+    code = replay.encode()
+    script = (
+        f"if {unpack}; then printf '%s\\n' {token}; eval \"$(head -c {len(code)})\" </dev/null; "
+        f"else head -c {len(code)} >/dev/null; fi"
+    )
+    result = box.shell.run_script(script, data=archive + code, timeout=120)
     if not result.stdout.startswith(token):
         box.ensure_running()
         why = result.stderr.strip()[:300] or f"exit status {result.exit_code}"

@@ -7,6 +7,12 @@ writes a marker into every writable place it finds and changes the variable; bra
 and the parent must still see the parent's state and nothing of branch 0's; then all
 three submit and are graded apart: each must end ``fail`` (no work was done), never
 ``pass`` nor ``infra_error``.
+
+`fork.refused_by_agent_state`: a state the agent makes either forks or is refused with
+`ExportTooLarge`, the class step sampling (`gym.train._steps`, a layer above: its
+tests drive that part) counts as K failed branches; any other error is a fault it
+skips, so an agent-made state that ends in one (files a branch's keeper cannot take
+in) would buy the policy out of its branches' credit.
 """
 
 from __future__ import annotations
@@ -16,7 +22,9 @@ from typing import Any
 
 import gymnasium
 
+from gym._core._errors import GymError
 from gym._envs._env import ContainerEnv, env_of
+from gym._envs._fork import SHELL_STATE_MAX_BYTES, fork_max_bytes
 from gym._redteam._core import Attack, Context, Finding, register
 from gym._redteam._sweep import CODE_ENVS
 
@@ -102,9 +110,70 @@ def _looked(seen: str, leak: str) -> dict[str, bool]:
     }
 
 
+@dataclass
+class RefusedByAgentState(Attack):
+    """States the agent makes: each forks, or its fork is refused as the agent's doing."""
+
+    name: str = "fork.refused_by_agent_state"
+    envs: tuple[str, ...] = ("boxgym/PyFunc-v0",)
+    expected: str = (
+        "files just under the fork cap fork; files over it and exported variables over the "
+        "shell state's cap are refused with ExportTooLarge (the agent's state, which step "
+        "sampling counts as K failed branches), never another error (a fault, skipped); "
+        "the parent is graded"
+    )
+
+    def run(self, ctx: Context, env_id: str) -> Finding:
+        """Each state on a drawn task; the row holds when each does."""
+        env = _env(env_id, ctx)
+        try:
+            task = ctx.names().rng.choice([t.id for t in env.tasks if t.split == "train"])
+            cap = fork_max_bytes(env.sandbox_config())
+        finally:
+            env.close()
+        size = 1 << 17  # a variable under the kernel's limit on one string
+        fill = "head -c {} /dev/zero | tee /tmp/.c > /workspace/.c"
+        states = {
+            "files under the cap": (fill.format((cap >> 1) - (4 << 20)), True),
+            "files over the cap": (fill.format((cap >> 1) + 1), False),
+            "variables over the cap": (
+                f"printf -v x '%0*d' {size} 0; for ((i = 0; i <= "
+                f'{SHELL_STATE_MAX_BYTES // size}; i++)); do export V$i="$x"; done',
+                False,
+            ),
+        }
+        seen = [_state(ctx, env_id, task, way, *state) for way, state in states.items()]
+        broke = [text for text, held in seen if not held]
+        observed = " | ".join(text for text, _ in seen)
+        return Finding(f"broken: {' | '.join(broke)}" if broke else observed, not broke)
+
+
+def _state(
+    ctx: Context, env_id: str, task: str, way: str, command: str, forks: bool
+) -> tuple[str, bool]:
+    """Fork a parent after ``command``: (what came of it, whether the row held there)."""
+    parent = _env(env_id, ctx)
+    branches: list[ContainerEnv[Any]] = []
+    try:
+        parent.reset(options={"task": task})
+        _bash(parent, command)
+        try:
+            branches = parent.fork(1, training=True)
+            got = "forked"
+        except GymError as exc:
+            got = type(exc).__name__
+        graded = _submit(parent)
+    finally:
+        for env in (*branches, parent):
+            env.close()
+    held = got == ("forked" if forks else "ExportTooLarge") and graded != "infra_error"
+    return f"{way}: {got}, parent {graded}", held
+
+
 register(
+    RefusedByAgentState(),
     *(
         ForkIsolation(name=f"fork.branch_isolation[{e.split('/')[-1]}]", envs=(e,))
         for e in CODE_ENVS
-    )
+    ),
 )

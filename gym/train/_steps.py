@@ -11,7 +11,8 @@ step instead:
    forked): just before the parent's turn t, `ContainerEnv.fork` (``training=True``:
    held-out tasks refused) gives K branches in the parent's state; each continues with
    the policy, sampled with a seed of its own, to its own end and verdict. The parent
-   goes on unchanged.
+   goes on unchanged. A fork the parent's own state refuses (`ExportTooLarge`) gives K
+   failed branches (`UNFORKABLE`); one that fails outside the sandbox is left out.
 3. **Signals**: an episode's signal is its outcome reward (the training reward, as in
    trajectory mode: None for infra_error, 0 when flagged); a branch's adds
    ``step_reward_weight`` times its dense step reward (`StepReward`, when one is given
@@ -55,8 +56,15 @@ from pydantic import (
     model_validator,
 )
 
-from gym._core._errors import ConfigError, GymError, HeldOutError, InfraError, PolicyError
-from gym._core._models import Task
+from gym._core._errors import (
+    ConfigError,
+    ExportTooLarge,
+    GymError,
+    HeldOutError,
+    InfraError,
+    PolicyError,
+)
+from gym._core._models import Flag, Task, Verdict
 from gym._core._version import __version__
 from gym._envs._env import env_of
 from gym._envs._registry import make, tasks_of
@@ -86,6 +94,7 @@ __all__ = [
     "StepCollected",
     "StepConfig",
     "StepReward",
+    "UNFORKABLE",
     "collect_steps",
     "parse_branch_steps",
     "read_step_collected",
@@ -94,6 +103,11 @@ __all__ = [
 ]
 
 _log = logging.getLogger("gym.train")
+
+UNFORKABLE = "unforkable_state"
+"""The gating flag of a branch its parent's state refused (`ExportTooLarge`: more files or
+exported variables than a fork copies). The agent's doing, so its outcome: each of the K
+branches is a ``fail`` with reward 0 and no turn of its own, never left out."""
 
 StepReward = Callable[[Task, list[dict[str, Any]], int], float | None]
 """A dense reward for one step: (the task, the conversation up to and including the
@@ -181,6 +195,10 @@ class Branch(BaseModel):
     """The index (in its turns) of the branching turn: the one it trains."""
     step_reward: float | None = None
     """Its dense step reward at the branching turn (None: none given or none said)."""
+    refused: bool = False
+    """Its fork was refused for the parent's state (`UNFORKABLE`): it has no turn of its
+    own; its signal (0) counts in the values of the parent's states, and nothing of it
+    trains."""
 
     @property
     def group(self) -> tuple[str, int]:
@@ -379,14 +397,18 @@ class _Forking(Policy):
             branches = env.fork(k, training=True, parent_id=self.parent_id)
         except HeldOutError:
             raise
-        except GymError as exc:  # the parent goes on; this fork is left out and logged
+        except ExportTooLarge as exc:  # the agent's state: its K branches are its failures
+            _log.warning("fork of %s at turn %d refused: %s", self.parent_id, len(self.turns), exc)
+            self._refused(messages, tools, k, exc)
+            return True
+        except GymError as exc:  # a fault outside the sandbox: this fork is left out, logged
             _log.warning("fork of %s at turn %d failed: %s", self.parent_id, len(self.turns), exc)
             return False
-        said = [n for n in range(len(self.turns)) for _ in range(self._steps_of(n))]
+        said = self._said()
         for branch in branches:
             assert branch.lineage is not None
             line = branch.lineage
-            seed = zlib.crc32(f"{env.np_random_seed}:{line.fork_step}:{line.branch}".encode())
+            seed = self._seed(line.fork_step, line.branch)
             lineage = LineageRow(
                 episode_id="",
                 parent_id=line.parent_id,
@@ -396,6 +418,56 @@ class _Forking(Policy):
             work = _BranchWork(branch, self.factory(), seed, messages, tools, self.turns, said)
             self.pending.append((lineage, self.pool.submit(work.run)))
         return True
+
+    def _refused(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], k: int, why: GymError
+    ) -> None:
+        """K branches that failed at the fork their parent's state refused (`UNFORKABLE`).
+
+        Each is the parent's trajectory so far, a ``fail`` with reward 0 flagged
+        `UNFORKABLE`: no better for the policy than K branches that all failed.
+        """
+        env = self.env
+        assert env is not None and env.task is not None
+        task, step = env.task, len(env.trace)
+        verdict = Verdict(
+            outcome="fail",
+            reward=0.0,
+            flags=[Flag(name=UNFORKABLE, detail=str(why)[:500])],
+            reason=f"the parent's state could not be forked: {why}",
+            env_id=env.env_id,
+            task_id=task.id,
+        )
+        for i in range(k):
+            result = EpisodeResult(
+                env_id=env.env_id,
+                task_id=task.id,
+                split=task.split,
+                seed=self._seed(step, i),
+                outcome="fail",
+                reward=0.0,
+                verdict=verdict,
+                end_reason=UNFORKABLE,
+                messages=[dict(m) for m in messages],
+                turns=list(self.turns),
+                steps=[record.model_copy(deep=True) for record in env.trace],
+                step_turns=self._said(),
+                tools=tools,
+                user_transcript=list(env.user_transcript),
+            )
+            done: Future[EpisodeResult] = Future()
+            done.set_result(result)
+            line = LineageRow(episode_id="", parent_id=self.parent_id, fork_step=step, branch=i)
+            self.pending.append((line, done))
+
+    def _seed(self, fork_step: int, branch: int) -> int:
+        """The reset seed a branch's policy is shown: its parent's, its fork and index."""
+        assert self.env is not None
+        return zlib.crc32(f"{self.env.np_random_seed}:{fork_step}:{branch}".encode())
+
+    def _said(self) -> list[int]:
+        """For each step of the parent so far, the index of the turn that made it."""
+        return [n for n in range(len(self.turns)) for _ in range(self._steps_of(n))]
 
     def _steps_of(self, turn: int) -> int:
         """Steps the parent's turn ``turn`` made (a turn with parallel calls makes several)."""
@@ -513,6 +585,7 @@ def read_step_collected(
             branch=line.branch,
             turn=turn,
             step_reward=value,
+            refused=UNFORKABLE in scored.episode.flags,
         )
     return StepCollected(run_id=run_id, episodes=base.episodes, branches=branches)
 
@@ -598,7 +671,7 @@ def step_samples(
     samples = [
         _turn_sample(e, b.turn, value, eos_token_id)
         for e, b, value, keep in zip(own, info, adv.values, adv.keep, strict=True)
-        if keep
+        if keep and not b.refused
     ]
     return GroupSamples(samples=samples, advantages=adv)
 
@@ -634,8 +707,9 @@ def _tree_samples(
     by_id = {e.episode.episode_id: e for e in episodes}
     std = {c.task: tree.spread(c.task) for c in tree.credits}  # the tasks with a spread
     samples, totals = [], {i: 0.0 for i in by_id}
+    refused = {i for i, b in branches.items() if b.refused}  # no turn of their own
     for c in tree.credits:
-        if c.raw:
+        if c.raw and c.episode_id not in refused:
             value = c.raw / (std[c.task] + 1e-6 if kind == "grpo" else 1.0)
             samples.append(_turn_sample(by_id[c.episode_id], c.turn, value, eos))
             totals[c.episode_id] += value

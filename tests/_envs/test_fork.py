@@ -14,7 +14,8 @@ import toy_env
 from toy_env import SUBMIT, bash, write
 
 import gym
-from gym._envs._fork import Lineage, can_fork
+from gym._envs._fork import Lineage, can_fork, fork_max_bytes
+from gym._sandbox import SandboxConfig
 from gym._store import EpisodeRow, RunRow, Store
 from gym._store._lineage import LineageRow, lineage_tree
 
@@ -101,6 +102,22 @@ def test_fork_refuses_what_it_cannot_do():
         held_out.close()
 
 
+def test_the_fork_cap_is_what_the_mounts_hold_as_far_as_a_branch_can_take_it_in():
+    big = SandboxConfig(image="x", memory_mb=1 << 16)  # 256m + 256m + 64m of mounts
+    headers = 100_000 * 3 * 512 + 1024  # each entry's header and long name; the end
+    assert fork_max_bytes(big) == 576 * 2**20 + headers
+    assert fork_max_bytes(big, entries=10) == 576 * 2**20 + 10 * 1536 + 1024
+    units = {"/a": "size=3k", "/b": "mode=0755,size=2G,uid=1000", "/c": "size=4096"}
+    assert fork_max_bytes(big.model_copy(update={"tmpfs": units}), entries=0) == (
+        3 * 2**10 + 2 * 2**30 + 4096 + 1024
+    )
+    # a default sandbox (1 GiB): its branch's keeper holds the archive three times over,
+    # beside its files; so does one with a mount of no limit (its memory holds it)
+    assert fork_max_bytes(SandboxConfig(image="x")) == 256 * 2**20
+    unlimited = big.model_copy(update={"tmpfs": {"/a": "size=0", "/b": "size=1m"}})
+    assert fork_max_bytes(unlimited) == 2**34
+
+
 def test_a_family_with_services_refuses_to_fork():
     sql = gym.make("boxgym/SQL-v0").unwrapped  # its state includes a database server
     assert can_fork(sql) is False and can_fork(toy_env.ToyEnv()) is True
@@ -180,6 +197,31 @@ def test_pyrepo_fork_carries_odd_variables_unset_ones_modes_and_links(engine):
         want = _obs(env, probe)
         assert "unset|/tmp" in want and "700 agent" in want and "/workspace/arith" in want
         assert [_obs(b, probe) for b in branches] == [want, want]
+    finally:
+        for e in (env, *branches):
+            e.close()
+
+
+@pytest.mark.docker
+def test_pyrepo_forks_variables_up_to_the_kernels_limit_and_refuses_files_over_the_cap(engine):
+    """Exported variables any program can still start with (1.8 MiB of control bytes,
+    7 MiB as ``declare -px`` writes them) fork; files over the fork cap are refused as
+    the agent's state (`ExportTooLarge`), whatever the mounts could hold."""
+    env = gym.make("boxgym/PyRepo-v0", run="pytest-fork").unwrapped
+    env.reset(options={"task": "calc-precedence"})
+    branches: list[gym.ContainerEnv] = []
+    fill = "for i in $(seq 15); do export V$i=$(head -c 122880 /dev/zero | tr '\\0' '\\1'); done"
+    probe = "env | grep '^V[0-9]' | md5sum; /bin/true && echo started"
+    try:
+        env.step(bash(fill))
+        want = _obs(env, probe)
+        assert "started" in want
+        branches = env.fork(1)
+        assert _obs(branches[0], probe) == want
+        half = (fork_max_bytes(env.sandbox.config) >> 1) + 1
+        env.step(bash(f"head -c {half} /dev/zero | tee /tmp/a > /workspace/a"))
+        with pytest.raises(gym.errors.ExportTooLarge, match="over the fork cap"):
+            env.fork(1)
     finally:
         for e in (env, *branches):
             e.close()
