@@ -12,7 +12,7 @@ the pristine state. The runner then
 2. snapshots the pristine ``shop`` (when the host has no cached copy), roles included;
 3. for write tasks, hands the agent role the tables the task lets it own in ``gold``
    (a pristine copy of ``shop`` made when the image was built), runs the gold SQL
-   there as the agent role and snapshots the result (when not cached);
+   there as the agent role (`gold_session`) and snapshots the result (when not cached);
 4. restores the agent's exported final state (a ``pg_dump -Fc``) into ``final`` (an
    empty database made when the image was built) as the agent role, never as a
    superuser, in two steps: the definitions first, then, once every function of the
@@ -26,7 +26,12 @@ the pristine state. The runner then
    snapshots it in a child process whose address space is capped (`FINAL_MEMORY`);
 6. for read tasks, runs the gold query and then, last of all, the agent's answer query
    on the pristine database as the agent role, each in a read-only transaction that is
-   rolled back, each in a capped child process;
+   rolled back, each in a capped child process. Nothing of the gold's run is left for
+   the answer query to read: the gold runs under the superuser's login, become the agent
+   role (`gold_session`: the server shows a session's query text only to the role it
+   logged in as, and the agent role cannot read other roles' statistics), and before the
+   answer runs its session has ended and the statistics counters of ``shop`` are zeroed
+   (`forget_gold`);
 7. writes one JSON report, never larger than `MAX_REPORT_BYTES`. The host decides the
    verdict from it.
 
@@ -980,6 +985,77 @@ def error_text(exc: BaseException) -> str:
     return text.strip()[-2000:]
 
 
+AGENT_SETTINGS = """SELECT pg_catalog.split_part(u.c, '=', 1),
+       pg_catalog.substr(u.c, pg_catalog.strpos(u.c, '=') + 1)
+FROM pg_catalog.pg_db_role_setting s
+CROSS JOIN LATERAL pg_catalog.unnest(s.setconfig) WITH ORDINALITY AS u(c, i)
+WHERE s.setrole = (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = 'agent')
+  AND s.setdatabase IN (0, (SELECT d.oid FROM pg_catalog.pg_database d
+                            WHERE d.datname = pg_catalog.current_database()))
+ORDER BY s.setdatabase <> 0, u.i"""
+"""The agent role's own settings (``ALTER ROLE agent [IN DATABASE] SET``) in the current
+database, in the order a login applies them (the database's own last, so it wins)."""
+
+
+def gold_session(db: str, **settings: str) -> Any:
+    """A connection that runs the gold SQL as the agent role, under another login.
+
+    The server's superuser logs in and becomes the agent role (``SET SESSION
+    AUTHORIZATION``: the agent's privileges, ownerships and role settings, ``settings``
+    overriding those as at login). The server lists a session under the role it logged
+    in as and shows its query text only to that role (and to pg_read_all_stats, which
+    the agent role lacks): whatever the gold runs stays hidden from the agent role's
+    sessions, even while it runs (`forget_gold`).
+    """
+    conn = connect(db, **settings)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(AGENT_SETTINGS)
+            for name, value in cur.fetchall():
+                if name.lower() not in {k.lower() for k in settings}:
+                    cur.execute("SELECT pg_catalog.set_config(%s, %s, false)", (name, value))
+            cur.execute("SET SESSION AUTHORIZATION agent")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+FORGET_SECONDS = 30.0
+"""The most time the gold's server session may take to end once its client has left."""
+
+
+def forget_gold() -> None:
+    """Leave nothing of the gold query's run for the agent's answer query to read.
+
+    Waits until no other client session of the server is left (the gold's ends just
+    after its client closes it), then zeroes the statistics counters of ``shop`` (how
+    often, and how many rows, the gold read from each table). With `gold_session`, the
+    agent role never sees the gold's query text; afterwards, nothing of its session.
+
+    Raises:
+        RuntimeError: a session still runs after `FORGET_SECONDS` (a fault of the runner's
+            or of the server: the runner opened every session there is).
+    """
+    conn = connect("shop", search_path="pg_catalog")
+    try:
+        deadline = time.monotonic() + FORGET_SECONDS
+        while True:
+            ((left,),) = query(
+                conn,
+                "SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_activity "
+                "WHERE backend_type = 'client backend' AND pid <> pg_catalog.pg_backend_pid()",
+            )
+            if not left:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{left} server sessions still run after the gold query")
+            time.sleep(0.01)
+        query(conn, "SELECT pg_catalog.pg_stat_reset()")
+    finally:
+        conn.close()
+
+
 def run_gold_write(spec: dict[str, Any]) -> str | None:
     """Replay the gold SQL in ``gold`` (a pristine copy); the error text if it failed."""
     admin = connect("gold")
@@ -990,7 +1066,7 @@ def run_gold_write(spec: dict[str, Any]) -> str | None:
             )
     finally:
         admin.close()
-    conn = connect("gold", "agent", statement_timeout=f"{int(spec['timeout'] * 1000)}")
+    conn = gold_session("gold", statement_timeout=f"{int(spec['timeout'] * 1000)}")
     try:
         query_none(conn, spec["gold"])
     except Exception as exc:  # noqa: BLE001 - reported, never raised
@@ -1175,12 +1251,13 @@ def _read_final(spec: dict[str, Any], expected: dict[str, list[str]]) -> dict[st
     return {"final": final, "row_diffs": row_diffs(kept, expected, final["tables"])}
 
 
-def answer(sql: str, timeout: float) -> dict[str, Any]:
+def answer(sql: str, timeout: float, *, gold: bool = False) -> dict[str, Any]:
     """Run a query on the pristine database as the agent role, read-only; canonical rows.
 
     The query runs in a child process whose address space is capped: a result too
     large to hold (one huge value, or many rows) is an error of the answer, never a
-    runner that dies without a report.
+    runner that dies without a report. ``gold``: the task's gold query, run in a session
+    of the server's superuser that has become the agent role (`gold_session`).
     """
     if not sql.strip():
         return {"error": "no answer query was submitted", "columns": [], "rows": []}
@@ -1188,7 +1265,7 @@ def answer(sql: str, timeout: float) -> dict[str, Any]:
 
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_answer_child, args=(sql, timeout, send), daemon=True)
+    child = context.Process(target=_answer_child, args=(sql, timeout, gold, send), daemon=True)
     child.start()
     send.close()
     result = None
@@ -1211,12 +1288,12 @@ def _too_large() -> dict[str, Any]:
     return {"error": error, "columns": [], "rows": []}
 
 
-def _answer_child(sql: str, timeout: float, send: Any) -> None:
+def _answer_child(sql: str, timeout: float, gold: bool, send: Any) -> None:
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (ANSWER_MEMORY, ANSWER_MEMORY))
     try:
-        result = _run_answer(sql, timeout)
+        result = _run_answer(sql, timeout, gold)
     except MemoryError:
         result = _too_large()
     except BaseException as exc:  # noqa: BLE001 - an answer's failure is a result, not a crash
@@ -1224,16 +1301,15 @@ def _answer_child(sql: str, timeout: float, send: Any) -> None:
     send.send(result)
 
 
-def _run_answer(sql: str, timeout: float) -> dict[str, Any]:
-    conn = connect(
-        "shop",
-        "agent",
-        statement_timeout=f"{int(timeout * 1000)}",
-        default_transaction_read_only="on",
-        TimeZone="UTC",
-        DateStyle="ISO",
-        IntervalStyle="postgres",
-    )
+def _run_answer(sql: str, timeout: float, gold: bool) -> dict[str, Any]:
+    settings = {
+        "statement_timeout": f"{int(timeout * 1000)}",
+        "default_transaction_read_only": "on",
+        "TimeZone": "UTC",
+        "DateStyle": "ISO",
+        "IntervalStyle": "postgres",
+    }
+    conn = gold_session("shop", **settings) if gold else connect("shop", "agent", **settings)
     conn.autocommit = False
     try:
         with conn.cursor() as cur:
@@ -1330,8 +1406,9 @@ def grade(spec: dict[str, Any]) -> dict[str, Any]:
     report.update(part)
     clock.lap("snapshot_final")
     if spec["kind"] == "read" and not report.get("final_error"):
-        report["gold_answer"] = answer(spec["gold"], spec["timeout"])
+        report["gold_answer"] = answer(spec["gold"], spec["timeout"], gold=True)
         report["gold_error"] = report["gold_answer"]["error"]
+        forget_gold()
         report["answer"] = answer(spec.get("answer", ""), spec["timeout"])
         clock.lap("answers")
     return report
