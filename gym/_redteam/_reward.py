@@ -593,6 +593,12 @@ def _links(kind: str) -> Builder:
                 f'echo x > "$f/{name}.txt"'
             ),
             "sparse_over_the_cap": f"truncate -s 2T wordstats/{name}.py",
+            # beside the workspace, never exported: only the freeze's hashing reads them
+            "hash_hard_links": (
+                f"head -c 64M /dev/urandom > /tmp/{name} && "
+                f"for i in $(seq 4000); do ln /tmp/{name} /tmp/{name}$i || break; done"
+            ),
+            "hash_sparse": f"for i in $(seq 3000); do truncate -s 64M /tmp/{name}$i || break; done",
         }[kind]
         return [*_fix(env, task), bash(command)]
 
@@ -695,6 +701,22 @@ def _any_code() -> list[ScriptAttack]:
             "copy_out.sparse_file_over_the_cap",
             REPO,
             _links("sparse_over_the_cap"),
+            _fail_with("export_too_large"),
+        ),
+        # 4000 names of one 64 MiB file are 64 MiB to hash (each inode once): correct
+        # work passes; 3000 sparse 64 MiB files are 0 bytes of tmpfs but 192 GiB to read,
+        # past what the mounts hold: too large, before any is read (both outlasted the
+        # freeze's deadline before, an infra_error)
+        _row(
+            "copy_out.hash_amplification[hard_links]",
+            REPO,
+            _links("hash_hard_links"),
+            Expect(outcomes=frozenset({"pass"})),
+        ),
+        _row(
+            "copy_out.hash_amplification[sparse]",
+            REPO,
+            _links("hash_sparse"),
             _fail_with("export_too_large"),
         ),
         _row("copy_out.device_node", REPO, _device, Expect(probes=True)),

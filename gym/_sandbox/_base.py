@@ -21,7 +21,14 @@ from collections.abc import Sequence
 
 from gym._core._errors import ExecTimeout, ExportTooLarge, SandboxError
 from gym._sandbox._config import SandboxConfig
-from gym._sandbox._manifest import Change, Manifest, manifest_script, new_split, parse_manifest
+from gym._sandbox._manifest import (
+    Change,
+    Manifest,
+    manifest_script,
+    mounts_bytes,
+    new_split,
+    parse_manifest,
+)
 from gym._sandbox._stream import ExecResult, decode
 from gym._sandbox._tar import Entry, pack, unpack
 
@@ -253,7 +260,7 @@ class Sandbox(abc.ABC):
         """A manifest (type, mode, size, sha256) of everything under the writable mounts."""
         roots = list(roots or self.config.tmpfs)
         split = new_split()
-        script = manifest_script(roots, split)
+        script = manifest_script(roots, split, mounts_bytes(self.config))
         result, raw = self._exec(["sh", "-c", script], 120, max_output=64 << 20)
         self._check(result, "snapshot")
         if result.stdout_truncated:  # a cut listing would read as files deleted

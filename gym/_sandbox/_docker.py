@@ -24,7 +24,14 @@ from gym._sandbox._keeper import (
     KeeperShell,
 )
 from gym._sandbox._link import LINK_COMMAND, remove_later, start_linked
-from gym._sandbox._manifest import Change, Manifest, manifest_script, new_split, parse_manifest
+from gym._sandbox._manifest import (
+    Change,
+    Manifest,
+    manifest_script,
+    mounts_bytes,
+    new_split,
+    parse_manifest,
+)
 from gym._sandbox._shell import ExecLine, Line, Shell
 from gym._sandbox._stream import Capture, ExecResult, ExecSocket, pump, result_of
 from gym._sandbox._tar import pack
@@ -161,7 +168,7 @@ class DockerSandbox(Sandbox):
             if "executable file not found" not in str(exc) and "no such file" not in str(exc):
                 raise
             return cls._no_keeper(config, f"no python3 ({exc})")
-        keeper = KeeperLink(link, container_id)
+        keeper = KeeperLink(link, container_id, hashed=mounts_bytes(config))
         container = client().containers.prepare_model({"Id": container_id})
         sandbox = cls(container, config, sandbox_id, link, keeper, gate)
         try:
@@ -492,7 +499,9 @@ class DockerSandbox(Sandbox):
             changes = self.baseline.diff(final) + self._layer_changes()
             return sorted(changes, key=lambda c: c.path)
         split = new_split()
-        script = _FREEZE + manifest_script(list(self.config.tmpfs), split)
+        script = _FREEZE + manifest_script(
+            list(self.config.tmpfs), split, mounts_bytes(self.config)
+        )
         try:
             result, raw = self._exec(["sh", "-c", script], 120, max_output=LISTING_BYTES)
         except SandboxUnavailable:

@@ -96,9 +96,13 @@ class KeeperLink:
     listing_entries = LISTING_ENTRIES
     """The most entries a listing may hold, unless a call says otherwise."""
 
-    def __init__(self, sock: ExecSocket, container_id: str) -> None:
+    def __init__(self, sock: ExecSocket, container_id: str, hashed: int | None = None) -> None:
         self.sock = sock
         self.container_id = container_id
+        self.hashed = hashed
+        """The most bytes of files a listing may read for their hashes, summed before
+        any is read (each file once, at its length): what the writable mounts can hold
+        (`gym._sandbox._manifest.mounts_bytes`); None: no bound."""
         self._reader = FrameReader(sock)
         self._buf = bytearray()
         self._cond = threading.Condition()
@@ -310,7 +314,8 @@ class KeeperLink:
 
         Raises:
             ExportTooLarge: what the roots hold is over ``cap`` bytes or ``entries``
-                entries (the keeper said so: the agent's doing, never a fault).
+                entries, or its files over `hashed` bytes to read (the keeper said so
+                before reading any: the agent's doing, never a fault).
             SandboxUnavailable: the keeper or its container is gone.
             ExecTimeout: no answer by the deadline.
         """
@@ -381,7 +386,13 @@ class KeeperLink:
         """
         split = new_split()
         cap, entries = cap or self.listing_bytes, entries or self.listing_entries
-        request = {"roots": list(roots), "split": split.encode(), "cap": cap, "entries": entries}
+        request = {
+            "roots": list(roots),
+            "split": split.encode(),
+            "cap": cap,
+            "entries": entries,
+            "hashed": self.hashed,
+        }
         data, over = self._bounded(kind, b"m", request, deadline)
         if over:
             raise ExportTooLarge(_too_large(roots, over))
@@ -484,7 +495,11 @@ def _over(payload: bytes) -> str:
 
 def _too_large(roots: Sequence[str], over: str) -> str:
     what, _, limit = over.partition(" ")
-    unit = {"bytes": "bytes of listing", "entries": "entries"}.get(what, what)
+    unit = {
+        "bytes": "bytes of listing",
+        "entries": "entries",
+        "hashed": "bytes of files to read for their hashes",
+    }.get(what, what)
     return (
         f"the files left in {', '.join(roots)} are over the listing cap "
         f"({limit} {unit}); they were not listed, so nothing of them can be graded"

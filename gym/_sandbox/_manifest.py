@@ -4,15 +4,34 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
+import re
 import secrets
 import shlex
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from gym._core._errors import ExportTooLarge
 from gym._sandbox._stream import decode
 
-__all__ = ["Change", "Manifest", "Node", "manifest_script", "new_split", "parse_manifest"]
+if TYPE_CHECKING:
+    from gym._sandbox._config import SandboxConfig
+
+__all__ = [
+    "HASH_LIMIT",
+    "Change",
+    "Manifest",
+    "Node",
+    "manifest_script",
+    "mounts_bytes",
+    "new_split",
+    "parse_manifest",
+]
+
+HASH_LIMIT = 64 << 20
+"""Larger files are listed without a hash, as by the keeper (its ``HASH_LIMIT``)."""
+_SIZE = re.compile(r"(?:^|,)size=(0x[0-9a-fA-F]+|[0-9]+)([kKmMgGtTpPeE]?)(?:,|$)")
 
 
 def new_split() -> str:
@@ -100,19 +119,62 @@ class Manifest(BaseModel):
         return sorted(changes, key=lambda c: c.path)
 
 
-def manifest_script(roots: Sequence[str], split: str) -> str:
-    """A POSIX shell script listing roots (NUL-separated records), ``split``, then hashes."""
+def mounts_bytes(config: SandboxConfig) -> int:
+    """The most bytes of files a listing of the writable mounts may hash: what they can hold.
+
+    The sum of the tmpfs mounts' ``size=`` (the kernel's suffixes); a mount without one
+    the kernel enforces (none, ``0``) counts as the memory limit. Distinct files of a
+    listing can never hold more, so no state the mounts can hold is refused; past it are
+    only sparse files (read in full) or the same bytes named many times: the agent's
+    doing, an export too large.
+    """
+    total = 0
+    for options in config.tmpfs.values():
+        found = _SIZE.search(options)
+        size = 0
+        if found:
+            number, unit = found.groups()
+            size = int(number, 16 if number.startswith("0x") else 10)
+            size <<= 10 * ("kmgtpe".index(unit.lower()) + 1) if unit else 0
+        total += size or config.memory_mb << 20
+    return total
+
+
+def manifest_script(roots: Sequence[str], split: str, hashed: int | None = None) -> str:
+    """A POSIX shell script listing roots (NUL-separated records), ``split``, then hashes.
+
+    Files over `HASH_LIMIT` are listed without a hash, as by the keeper. With ``hashed``,
+    the sizes of the files to hash are summed first, each name as ``sha256sum`` reads it
+    (a sparse file at its length, each hard link again): over ``hashed`` bytes, nothing
+    is read and the hashes are one record, ``over hashed N`` (`parse_manifest` raises).
+    """
     quoted = " ".join(shlex.quote(r) for r in roots)
+    files = f"find {quoted} -xdev -type f -readable -size -{HASH_LIMIT + 1}c"
+    digests = f"{files} -print0 2>/dev/null | xargs -0 -r sha256sum -z"
+    if hashed is not None:
+        cap = int(hashed)
+        within = f"{files} -printf '%s\\n' 2>/dev/null | awk '(s += $1) > {cap} {{ exit 1 }}'"
+        digests = f"if {within}; then {digests}; else printf 'over hashed {cap}\\0'; fi"
     return (
         f"find {quoted} -xdev -mindepth 1 -printf '%y %m %s %p\\0' 2>/dev/null; "
-        f"printf '%s\\0' {shlex.quote(split)}; "
-        f"find {quoted} -xdev -type f -readable -print0 2>/dev/null | xargs -0 -r sha256sum -z"
+        f"printf '%s\\0' {shlex.quote(split)}; {digests}"
     )
 
 
 def parse_manifest(raw: bytes, split: str) -> Manifest:
-    """Parse the output of `manifest_script` (or the keeper's listing) made with ``split``."""
+    """Parse the output of `manifest_script` (or the keeper's listing) made with ``split``.
+
+    Raises:
+        ExportTooLarge: the script found the files to hash over its ``hashed`` bytes (its
+            hashes are then one record, ``over hashed N``: never a digest's).
+    """
     listing, _, hashes = raw.partition(split.encode() + b"\0")
+    if hashes.startswith(b"over hashed "):
+        budget = decode(hashes.split(b"\0", 1)[0]).rsplit(" ", 1)[-1]
+        raise ExportTooLarge(
+            f"the files left are over the hashing budget ({budget} bytes to read, what "
+            "the writable mounts can hold); they were not hashed, so nothing can be graded"
+        )
     nodes: dict[str, Node] = {}
     for rec in listing.split(b"\0"):
         if not rec:

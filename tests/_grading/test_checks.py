@@ -243,7 +243,10 @@ def test_read_back(tmp_path):
     [
         (b"def save(path):\n    open(path, 'wb').write(b'ok')\n", "passed"),
         (b"import os\n\n\ndef save(path):\n    os.symlink('/dev/zero', path)\n", "failed"),
-        (b"import os\n\n\ndef save(path):\n    os.truncate(open(path, 'wb').fileno(), 1 << 40)\n", "failed"),
+        (
+            b"import os\n\n\ndef save(path):\n    os.truncate(open(path, 'wb').fileno(), 1 << 40)\n",
+            "failed",
+        ),
     ],
     ids=["written", "a link to an endless device", "a sparse terabyte"],
 )

@@ -27,7 +27,8 @@ costs no import):
   many bytes of its output (four bytes);
 - ``R`` run a command (four bytes of its id, four of request length, the request: argv,
   env, cwd; then its input);
-- ``K`` kill; ``F`` freeze (roots, split, cap, entries); ``N`` list and hash (the same);
+- ``K`` kill; ``F`` freeze (roots, split, cap, entries, hashed); ``N`` list and hash (the
+  same);
   ``Q`` the memory limit's kills; ``A`` archive (base, roots, cap).
 
 To the harness: ``r`` ready; ``o``/``e`` the shell's output, ``x`` it ended (its status);
@@ -36,10 +37,11 @@ To the harness: ``r`` ready; ``o``/``e`` the shell's output, ``x`` it ended (its
 archive's bytes and its end.
 
 A listing stops where it would pass the harness's cap (``cap`` bytes sent, ``entries``
-entries): its end is then ``M`` with the payload ``over``, what was over and the limit,
-an answer distinct from the keeper (or the container) ending. What the agent left is
-then too large to list; that is the agent's doing, never the harness's fault. An archive
-stops the same way past its ``cap`` bytes (``A`` with ``over``).
+entries, ``hashed`` bytes of files to read for their hashes, summed before any is read):
+its end is then ``M`` with the payload ``over``, what was over and the limit, an answer
+distinct from the keeper (or the container) ending. What the agent left is then too
+large to list; that is the agent's doing, never the harness's fault. An archive stops
+the same way past its ``cap`` bytes (``A`` with ``over``).
 """
 
 import _signal as signal  # the module without its enums: a keeper starts in every episode
@@ -253,20 +255,33 @@ class Keeper:
 
         That is: ``find -xdev -printf`` of type, mode, size and path, the split, then
         ``sha256sum -z`` of the readable regular files; within the request's ``cap``
-        (bytes) and ``entries``, else it stops and its end says ``over``.
+        (bytes) and ``entries``, else it stops and its end says ``over``. So is the
+        reading bounded before it begins: each file (each inode: the names of a file
+        share its one digest) counts at its length, what reading it costs even when it is
+        sparse, and past the request's ``hashed`` bytes nothing is read (``over``).
         """
         import hashlib  # only here: a freeze is once per episode
 
         out = Listing(self, request.get("cap"), request.get("entries"))
+        hashed = request.get("hashed")
         files = []
         try:
             for root in request["roots"]:
                 self.walk(os.fsencode(root), files, out)
             out.add(request["split"] + b"\0")
+            sizes = {}  # (device, inode) -> length
+            for _, info in files:
+                key = (info.st_dev, info.st_ino)
+                sizes[key] = max(sizes.get(key, 0), info.st_size)
+            if isinstance(hashed, int) and hashed > 0 and sum(sizes.values()) > hashed:
+                raise Over(b"hashed %d" % hashed)
+            digests = {}  # (device, inode) -> its digest (None: unreadable), read once
             for path, info in files:
-                digest = file_hash(hashlib, path, info)
-                if digest is not None:
-                    out.add(digest.encode() + b"  " + path + b"\0")
+                key = (info.st_dev, info.st_ino)
+                if key not in digests:
+                    digests[key] = file_hash(hashlib, path, info)
+                if digests[key] is not None:
+                    out.add(digests[key].encode() + b"  " + path + b"\0")
         except Over as over:
             self.send(b"M", b"over " + over.args[0])
             return
