@@ -100,7 +100,8 @@ class Manifest(BaseModel):
 
         Directories count when added or deleted, or when one stands where something else
         was (a file of the task replaced by a folder is a change to that file), never
-        for mode changes.
+        for mode changes. A file changes with its hash, mode or size (a file over the
+        hashing limit has no hash).
         """
         changes: list[Change] = []
         for path, node in after.nodes.items():
@@ -108,8 +109,9 @@ class Manifest(BaseModel):
             if old is None:
                 changes.append(Change(path=path, kind="added", node=node.kind, size=node.size))
             elif old.kind != node.kind or (
-                node.kind != "d" and (old.sha256 != node.sha256 or old.mode != node.mode)
-            ):
+                node.kind != "d"
+                and (old.sha256, old.mode, old.size) != (node.sha256, node.mode, node.size)
+            ):  # the size too: a file too large to hash has no digest to differ
                 changes.append(Change(path=path, kind="modified", node=node.kind, size=node.size))
         changes += [
             Change(path=p, kind="deleted", node=n.kind)

@@ -24,3 +24,10 @@ def test_a_folders_mode_is_no_change_and_sizes_come_with_changes():
     after = _m(d=Node(kind="d", mode=0o700), f=Node(kind="f", sha256="2", size=2**41))
     (change,) = before.diff(after)
     assert (change.path, change.kind, change.size) == ("/w/f", "modified", 2**41)
+
+
+def test_a_file_too_large_to_hash_changes_with_its_size():
+    """Over the hashing limit a file has no digest: a new size is still a change."""
+    before = _m(big=Node(kind="f", size=80 << 20), same=Node(kind="f", size=70 << 20))
+    after = _m(big=Node(kind="f", size=90 << 20), same=Node(kind="f", size=70 << 20))
+    assert [(c.path, c.kind) for c in before.diff(after)] == [("/w/big", "modified")]
