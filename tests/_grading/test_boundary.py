@@ -846,6 +846,28 @@ def test_a_peer_that_keeps_asking_never_holds_a_request_past_its_timeout():
     assert 0.4 < took < 2.0
 
 
+def test_the_time_spent_serving_the_peer_is_not_the_peers():
+    """A request whose peer asks back something slow to serve here (a check's callback
+    doing real work) still gets its answer: only the waiting for the peer counts."""
+    mine, theirs = socket.socketpair()
+    conn = wire.Connection(mine, None, {"slow": lambda c, m, memo: time.sleep(0.8)}, timeout=0.5)
+
+    def ask_back():
+        reader = theirs.makefile("rb")
+        asked = json.loads(reader.readline())
+        theirs.sendall(json.dumps({"q": 1, "op": "slow"}).encode() + b"\n")
+        reader.readline()  # served, after 0.8 s of this side's time
+        answer = {"a": asked["q"], "ok": wire.encode(7)}
+        theirs.sendall(json.dumps(answer).encode() + b"\n")
+
+    peer = threading.Thread(target=ask_back)
+    peer.start()
+    assert conn.request("compute") == 7
+    peer.join()
+    conn.sock.close()
+    theirs.close()
+
+
 @pytest.mark.parametrize(
     ("written", "why"),
     [(b"", "ended"), (b"not json\n", "protocol"), (b"[1, 2]\n", "protocol")],

@@ -260,3 +260,39 @@ def test_a_check_reading_back_what_the_code_made_fails_its_test_at_worst(
     report = run_checks(python_image, {"solution.py": code}, Export(), spec)
     assert report.error is None and report.finished
     assert report.tests == {"grade/tests/test_read_back.py::test_read_back": outcome}
+
+
+_TEXTS = b"""
+from solution import Endless, NoText
+
+
+def test_the_text_kept_is_cut():
+    text = str(Endless())
+    assert text.endswith("... [cut]") and len(text) < 70_000
+
+
+def test_an_answer_that_is_no_text_still_gives_one():
+    assert "could not be read" in str(NoText())
+"""
+
+_TEXTS_CODE = b"""
+class Endless(Exception):
+    def __str__(self):
+        return "\\U0001f600" * 200_000
+
+
+class NoText(Exception):
+    def __str__(self):
+        return 12345
+"""
+
+
+@pytest.mark.docker
+def test_an_exception_made_by_the_code_is_asked_its_text_once_and_kept_cut(python_image):
+    """pytest keeps every failed test's report to the session's end, exception texts
+    included: the text of an exception the code made (not raised, so it came without
+    one) is kept at most `MAX_SAID` like any other, and asking for it never raises."""
+    spec = CheckSpec(kind="pytest", hidden={"test_texts.py": _TEXTS}, timeout=60)
+    report = run_checks(python_image, {"solution.py": _TEXTS_CODE}, Export(), spec)
+    assert report.error is None
+    assert set(report.tests.values()) == {"passed"}, report.tests

@@ -346,10 +346,21 @@ def _exception_getattr(self, name):
 
 
 def _exception_str(self):
+    """The text of an exception of the code's, asked once if it came without one.
+
+    pytest asks for it to write a failed test's report, which it keeps to the session's
+    end: the answer is kept as every exception text is (`_cut`), and an answer that is no
+    text, or none at all, still gives the report one (a lost worker has already failed
+    the test, by its finding).
+    """
     text = self.__dict__.get("_bx_str")
     handle = self.__dict__.get("_bx_handle")
     if text is None and handle is not None:  # made, not raised, by the code: ask it
-        text = self.__dict__["_bx_str"] = _text(SESSION.op("str", handle))
+        try:
+            text = _cut(_text(SESSION.op("str", handle)))
+        except BaseException:  # whatever it answers, the report is written
+            text = f"<{type(self).__name__}: its text could not be read>"
+        self.__dict__["_bx_str"] = text
     return text if text is not None else BaseException.__str__(self)
 
 

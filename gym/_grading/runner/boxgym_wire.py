@@ -695,8 +695,10 @@ class Connection:
 
     ``ops`` maps a request's ``op`` to a function of (connection, message, memo) that
     returns the result value; ``side`` encodes and decodes objects. ``timeout`` bounds
-    each wait for the peer and each request as a whole, the nested requests it serves
-    included (None: wait forever): a peer that keeps asking never holds a request longer.
+    each wait for the peer, and all the waiting for the peer within a request, across
+    the nested requests it serves (None: wait forever): a peer that keeps asking never
+    holds a request much longer, and the time this side spends serving it is not the
+    peer's.
     """
 
     def __init__(self, sock, side, ops, timeout=None, limit=MAX_MESSAGE):
@@ -707,7 +709,7 @@ class Connection:
         self.buf = bytearray()
         self.seq = 0
         self.depth = 0
-        self.until = None  # when the outermost request in progress must have its answer
+        self.waited = None  # seconds waited for the peer in the outermost request under way
         self.extra = None  # a function returning fields added to every message sent
         self.on_message = None  # a function called with every message received
 
@@ -734,12 +736,15 @@ class Connection:
             self._wait([], [self.sock], deadline, "the peer stopped reading")
 
     def _wait(self, rlist, wlist, deadline, why):
-        if self.until is not None and (deadline is None or self.until < deadline):
-            deadline, why = self.until, "no answer to the request in time"
         wait = None if deadline is None else deadline - time.monotonic()
+        if self.waited is not None and (wait is None or self.timeout - self.waited < wait):
+            wait, why = self.timeout - self.waited, "no answer to the request in time"
         if wait is not None and wait <= 0:
             raise Lost("timeout", f"{why} ({self.timeout:g}s)")
+        start = time.monotonic()
         select.select(rlist, wlist, [], wait)
+        if self.waited is not None:
+            self.waited += time.monotonic() - start
 
     def recv(self):
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
@@ -786,14 +791,14 @@ class Connection:
     def request(self, op, fields=None, memo=None):
         """Send a request and wait for its answer, serving the peer's nested requests.
 
-        With a ``timeout``, the answer must come within it of the outermost request,
-        whatever the peer asks meanwhile.
+        With a ``timeout``, the answer must come after at most that long waiting for the
+        peer since the outermost request, whatever the peer asks meanwhile.
         """
         self.seq += 1
         seq = self.seq
-        outer = self.until
+        outer = self.waited
         if self.timeout is not None and outer is None:
-            self.until = time.monotonic() + self.timeout
+            self.waited = 0.0
         try:
             self.send({"q": seq, "op": op, **(fields or {})})
             while True:
@@ -805,7 +810,7 @@ class Connection:
                 else:
                     raise Lost("protocol", f"an answer to no question: {str(msg)[:80]}")
         finally:
-            self.until = outer
+            self.waited = outer
 
     def _bounded(self, *values):
         """`expanded`, on the checker's side only (``side.bounded``).
