@@ -189,7 +189,7 @@ def grade_code(
         return verdict
     try:  # a judge could not turn a fail into a pass: it is only asked about passes
         judged = _judge_component(task, export, ask=verdict.outcome == "pass")
-    except GradingError as exc:
+    except GradingError as exc:  # the judge's own failure: its control case failed too
         return Verdict.infra(f"judge failed: {exc}", grader=GRADER, grader_version=GRADER_VERSION)
     if isinstance(judged, str):
         verdict.reason += f"; {judged}"
@@ -216,7 +216,9 @@ def _judge_component(
 
     Raises:
         ConfigError: the [judge] table has unknown keys or bad values.
-        GradingError: the judge failed after its retries or gave no parsable verdict.
+        GradingError: the judge failed after its retries, or gave no verdict on the diff
+            nor on its control case (no verdict on the diff alone is the diff's failing
+            component, `Judge.score`).
     """
     table = task.data["judge"]
     if not isinstance(table, dict) or set(table) - _JUDGE_KEYS:

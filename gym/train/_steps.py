@@ -129,7 +129,8 @@ class StepConfig(BaseModel):
     step_reward: StepReward | None = None
     """A dense step reward (`StepReward`); part of the training id by its qualified name."""
     step_reward_weight: float = Field(default=0.0, ge=0)
-    """A branch's signal = its outcome reward + this x its step reward."""
+    """A branch's signal = its outcome reward + this x its step reward; below 1, so that
+    a step reward (in [0, 1]) never lifts a fail (reward 0) to a full pass (reward 1)."""
     credit: Literal["tree", "branch"] = "tree"
     """What trains (`step_samples`): ``tree``, the parents' turns and the branches' own
     turns (from the branching turn on), each credited from the values of the states
@@ -147,6 +148,18 @@ class StepConfig(BaseModel):
         if budget is not None and budget % self.branches:
             raise ValueError(f"branches_per_parent ({budget}) must be a multiple of K")
         return self
+
+    @field_validator("step_reward_weight")
+    @classmethod
+    def _below_one(cls, value: float) -> float:
+        if value >= 1:
+            raise ValueError(
+                f"step_reward_weight must be below 1 (got {value}): a fail's signal is 0 + "
+                "weight x its step reward, and at 1 or more a failing branch the judge scores "
+                "high would rank with or above a passing one (a judge never turns a fail into "
+                "a pass)"
+            )
+        return value
 
     @field_validator("branch_steps")
     @classmethod

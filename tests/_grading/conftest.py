@@ -10,11 +10,11 @@ from judgestub import Reply, StubJudge
 
 
 @pytest.fixture
-def stub() -> Iterator[Callable[[Callable[[dict[str, Any]], Reply]], StubJudge]]:
+def stub() -> Iterator[Callable[..., StubJudge]]:
     made: list[StubJudge] = []
 
-    def start(answer: Callable[[dict[str, Any]], Reply]) -> StubJudge:
-        made.append(StubJudge(answer))
+    def start(answer: Callable[[dict[str, Any]], Reply], signed: bool = True) -> StubJudge:
+        made.append(StubJudge(answer, signed=signed))
         return made[-1]
 
     yield start

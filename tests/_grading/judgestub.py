@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -14,12 +15,32 @@ from gym.grading import Judge
 # A reply is (status, content) or (status, content, headers); content str = the message.
 Reply = tuple[int, str] | tuple[int, str, dict[str, str]]
 
+_NONCE = re.compile(r'"nonce": "([0-9a-f]+)"')
+_VERDICT = re.compile(r'\{"(score|winner)"')
+
+
+def nonce_of(body: dict[str, Any]) -> str:
+    """The nonce the judge's prompt asks the verdict to carry ('' when none)."""
+    found = _NONCE.search(user_text(body))
+    return found.group(1) if found else ""
+
+
+def sign(body: dict[str, Any], content: str) -> str:
+    """``content`` with the call's nonce put first in every ``{"score"``/``{"winner"``
+    object, as a judge following its prompt writes its verdict."""
+    nonce = nonce_of(body)
+    return _VERDICT.sub(lambda m: '{"nonce": "' + nonce + '", "' + m.group(1) + '"', content)
+
 
 class StubJudge:
     """A chat-completions server whose answers come from a function of the request."""
 
-    def __init__(self, answer: Callable[[dict[str, Any]], Reply]) -> None:
+    def __init__(self, answer: Callable[[dict[str, Any]], Reply], *, signed: bool = True) -> None:
         self.answer = answer
+        self.signed = signed
+        """Whether verdict objects of the answers get the call's nonce (`sign`)."""
+        self.finish_reason = "stop"
+        """The ``finish_reason`` of every answer."""
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         stub = self
@@ -33,7 +54,11 @@ class StubJudge:
                 status, content = reply[0], reply[1]
                 extra = reply[2] if len(reply) == 3 else {}
                 if status == 200:
-                    payload = {"choices": [{"message": {"role": "assistant", "content": content}}]}
+                    if stub.signed:
+                        content = sign(body, content)
+                    message = {"role": "assistant", "content": content}
+                    choice = {"message": message, "finish_reason": stub.finish_reason}
+                    payload = {"choices": [choice]}
                     data = json.dumps(payload).encode()
                 else:
                     data = json.dumps({"error": {"message": content}}).encode()

@@ -177,6 +177,11 @@ def test_the_step_config_and_the_training_id():
         StepConfig(branch_steps=[-1])
     with pytest.raises(ValueError):
         StepConfig(branches=1)
+    # a step reward never lifts a fail (0 + w x 1) to a full pass (1 + w x 0)
+    for weight in (1, 1.5):
+        with pytest.raises(ValueError, match="step_reward_weight must be below 1"):
+            StepConfig(step_reward=_judge, step_reward_weight=weight)
+    assert branch_signal(0.0, 1.0, 0.99) < branch_signal(1.0, 0.0, 0.99)
     assert parse_branch_steps("auto") == "auto" and parse_branch_steps("1, 2") == [1, 2]
     with pytest.raises(ConfigError, match="--branch-steps"):
         parse_branch_steps("first")
@@ -184,7 +189,8 @@ def test_the_step_config_and_the_training_id():
     assert GrpoConfig(envs=["boxgym/Learn-v0"]).train_id == "40d3655c81ad9ed0"
     step = GrpoConfig(envs=["boxgym/Learn-v0"], step_sampling=StepConfig())
     judged = GrpoConfig(
-        envs=["boxgym/Learn-v0"], step_sampling=StepConfig(step_reward=_judge, step_reward_weight=1)
+        envs=["boxgym/Learn-v0"],
+        step_sampling=StepConfig(step_reward=_judge, step_reward_weight=0.5),
     )
     assert len({step.train_id, judged.train_id, "40d3655c81ad9ed0"}) == 3
     assert judged.model_dump(mode="json")["step_sampling"]["step_reward"].endswith("._judge")

@@ -7,8 +7,8 @@ is not gated and only weighs in the partial-credit reward, and the state graders
 
 Two modes:
 
-* `Judge.score`: one answer, one score in [0, 1] with a reason (a JSON object, read
-  from a fenced block or bare text). ``passed = score >= threshold``.
+* `Judge.score`: one answer, one score in [0, 1] with a reason. ``passed = score >=
+  threshold``.
 * `Judge.compare`: which of two answers is better, asked twice with the order swapped.
   When the two orders disagree the result is a tie and ``order_flip`` is set, so the
   judge's position bias cancels instead of choosing the winner.
@@ -26,11 +26,24 @@ every call is cached by a content hash of (version, mode, inputs) in a SQLite fi
 (``<data dir>/judge-cache.db`` by default), so grading the same final state again costs
 nothing and returns the same verdict.
 
+The verdict is only what the judge itself said: each call tells the judge a nonce (a
+keyed hash of the call under a secret of the process, which the candidate cannot
+compute), and the verdict is the one JSON object of its answer carrying it
+(`parse_verdict`); an object quoted from the candidate's work carries none. An answer
+cut off (``finish_reason`` ``length`` or ``content_filter``, an unclosed ``<think>``)
+is no verdict.
+
 Failures: connection errors, timeouts, 429 and 5xx are retried by the shared
 `gym._core._http.post_json` with exponential backoff and full jitter (honouring
-``Retry-After``); other 4xx fail at once. Once the retries are spent, or when the
-answer cannot be parsed, `gym.GradingError` is raised: the environment then records an
-infra_error, never a made-up score.
+``Retry-After``); once the retries are spent, or on 401, 403, 404, 405 or 408,
+`gym.GradingError` is raised: the judge's failure, recorded as infra_error. When the
+judge answers but gives no verdict (`NoVerdict`: none with the nonce, a cut answer, a
+request refused with another 4xx such as a content filter's 400), provenance is decided
+by behaviour: the same judge is asked a fixed control case; if that gets a verdict the
+failure is the input's (score 0, `JudgeScore.no_verdict`; a `score` component that fails
+with ``judge_no_verdict``), and only if it fails too is it the judge's (`GradingError`).
+Pairwise calls (`compare`, `compare_steps`) cannot say which answer caused it and raise
+`NoVerdict`.
 
 The package splits the judge by job: `_client` (the `Judge` and its results),
 `_prompts` (default templates and rubrics), `_steps` (a step and its context as texts),
@@ -39,8 +52,8 @@ answer) and `_cache` (the SQLite cache). Calibration against labels sits above t
 store, in `gym._reports._calibrate`; `unified_diff` is in `gym._grading._diff`.
 """
 
-from gym._grading._judge._client import Judge, JudgeScore, PairwiseResult
-from gym._grading._judge._parse import Preference, parse_json_object
+from gym._grading._judge._client import Judge, JudgeScore, PairwiseResult, call_nonce
+from gym._grading._judge._parse import NoVerdict, Preference, parse_verdict
 from gym._grading._judge._prompts import (
     DEFAULT_RUBRIC,
     DEFAULT_STEP_RUBRIC,
@@ -56,9 +69,11 @@ __all__ = [
     "STEP_PROMPT_VERSION",
     "Judge",
     "JudgeScore",
+    "NoVerdict",
     "PairwiseResult",
     "Preference",
     "StepView",
-    "parse_json_object",
+    "call_nonce",
+    "parse_verdict",
     "split_step",
 ]

@@ -8,9 +8,13 @@ cached by `gym._grading._judge._cache`.
 from __future__ import annotations
 
 import hashlib
+import hmac
+import json
 import os
 import random
+import secrets
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,8 +26,9 @@ from gym._core._models import Component
 from gym._core._paths import data_dir
 from gym._grading._judge._cache import cache_at, call_key
 from gym._grading._judge._parse import (
+    NoVerdict,
     Preference,
-    parse_json_object,
+    parse_verdict,
     reason_text,
     score_value,
     winner_value,
@@ -41,10 +46,59 @@ from gym._grading._judge._prompts import (
 )
 from gym._grading._judge._steps import StepView, split_step
 
+_SECRET = secrets.token_bytes(32)
+"""The process's key for call nonces: what the candidate's text alone cannot give."""
+
+_CONTROL_SECONDS = 300.0
+"""How long a control case that got a verdict vouches for the judge (per settings)."""
+_controls: dict[str, float] = {}
+_controls_lock = threading.Lock()
+
+CONTROL_TASK = "Write a Python function add(a, b) in calc.py that returns the sum of a and b."
+"""The control case's task: a known small case any working judge gives a verdict on."""
+CONTROL_ANSWER = (
+    "--- /dev/null\n+++ b/calc.py\n@@ -0,0 +1,2 @@\n+def add(a, b):\n+    return a + b\n"
+)
+"""The control case's answer (a diff, as a code task shows the judge)."""
+CONTROL_CONVERSATION: list[dict[str, Any]] = [
+    {"role": "user", "content": CONTROL_TASK},
+    {
+        "role": "assistant",
+        "content": "Writing the function.",
+        "tool_calls": [
+            {
+                "id": "c0",
+                "type": "function",
+                "function": {
+                    "name": "write_file",
+                    "arguments": json.dumps(
+                        {"path": "calc.py", "text": "def add(a, b):\n    return a + b\n"}
+                    ),
+                },
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c0", "content": "wrote calc.py (2 lines)"},
+]
+"""The control case of a step call: one step writing the function."""
+
+
+def call_nonce(key: str) -> str:
+    """The nonce of a call: a keyed hash of its cache key under the process's secret.
+
+    Told the judge in the prompt (its markers and the verdict's ``nonce`` field); the
+    candidate, who never sees the prompt, cannot compute it from its own text.
+    """
+    return hmac.new(_SECRET, key.encode(), hashlib.sha256).hexdigest()[:16]
+
+
 if TYPE_CHECKING:
     import httpx  # imported where a request is made: `import gym` stays light
 
-__all__ = ["Judge", "JudgeScore", "PairwiseResult"]
+__all__ = ["Judge", "JudgeScore", "PairwiseResult", "call_nonce"]
+
+_JUDGE_STATUSES = frozenset({401, 403, 404, 405, 408})
+"""Answers that say the judge (its address, key or model) is wrong, whatever it is asked."""
 
 
 class JudgeScore(BaseModel):
@@ -58,6 +112,9 @@ class JudgeScore(BaseModel):
     """Version of the judge that gave it."""
     cached: bool = False
     """Whether it came from the cache (no request was sent)."""
+    no_verdict: str = ""
+    """Why the judge gave no verdict for this input while it gave one for the control case
+    ('' when it gave one): the input's failure, scored 0 (never cached)."""
 
 
 class PairwiseResult(BaseModel):
@@ -258,6 +315,17 @@ class Judge(BaseModel):
                 valid ``{"score": ..., "reason": ...}`` object.
         """
         result = self.assess(task, answer)
+        if result.no_verdict:
+            return Component(
+                score=0.0,
+                passed=False,
+                gated=self.gated,
+                weight=self.weight,
+                explanation=(
+                    f"judge {self.version} ({self.model}, prompt v{self.prompt_version}): "
+                    f"judge_no_verdict: {result.no_verdict[:600]}"
+                ),
+            )
         passed = result.score >= self.threshold
         reason = " ".join(result.reason.split())[:600]
         explanation = (
@@ -274,21 +342,82 @@ class Judge(BaseModel):
         )
 
     def assess(self, task: str, answer: str) -> JudgeScore:
-        """The judge's score and reason for one answer (cached)."""
+        """The judge's score and reason for one answer (cached).
+
+        When the judge answers this input with no verdict (`NoVerdict`: none carrying the
+        call's nonce, a cut answer, a refused request) but gives one for the control
+        case, the failure is the input's: score 0 with `JudgeScore.no_verdict` set.
+
+        Raises:
+            GradingError: the judge unreachable, or no verdict for the control case either.
+        """
         version = self.version
         key = call_key(version, "score", task, answer)
         hit = self._cache_get(key)
         if hit is not None:
             return JudgeScore(**hit, version=version, cached=True)
-        prompt = self.pointwise_template.format(
-            task=task, rubric=self.rubric, answer=answer, nonce=key[:12]
-        )
-        text = self._chat(prompt)
-        obj = parse_json_object(text, "score")
-        value = score_value(obj.get("score"), text)
-        reason = reason_text(obj.get("reason"))
+        try:
+            value, reason = self._ask_score(
+                self.pointwise_template,
+                {"task": task, "rubric": self.rubric, "answer": answer},
+                call_nonce(key),
+            )
+        except NoVerdict as exc:
+            return self._no_verdict("score", exc, version)
         self._cache_put(key, version, "score", {"score": value, "reason": reason})
         return JudgeScore(score=value, reason=reason, version=version)
+
+    def _ask_score(self, template: str, fields: dict[str, Any], nonce: str) -> tuple[float, str]:
+        """One scoring request: (score, reason) of the one verdict carrying ``nonce``."""
+        text = self._chat(template.format(**fields, nonce=nonce))
+        obj = parse_verdict(text, nonce, "score")
+        return score_value(obj.get("score"), text), reason_text(obj.get("reason"))
+
+    def _no_verdict(self, kind: str, exc: NoVerdict, version: str) -> JudgeScore:
+        """Score 0 for an input the judge gave no verdict on, if it is the input's doing.
+
+        Raises:
+            GradingError: the judge gave no verdict for the control case either.
+        """
+        failed = self._control(kind)
+        if failed:
+            raise GradingError(
+                f"{exc}; the control case got no verdict either ({failed}): the judge's "
+                "failure. The episode is recorded as infra_error"
+            ) from exc
+        why = f"no verdict for this input, while the control case got one: {exc}"
+        return JudgeScore(score=0.0, reason=why, version=version, no_verdict=str(exc))
+
+    def _control(self, kind: str) -> str:
+        """Ask the control case of ``kind`` (``score`` or ``step``): '' or why it failed.
+
+        A control that got a verdict vouches for these settings (all of them: endpoint,
+        model, prompts, limits) for `_CONTROL_SECONDS`; one that failed is asked again.
+        """
+        settings = hashlib.sha256(f"{kind}\0{self.model_dump_json()}".encode()).hexdigest()
+        with _controls_lock:
+            if time.monotonic() - _controls.get(settings, -1e9) < _CONTROL_SECONDS:
+                return ""
+        nonce = secrets.token_hex(8)
+        try:
+            if kind == "step":
+                view = self._view(CONTROL_TASK, CONTROL_CONVERSATION, 0)
+                fields = {
+                    "task": CONTROL_TASK,
+                    "rubric": self.step_rubric,
+                    "context": view.context,
+                    "step": view.step,
+                    "index": 0,
+                }
+                self._ask_score(self.step_template, fields, nonce)
+            else:
+                fields = {"task": CONTROL_TASK, "rubric": self.rubric, "answer": CONTROL_ANSWER}
+                self._ask_score(self.pointwise_template, fields, nonce)
+        except GradingError as exc:
+            return str(exc)[:300]
+        with _controls_lock:
+            _controls[settings] = time.monotonic()
+        return ""
 
     # -- pairwise ----------------------------------------------------------------------
 
@@ -312,11 +441,12 @@ class Judge(BaseModel):
         hit = self._cache_get(key)
         if hit is not None:
             return hit["winner"], hit["reason"]
+        nonce = call_nonce(key)
         prompt = self.pairwise_template.format(
-            task=task, rubric=self.rubric, first=first, second=second, nonce=key[:12]
+            task=task, rubric=self.rubric, first=first, second=second, nonce=nonce
         )
         text = self._chat(prompt)
-        obj = parse_json_object(text, "winner")
+        obj = parse_verdict(text, nonce, "winner")
         winner = winner_value(obj.get("winner"), text)
         reason = reason_text(obj.get("reason"))
         self._cache_put(key, version, "pairwise", {"winner": winner, "reason": reason})
@@ -333,28 +463,30 @@ class Judge(BaseModel):
                 ignored: step ``step`` is the ``step``-th assistant message, or the last).
             step: the step's index.
 
+        A step the judge gives no verdict on while it gives one for the control case
+        scores 0 (`JudgeScore.no_verdict`), as in `assess`.
+
         Raises:
-            GradingError: as for `score` (never a made-up score).
+            GradingError: as for `assess` (never a made-up score).
             ValueError: the conversation holds no assistant message.
         """
         view = self._view(task, conversation, step)
         version = self.step_version
-        key = call_key(version, "step", task, view.context, view.step, str(step))
+        key = call_key(version, "step", task, view.key, str(step))
         hit = self._cache_get(key)
         if hit is not None:
             return JudgeScore(**hit, version=version, cached=True)
-        prompt = self.step_template.format(
-            task=task,
-            rubric=self.step_rubric,
-            context=view.context,
-            step=view.step,
-            index=step,
-            nonce=key[:12],
-        )
-        text = self._chat(prompt)
-        obj = parse_json_object(text, "score")
-        value = score_value(obj.get("score"), text)
-        reason = reason_text(obj.get("reason"))
+        fields = {
+            "task": task,
+            "rubric": self.step_rubric,
+            "context": view.context,
+            "step": view.step,
+            "index": step,
+        }
+        try:
+            value, reason = self._ask_score(self.step_template, fields, call_nonce(key))
+        except NoVerdict as exc:
+            return self._no_verdict("step", exc, version)
         self._cache_put(key, version, "step", {"score": value, "reason": reason})
         return JudgeScore(score=value, reason=reason, version=version)
 
@@ -378,8 +510,8 @@ class Judge(BaseModel):
         index = sum(m.get("role") == "assistant" for m in context)
         a = self._view(task, [*context, *step_a], index)
         b = self._view(task, [*context, *step_b], index)
-        one, reason_one = self._prefer_step(task, a.context, a.step, b.step, index)
-        two, reason_two = self._prefer_step(task, a.context, b.step, a.step, index)
+        one, reason_one = self._prefer_step(task, a, b, index)
+        two, reason_two = self._prefer_step(task, b, a, index)
         return _pair(one, two, (reason_one, reason_two), self.step_version)
 
     def _view(self, task: str, conversation: list[dict[str, Any]], step: int) -> StepView:
@@ -392,25 +524,29 @@ class Judge(BaseModel):
         )
 
     def _prefer_step(
-        self, task: str, context: str, first: str, second: str, index: int
+        self, task: str, first: StepView, second: StepView, index: int
     ) -> tuple[Preference, str]:
-        """One order of `compare_steps`: ``a`` when the step shown first wins."""
+        """One order of `compare_steps`: ``a`` when the step shown first wins.
+
+        The context shown is the first view's (both share it).
+        """
         version = self.step_version
-        key = call_key(version, "step-pairwise", task, context, first, second, str(index))
+        key = call_key(version, "step-pairwise", task, first.key, second.key, str(index))
         hit = self._cache_get(key)
         if hit is not None:
             return hit["winner"], hit["reason"]
+        nonce = call_nonce(key)
         prompt = self.step_pairwise_template.format(
             task=task,
             rubric=self.step_rubric,
-            context=context,
-            first=first,
-            second=second,
+            context=first.context,
+            first=first.step,
+            second=second.step,
             index=index,
-            nonce=key[:12],
+            nonce=nonce,
         )
         text = self._chat(prompt)
-        obj = parse_json_object(text, "winner")
+        obj = parse_verdict(text, nonce, "winner")
         winner = winner_value(obj.get("winner"), text)
         reason = reason_text(obj.get("reason"))
         self._cache_put(key, version, "step-pairwise", {"winner": winner, "reason": reason})
@@ -467,19 +603,31 @@ class Judge(BaseModel):
         return text
 
     def _read(self, response: httpx.Response) -> str:
-        """The answer's text; a 4xx or a non-text answer fails, a body without one retries."""
+        """The answer's text; a body without one retries.
+
+        Auth, a missing model or route (401, 403, 404, 405, 408) are the judge's failure
+        (`GradingError`); another 4xx (a content filter's 400, a prompt too long) refuses
+        this request and is `NoVerdict`, as is an answer cut at ``max_tokens`` or by a
+        filter (``finish_reason``) or one with no text: whose doing it is, the control
+        case decides (`Judge.assess`).
+        """
         status = response.status_code
+        where = f"the judge at {self.base_url}/chat/completions"
         if status >= 400:
-            raise GradingError(
-                f"the judge at {self.base_url}/chat/completions answered HTTP {status}: "
-                f"{server_message(response)} (check the model name and API key)"
-            )
+            said = f"{where} answered HTTP {status}: {server_message(response)}"
+            if status in _JUDGE_STATUSES:
+                raise GradingError(f"{said} (check the model name and API key)")
+            raise NoVerdict(f"{said} (the request was refused)")
         try:
-            content = response.json()["choices"][0]["message"]["content"]
+            choice = response.json()["choices"][0]
+            content = choice["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
             raise Retryable(f"HTTP {status} without a chat completion in its body") from None
+        finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+        if finish in ("length", "content_filter"):
+            raise NoVerdict(f"{where} stopped its answer early (finish_reason {finish!r})")
         if not isinstance(content, str):
-            raise GradingError(f"the judge {self.model!r} returned no text content")
+            raise NoVerdict(f"the judge {self.model!r} returned no text content")
         return content
 
     # -- cache -------------------------------------------------------------------------
