@@ -6,13 +6,34 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, model_validator
 
+from gym._core._errors import PolicyError
 from gym._core._models import Task
 from gym._core._tools import ToolCall
 
 if TYPE_CHECKING:
     from gym._envs._env import ContainerEnv
 
-__all__ = ["Policy", "Turn"]
+__all__ = ["ContextFull", "Policy", "Turn"]
+
+
+class ContextFull(PolicyError):
+    """The conversation has outgrown the model's context.
+
+    The server refused a request that, by the policy's own measure, could exceed it.
+    The agent's turns and tool outputs filled the context, so the rollout ends the
+    episode truncated and grades it (`gym._run._rollout`); any other `PolicyError` is
+    the policy's fault (infra_error). A `PolicyError` still, for every other caller.
+    """
+
+    def __init__(self, message: str, *, context_tokens: int) -> None:
+        super().__init__(message)
+        self.context_tokens = context_tokens
+        """The model's context in tokens."""
+
+    @property
+    def end_reason(self) -> str:
+        """The episode's end reason, in the style of the budgets' (``step limit (30)``)."""
+        return f"context full ({self.context_tokens} tokens)"
 
 
 class Turn(BaseModel):

@@ -22,6 +22,17 @@ backoff and full jitter, waiting at least what ``Retry-After`` asks (seconds or 
 date, capped at ``max_backoff``); other 4xx fail at once. Either way, once retries are
 spent the policy raises `gym.PolicyError` (the rollout records an infra_error
 episode). A failed request never becomes a turn.
+
+A conversation that outgrows the model's context is the agent's doing, not the
+policy's: a 400/413/422 to a request that could exceed the context raises `ContextFull`
+instead, and the rollout ends the episode truncated and grades it. Measured, never read
+from the server's message: the context is ``context_tokens``, else the ``max_model_len``
+the server lists for the model at ``GET /models`` (vLLM), asked once at the first
+refusal; the prompt is bounded above by the ``usage.prompt_tokens`` of the
+conversation's last answered request plus, for each message after it, its UTF-8 bytes
+(byte-level BPE: a token covers at least one byte) and `MESSAGE_OVERHEAD`. A refusal
+when that bound and ``max_tokens`` surely fit, or when the context is unknown, stays a
+`PolicyError`.
 """
 
 from __future__ import annotations
@@ -32,6 +43,7 @@ import os
 import random
 import re
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gym._core._errors import ConfigError, PolicyError
@@ -44,7 +56,7 @@ from gym._core._http import (
     tls_context,
 )
 from gym._core._tools import ARGUMENTS, Bounds, ToolCall, check_name, decode_arguments, load_json
-from gym._policy._base import Policy, Turn
+from gym._policy._base import ContextFull, Policy, Turn
 from gym._policy._parse import parse_tool_call
 
 if TYPE_CHECKING:
@@ -60,6 +72,11 @@ CHECK_CONNECT_S = 5.0
 """Seconds `OpenAIPolicy.check` waits for a connection to the server."""
 CHECK_READ_S = 15.0
 """Seconds `OpenAIPolicy.check` waits for the list of models once connected."""
+MESSAGE_OVERHEAD = 32
+"""Tokens a chat template may add around one message (role markers, separators,
+a tool result's wrapping), at most: added to each message's bytes in the prompt bound."""
+_LENGTH_STATUSES = (400, 413, 422)
+"""The statuses a server refuses a request too long for the context with (vLLM: 400)."""
 _OPTIONAL_FIELDS = ("return_token_ids", "logprobs", "top_logprobs", "seed")
 _REQUIRED = "tool_choice=required"  # in _dropped once a server refused it
 _TOKEN_ID = re.compile(r"^token_id:(\d+)$")
@@ -104,6 +121,10 @@ class OpenAIPolicy(Policy):
             returned no native call.
         constrained: ask for structured decoding of a tool call
             (``tool_choice="required"``) when tools are offered; False sends ``"auto"``.
+        context_tokens: the model's context in tokens (prompt and answer); None: the
+            ``max_model_len`` the server lists at ``GET /models``, if it does. Known, a
+            refusal of a request that could exceed it ends the episode truncated
+            (`ContextFull`) instead of as an infra_error.
         extra_body: more request fields, merged last (e.g. ``{"top_k": 20}``).
         headers: more HTTP headers.
         transport: an httpx transport (tests use `httpx.MockTransport`).
@@ -130,6 +151,7 @@ class OpenAIPolicy(Policy):
         return_token_ids: bool = True,
         text_tool_calls: bool = True,
         constrained: bool = True,
+        context_tokens: int | None = None,
         extra_body: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
@@ -138,6 +160,8 @@ class OpenAIPolicy(Policy):
             raise ConfigError(f"base_url {base_url!r} must start with http:// or https://")
         if max_retries < 0 or backoff < 0 or max_backoff < 0 or timeout <= 0:
             raise ConfigError("max_retries, backoff and max_backoff must be >= 0, timeout > 0")
+        if context_tokens is not None and context_tokens <= 0:
+            raise ConfigError(f"context_tokens must be > 0, not {context_tokens}")
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.temperature = temperature
@@ -151,8 +175,13 @@ class OpenAIPolicy(Policy):
         self.return_token_ids = return_token_ids
         self.text_tool_calls = text_tool_calls
         self.constrained = constrained
+        self.context_tokens = context_tokens
         self.extra_body = dict(extra_body or {})
         self._dropped: set[str] = set()
+        self._listed: int | None = None  # the server's max_model_len, once asked
+        self._context_asked = context_tokens is not None
+        # the last answered request: its messages, tools and prompt tokens (the server's)
+        self._counted: tuple[list[dict[str, Any]], list[dict[str, Any]], int] | None = None
         self._random = random.Random()
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         auth = {"Authorization": f"Bearer {key}"} if key else {}
@@ -176,6 +205,7 @@ class OpenAIPolicy(Policy):
             "max_tokens": self.max_tokens,
             "seed": self.seed,
             "constrained": self.constrained,
+            "context_tokens": self.context_tokens,
             "extra_body": self.extra_body,
         }
 
@@ -189,7 +219,8 @@ class OpenAIPolicy(Policy):
         A run calls this before it stores anything, so that a server that is not up
         fails the command at once instead of each episode after its retries. A server
         that answers without a list of models (no ``/models``, an error status) passes:
-        its chat requests say more.
+        its chat requests say more. The ``max_model_len`` a vLLM list gives the model is
+        kept as its context (when ``context_tokens`` is None).
 
         Args:
             flags: the prefix of the options the error names (``--base-url``,
@@ -210,6 +241,9 @@ class OpenAIPolicy(Policy):
                 f"no model server answers at {self.base_url} ({_unreached(exc)}): "
                 f"start it, or pass {flags}base-url"
             ) from None
+        if not self._context_asked:
+            self._context_asked = True
+            self._listed = _model_context(response, self.model)
         served = _served(response)
         if served and not _serves(served, self.model):
             shown = ", ".join(served[:5]) + (f" and {len(served) - 5} more" if served[5:] else "")
@@ -228,6 +262,9 @@ class OpenAIPolicy(Policy):
         raw = choice["message"]
         message, calls, error = self._read_message(raw, [_tool_name(t) for t in tools])
         reasoning = raw.get("reasoning") or raw.get("reasoning_content")
+        usage = _usage(data.get("usage"))
+        prompt = usage.get("prompt_tokens")
+        self._counted = (list(messages), tools, prompt) if prompt is not None else None
         return Turn(
             message=message,
             calls=calls,
@@ -237,7 +274,7 @@ class OpenAIPolicy(Policy):
             or _ints(choice.get("prompt_token_ids")),
             completion_token_ids=_ints(choice.get("token_ids")) or _logprob_ids(choice),
             logprobs=_logprobs(choice),
-            usage=_usage(data.get("usage")),
+            usage=usage,
             latency_s=time.monotonic() - start,
             retries=failures,
         )
@@ -277,7 +314,7 @@ class OpenAIPolicy(Policy):
                 self._client,
                 "/chat/completions",
                 lambda: self.request_body(messages, tools),
-                self._read,
+                lambda response: self._read(response, messages, tools),
                 self._backoff(),
             )
         except RetriesSpent as exc:
@@ -286,14 +323,26 @@ class OpenAIPolicy(Policy):
                 f"{self.model!r}? Check GET {self.base_url}/models"
             ) from None
 
-    def _read(self, response: httpx.Response) -> dict[str, Any]:
+    def _read(
+        self,
+        response: httpx.Response,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+    ) -> dict[str, Any]:
         """The answer's JSON; a 4xx goes to `_reject` with the body that was sent."""
         if response.status_code >= 400:
-            self._reject(response, json.loads(response.request.content))
+            body = json.loads(response.request.content)
+            self._reject(response, body, lambda: self._prompt_bound(messages, tools))
         return _valid_json(response)
 
-    def _reject(self, response: httpx.Response, body: dict[str, Any]) -> None:
-        """Drop an optional field the server refused (then retry), or raise PolicyError."""
+    def _reject(
+        self, response: httpx.Response, body: dict[str, Any], bound: Callable[[], int]
+    ) -> None:
+        """Drop an optional field the server refused (then retry), or raise PolicyError.
+
+        `ContextFull` when the request could exceed the context (``bound``: an upper
+        bound on its prompt's tokens).
+        """
         text = server_message(response)
         if response.status_code in (400, 422):
             refused = [f for f in _OPTIONAL_FIELDS if f in body and f in text]
@@ -303,10 +352,52 @@ class OpenAIPolicy(Policy):
                 self._dropped.update(refused)
                 reason = f"HTTP {response.status_code}: server refused {refused}"
                 raise Retryable(reason, 0.0, counts=False)
+        if response.status_code in _LENGTH_STATUSES and (context := self._context()):
+            answer = max(_int(body.get("max_tokens")), _int(body.get("max_completion_tokens")))
+            prompt = bound()
+            if prompt + answer > context:
+                raise ContextFull(
+                    f"{self.base_url}/chat/completions answered HTTP {response.status_code} "
+                    f"to a request that could exceed the model's context ({context} tokens): "
+                    f"a prompt of up to {prompt} tokens and an answer of up to {answer}",
+                    context_tokens=context,
+                )
         raise PolicyError(
             f"{self.base_url}/chat/completions answered HTTP {response.status_code}: {text}"
             f" ({_hint(response.status_code, text, self.base_url)})"
         )
+
+    def _context(self) -> int | None:
+        """The model's context in tokens: ``context_tokens``, else what the server lists.
+
+        The server is asked once (``GET /models``), at the first refusal; a server that
+        lists no ``max_model_len`` for the model leaves it unknown (None).
+        """
+        if not self._context_asked:
+            self._context_asked = True
+            import httpx
+
+            timeout = httpx.Timeout(CHECK_READ_S, connect=CHECK_CONNECT_S)
+            try:
+                response = self._client.get("/models", timeout=timeout)
+            except httpx.HTTPError:
+                return None
+            self._listed = _model_context(response, self.model)
+        return self.context_tokens or self._listed
+
+    def _prompt_bound(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+        """An upper bound on the tokens of the prompt these messages and tools make.
+
+        What the server counted for the last answered request, when these messages
+        begin with its and the tools are its, plus each message after those by its
+        bytes; else every message and the tools by their bytes.
+        """
+        if self._counted is not None:
+            counted, counted_tools, tokens = self._counted
+            n = len(counted)
+            if len(messages) > n and messages[:n] == counted and tools == counted_tools:
+                return tokens + _bytes_bound(messages[n:])
+        return _bytes_bound(messages) + _bytes_bound(tools)
 
     def _backoff(self) -> Backoff:
         return Backoff(self.max_retries, self.backoff, self.max_backoff, self._random)
@@ -405,6 +496,22 @@ def _usage(value: Any) -> dict[str, int]:
     return {str(k): v for k, v in value.items() if type(v) is int}
 
 
+def _bytes_bound(items: list[dict[str, Any]]) -> int:
+    """Tokens the items may take in a prompt, at most.
+
+    Each one's UTF-8 bytes as JSON (a byte-level BPE token covers at least one byte) plus
+    `MESSAGE_OVERHEAD`.
+    """
+    return sum(
+        len(json.dumps(item, ensure_ascii=False, default=str).encode()) + MESSAGE_OVERHEAD
+        for item in items
+    )
+
+
+def _int(value: Any) -> int:
+    return value if type(value) is int and value > 0 else 0
+
+
 def _with_text(content: Any, extra: str) -> str:
     return f"{content}\n{extra}" if isinstance(content, str) and content else extra
 
@@ -500,6 +607,24 @@ def _served(response: httpx.Response) -> list[str] | None:
         return None
     ids = [e["id"] for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)]
     return ids or None
+
+
+def _model_context(response: httpx.Response, model: str) -> int | None:
+    """The ``max_model_len`` a ``GET /models`` answer lists for ``model`` (vLLM), if any."""
+    if response.status_code != 200:
+        return None
+    try:
+        data = load_json(response.content, "the model list", RESPONSE, check=False)
+    except ValueError:
+        return None
+    entries = data.get("data") if isinstance(data, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+            continue
+        size = entry.get("max_model_len")
+        if type(size) is int and size > 0 and _serves([entry["id"]], model):
+            return size
+    return None
 
 
 def _hint(status: int, text: str, base_url: str) -> str:

@@ -7,6 +7,8 @@ tool message saying so (the conversation stays valid chat: every call has its an
 When the final tool ends a user turn that is not the last, the step's ``info["user"]``
 (the next user message) follows the tool messages as a ``role: user`` message, and the
 calls after it in the same assistant message are not run either (their turn is over).
+When the policy's conversation outgrows its model's context (`ContextFull`), the episode
+ends truncated and is graded, as at a spent budget: the agent's own turns filled it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from gym._core._models import Outcome, Verdict
 from gym._core._tools import ToolCall
 from gym._envs._env import SYSTEM_PROMPT, StepRecord, env_of
 from gym._policy import Policy, Turn
+from gym._policy._base import ContextFull
 
 __all__ = ["SYSTEM_PROMPT", "EpisodeResult", "action_of", "failed", "run_episode"]
 
@@ -156,7 +159,11 @@ def _loop(
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Turns until the episode ends; the outcome fields and the exported final state."""
     while True:
-        turn = policy.act(messages, tools)
+        try:
+            turn = policy.act(messages, tools)
+        except ContextFull as exc:  # the agent's doing: graded, never an infra_error
+            _, reward, _, _, info = env_of(env).end_episode(reason=exc.end_reason, truncated=True)
+            return _ended(reward, info)
         turns.append(turn)
         messages.append(turn.message)
         content = turn.message.get("content")
@@ -170,14 +177,19 @@ def _loop(
                 env, turn, messages, step_turns, len(turns) - 1
             )
         if terminated or truncated:
-            verdict = Verdict.model_validate(info["verdict"])
-            outcome = {
-                "outcome": verdict.outcome,
-                "reward": float(reward),
-                "verdict": verdict,
-                "end_reason": info.get("end_reason", ""),
-            }
-            return outcome, info.get("final_state")
+            return _ended(reward, info)
+
+
+def _ended(reward: Any, info: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The outcome fields and the exported final state of a terminal step's info."""
+    verdict = Verdict.model_validate(info["verdict"])
+    outcome = {
+        "outcome": verdict.outcome,
+        "reward": float(reward),
+        "verdict": verdict,
+        "end_reason": info.get("end_reason", ""),
+    }
+    return outcome, info.get("final_state")
 
 
 def _calls(

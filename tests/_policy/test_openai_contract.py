@@ -23,13 +23,21 @@ from gym._core._http import retry_after
 
 
 class Recorder:
-    """A MockTransport handler answering from a list, recording requests."""
+    """A MockTransport handler answering from a list, recording requests.
+
+    ``GET /models`` (the policy asks for the model's context at a refusal) lists no
+    model: it is recorded in ``gets``, apart from the chat requests.
+    """
 
     def __init__(self, *answers: httpx.Response | dict[str, Any]) -> None:
         self.answers = list(answers)
         self.requests: list[httpx.Request] = []
+        self.gets: list[str] = []
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            self.gets.append(request.url.path)
+            return httpx.Response(404, json={"error": {"message": "no list"}})
         self.requests.append(request)
         answer = self.answers.pop(0)
         return answer if isinstance(answer, httpx.Response) else httpx.Response(200, json=answer)

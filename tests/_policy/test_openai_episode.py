@@ -7,6 +7,7 @@ from typing import Any
 
 import gymnasium
 import pytest
+from context_server import MODEL, ContextServer, call
 from stub_server import Reply, vllm_call, vllm_response
 
 import gym
@@ -56,3 +57,24 @@ def test_unavailable_server_is_an_infra_error_never_a_reward(engine, stub):
     assert result.reward is None
     assert "policy:" in result.end_reason and "503" in result.end_reason
     assert result.turns == []
+
+
+def test_an_episode_that_fills_the_context_is_graded_on_what_it_left(engine):
+    """The solution is written, then read back each turn until the context is full and
+    the server refuses: the episode ends truncated and its work is graded (a pass)."""
+    padded = SOLUTION + "# " + "x" * 3000 + "\n"
+
+    def rereader(body: dict[str, Any]) -> dict[str, Any]:
+        n = len(body["messages"])
+        if not any(m["role"] == "tool" for m in body["messages"]):
+            return call("write_file", {"path": "solution.py", "content": padded}, f"c{n}")
+        return call("read_file", {"path": "solution.py"}, f"c{n}")
+
+    with ContextServer(rereader, context=4096).serving() as server:
+        policy = gym.OpenAIPolicy(MODEL, base_url=server.url, max_tokens=256, max_retries=0)
+        result = gym.run_episode(gymnasium.make("boxgym/PyFunc-v0"), policy, task_id=TASK)
+        policy.close()
+    assert server.statuses[-1] == 400
+    assert result.end_reason == "context full (4096 tokens)"
+    assert result.outcome == "pass" and result.reward == 1.0, result.verdict
+    assert [s.call.name for s in result.steps if s.call][:2] == ["write_file", "read_file"]

@@ -1,0 +1,138 @@
+"""`OpenAIPolicy` and the model's context: a refusal is `ContextFull` only when measured so.
+
+Against `context_server.ContextServer` (a vLLM stand-in that enforces its context and
+reports usage): a refusal of a request that could exceed the context (by the server's
+prompt count and the bytes of what came after) is `ContextFull`; one that surely fits,
+or from a server whose context is unknown, stays a plain `PolicyError`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from context_server import MODEL, ContextServer, call
+
+from gym import ConfigError, PolicyError
+from gym._policy import OpenAIPolicy
+from gym._policy._base import ContextFull
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "read",
+            "description": "Read a file.",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+        },
+    }
+]
+
+
+def reader(body: dict[str, Any]) -> dict[str, Any]:
+    return call("read", {"path": "a.txt"}, f"c{len(body['messages'])}")
+
+
+def policy(url: str, **kwargs: Any) -> OpenAIPolicy:
+    kwargs.setdefault("max_tokens", 256)
+    return OpenAIPolicy(MODEL, url, max_retries=0, backoff=0.0, **kwargs)
+
+
+def conversation(system_bytes: int) -> list[dict[str, Any]]:
+    return [
+        {"role": "system", "content": "s" * system_bytes},
+        {"role": "user", "content": "Read a.txt."},
+    ]
+
+
+def test_a_refusal_of_a_request_that_could_exceed_the_context_is_context_full():
+    with ContextServer(reader, context=2000).serving() as server:
+        pol = policy(server.url)
+        with pytest.raises(ContextFull) as caught:
+            pol.act(conversation(9000), TOOLS)
+        with pytest.raises(ContextFull):
+            pol.act(conversation(9000), TOOLS)
+        pol.close()
+    assert server.statuses == [400, 400]
+    assert isinstance(caught.value, PolicyError)  # every other caller: as before
+    assert caught.value.context_tokens == 2000
+    assert caught.value.end_reason == "context full (2000 tokens)"
+    assert server.gets == ["/v1/models"]  # asked once, at the first refusal
+
+
+def test_the_models_list_is_not_asked_while_the_server_answers():
+    with ContextServer(reader, context=2000).serving() as server:
+        pol = policy(server.url)
+        turn = pol.act(conversation(100), TOOLS)
+        pol.close()
+    assert turn.calls[0].name == "read"
+    assert server.gets == []
+
+
+def test_a_refusal_when_the_conversation_surely_fits_stays_a_policy_error():
+    """The server counted the first prompt (3,000 tokens of 12 KB): with what came after
+    it and the answer's 256 tokens the next fits in 4,000, so its 400 is not the
+    context (bytes alone, 12 KB, would have said it could be)."""
+    tool_result = {"role": "tool", "tool_call_id": "c2", "content": "hello"}
+
+    def has_tool_result(body: dict[str, Any]) -> bool:
+        return any(m["role"] == "tool" for m in body["messages"])
+
+    with ContextServer(reader, context=4000, refuse=has_tool_result).serving() as server:
+        pol = policy(server.url)
+        messages = conversation(12_000)
+        messages.append(pol.act(messages, TOOLS).message)
+        messages.append(tool_result)
+        with pytest.raises(PolicyError, match="HTTP 400: bad request") as caught:
+            pol.act(messages, TOOLS)
+        # another conversation (its beginning differs) is bounded by its bytes alone
+        other = [*conversation(12_001), messages[2], tool_result]
+        with pytest.raises(ContextFull):
+            pol.act(other, TOOLS)
+        pol.close()
+    assert not isinstance(caught.value, ContextFull)
+    assert server.statuses == [200, 400, 400]
+
+
+def test_the_answer_budget_counts_toward_the_context():
+    with ContextServer(reader, context=1000).serving() as server:
+        pol = policy(server.url, max_tokens=1000)
+        with pytest.raises(ContextFull, match="an answer of up to 1000"):
+            pol.act(conversation(10), TOOLS)
+        pol.close()
+
+
+def test_an_unknown_context_leaves_every_refusal_a_policy_error():
+    with ContextServer(reader, context=2000, listed=False).serving() as server:
+        pol = policy(server.url)
+        with pytest.raises(PolicyError, match="maximum context length is 2000") as caught:
+            pol.act(conversation(9000), TOOLS)
+        pol.close()
+    assert not isinstance(caught.value, ContextFull)
+    assert server.gets == ["/v1/models"]
+
+
+def test_a_given_context_is_used_without_asking_the_server():
+    with ContextServer(reader, context=2000, listed=False).serving() as server:
+        pol = policy(server.url, context_tokens=2000)
+        with pytest.raises(ContextFull, match=r"context \(2000 tokens\)"):
+            pol.act(conversation(9000), TOOLS)
+        pol.close()
+    assert server.gets == []
+    assert pol.params()["context_tokens"] == 2000
+
+
+def test_check_keeps_the_context_the_server_lists():
+    with ContextServer(reader, context=2000).serving() as server:
+        pol = policy(server.url)
+        pol.check()
+        with pytest.raises(ContextFull):
+            pol.act(conversation(9000), TOOLS)
+        pol.close()
+    assert server.gets == ["/v1/models"]  # check's; none at the refusal
+    assert pol.params()["context_tokens"] is None  # the setting, not what was learned
+
+
+def test_a_context_must_be_positive():
+    with pytest.raises(ConfigError, match="context_tokens"):
+        OpenAIPolicy(MODEL, "http://127.0.0.1:1/v1", context_tokens=0)
