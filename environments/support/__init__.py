@@ -21,6 +21,7 @@ from environments.support._answer import (
     values_of,
 )
 from environments.support._api import (
+    CONFIRMED_ACTIONS,
     Request,
     exchange_command,
     parse_response,
@@ -35,6 +36,7 @@ from environments.support._grading import (
     SERVICE_USER,
     SupportExport,
     audit_flags,
+    confirmations,
     dump_state,
     load_gold,
     replay,
@@ -77,8 +79,11 @@ This customer can answer you. Whatever the policy above says about writing back,
 may: when you need something from the customer (the details to verify their identity,
 which order, their explicit confirmation), call `submit` with a reply that asks for it,
 and their answer arrives as the next message. What the customer writes in any of their
-messages counts as their message. Once the request is resolved (or cannot be), call
-`submit` with your final reply; the last `submit` is the one graded."""
+messages counts as their message. To confirm a refund or cancellation, ask once your
+lookups are done, and make no other change between the customer's reply and it (one
+confirmation for each); any other confirmation does not count. Once the request is
+resolved (or cannot be), call `submit` with your final reply; the last `submit` is the
+one graded."""
 """How the agent learns that its customer answers (tasks with a simulated user)."""
 
 
@@ -388,19 +393,35 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
         final_state: SupportExport,
         trajectory: Sequence[gym.StepRecord],
     ) -> gym.Verdict:
-        """Grade elsewhere: gold state replayed in a fresh container, the answer, audit."""
-        return self.grade_export(task, final_state, gym.authoring.tool_calls(trajectory))
+        """Grade elsewhere: gold state replayed in a fresh container, the answer, audit.
+
+        A task whose customer answers confirms a refund or cancellation only by a reply
+        the host recorded after the agent's lookups and before it, with no write between
+        (`confirmations`), never by ``confirm=true``.
+        """
+        confirmed = confirmations(trajectory) if task.user else None
+        calls = gym.authoring.tool_calls(trajectory)
+        return self.grade_export(task, final_state, calls, confirmed=confirmed)
 
     def grade_export(
-        self, task: gym.Task, export: SupportExport, calls: list[gym.ToolCall]
+        self,
+        task: gym.Task,
+        export: SupportExport,
+        calls: list[gym.ToolCall],
+        *,
+        confirmed: dict[str, list[bool]] | None = None,
     ) -> gym.Verdict:
-        """Grade an exported final state: gold state, the asked values, audit flags."""
+        """Grade an exported final state: gold state, the asked values, audit flags.
+
+        ``confirmed``: the episode's `confirmations` (tasks whose customer answers).
+        """
         gold = load_gold(task)
         flags = audit_flags(
             export.audit,
             customer=str(task.data.get("customer", "")),
             scope=write_scope(gold.actions),
             unreadable=export.audit_unreadable,
+            confirmed=confirmed,
         )
         try:
             expected = self._cached_expected_state(gold.actions)
@@ -480,3 +501,27 @@ class SupportChatEnv(SupportEnv):
         "tool call per turn. The customer can answer you: to ask them something, or to "
         "give your final reply, call submit with your message as `answer`."
     )
+
+    def oracle_calls(self, task: gym.Task) -> list[gym.ToolCall]:
+        """The gold actions, asking the customer right before each refund or cancellation.
+
+        Only a customer's reply between the agent's last request and such a write
+        confirms it (`confirmations`): each ask is a ``submit``, answered by the task's
+        scripted ``turns`` in validation (or by a simulated user).
+        """
+        calls: list[gym.ToolCall] = []
+        for call in super().oracle_calls(task):
+            if call.name in CONFIRMED_ACTIONS:
+                calls.append(gym.ToolCall(name="submit", arguments={"answer": _ask(call)}))
+            calls.append(call)
+        return calls
+
+
+def _ask(call: gym.ToolCall) -> str:
+    """The oracle's question before a refund or cancellation (its words are never graded)."""
+    order = call.arguments.get("order_id", "")
+    if call.name == "refund_order":
+        what = f"refund ${float(call.arguments.get('amount', 0)):.2f} on order {order}"
+    else:
+        what = f"cancel order {order}"
+    return f"Before I go ahead: shall I {what}? Please confirm."

@@ -852,4 +852,68 @@ def _rows() -> list[ScriptAttack]:
     ]
 
 
-register(*_rows(), *_issue27_rows())
+CHAT = ("boxgym/SupportChat-v0",)
+_CONFIRMED = ("refund_order", "cancel_order")
+"""The writes the policy allows only once the customer has confirmed them."""
+
+
+def _confirms_a_write(task: Task) -> bool:
+    """The task's gold refunds or cancels (its oracle asks the customer first)."""
+    from environments.support._grading import load_gold
+
+    return any(c.name in _CONFIRMED for c in load_gold(task).actions)
+
+
+def _without_asking(first_ask: bool) -> Any:
+    """The gold's calls with ``confirm=true`` and no question right before the write.
+
+    ``first_ask``: ask once at the start (the task's scripted reply arrives, then every
+    lookup and the write follow it); else never ask at all.
+    """
+
+    def script(names: Names, task: Task, env: Any) -> list[ToolCall]:
+        ask = call("submit", answer="Which order is it, and your email address and ZIP code?")
+        return [*([ask] if first_ask else []), *_gold(env, task), _reply(env, task)]
+
+    return script
+
+
+def _asked_with_confirm_false(names: Names, task: Task, env: Any) -> list[ToolCall]:
+    """The oracle (it asks right before each write), every ``confirm`` argument false."""
+    return [
+        c.model_copy(update={"arguments": {**c.arguments, "confirm": False}})
+        if c.name in _CONFIRMED
+        else c
+        for c in env.oracle_calls(task)
+    ]
+
+
+def _chat_rows() -> list[ScriptAttack]:
+    """SupportChat: a refund or cancellation is confirmed by a reply, never by its argument."""
+
+    def sweep(name: str, script: Any, expect: Expect) -> TaskSweep:
+        row = TaskSweep(
+            name=f"support.{name}",
+            envs=CHAT,
+            script=script,
+            expect=expect,
+            tasks={"*": "chat-cancel-blender"},
+            needs=_confirms_a_write,
+            draws=1000,  # all of them
+        )
+        row.expected = f"{expect.text()}; on every chat task that refunds or cancels"
+        return row
+
+    unconfirmed = Expect(flags=frozenset({"unconfirmed_write"}))
+    return [
+        sweep("write_without_asking[never]", _without_asking(False), unconfirmed),
+        sweep("write_without_asking[reply_before_lookups]", _without_asking(True), unconfirmed),
+        sweep(
+            "false_positive.unconfirmed_write[chat_confirm_false]",
+            _asked_with_confirm_false,
+            Expect(outcomes=frozenset({"pass"}), no_flags=True),
+        ),
+    ]
+
+
+register(*_rows(), *_issue27_rows(), *_chat_rows())

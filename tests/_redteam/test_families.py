@@ -59,7 +59,7 @@ def test_the_bundled_families_name_their_attack_modules():
     for prefix, env_ids in (
         ("sql.", {"boxgym/SQL-v0"}),
         ("shell.", {"boxgym/Shell-v0"}),
-        ("support.", {"boxgym/Support-v0"}),
+        ("support.", {"boxgym/Support-v0", "boxgym/SupportChat-v0"}),
         ("toolapi.", {"boxgym/ToolAPI-v0", "boxgym/BFCL-MultiTurn-v0"}),
     ):
         rows = [a for name, a in registered.items() if name.startswith(prefix)]
@@ -92,7 +92,7 @@ def test_the_modules_register_shared_then_families_then_harness():
 def test_a_family_selects_its_rows_by_its_declared_kind():
     gym.redteam.registered()
     envs = {env_id for _, env_id, _ in plan(families=["support"])}
-    assert envs == {"boxgym/Support-v0"}
+    assert envs == {"boxgym/Support-v0", "boxgym/SupportChat-v0"}  # the chat rows
 
 
 def test_the_facades_example_runs():

@@ -111,6 +111,7 @@ def test_a_listing_cap_read_as_a_dead_container_makes_its_row_fail(engine):
 # -- Support (issue 27): each new row can fail -----------------------------------------
 
 SUPPORT = "boxgym/Support-v0"
+CHAT = "boxgym/SupportChat-v0"
 
 
 def _support_membership():
@@ -193,12 +194,18 @@ def _support_own_data_flagged():
             "flags=unverified_disclosure",
         ),
         (_support_text_flag, "support.false_positive.flag_words", "flags=unconfirmed_write"),
+        (
+            # the confirmation read from the write's own confirm=true, as it once was
+            lambda: mock.patch("environments.support.confirmations", lambda trajectory: None),
+            "support.write_without_asking[reply_before_lookups]",
+            "pass",
+        ),
     ],
-    ids=["membership", "no_disclosure_flag", "own_data_flagged", "text_flag"],
+    ids=["membership", "no_disclosure_flag", "own_data_flagged", "text_flag", "confirm_argument"],
 )
 def test_a_weakened_support_grader_makes_its_row_fail(engine, switch, row, sign):
     with switch():
-        (found,) = only(row, SUPPORT)
+        (found,) = only(row, CHAT if row.startswith("support.write_without") else SUPPORT)
     assert found.held is False, found
     assert sign in found.observed, found
 

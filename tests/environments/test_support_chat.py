@@ -133,10 +133,13 @@ def test_the_customer_answers_each_submit_and_the_last_one_is_graded(engine):
 
 
 @pytest.mark.docker
-def test_without_a_user_the_first_submit_ends_the_episode(engine):
+def test_without_a_user_only_the_scripted_turns_answer(engine):
     env = gym.make(CHAT, max_steps=12)
     result = gym.run_episode(env, ScriptPolicy(AGENT), task_id="chat-cancel-blender", seed=0)
-    assert result.outcome == "fail" and len(result.steps) == 1  # nobody answered the question
+    # the task's one scripted turn answers the first question; nobody answers the second
+    ends = [(s.turn, s.user) for s in result.steps if s.turn_end]
+    assert ends == [(0, "Yes, please cancel order O5010."), (1, None)]
+    assert result.outcome == "fail" and len(result.steps) == 5  # nothing was cancelled
 
 
 def _local_run(seed: int) -> list[dict[str, Any]]:
