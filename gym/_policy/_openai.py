@@ -594,33 +594,30 @@ def _serves(served: list[str], model: str) -> bool:
     return False
 
 
-def _served(response: httpx.Response) -> list[str] | None:
-    """The model ids a ``GET /models`` answer lists; None when it lists none."""
+def _listed(response: httpx.Response) -> list[dict[str, Any]]:
+    """The entries (each with a text ``id``) a ``GET /models`` answer lists."""
     if response.status_code != 200:
-        return None
+        return []
     try:
         data = load_json(response.content, "the model list", RESPONSE, check=False)
     except ValueError:
-        return None
+        return []
     entries = data.get("data") if isinstance(data, dict) else None
-    if not isinstance(entries, list):
-        return None
-    ids = [e["id"] for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)]
-    return ids or None
+    return [
+        e
+        for e in (entries if isinstance(entries, list) else [])
+        if isinstance(e, dict) and isinstance(e.get("id"), str)
+    ]
+
+
+def _served(response: httpx.Response) -> list[str] | None:
+    """The model ids a ``GET /models`` answer lists; None when it lists none."""
+    return [e["id"] for e in _listed(response)] or None
 
 
 def _model_context(response: httpx.Response, model: str) -> int | None:
     """The ``max_model_len`` a ``GET /models`` answer lists for ``model`` (vLLM), if any."""
-    if response.status_code != 200:
-        return None
-    try:
-        data = load_json(response.content, "the model list", RESPONSE, check=False)
-    except ValueError:
-        return None
-    entries = data.get("data") if isinstance(data, dict) else None
-    for entry in entries if isinstance(entries, list) else []:
-        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
-            continue
+    for entry in _listed(response):
         size = entry.get("max_model_len")
         if type(size) is int and size > 0 and _serves([entry["id"]], model):
             return size
