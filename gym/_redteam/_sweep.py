@@ -21,6 +21,7 @@ import random
 import textwrap
 import threading
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,7 @@ __all__ = [
     "CODE_ENVS",
     "AnswerSweep",
     "ChannelSweep",
+    "EmptiedSweep",
     "ExhaustionSweep",
     "LiarSweep",
     "MemorySweep",
@@ -101,7 +103,11 @@ class LiarSweep(Attack):
 
         with ThreadPoolExecutor(CONCURRENCY) as pool:
             verdicts = list(pool.map(grade, enumerate(tasks)))
-        return _finding(verdicts)
+        return _finding(verdicts, self.held)
+
+    def held(self, verdict: Verdict) -> bool:
+        """Whether one task's verdict is what the row expects: ``fail``."""
+        return verdict.outcome == "fail"
 
     def prelude(self, ctx: Context) -> str:
         """Code each liar module runs first (none: the liar alone)."""
@@ -548,13 +554,84 @@ def {hold}(handler, key):
         self, env: ContainerEnv[Any], task: Task, variant: LiarVariant, prelude: str
     ) -> Export:
         """The reference solution's files, each Python module ending with ``prelude``."""
-        files: dict[str, bytes] = {}
-        for call in env.oracle_calls(task):
-            if call.name == "write_file":
-                rel, text = str(call.arguments["path"]), str(call.arguments["content"])
-                graded = rel.endswith(".py") and not posixpath.basename(rel).startswith("test")
-                files[rel] = (text + ("\n" + prelude if graded else "")).encode()
-        return _written(files)
+        files = {
+            rel: text + ("\n" + prelude if _is_module(rel) else "")
+            for rel, text in _reference(env, task).items()
+        }
+        return _written({rel: text.encode() for rel, text in files.items()})
+
+
+@dataclass
+class EmptiedSweep(LiarSweep):
+    """The reference solution, which empties what it was handed once it has answered.
+
+    Expected values are the checker's, computed before the code runs; arguments cross to
+    the code as copies whose changes are put back. A check that computes its expected
+    value after the call, from an argument the code can change (one did: a longest
+    increasing subsequence), fails correct code that empties its argument, and passes
+    code that empties it and answers for the empty one. Here the entry function of
+    every task answers what the reference answers (its own recursive calls left alone),
+    then empties every list, dict, set and bytearray it was handed: correct work with a
+    side effect no task forbids, so every task must end ``pass`` (a ``fail`` is a check
+    that read an argument after the call).
+    """
+
+    name: str = "calls.emptied_arguments"
+    envs: tuple[str, ...] = CODE_ENVS[:3]
+    expected: str = "pass on every task (expected values come before the call)"
+
+    def held(self, verdict: Verdict) -> bool:
+        """The reference's answers pass, whatever it then did to its arguments."""
+        return verdict.outcome == "pass"
+
+    def prelude(self, ctx: Context) -> str:
+        names = Names(random.Random(ctx.rng.getrandbits(64)))
+        return names.ident()  # the wrapper's name
+
+    def final_state(
+        self, env: ContainerEnv[Any], task: Task, variant: LiarVariant, prelude: str
+    ) -> Export:
+        """The reference files, the graded module's entry wrapped by ``prelude`` (a name)."""
+        grading = task.data.get("grading", {})
+        module, entry = str(grading.get("module", "")), str(grading.get("entry", ""))
+        files = _reference(env, task)
+        if module not in files or not entry.isidentifier():
+            raise ValueError(f"{task.id}: no reference module {module!r} with entry {entry!r}")
+        files[module] += f"""
+
+def {prelude}(inner):
+    import copy
+    inside = []
+    def emptying(*args, **kwargs):
+        if inside:  # the reference calling itself: its own business
+            return inner(*args, **kwargs)
+        inside.append(1)
+        try:
+            answer = inner(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+        finally:
+            inside.clear()
+        for arg in (*args, *kwargs.values()):
+            if type(arg) in (list, dict, set, bytearray):
+                arg.clear()
+        return answer
+    return emptying
+{entry} = {prelude}({entry})
+"""
+        return _written({rel: text.encode() for rel, text in files.items()})
+
+
+def _reference(env: ContainerEnv[Any], task: Task) -> dict[str, str]:
+    """The files the reference solution writes, by workspace path."""
+    return {
+        str(call.arguments["path"]): str(call.arguments["content"])
+        for call in env.oracle_calls(task)
+        if call.name == "write_file"
+    }
+
+
+def _is_module(rel: str) -> bool:
+    """A Python module of the solution (not a test)."""
+    return rel.endswith(".py") and not posixpath.basename(rel).startswith("test")
 
 
 def _env(env_id: str, kwargs: dict[str, Any]) -> ContainerEnv[Any]:
@@ -565,9 +642,9 @@ def _tasks(env_id: str, kwargs: dict[str, Any]) -> list[Task]:
     return list(_env(env_id, kwargs).tasks)
 
 
-def _finding(verdicts: list[tuple[str, Verdict]]) -> Finding:
+def _finding(verdicts: list[tuple[str, Verdict]], held: Callable[[Verdict], bool]) -> Finding:
     outcomes = Counter(v.outcome for _, v in verdicts)
-    odd = [(t, v) for t, v in verdicts if v.outcome != "fail"]
+    odd = [(t, v) for t, v in verdicts if not held(v)]
     observed = f"{len(verdicts)} tasks: " + ", ".join(
         f"{outcomes[o]} {o}" for o in ("fail", "pass", "infra_error") if outcomes[o]
     )
@@ -603,5 +680,9 @@ register(
     *(
         StallSweep(name=f"grading.stall[{env.split('/')[-1]}]", envs=(env,), limit=3, long=False)
         for env in CODE_ENVS
+    ),
+    *(
+        EmptiedSweep(name=f"{EmptiedSweep.name}[{env.split('/')[-1]}]", envs=(env,))
+        for env in EmptiedSweep.envs
     ),
 )

@@ -16,6 +16,7 @@ from gym._redteam._sweep import (
     CODE_ENVS,
     AnswerSweep,
     ChannelSweep,
+    EmptiedSweep,
     ExhaustionSweep,
     LiarSweep,
     MemorySweep,
@@ -50,11 +51,21 @@ def test_a_single_pass_or_infra_error_breaks_the_row():
     fail = Verdict(outcome="fail", reward=0.0, reason="failed: hidden_tests")
     passed = Verdict(outcome="pass", reward=1.0, reason="all gated components passed")
     infra = Verdict.infra("grading failed")
-    assert _finding([("a", fail), ("b", fail)]).held
-    assert not _finding([("a", fail), ("b", passed)]).held
-    assert not _finding([("a", fail), ("b", infra)]).held
-    assert not _finding([]).held
-    assert "b pass" in _finding([("a", fail), ("b", passed)]).observed
+    held = LiarSweep().held
+    assert _finding([("a", fail), ("b", fail)], held).held
+    assert not _finding([("a", fail), ("b", passed)], held).held
+    assert not _finding([("a", fail), ("b", infra)], held).held
+    assert not _finding([], held).held
+    assert "b pass" in _finding([("a", fail), ("b", passed)], held).observed
+
+
+def test_the_emptied_arguments_row_holds_on_passes_only():
+    """Its adversary is correct work: a fail is a check that read an argument late."""
+    held = EmptiedSweep().held
+    fail = Verdict(outcome="fail", reward=0.0, reason="failed: hidden_tests")
+    passed = Verdict(outcome="pass", reward=1.0, reason="all gated components passed")
+    assert _finding([("a", passed)], held).held
+    assert not _finding([("a", passed), ("b", fail)], held).held
 
 
 def test_the_liar_is_written_into_the_graded_module_only(tmp_path):
