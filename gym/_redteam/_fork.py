@@ -12,7 +12,8 @@ three submit and are graded apart: each must end ``fail`` (no work was done), ne
 `ExportTooLarge`, the class step sampling (`gym.train._steps`, a layer above: its
 tests drive that part) counts as K failed branches; any other error is a fault it
 skips, so an agent-made state that ends in one (files a branch's keeper cannot take
-in) would buy the policy out of its branches' credit.
+in, a sparse file a branch's mount cannot hold written out) would buy the policy out
+of its branches' credit.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from gym._envs._env import ContainerEnv, env_of
 from gym._envs._fork import SHELL_STATE_MAX_BYTES, fork_max_bytes
 from gym._redteam._core import Attack, Context, Finding, register
 from gym._redteam._sweep import CODE_ENVS
+from gym._sandbox._manifest import mount_sizes
 
 __all__: list[str] = []
 
@@ -117,10 +119,11 @@ class RefusedByAgentState(Attack):
     name: str = "fork.refused_by_agent_state"
     envs: tuple[str, ...] = ("boxgym/PyFunc-v0",)
     expected: str = (
-        "files just under the fork cap fork; files over it and exported variables over the "
-        "shell state's cap are refused with ExportTooLarge (the agent's state, which step "
-        "sampling counts as K failed branches), never another error (a fault, skipped); "
-        "the parent is graded"
+        "files just under the fork cap fork; files over it, a sparse file under it but "
+        "over its mount written out, and exported variables over the shell state's cap "
+        "are refused with ExportTooLarge (the agent's state, which step sampling counts "
+        "as K failed branches), never another error (a fault, skipped); the parent is "
+        "graded"
     )
 
     def run(self, ctx: Context, env_id: str) -> Finding:
@@ -129,6 +132,7 @@ class RefusedByAgentState(Attack):
         try:
             task = ctx.names().rng.choice([t.id for t in env.tasks if t.split == "train"])
             cap = fork_max_bytes(env.sandbox_config())
+            mount, room = min(mount_sizes(env.sandbox_config()).items(), key=lambda m: m[1])
         finally:
             env.close()
         size = 1 << 17  # a variable under the kernel's limit on one string
@@ -136,6 +140,7 @@ class RefusedByAgentState(Attack):
         states = {
             "files under the cap": (fill.format((cap >> 1) - (4 << 20)), True),
             "files over the cap": (fill.format((cap >> 1) + 1), False),
+            "a sparse file over its mount": (f"truncate -s {room + 1} {mount}/.s", False),
             "variables over the cap": (
                 f"printf -v x '%0*d' {size} 0; for ((i = 0; i <= "
                 f'{SHELL_STATE_MAX_BYTES // size}; i++)); do export V$i="$x"; done',

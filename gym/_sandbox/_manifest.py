@@ -24,6 +24,7 @@ __all__ = [
     "Manifest",
     "Node",
     "manifest_script",
+    "mount_sizes",
     "mounts_bytes",
     "new_split",
     "parse_manifest",
@@ -124,22 +125,30 @@ class Manifest(BaseModel):
 def mounts_bytes(config: SandboxConfig) -> int:
     """The most bytes of files a listing of the writable mounts may hash: what they can hold.
 
-    The sum of the tmpfs mounts' ``size=`` (the kernel's suffixes); a mount without one
-    the kernel enforces (none, ``0``) counts as the memory limit. Distinct files of a
-    listing can never hold more, so no state the mounts can hold is refused; past it are
-    only sparse files (read in full) or the same bytes named many times: the agent's
-    doing, an export too large.
+    The sum of the tmpfs mounts' ``size=`` (`mount_sizes`). Distinct files of a listing
+    can never hold more, so no state the mounts can hold is refused; past it are only
+    sparse files (read in full) or the same bytes named many times: the agent's doing,
+    an export too large.
     """
-    total = 0
-    for options in config.tmpfs.values():
+    return sum(mount_sizes(config).values())
+
+
+def mount_sizes(config: SandboxConfig) -> dict[str, int]:
+    """Each tmpfs mount's path and the bytes of files it can hold.
+
+    Its ``size=`` (the kernel's suffixes); a mount without one the kernel enforces (none,
+    ``0``) holds at most the memory limit, which its files are charged to.
+    """
+    sizes: dict[str, int] = {}
+    for path, options in config.tmpfs.items():
         found = _SIZE.search(options)
         size = 0
         if found:
             number, unit = found.groups()
             size = int(number, 16 if number.startswith("0x") else 10)
             size <<= 10 * ("kmgtpe".index(unit.lower()) + 1) if unit else 0
-        total += size or config.memory_mb << 20
-    return total
+        sizes[path] = size or config.memory_mb << 20
+    return sizes
 
 
 def manifest_script(roots: Sequence[str], split: str, hashed: int | None = None) -> str:

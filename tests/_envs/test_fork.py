@@ -6,6 +6,8 @@ the docker-marked tests fork a PyRepo episode on the real engine, as the issue a
 
 from __future__ import annotations
 
+import io
+import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +16,7 @@ import toy_env
 from toy_env import SUBMIT, bash, write
 
 import gym
-from gym._envs._fork import Lineage, can_fork, fork_max_bytes
+from gym._envs._fork import Lineage, _files, _fits, can_fork, fork_max_bytes
 from gym._sandbox import SandboxConfig
 from gym._store import EpisodeRow, RunRow, Store
 from gym._store._lineage import LineageRow, lineage_tree
@@ -118,6 +120,58 @@ def test_the_fork_cap_is_what_the_mounts_hold_as_far_as_a_branch_can_take_it_in(
     assert fork_max_bytes(unlimited) == 2**34
 
 
+def _tar(members: list[tarfile.TarInfo], form: int = tarfile.GNU_FORMAT) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:", format=form) as tar:
+        for info in members:
+            tar.addfile(info, io.BytesIO(bytes(info.size)) if info.isreg() else None)
+    return buf.getvalue()
+
+
+def _member(name: str, size: int = 0, kind: bytes = tarfile.REGTYPE) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.size, info.type = size, kind
+    info.linkname = "w/a" if kind in (tarfile.LNKTYPE, tarfile.SYMTYPE) else ""
+    return info
+
+
+def test_the_header_walk_reads_the_files_tarfile_reads_in_each_format():
+    deep = "w/" + "d" * 120 + "/" + "f" * 90  # a GNU long name; a ustar prefix
+    members = [
+        _member("w/d", kind=tarfile.DIRTYPE),
+        _member("w/a", 5000),
+        _member(deep, 3),
+        _member("w/link", kind=tarfile.LNKTYPE),
+        _member("w/sym", kind=tarfile.SYMTYPE),
+        _member("w/empty"),
+    ]
+    for form in (tarfile.GNU_FORMAT, tarfile.PAX_FORMAT, tarfile.USTAR_FORMAT):
+        data = _tar(members, form)
+        read = [(m.name, m.size) for m in tarfile.open(fileobj=io.BytesIO(data)) if m.isreg()]
+        assert list(_files(data)) == read == [("w/a", 5000), (deep, 3), ("w/empty", 0)]
+    pax = tarfile.TarInfo("w/p")
+    pax.size, pax.pax_headers = 7, {"path": "w/é/long\nname", "size": "7"}
+    assert list(_files(_tar([pax], tarfile.PAX_FORMAT))) == [("w/é/long\nname", 7)]
+
+
+def test_a_fork_whose_files_one_mount_cannot_take_in_is_the_agents_state():
+    """Files are summed per mount in whole pages, each in the deepest mount it is under;
+    a sum over that mount's size= is refused, whatever the archive's total."""
+    config = SandboxConfig(
+        image="x", tmpfs={"/w": "size=12k", "/w/sub": "size=4k", "/t": "size=1m"}
+    )
+    fits = [_member("w/a", 4096), _member("w/b", 1), _member("w/sub/c", 4096)]
+    linked = [*fits, _member("w/sub/l", kind=tarfile.LNKTYPE)]  # a link takes no page
+    _fits(_tar([*linked, _member("t/big", 1 << 20)]), config)
+    _fits(b"", config)  # a parent that never ran
+    with pytest.raises(gym.errors.ExportTooLarge, match=r"/w/sub are 8192 bytes.* 4096"):
+        _fits(_tar([*fits, _member("w/sub/d", 1)]), config)  # one page more in /w/sub
+    with pytest.raises(gym.errors.ExportTooLarge, match=r"under /w are 16384 bytes"):
+        _fits(_tar([*fits, _member("w/e", 4097)]), config)  # two pages more in /w
+    with pytest.raises(gym.errors.SandboxError, match="could not read"):
+        _fits(b"x" * 1024, config)
+
+
 def test_a_family_with_services_refuses_to_fork():
     sql = gym.make("boxgym/SQL-v0").unwrapped  # its state includes a database server
     assert can_fork(sql) is False and can_fork(toy_env.ToyEnv()) is True
@@ -205,8 +259,9 @@ def test_pyrepo_fork_carries_odd_variables_unset_ones_modes_and_links(engine):
 @pytest.mark.docker
 def test_pyrepo_forks_variables_up_to_the_kernels_limit_and_refuses_files_over_the_cap(engine):
     """Exported variables any program can still start with (1.8 MiB of control bytes,
-    7 MiB as ``declare -px`` writes them) fork; files over the fork cap are refused as
-    the agent's state (`ExportTooLarge`), whatever the mounts could hold."""
+    7 MiB as ``declare -px`` writes them) fork; files over the fork cap, or a sparse
+    file that under it overflows its mount in a branch, are refused as the agent's state
+    (`ExportTooLarge`), whatever the mounts could hold."""
     env = gym.make("boxgym/PyRepo-v0", run="pytest-fork").unwrapped
     env.reset(options={"task": "calc-precedence"})
     branches: list[gym.ContainerEnv] = []
@@ -218,8 +273,11 @@ def test_pyrepo_forks_variables_up_to_the_kernels_limit_and_refuses_files_over_t
         assert "started" in want
         branches = env.fork(1)
         assert _obs(branches[0], probe) == want
+        env.step(bash("truncate -s 64M ~/hole && head -c 1 /dev/zero > ~/more"))
+        with pytest.raises(gym.errors.ExportTooLarge, match="/home/agent are 67112960 bytes"):
+            env.fork(1)  # a sparse file, in full, over its mount: not a failed unpack
         half = (fork_max_bytes(env.sandbox.config) >> 1) + 1
-        env.step(bash(f"head -c {half} /dev/zero | tee /tmp/a > /workspace/a"))
+        env.step(bash(f"rm ~/hole; head -c {half} /dev/zero | tee /tmp/a > /workspace/a"))
         with pytest.raises(gym.errors.ExportTooLarge, match="over the fork cap"):
             env.fork(1)
     finally:
