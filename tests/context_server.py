@@ -7,6 +7,8 @@ A request whose prompt and ``max_tokens`` exceed ``context`` gets vLLM's answer:
 assistant message) with ``usage``, or HTTP 400 with an unrelated message when
 ``refuse(body)`` says so. ``GET /v1/models`` lists the model with ``max_model_len``
 when ``listed`` (vLLM), without it otherwise (a server that does not say).
+``POST /tokenize`` (at the root, as vLLM serves it) answers the same count of a chat
+request's prompt when ``tokenize`` is True, else 404 (a server without it).
 """
 
 from __future__ import annotations
@@ -46,11 +48,14 @@ class ContextServer:
         context: int,
         listed: bool = True,
         refuse: Callable[[dict[str, Any]], bool] | None = None,
+        tokenize: bool = True,
     ) -> None:
         self.answer, self.context, self.listed, self.refuse = answer, context, listed, refuse
+        self.tokenize = tokenize
         self.gets: list[str] = []
         self.posts: list[dict[str, Any]] = []
         self.statuses: list[int] = []
+        self.tokenized: list[dict[str, Any]] = []  # the /tokenize requests, answered or not
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -63,6 +68,10 @@ class ContextServer:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+                if self.path == "/tokenize":
+                    owner.tokenized.append(body)
+                    self._send(*owner.count(body))
+                    return
                 owner.posts.append(body)
                 status, payload = owner.reply(body)
                 owner.statuses.append(status)
@@ -81,6 +90,12 @@ class ContextServer:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
+
+    def count(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """The status and body answering ``POST /tokenize`` (vLLM's fields, no token ids)."""
+        if not self.tokenize:
+            return 404, {"detail": "Not Found"}
+        return 200, {"count": prompt_tokens(body), "max_model_len": self.context, "tokens": []}
 
     def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """The status and body answering one chat completion request."""

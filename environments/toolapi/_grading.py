@@ -144,6 +144,35 @@ def _number(value: Any) -> bool:
     return type(value) is int or type(value) is float
 
 
+_UNORDERED = ("__set__", "__dict__")
+"""The service's tags whose members have no order (a text key never spells one: the
+service escapes a dict's keys that start with ``__``)."""
+
+
+def _canonical(value: Any) -> Any:
+    """A hashable form of a projected value, equal for two values `same_value` calls equal.
+
+    Numbers by value (Python's equal int and float hash alike), a bool apart from them,
+    and the members of `_UNORDERED` tags as a multiset, so that counting these forms
+    matches members in any order.
+    """
+    if type(value) is bool:
+        return ("bool", value)
+    if _number(value):
+        return ("number", value)
+    if type(value) is list:
+        return ("list", tuple(map(_canonical, value)))
+    if type(value) is dict:
+        tag = next(iter(value)) if len(value) == 1 else ""
+        if tag in _UNORDERED and type(value[tag]) is list:
+            members = Counter(map(_canonical, value[tag]))
+            return ("unordered", tag, frozenset(members.items()))
+        return ("dict", frozenset((k, _canonical(v)) for k, v in value.items()))
+    if value is None or type(value) is str:
+        return (type(value).__name__, value)
+    return ("other", repr(value))
+
+
 def same_value(a: Any, b: Any) -> bool:
     """Whether two projected values are equal: the same JSON types, numbers by value.
 
@@ -152,14 +181,22 @@ def same_value(a: Any, b: Any) -> bool:
     a float are equal when their values are (exactly, as Python compares them): JSON has
     one number type, so an agent's ``150`` for the gold's ``150.0`` (both valid for a
     ``number`` parameter, often stored as sent) is the same state, as in BFCL, which
-    compares the live objects with ``==``.
+    compares the live objects with ``==``. A set's members and a non-text-keyed dict's
+    pairs (``__set__``, ``__dict__``) are compared as multisets, in any order: the
+    service sorts them by their JSON text, which puts ``10**20`` and its equal ``1e20``
+    in different places.
     """
     if _number(a) and _number(b):
         return bool(a == b)
     if type(a) is not type(b):
         return False
     if type(a) is dict:
-        return a.keys() == b.keys() and all(same_value(v, b[k]) for k, v in a.items())
+        if a.keys() != b.keys():
+            return False
+        tag = next(iter(a)) if len(a) == 1 else ""
+        if tag in _UNORDERED and type(a[tag]) is list and type(b[tag]) is list:
+            return Counter(map(_canonical, a[tag])) == Counter(map(_canonical, b[tag]))
+        return all(same_value(v, b[k]) for k, v in a.items())
     if type(a) is list:
         return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
     return bool(a == b)

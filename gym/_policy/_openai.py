@@ -28,11 +28,16 @@ policy's: a 400/413/422 to a request that could exceed the context raises `Conte
 instead, and the rollout ends the episode truncated and grades it. Measured, never read
 from the server's message: the context is ``context_tokens``, else the ``max_model_len``
 the server lists for the model at ``GET /models`` (vLLM), asked once at the first
-refusal; the prompt is bounded above by the ``usage.prompt_tokens`` of the
-conversation's last answered request plus, for each message after it, its UTF-8 bytes
-(byte-level BPE: a token covers at least one byte) and `MESSAGE_OVERHEAD`. A refusal
-when that bound and ``max_tokens`` surely fit, or when the context is unknown, stays a
-`PolicyError`.
+refusal. The prompt is counted by the server where it can: vLLM's ``POST /tokenize``
+(at the server's root, beside ``/v1``) renders the same messages and tools through the
+model's chat template and answers their exact ``count``. Elsewhere (no ``/tokenize``, or
+it fails) the prompt is bounded above by the ``usage.prompt_tokens`` of the
+conversation's last answered request plus, for each message after it, the UTF-8 bytes
+of its text as the template renders it (content as is, not JSON-escaped; a byte-level
+BPE token covers at least one byte) and `MESSAGE_OVERHEAD`; that bound exceeds the true
+count at most by the tokenizer's longest token in bytes, as a factor (text of long
+tokens, runs of spaces, is counted the most over). A refusal when the prompt and
+``max_tokens`` surely fit, or when the context is unknown, stays a `PolicyError`.
 """
 
 from __future__ import annotations
@@ -75,6 +80,17 @@ CHECK_READ_S = 15.0
 MESSAGE_OVERHEAD = 32
 """Tokens a chat template may add around one message (role markers, separators,
 a tool result's wrapping), at most: added to each message's bytes in the prompt bound."""
+_NOT_SERVED = (404, 405, 501)
+"""The statuses of a server that has no ``/tokenize``: asked no more."""
+_TOKENIZE_FIELDS = (
+    "tools",
+    "add_generation_prompt",
+    "continue_final_message",
+    "add_special_tokens",
+    "chat_template",
+    "chat_template_kwargs",
+)
+"""Fields of the refused request that shape its prompt, sent again to ``/tokenize``."""
 _LENGTH_STATUSES = (400, 413, 422)
 """The statuses a server refuses a request too long for the context with (vLLM: 400)."""
 _OPTIONAL_FIELDS = ("return_token_ids", "logprobs", "top_logprobs", "seed")
@@ -180,6 +196,7 @@ class OpenAIPolicy(Policy):
         self._dropped: set[str] = set()
         self._listed: int | None = None  # the server's max_model_len, once asked
         self._context_asked = context_tokens is not None
+        self._tokenizes = True  # until the server says it has no /tokenize
         # the last answered request: its messages, tools and prompt tokens (the server's)
         self._counted: tuple[list[dict[str, Any]], list[dict[str, Any]], int] | None = None
         self._random = random.Random()
@@ -332,16 +349,19 @@ class OpenAIPolicy(Policy):
         """The answer's JSON; a 4xx goes to `_reject` with the body that was sent."""
         if response.status_code >= 400:
             body = json.loads(response.request.content)
-            self._reject(response, body, lambda: self._prompt_bound(messages, tools))
+            self._reject(response, body, lambda: self._prompt_tokens(body, messages, tools))
         return _valid_json(response)
 
     def _reject(
-        self, response: httpx.Response, body: dict[str, Any], bound: Callable[[], int]
+        self,
+        response: httpx.Response,
+        body: dict[str, Any],
+        measure: Callable[[], tuple[int, bool]],
     ) -> None:
         """Drop an optional field the server refused (then retry), or raise PolicyError.
 
-        `ContextFull` when the request could exceed the context (``bound``: an upper
-        bound on its prompt's tokens).
+        `ContextFull` when the request could exceed the context (``measure``: its
+        prompt's tokens, and whether the server counted them or they are a bound).
         """
         text = server_message(response)
         if response.status_code in (400, 422):
@@ -354,12 +374,17 @@ class OpenAIPolicy(Policy):
                 raise Retryable(reason, 0.0, counts=False)
         if response.status_code in _LENGTH_STATUSES and (context := self._context()):
             answer = max(_int(body.get("max_tokens")), _int(body.get("max_completion_tokens")))
-            prompt = bound()
+            prompt, counted = measure()
             if prompt + answer > context:
+                size = (
+                    f"of {prompt} tokens (the server's count)"
+                    if counted
+                    else (f"of up to {prompt} tokens")
+                )
                 raise ContextFull(
                     f"{self.base_url}/chat/completions answered HTTP {response.status_code} "
                     f"to a request that could exceed the model's context ({context} tokens): "
-                    f"a prompt of up to {prompt} tokens and an answer of up to {answer}",
+                    f"a prompt {size} and an answer of up to {answer}",
                     context_tokens=context,
                 )
         raise PolicyError(
@@ -385,19 +410,65 @@ class OpenAIPolicy(Policy):
             self._listed = _model_context(response, self.model)
         return self.context_tokens or self._listed
 
+    def _prompt_tokens(
+        self, body: dict[str, Any], messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> tuple[int, bool]:
+        """The tokens of a refused request's prompt, and whether the server counted them.
+
+        The server's count at ``/tokenize`` when it gives one, else `_prompt_bound`.
+        """
+        count = self._tokenized(body)
+        return (count, True) if count is not None else (self._prompt_bound(messages, tools), False)
+
+    def _tokenized(self, body: dict[str, Any]) -> int | None:
+        """The prompt's exact tokens by the server's ``POST /tokenize`` (vLLM), if it answers.
+
+        The request's messages, model and template fields, at the server's root. A 404
+        (no such route) stops the asking; any other failure leaves this prompt uncounted.
+        """
+        if not self._tokenizes:
+            return None
+        import httpx
+
+        root = self.base_url.removesuffix("/v1")
+        ask = {"model": body.get("model", self.model), "messages": body.get("messages", [])}
+        ask.update({k: body[k] for k in _TOKENIZE_FIELDS if k in body})
+        try:
+            response = self._client.post(
+                f"{root}/tokenize",
+                json=ask,
+                timeout=httpx.Timeout(CHECK_READ_S, connect=CHECK_CONNECT_S),
+            )
+        except httpx.HTTPError:
+            return None
+        if response.status_code in _NOT_SERVED:
+            self._tokenizes = False
+            return None
+        if response.status_code != 200:
+            return None
+        try:
+            data = load_json(response.content, "the token count", RESPONSE, check=False)
+        except ValueError:
+            return None
+        count = data.get("count") if isinstance(data, dict) else None
+        return count if type(count) is int and count > 0 else None
+
     def _prompt_bound(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
         """An upper bound on the tokens of the prompt these messages and tools make.
 
         What the server counted for the last answered request, when these messages
         begin with its and the tools are its, plus each message after those by its
-        bytes; else every message and the tools by their bytes.
+        text's bytes (`_message_bound`); else every message so and the tools by their
+        JSON's bytes.
         """
         if self._counted is not None:
             counted, counted_tools, tokens = self._counted
             n = len(counted)
             if len(messages) > n and messages[:n] == counted and tools == counted_tools:
-                return tokens + _bytes_bound(messages[n:])
-        return _bytes_bound(messages) + _bytes_bound(tools)
+                return tokens + sum(_message_bound(m) for m in messages[n:])
+        return sum(_message_bound(m) for m in messages) + sum(
+            _json_bytes(tool) + MESSAGE_OVERHEAD for tool in tools
+        )
 
     def _backoff(self) -> Backoff:
         return Backoff(self.max_retries, self.backoff, self.max_backoff, self._random)
@@ -496,16 +567,65 @@ def _usage(value: Any) -> dict[str, int]:
     return {str(k): v for k, v in value.items() if type(v) is int}
 
 
-def _bytes_bound(items: list[dict[str, Any]]) -> int:
-    """Tokens the items may take in a prompt, at most.
+def _message_bound(message: Any) -> int:
+    """Tokens one message may take in a prompt, at most: the bytes its template renders.
 
-    Each one's UTF-8 bytes as JSON (a byte-level BPE token covers at least one byte) plus
-    `MESSAGE_OVERHEAD`.
+    A chat template writes a message's text as it is: its content's UTF-8 bytes count
+    (never its JSON escapes: a control byte is one byte, not six), each tool call's
+    name and arguments (as sent, or as re-written by the template's ``tojson``, the
+    longer), its other text fields; each message and each tool call adds
+    `MESSAGE_OVERHEAD` for the template's markers. A byte-level BPE token covers at
+    least one byte.
     """
-    return sum(
-        len(json.dumps(item, ensure_ascii=False, default=str).encode()) + MESSAGE_OVERHEAD
-        for item in items
-    )
+    if not isinstance(message, dict):
+        return _json_bytes(message) + MESSAGE_OVERHEAD
+    total = MESSAGE_OVERHEAD
+    for key, value in message.items():
+        if key == "role" or value is None:
+            continue
+        if key == "content":
+            total += _content_bytes(value)
+        elif key == "tool_calls" and isinstance(value, list):
+            total += sum(_call_bytes(call) + MESSAGE_OVERHEAD for call in value)
+        elif isinstance(value, str):
+            total += len(value.encode())
+        else:
+            total += _json_bytes(value)
+    return total
+
+
+def _content_bytes(content: Any) -> int:
+    """The UTF-8 bytes of a message's content: its text, or its text parts' (joined)."""
+    if isinstance(content, str):
+        return len(content.encode())
+    if isinstance(content, list):
+        return sum(
+            len(part["text"].encode()) + 1
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+            else _json_bytes(part)
+            for part in content
+        )
+    return _json_bytes(content)
+
+
+def _call_bytes(call: Any) -> int:
+    """The bytes a template renders one tool call with: its name and its arguments."""
+    fn = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(fn, dict):
+        return _json_bytes(call)
+    name, args = fn.get("name"), fn.get("arguments")
+    text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, default=str)
+    try:  # the template may decode and re-dump them (tojson: ", " and ": ")
+        again = len(json.dumps(json.loads(text), ensure_ascii=False).encode())
+    except (ValueError, RecursionError):
+        again = 0
+    named = len(name.encode()) if isinstance(name, str) else _json_bytes(name)
+    return named + max(len(text.encode()), again)
+
+
+def _json_bytes(value: Any) -> int:
+    """The UTF-8 bytes of a value's JSON text (escapes included)."""
+    return len(json.dumps(value, ensure_ascii=False, default=str).encode())
 
 
 def _int(value: Any) -> int:

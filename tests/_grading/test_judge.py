@@ -197,8 +197,28 @@ def test_a_request_the_input_gets_refused_is_the_inputs_fail(stub, tmp_path):
     assert "judge_no_verdict" in c.explanation and "HTTP 400" in c.explanation
     assert len(server.requests) == 2  # the call (not retried), then the control
     judge.score("Fix add().", "+# TRIGGER again\n")
-    assert len(server.requests) == 3  # the control vouches for a while; the refusal never cached
+    assert len(server.requests) == 4  # the control asked again; the refusal never cached
     assert judge.assess("Fix add().", "+# TRIGGER again\n").no_verdict
+
+
+def test_a_judge_that_breaks_after_a_control_passed_is_infra(stub, tmp_path):
+    """The control got a verdict a moment ago, then every request is refused (an outage):
+    the episodes judged after it are infra, never the control's earlier word."""
+    broken = [False]
+
+    def hosted(body: dict[str, Any]) -> Reply:
+        if broken[0] or "TRIGGER" in user_text(body):
+            return 400, "upstream: invalid deployment"
+        return 200, '{"score": 0.9, "reason": "fine"}'
+
+    server = stub(hosted)
+    judge = make_judge(server, tmp_path, gated=True, max_retries=0)
+    assert judge.assess("Fix add().", "+# TRIGGER\n").no_verdict  # the control answered
+    broken[0] = True
+    for answer in ("+def add(a, b): return a + b\n", "+def add(a, b):\n+    return b + a\n"):
+        with pytest.raises(gym.GradingError, match="control case got no verdict either"):
+            judge.score("Fix add().", answer)
+    assert len(server.requests) == 6  # each: the call, then the control
 
 
 def test_an_obeyed_injection_is_the_inputs_fail(stub, tmp_path):

@@ -2,8 +2,9 @@
 
 Against `context_server.ContextServer` (a vLLM stand-in that enforces its context and
 reports usage): a refusal of a request that could exceed the context (by the server's
-prompt count and the bytes of what came after) is `ContextFull`; one that surely fits,
-or from a server whose context is unknown, stays a plain `PolicyError`.
+count at ``/tokenize``, else its count of the last prompt and the bytes of what came
+after) is `ContextFull`; one that surely fits, or from a server whose context is
+unknown, stays a plain `PolicyError`.
 """
 
 from __future__ import annotations
@@ -57,7 +58,11 @@ def test_a_refusal_of_a_request_that_could_exceed_the_context_is_context_full():
     assert isinstance(caught.value, PolicyError)  # every other caller: as before
     assert caught.value.context_tokens == 2000
     assert caught.value.end_reason == "context full (2000 tokens)"
+    assert "(the server's count)" in str(caught.value)
     assert server.gets == ["/v1/models"]  # asked once, at the first refusal
+    assert len(server.tokenized) == 2  # the prompt counted at each refusal
+    assert server.tokenized[0]["messages"] == conversation(9000)
+    assert server.tokenized[0]["tools"] == TOOLS
 
 
 def test_the_models_list_is_not_asked_while_the_server_answers():
@@ -78,7 +83,9 @@ def test_a_refusal_when_the_conversation_surely_fits_stays_a_policy_error():
     def has_tool_result(body: dict[str, Any]) -> bool:
         return any(m["role"] == "tool" for m in body["messages"])
 
-    with ContextServer(reader, context=4000, refuse=has_tool_result).serving() as server:
+    with ContextServer(
+        reader, context=4000, refuse=has_tool_result, tokenize=False
+    ).serving() as server:
         pol = policy(server.url)
         messages = conversation(12_000)
         messages.append(pol.act(messages, TOOLS).message)
@@ -92,6 +99,45 @@ def test_a_refusal_when_the_conversation_surely_fits_stays_a_policy_error():
         pol.close()
     assert not isinstance(caught.value, ContextFull)
     assert server.statuses == [200, 400, 400]
+    assert len(server.tokenized) == 1  # its 404 asked once: no /tokenize there
+
+
+def always(body: dict[str, Any]) -> bool:
+    return True
+
+
+def test_the_servers_token_count_decides_when_it_has_one():
+    """A refusal of 9 KB of text (2,260 tokens by the server's count) with a context of
+    4,000: by bytes it could exceed, by the count it fits, so it is the server's fault."""
+    with ContextServer(reader, context=4000, refuse=always).serving() as server:
+        pol = policy(server.url)
+        with pytest.raises(PolicyError, match="HTTP 400: bad request") as caught:
+            pol.act(conversation(9000), TOOLS)
+        pol.close()
+    assert not isinstance(caught.value, ContextFull)
+    assert len(server.tokenized) == 1
+    with ContextServer(reader, context=4000, refuse=always, tokenize=False).serving() as server:
+        pol = policy(server.url)
+        with pytest.raises(ContextFull, match="a prompt of up to 9"):
+            pol.act(conversation(9000), TOOLS)  # without a count: the bytes' bound
+        pol.close()
+
+
+def test_control_bytes_count_one_byte_each_not_their_json_escapes():
+    """A tool result of 6,000 control bytes is 36,000 bytes of JSON escapes but at most
+    6,000 tokens: a refusal with a context of 16,000 is not the context's."""
+    messages = [
+        *conversation(10),
+        call("read", {"path": "a.txt"}, "c1"),
+        {"role": "tool", "tool_call_id": "c1", "content": "\x01" * 6000},
+    ]
+    with ContextServer(reader, context=16000, refuse=always, tokenize=False).serving() as server:
+        pol = policy(server.url)
+        with pytest.raises(PolicyError, match="HTTP 400: bad request") as caught:
+            pol.act(messages, TOOLS)
+        pol.close()
+    assert not isinstance(caught.value, ContextFull)
+    assert server.gets == ["/v1/models"]  # the context was known: the bound decided
 
 
 def test_the_answer_budget_counts_toward_the_context():

@@ -14,7 +14,6 @@ import os
 import random
 import secrets
 import threading
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,11 +47,6 @@ from gym._grading._judge._steps import StepView, split_step
 
 _SECRET = secrets.token_bytes(32)
 """The process's key for call nonces: what the candidate's text alone cannot give."""
-
-_CONTROL_SECONDS = 300.0
-"""How long a control case that got a verdict vouches for the judge (per settings)."""
-_controls: dict[str, float] = {}
-_controls_lock = threading.Lock()
 
 CONTROL_TASK = "Write a Python function add(a, b) in calc.py that returns the sum of a and b."
 """The control case's task: a known small case any working judge gives a verdict on."""
@@ -391,13 +385,11 @@ class Judge(BaseModel):
     def _control(self, kind: str) -> str:
         """Ask the control case of ``kind`` (``score`` or ``step``): '' or why it failed.
 
-        A control that got a verdict vouches for these settings (all of them: endpoint,
-        model, prompts, limits) for `_CONTROL_SECONDS`; one that failed is asked again.
+        Asked anew after each input with no verdict, never vouched for from an earlier
+        call: a judge that got a verdict a minute ago may be down now, and only a control
+        answered after the input's failure says the judge still works (the failure is
+        then the input's). Its answer is never cached.
         """
-        settings = hashlib.sha256(f"{kind}\0{self.model_dump_json()}".encode()).hexdigest()
-        with _controls_lock:
-            if time.monotonic() - _controls.get(settings, -1e9) < _CONTROL_SECONDS:
-                return ""
         nonce = secrets.token_hex(8)
         try:
             if kind == "step":
@@ -415,8 +407,6 @@ class Judge(BaseModel):
                 self._ask_score(self.pointwise_template, fields, nonce)
         except GradingError as exc:
             return str(exc)[:300]
-        with _controls_lock:
-            _controls[settings] = time.monotonic()
         return ""
 
     # -- pairwise ----------------------------------------------------------------------

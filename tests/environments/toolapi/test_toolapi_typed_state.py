@@ -62,6 +62,25 @@ def test_numbers_compare_by_value_across_int_and_float() -> None:
     assert not same_value(wire("2"), wire(2))
 
 
+def test_set_members_and_dict_pairs_match_in_any_order_by_value() -> None:
+    # The service sorts members by their JSON text: 1e+20 after 15, 100000000000000000000
+    # before it. Python (and BFCL's ==) call these equal.
+    assert same_value(wire({10**20, 15}), wire({1e20, 15}))
+    assert same_value(wire({10**16: "x", 15: "y"}), wire({1e16: "x", 15: "y"}))
+    inner = frozenset({frozenset({10**20, 3}), 7})
+    assert same_value(wire(inner), wire(frozenset({frozenset({1e20, 3}), 7})))
+    assert same_value(wire([{10**20, 15}]), wire([{1e20, 15}]))
+    # still typed and counted: a bool is no number, a repeat no other member
+    assert not same_value(wire({True, 2}), wire({1, 2}))
+    assert not same_value(wire({10**20, 15}), wire({1e20, 16}))
+    assert not same_value(wire({10**16: "x", 15: "y"}), wire({1e16: "y", 15: "x"}))
+    two = {"__set__": [{"__class__": "A", "n": 1}, {"__class__": "A", "n": 1}]}
+    assert not same_value(
+        two, {"__set__": [{"__class__": "A", "n": 1}, {"__class__": "A", "n": 2}]}
+    )
+    assert not same_value(wire({"__set__": [15, 10**20]}), wire({1e20, 15}))  # a text key
+
+
 # Each pair: a backend dict (or list) spelled like a tag, and the value the tag stands for.
 LOOKALIKES: list[tuple[Any, Any]] = [
     ({"__set__": ["a", "b"]}, {"a", "b"}),
