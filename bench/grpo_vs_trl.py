@@ -143,6 +143,7 @@ class Boxgym:
                 episodes.append(
                     TrainEpisode(
                         episode_id=f"{index}:{task.id}:{g}",
+                        env_id=ENV,
                         group=f"{ENV}/{task.id}",
                         split="train",
                         outcome="pass" if reward else "fail",

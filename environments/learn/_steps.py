@@ -6,6 +6,10 @@ are empty). The drawers are closed until the agent looks at them: ``look()`` ope
 and lists which one holds a card, ``open(drawer)`` reads one (an open drawer only), and
 ``submit(choice)`` ends the episode as in Learn-v0. Only the final answer is rewarded,
 by the same hidden check on the host: the door the key opens.
+
+The key is host-side only: a task's ``key`` (its task.toml's ``[tags]`` or top level)
+is kept in its ``data``, never in its tags, which reset's info, the store and reports
+carry (`LearnStepsEnv.load_tasks`).
 """
 
 from __future__ import annotations
@@ -46,7 +50,8 @@ class LearnStepsEnv(LearnEnv):
     """Look at the drawers, open the one with the card, submit the door its key opens.
 
     Tools: ``look()``, ``open(drawer)``, ``submit(choice)`` (final). A task's data names
-    its ``card`` drawer and its ``key`` (tag); its hidden answer is the key's door.
+    its ``card`` drawer and its ``key`` (host-side, in its data); its hidden answer is
+    the key's door.
     """
 
     family: ClassVar[str] = "learnsteps"
@@ -57,9 +62,21 @@ class LearnStepsEnv(LearnEnv):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(leaky=False, **kwargs)
 
+    @classmethod
+    def load_tasks(cls) -> list[gym.Task]:
+        """The family's tasks, each one's key moved out of its tags into its data.
+
+        A task's tags are in reset's info (what a policy or a trainer may put in a
+        prompt), its stored episodes and reports by tag; the key is what the agent must
+        find in the drawers, so only the harness reads it (`setup`).
+        """
+        tasks = super().load_tasks()
+        tasks[:] = [_keyless(t) for t in tasks]  # in place: a task list keeps its problems
+        return tasks
+
     def setup(self, task: gym.Task, sandbox: gym.sandbox.Sandbox) -> None:
         """Three closed drawers: the card (the key's name, repeated) in the task's one."""
-        card, key = _card(task), task.tags["key"]
+        card, key = _card(task), _key(task)
         text = f"A card. The name on it, over and over: {' '.join([key] * 40)}\n"
         files = {d: (text.encode() if d == card else b"") for d in DRAWERS}
         sandbox.put_files(f"{sandbox.config.workdir}/drawers", files, via_shell=True)
@@ -113,6 +130,26 @@ class LearnStepsEnv(LearnEnv):
             gym.ToolCall(name="open", arguments={"drawer": _card(task)}),
             gym.ToolCall(name="submit", arguments={"choice": hidden_answer(task)}),
         ]
+
+
+def _keyless(task: gym.Task) -> gym.Task:
+    """The task with its ``key`` tag moved into its data (unchanged when it has none)."""
+    if "key" not in task.tags:
+        return task
+    tags = {name: value for name, value in task.tags.items() if name != "key"}
+    return task.model_copy(update={"tags": tags, "data": {**task.data, "key": task.tags["key"]}})
+
+
+def _key(task: gym.Task) -> str:
+    """The key named on the task's card (host-side, in its data).
+
+    Raises:
+        ConfigError: the task names no key.
+    """
+    key = task.data.get("key")
+    if not isinstance(key, str) or not key:
+        raise gym.ConfigError(f"task {task.id}: no key (task.toml's key, or tags.key)")
+    return key
 
 
 def _card(task: gym.Task) -> str:

@@ -41,7 +41,10 @@ The pieces, each small and typed:
 
 Which tasks may be trained on at all: `training_tasks` keeps a family's training
 splits, `refuse_held_out` raises `HeldOutError` for a held-out one, `split_use` names
-what a split may be used for (``training`` or ``held-out``).
+what a split may be used for (``training`` or ``held-out``), and
+``gym.train._episodes.refuse_held_out_episodes`` raises it for episodes of a held-out
+split (each `TrainEpisode` names its ``env_id``): every entry that collects, reads or
+samples training episodes calls it.
 
 torch is imported only inside the functions that use it, so ``import gym.train`` is
 light; install it with ``pip install -e '.[train]'``.

@@ -1,13 +1,19 @@
-"""Episodes as a trainer needs them, from memory or from the store, and GRPO samples of them."""
+"""Episodes as a trainer needs them, from memory or from the store, and GRPO samples of them.
+
+Held-out episodes never become training data: `refuse_held_out_episodes` asks the one
+authority on split roles (`gym._envs._splits.split_use`) about each episode's own
+environment and split, and everything here that builds samples calls it first.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from gym._core._errors import ConfigError
+from gym._core._errors import HeldOutError
+from gym._envs._splits import split_use
 from gym.train._rewards import AdvantageKind, Advantages, advantages, training_reward, verified
 from gym.train._samples import Sample, TurnTokens, episode_samples, turn_tokens
 
@@ -15,7 +21,7 @@ if TYPE_CHECKING:
     from gym._run._rollout import EpisodeResult
     from gym._store import Store
 
-__all__ = ["GroupSamples", "TrainEpisode", "grpo_samples"]
+__all__ = ["GroupSamples", "TrainEpisode", "grpo_samples", "refuse_held_out_episodes"]
 
 
 class TrainEpisode(BaseModel):
@@ -25,8 +31,11 @@ class TrainEpisode(BaseModel):
     """Its id (the store's, when it came from there)."""
     group: str
     """What its advantage is relative to: ``env_id/task_id`` (G samples of one task)."""
+    env_id: str = ""
+    """Its environment, whose family declares the role of ``split`` (an episode without
+    one is refused as training data: its split's role cannot be told)."""
     split: str = ""
-    """The task's split (train or eval)."""
+    """The task's split (its role, training or held-out, is the family's: `split_use`)."""
     outcome: str
     """pass, fail or infra_error."""
     reward: float | None
@@ -55,6 +64,7 @@ class TrainEpisode(BaseModel):
         return cls(
             episode_id=episode_id,
             group=f"{result.env_id}/{result.task_id}",
+            env_id=result.env_id,
             split=result.split,
             outcome=result.outcome,
             reward=result.reward,
@@ -72,12 +82,36 @@ class TrainEpisode(BaseModel):
         return cls(
             episode_id=row.id,
             group=f"{row.env_id}/{row.task_id}",
+            env_id=row.env_id,
             split=row.split,
             outcome=row.outcome,
             reward=row.reward,
             flags=flags,
             notes=notes,
             turns=_tokens_unless_infra(row.outcome, store.steps(row.id)),
+        )
+
+
+def refuse_held_out_episodes(episodes: Iterable[TrainEpisode]) -> None:
+    """Raise unless every episode is of a training split of its own environment.
+
+    Asks `split_use` (which fails closed: a split its family does not declare, an empty
+    one, or any but ``train`` of an environment not registered here is held out). Every
+    entry that starts, reads or samples training episodes calls this.
+
+    Raises:
+        HeldOutError: some are held out, or name no environment; the message says which.
+    """
+    held = [e for e in episodes if not e.env_id or split_use(e.env_id, e.split) != "training"]
+    if held:
+        shown = ", ".join(
+            f"{e.episode_id or e.group} ({e.env_id or 'no env_id'}: split {e.split!r})"
+            for e in held[:3]
+        )
+        raise HeldOutError(
+            f"{len(held)} episode(s) are not of a training split: {shown}; held-out "
+            "splits are for evaluation only (training on them makes their scores "
+            "meaningless): train on the tasks of `gym.train.training_tasks`"
         )
 
 
@@ -127,18 +161,15 @@ def grpo_samples(
         episodes: G episodes per task (grouped by ``group``), any order.
         kind: grpo, dr_grpo or rloo.
         eos_token_id: marks samples whose last completion was cut (see `episode_samples`).
-        allow_eval: also accept eval-split episodes (refused by default: training on
-            the eval split makes its scores meaningless).
+        allow_eval: also accept held-out episodes (refused by default: training on a
+            held-out split makes its scores meaningless; see `refuse_held_out_episodes`).
 
     Raises:
-        ConfigError: an eval-split episode without ``allow_eval``.
+        HeldOutError: a held-out episode (or one without ``env_id``) without
+            ``allow_eval``.
     """
-    leaked = [e.episode_id or e.group for e in episodes if e.split == "eval"]
-    if leaked and not allow_eval:
-        raise ConfigError(
-            f"{len(leaked)} episodes are from the eval split (e.g. {leaked[0]}): train on "
-            "the train split"
-        )
+    if not allow_eval:
+        refuse_held_out_episodes(episodes)
     groups: list[Hashable] = [e.group for e in episodes]
     adv = advantages([e.reward_for_training for e in episodes], groups, kind)
     samples, breaks, split = [], 0, 0

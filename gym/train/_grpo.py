@@ -479,6 +479,7 @@ def _stats_of(step: int, collected: Collected) -> StepStats:
         [e.training_reward or 0.0 for e in graded],
         [bool(e.hidden_pass) for e in graded],
         [e.episode.flags for e in graded],
+        notes=[e.episode.notes for e in graded],
     )
 
 

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from gym._core._errors import ConfigError
 from gym._envs._registry import make, tasks_of
@@ -33,7 +33,7 @@ from gym._envs._splits import refuse_held_out, training_tasks
 from gym._policy import Policy
 from gym._run._runner import RunConfig, run
 from gym._store import EpisodeRow, StepRow, Store, VerdictRow
-from gym.train._episodes import TrainEpisode, flag_names
+from gym.train._episodes import TrainEpisode, flag_names, refuse_held_out_episodes
 from gym.train._samples import turn_tokens
 
 __all__ = [
@@ -96,6 +96,17 @@ class ScoredEpisode(BaseModel):
     """Whether its hidden checks passed (None for infra_error)."""
     tokens: int = 0
     """Tokens the policy sampled in it."""
+
+    @model_validator(mode="after")
+    def _episode_env(self) -> ScoredEpisode:
+        """The episode carries this environment (filled in when it names none)."""
+        if not self.episode.env_id:
+            self.episode = self.episode.model_copy(update={"env_id": self.env_id})
+        elif self.episode.env_id != self.env_id:
+            raise ValueError(
+                f"episode {self.episode.episode_id} is of {self.episode.env_id}, not {self.env_id}"
+            )
+        return self
 
     @property
     def training_reward(self) -> float | None:
@@ -204,7 +215,8 @@ def collect(
     Args:
         store: where the episodes are committed (a run of their own).
         envs: environment ids.
-        tasks: the task ids to run (training splits only: see `train_tasks`).
+        tasks: the task ids to run (training splits only: see `train_tasks`; an id
+            that is held out in any of ``envs`` is refused before anything runs).
         group_size: episodes per task (G).
         seed: the training seed; each version's episodes get reset seeds of their own.
         version: the policy version (recorded in every episode's ``policy_params``).
@@ -214,7 +226,13 @@ def collect(
         reward: the reward source (see the module docstring).
         concurrency: episodes at once.
         label: the run's label.
+
+    Raises:
+        HeldOutError: a task is of a held-out split of one of ``envs``.
     """
+    wanted = set(tasks)
+    for env_id in envs:
+        refuse_held_out(env_id, [t for t in tasks_of(env_id) if t.id in wanted])
     start = time.monotonic()
     config = RunConfig(
         envs=list(envs),
@@ -232,12 +250,26 @@ def collect(
 
 
 def read_collected(store: Store, run_id: str, reward: RewardSource = "visible") -> Collected:
-    """The scored episodes of a stored collection run."""
+    """The scored episodes of a stored collection run.
+
+    Raises:
+        HeldOutError: the run holds an episode of a held-out split (it is no training
+            collection: `refuse_held_out_episodes`).
+    """
+    rows = store.episodes(run_id)
+    refuse_held_out_episodes(  # before a single step of theirs is read
+        TrainEpisode(
+            episode_id=r.id,
+            group=f"{r.env_id}/{r.task_id}",
+            env_id=r.env_id,
+            split=r.split,
+            outcome=r.outcome,
+            reward=r.reward,
+        )
+        for r in rows
+    )
     steps, verdicts = store.run_steps(run_id), store.verdicts(run_id)
-    episodes = [
-        _scored(row, steps.get(row.id, []), verdicts.get(row.id), reward)
-        for row in store.episodes(run_id)
-    ]
+    episodes = [_scored(row, steps.get(row.id, []), verdicts.get(row.id), reward) for row in rows]
     return Collected(run_id=run_id, episodes=episodes)
 
 
@@ -253,6 +285,7 @@ def _scored(
     episode = TrainEpisode(
         episode_id=row.id,
         group=f"{row.env_id}/{row.task_id}",
+        env_id=row.env_id,
         split=row.split,
         outcome=row.outcome,
         reward=value,

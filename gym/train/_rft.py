@@ -12,15 +12,19 @@ the least machinery: no reward model, no advantages, no reference model. One rou
 3. Fine-tune: the supervised loss (`gym.train.batch_sft_loss`: negative log-likelihood
    of the sampled tokens only, token-in/token-out samples from `episode_samples`),
    which is the policy gradient with advantage 1 for kept and 0 for rejected episodes.
-4. Evaluate the fine-tuned model on the held-out eval split and promote it only if its
+4. Evaluate the fine-tuned model on the held-out splits and promote it only if its
    pass@1 rises above the best so far (`promote`); otherwise its weights are put back.
    A promoted model is saved as a Hugging Face folder with ``rft.json`` recording the
    tasks and episodes it learnt from.
 
-Training refuses eval-split tasks (held out: training on them makes their scores
-meaningless). The model is trained in this process, in place: the policies that run
-the episodes share it (`gym._policy.LocalPolicy.of`), so no weights are copied to
-sample from the updated model. torch is imported only inside the functions that use it.
+Which tasks are trained on and which judge is the families' word (`split_use`): the
+tasks of training splits are collected, those of held-out splits evaluated, whatever
+the splits are named (`role_tasks`). Training refuses held-out tasks and episodes
+(training on them makes their scores meaningless).
+
+The model is trained in this process, in place: the policies that run the episodes
+share it (`gym._policy.LocalPolicy.of`), so no weights are copied to sample from the
+updated model. torch is imported only inside the functions that use it.
 """
 
 from __future__ import annotations
@@ -37,15 +41,16 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from gym._core._errors import ConfigError, HeldOutError, InfraError
+from gym._core._errors import ConfigError, InfraError
+from gym._core._models import SplitUse
 from gym._envs._env import env_of
 from gym._envs._registry import make, tasks_of
-from gym._envs._splits import refuse_held_out, split_use
+from gym._envs._splits import refuse_held_out, split_use, split_uses
 from gym._policy import LocalPolicy, Policy, policy_from_name
 from gym._policy._grammar import allowed_tokens
 from gym._run._runner import RunConfig, RunProgress, expand_envs, run
 from gym.train._batch import Batch, batch_sft_loss, collate, sample_allowed
-from gym.train._episodes import TrainEpisode
+from gym.train._episodes import TrainEpisode, refuse_held_out_episodes
 from gym.train._samples import Sample, episode_samples
 
 if TYPE_CHECKING:
@@ -59,6 +64,7 @@ __all__ = [
     "Selection",
     "promote",
     "rft_envs",
+    "role_tasks",
     "select_episodes",
     "train_rft",
 ]
@@ -94,9 +100,10 @@ class RFTConfig(BaseModel):
     seed: int = 0
     """Seeds the collection runs (one per round), the shuffling and the evaluation."""
     limit: int | None = None
-    """At most this many tasks per environment and split."""
+    """At most this many tasks per environment and split (per environment and role
+    when a role's splits are not one name across the environments: `role_tasks`)."""
     tasks: list[str] | None = None
-    """Only these train task ids (eval-split ids are refused)."""
+    """Only these training task ids (held-out ids are refused)."""
     max_steps: int | None = None
     """Override of the environments' step budgets."""
 
@@ -128,7 +135,7 @@ class RoundResult(BaseModel):
     round: int
     """1, 2, ..."""
     collect_run: str
-    """The run id of the collection (train split)."""
+    """The run id of the collection (training splits)."""
     eval_run: str = ""
     """The run id of the candidate's evaluation ('' when nothing was kept)."""
     episodes: int
@@ -211,9 +218,40 @@ def _sampled(episode: TrainEpisode) -> tuple[tuple[int, ...], ...]:
     return tuple(tuple(turn.completion) for turn in episode.turns)
 
 
-def _training(episode: TrainEpisode) -> bool:
-    """Whether an episode's split is a training split of its environment."""
-    return split_use(episode.group.rsplit("/", 1)[0], episode.split) == "training"
+def role_tasks(
+    envs: Sequence[str], role: SplitUse, ids: Sequence[str] | None = None
+) -> tuple[str | None, list[str] | None]:
+    """The ``split`` and ``tasks`` of a run of exactly the tasks of one role.
+
+    When every environment's splits of the role are one and the same name, that split
+    (and ``ids`` as they are: the runner's own selection, as before roles). Otherwise
+    (MBPP trains on ``prompt`` and ``train``) no split and the ids of the role's tasks
+    (only those of ``ids`` when given), so the runner's ``limit`` counts per
+    environment and role.
+
+    Raises:
+        ConfigError: an id is of the role in one environment and of another in
+            another (a run names ids across all its environments: it would run both).
+    """
+    names = {n for e in envs for n, use in split_uses(e).items() if use == role}
+    if len(names) == 1 and all(
+        {n for n, use in split_uses(e).items() if use == role} == names for e in envs
+    ):
+        return names.pop(), list(ids) if ids is not None else None
+    wanted = set(ids) if ids is not None else None
+    chosen: set[str] = set()
+    other: set[str] = set()
+    for env_id in envs:
+        for task in tasks_of(env_id):
+            mine = split_use(env_id, task.split) == role
+            (chosen if mine else other).add(task.id)
+    both = sorted(chosen & other)
+    if both:
+        raise ConfigError(
+            f"task ids {both[:5]} are {role} in one of {', '.join(envs)} and not in "
+            "another: run those environments apart"
+        )
+    return None, sorted(t for t in chosen if wanted is None or t in wanted)
 
 
 def select_episodes(episodes: Sequence[TrainEpisode], cap: int) -> Selection:
@@ -227,14 +265,10 @@ def select_episodes(episodes: Sequence[TrainEpisode], cap: int) -> Selection:
         cap: the most kept per task.
 
     Raises:
-        HeldOutError: an episode is from a held-out split.
+        HeldOutError: an episode is of a held-out split of its environment (or names
+            none: `refuse_held_out_episodes`).
     """
-    held_out = [e.episode_id or e.group for e in episodes if not _training(e)]
-    if held_out:
-        raise HeldOutError(
-            f"{len(held_out)} episodes are from a held-out split (e.g. {held_out[0]}): "
-            "rejection sampling trains on training splits only"
-        )
+    refuse_held_out_episodes(episodes)
     good = [e for e in episodes if e.verified]
     good.sort(key=lambda e: (e.group, sum(len(t.completion) for t in e.turns), e.episode_id))
     seen: set[tuple[str, tuple[tuple[int, ...], ...]]] = set()
@@ -297,9 +331,10 @@ class _Trainer:
         }
         return functools.partial(type(self.policy).of, self.loaded, **settings)
 
-    def run_config(self, version: str, split: str, seed: int) -> RunConfig:
-        """The runner's configuration of a collection or an evaluation."""
-        collect = split == "train"
+    def run_config(self, version: str, role: SplitUse, seed: int) -> RunConfig:
+        """The runner's configuration of a collection (``training``) or an evaluation."""
+        collect = role == "training"
+        split, tasks = role_tasks(self.envs, role, self.config.tasks if collect else None)
         temperature = self.config.temperature if collect else self.config.eval_temperature
         params = {
             **self.config.policy_params,
@@ -315,7 +350,7 @@ class _Trainer:
             seed=seed,
             split=split,
             limit=self.config.limit,
-            tasks=self.config.tasks if collect else None,
+            tasks=tasks,
             max_steps=self.config.max_steps,
             label=f"rft {self.config.rft_id} {version} {'collect' if collect else 'eval'}",
         )
@@ -334,8 +369,8 @@ class _Trainer:
         Raises:
             InfraError: no eval episode could be graded.
         """
-        config = self.run_config(version, "eval", self.config.seed)
-        self.say(f"evaluating {version} on the eval split ({config.run_id})")
+        config = self.run_config(version, "held-out", self.config.seed)
+        self.say(f"evaluating {version} on the held-out splits ({config.run_id})")
         self.episodes(config, self.config.eval_temperature)
         outcomes = list(self.store.episode_outcomes(config.run_id).values())
         graded = [o for o in outcomes if o != "infra_error"]
@@ -348,7 +383,7 @@ class _Trainer:
 
     def collect(self, round_no: int) -> tuple[Selection, RunConfig, int]:
         """A round's train episodes, selected; and how many ended in infra errors."""
-        config = self.run_config(f"r{round_no}", "train", self.config.seed + round_no)
+        config = self.run_config(f"r{round_no}", "training", self.config.seed + round_no)
         self.say(f"round {round_no}: collecting ({config.run_id})")
         self.episodes(config, self.config.temperature)
         rows = self.store.episodes(config.run_id)
@@ -376,7 +411,7 @@ class _Trainer:
         """The grammar's allowed tokens at each position of a sample (None: unconstrained)."""
         if not self.policy.constrained:
             return None
-        tools = self.tools(episode.group.rsplit("/", 1)[0])
+        tools = self.tools(episode.env_id)
         grammar, rows = self.loaded.grammar(), []
         for index in sample.turns:
             turn = episode.turns[index]
@@ -524,7 +559,7 @@ def train_rft(
             `gym.runs.run`): `gym._core._progress.RunEvents` shows their progress.
 
     Raises:
-        ConfigError: a policy that is not local, eval-split tasks to train on.
+        ConfigError: a policy that is not local, held-out tasks to train on.
         InfraError: an evaluation could not grade a single episode.
     """
     trainer = _Trainer(

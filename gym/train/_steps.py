@@ -68,6 +68,7 @@ from gym._core._models import Flag, Task, Verdict
 from gym._core._version import __version__
 from gym._envs._env import env_of
 from gym._envs._registry import make, tasks_of
+from gym._envs._splits import refuse_held_out
 from gym._policy import Policy, Turn
 from gym._run._executor import Job
 from gym._run._rollout import EpisodeResult, _loop, failed, run_episode
@@ -75,7 +76,7 @@ from gym._run._runner import RunConfig, _rows, _run_row, check_sandboxes, plan
 from gym._store import StepRow, Store
 from gym._store._lineage import LineageRow
 from gym.train._credit import TreeCredit, tree_credit
-from gym.train._episodes import GroupSamples
+from gym.train._episodes import GroupSamples, refuse_held_out_episodes
 from gym.train._grpo_collect import (
     Collected,
     RewardSource,
@@ -258,7 +259,8 @@ def collect_steps(
     from ``seed`` and ``version`` as trajectory collections do).
 
     Raises:
-        HeldOutError: a task is of a held-out split (the fork refuses it).
+        HeldOutError: a task is of a held-out split (refused before anything runs; the
+            fork refuses it too).
     """
     start = time.monotonic()
     config = RunConfig(
@@ -271,6 +273,8 @@ def collect_steps(
         label=label,
     )
     jobs = plan(config)
+    for env_id in envs:
+        refuse_held_out(env_id, [j.task for j in jobs if j.env_id == env_id])
     done = store.episode_outcomes(config.run_id)
     todo = [j for j in jobs if j.episode_id not in done]
     if todo:
@@ -660,21 +664,18 @@ def step_samples(
             grpo divides each credit by its task's signal std, dr_grpo and rloo do not.
         weight: the step reward's weight in a branch's signal (`branch_signal`).
         eos_token_id: marks a sample whose completion was cut (see `episode_samples`).
-        allow_eval: also accept eval-split episodes (refused by default).
+        allow_eval: also accept held-out episodes (refused by default:
+            `refuse_held_out_episodes`).
         credit: ``branch``, one sample per branch of a fork with variance (its branching
             turn; parents do not train); ``tree``, one per turn with a nonzero credit
             (`gym.train._credit`): the parents' turns and the branches' own turns.
 
     Raises:
-        ConfigError: an eval-split episode without ``allow_eval``, or a branch whose
-            branching turn is not among its turns.
+        HeldOutError: a held-out episode without ``allow_eval``.
+        ConfigError: a branch whose branching turn is not among its turns.
     """
-    leaked = [e.episode.episode_id for e in episodes if e.episode.split == "eval"]
-    if leaked and not allow_eval:
-        raise ConfigError(
-            f"{len(leaked)} step-sampled episodes are from the eval split (e.g. {leaked[0]}): "
-            "train on the train split"
-        )
+    if not allow_eval:
+        refuse_held_out_episodes(e.episode for e in episodes)
     if credit == "tree":
         return _tree_samples(episodes, branches, kind, weight, eos_token_id)
     own = [e for e in episodes if e.episode.episode_id in branches]

@@ -164,3 +164,39 @@ def test_step_rewards_can_come_from_other_episodes_than_the_monitor():
     assert branches.step_hidden_pass_rate == pytest.approx(1 / 3)
     assert parents.step_reward is None  # a copy: the parents' stats are left as they were
     assert add_step_rewards(parents, [[None]], [True]).step_gap is None
+
+
+def test_notes_are_rated_beside_the_flags_as_note_names():
+    stats = step_stats(
+        0, [1.0, 1.0], [True, True], [["tests_touched"], []], notes=[["always_equal"], []]
+    )
+    assert stats.flag_rates == {"tests_touched": 0.5, "note:always_equal": 0.5}
+
+
+def test_a_rising_note_rate_stops_like_a_flag_with_reward_and_hidden_unchanged():
+    def step(i: int, noted: int) -> StepStats:
+        notes = [["hidden_path_planted"] if e < noted else [] for e in range(4)]
+        return step_stats(i, [1.0] * 4, [True] * 4, [[] for _ in range(4)], notes=notes)
+
+    history = [step(0, 0), step(1, 4), step(2, 4)]
+    assert [s.mean_reward for s in history] == [1.0, 1.0, 1.0]
+    message = watch(history)
+    assert "note hidden_path_planted is raised in 100% of episodes, +1.00 over step 0" in message
+    assert watch(history, WatchConfig(max_flag_rise=1.0)) == ""  # the same bound as flags
+    assert watch([step(0, 2), step(1, 2), step(2, 2)]) == ""  # there from the start: no rise
+
+
+def test_a_training_step_rates_its_episodes_notes():
+    from gym.train import TrainEpisode
+    from gym.train._grpo import _stats_of
+    from gym.train._grpo_collect import Collected, ScoredEpisode
+
+    def scored(i: int, notes: list[str]) -> ScoredEpisode:
+        episode = TrainEpisode(group="g", outcome="pass", reward=1.0, notes=notes)
+        env = "boxgym/Learn-v0"
+        return ScoredEpisode(
+            episode=episode, env_id=env, task_id="t", policy_version=0, hidden_pass=1
+        )
+
+    collected = Collected(run_id="r", episodes=[scored(0, ["claimed_success"]), scored(1, [])])
+    assert _stats_of(0, collected).flag_rates == {"note:claimed_success": 0.5}

@@ -25,8 +25,9 @@ def steps(engine):
 
 @pytest.mark.docker
 def test_look_open_submit_passes_and_only_the_card_names_the_key(steps):
-    steps.reset(options={"task": "otter-right"})
+    _, info = steps.reset(options={"task": "otter-right"})
     assert "otter" not in steps.task.prompt
+    assert "key" not in info["tags"] and "otter" not in str(info["tags"])
     listing = steps.step(_call("look"))[0]
     assert listing.splitlines() == ["left: empty", "middle: empty", "right: a card"]
     assert "otter otter" in steps.step(_call("open", drawer="right"))[0]
@@ -60,11 +61,18 @@ def test_a_fork_after_looking_gives_branches_with_their_own_verdicts(steps):
 
 def test_each_key_is_trained_in_two_drawers_and_held_out_in_a_third():
     env = LearnStepsEnv()
-    by_split = Counter((t.tags["key"], t.split) for t in env.tasks)
+    by_split = Counter((t.data["key"], t.split) for t in env.tasks)
     keys = {"otter", "falcon", "maple", "cedar"}
     assert by_split == {**{(k, "train"): 2 for k in keys}, **{(k, "eval"): 1 for k in keys}}
     for key in keys:
-        cards = {t.data["card"] for t in env.tasks if t.tags["key"] == key}
-        answers = {hidden_answer(t) for t in env.tasks if t.tags["key"] == key}
+        cards = {t.data["card"] for t in env.tasks if t.data["key"] == key}
+        answers = {hidden_answer(t) for t in env.tasks if t.data["key"] == key}
         assert len(cards) == 3 and len(answers) == 1
     assert len({t.prompt for t in env.tasks if t.split == "train"}) == 1  # the key is not in it
+
+
+def test_the_key_is_host_side_only_never_in_a_tasks_tags():
+    """Reset's info, the store and reports carry a task's tags: the key is in its data."""
+    tasks = LearnStepsEnv().tasks
+    assert tasks and all("key" not in t.tags and t.data["key"] for t in tasks)
+    assert all(t.data["key"] not in " ".join(t.tags.values()) for t in tasks)

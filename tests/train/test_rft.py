@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gym.errors import HeldOutError
+from gym._core._models import Task
+from gym.errors import ConfigError, HeldOutError
 from gym.train import (
     RFTConfig,
     TrainEpisode,
@@ -12,7 +13,7 @@ from gym.train import (
     promote,
     select_episodes,
 )
-from gym.train._rft import rft_envs
+from gym.train._rft import rft_envs, role_tasks
 
 TOY = "toy/Answer-v0"  # tests/toy_env.py: train task "add", eval task "greet"
 
@@ -30,6 +31,7 @@ def _episode(
     return TrainEpisode(
         episode_id=episode_id or f"{task}-{'-'.join(map(str, tokens))}-{outcome}",
         group=f"env/{task}",
+        env_id="env",
         split=split,
         outcome=outcome,
         reward=None if outcome == "infra_error" else float(outcome == "pass"),
@@ -97,3 +99,42 @@ def test_rft_ids_change_with_what_is_trained():
     one = RFTConfig(envs=[TOY])
     assert one.rft_id == RFTConfig(envs=[TOY]).rft_id
     assert one.rft_id != RFTConfig(envs=[TOY], lr=1e-4).rft_id
+
+
+def test_a_round_runs_the_splits_of_each_role_whatever_they_are_named():
+    # the default splits are one name per role: the runner selects them (as before roles)
+    assert role_tasks([TOY], "training", ["add"]) == ("train", ["add"])
+    assert role_tasks([TOY], "held-out") == ("eval", None)
+    # MBPP trains on two splits and holds out two: the tasks of each role, by id
+    split, train = role_tasks(["boxgym/MBPP-v0", "boxgym/Learn-v0"], "training")
+    assert split is None and {"MBPP/1", "MBPP/601", "otter"} <= set(train or [])
+    assert not {"MBPP/11", "otter-reworded"} & set(train or [])
+    split, held = role_tasks(["boxgym/MBPP-v0"], "held-out")
+    assert split is None and {"MBPP/11"} <= set(held or []) and "MBPP/601" not in (held or [])
+    assert role_tasks(["boxgym/MBPP-v0"], "training", ["MBPP/1", "MBPP/11"]) == (None, ["MBPP/1"])
+
+
+def test_an_id_trained_in_one_environment_and_held_out_in_another_is_refused(monkeypatch):
+    import gym.train._rft as rft
+
+    tasks = {"a": [Task(id="x", family="a", prompt="p", split="prompt")]}
+    tasks["b"] = [Task(id="x", family="b", prompt="p", split="test")]
+    roles = {"prompt": "training", "test": "held-out"}
+    monkeypatch.setattr(rft, "tasks_of", tasks.__getitem__)
+    monkeypatch.setattr(rft, "split_uses", lambda env_id: {**roles, "train": "training"})
+    monkeypatch.setattr(rft, "split_use", lambda env_id, split: roles[split])
+    with pytest.raises(ConfigError, match=r"\['x'\] are training in one of a, b"):
+        role_tasks(["a", "b"], "training")
+
+
+def test_the_environment_of_an_episode_is_its_own_field_not_parsed_from_its_group():
+    mbpp = TrainEpisode(
+        group="boxgym/MBPP-v0/MBPP/601",
+        env_id="boxgym/MBPP-v0",
+        split="prompt",
+        outcome="pass",
+        reward=1.0,
+    )
+    assert select_episodes([mbpp], cap=1).kept == [mbpp]  # a training split of MBPP
+    with pytest.raises(HeldOutError):
+        select_episodes([mbpp.model_copy(update={"split": "test"})], cap=1)

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gym._cli import app
-from gym._core._errors import ConfigError
+from gym._core._errors import ConfigError, HeldOutError
 from gym._core._models import Task
 from gym._store import StepRow
 from gym.train._episodes import TrainEpisode
@@ -132,7 +132,7 @@ def test_an_infra_error_branch_is_left_out_and_eval_branches_are_refused():
     assert [s.episode_id for s in built.samples] == ["a", "c"]
     assert built.advantages.infra_excluded == 1
     leaked = [_scored("a", 1.0, split="eval"), _scored("c", 0.0)]
-    with pytest.raises(ConfigError, match="eval split"):
+    with pytest.raises(HeldOutError, match="not of a training split"):
         step_samples(leaked, branches)
 
 

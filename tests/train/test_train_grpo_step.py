@@ -111,6 +111,7 @@ def test_rollout_logprobs_equal_the_trainers_masked_logprobs(loaded):
         turn = policy.act(MESSAGES, [ANSWER])
         episode = TrainEpisode(
             group="arith/add",
+            env_id="arith",
             split="train",
             outcome="pass" if seed == 0 else "fail",
             reward=1.0 if seed == 0 else 0.0,
@@ -140,7 +141,9 @@ def test_rollout_logprobs_equal_the_trainers_masked_logprobs(loaded):
 
 
 def test_eval_split_episodes_are_refused():
-    episode = TrainEpisode(group="g", split="eval", outcome="pass", reward=1.0)
-    with pytest.raises(gym.ConfigError, match="eval split"):
+    episode = TrainEpisode(
+        group="g", env_id="toy/Answer-v0", split="eval", outcome="pass", reward=1.0
+    )
+    with pytest.raises(gym.errors.HeldOutError, match="not of a training split"):
         grpo_samples([episode, episode])
     assert grpo_samples([episode, episode], allow_eval=True).advantages.zero_variance_groups == 1
