@@ -56,6 +56,7 @@ from gym._sandbox import SandboxProvider
 from gym._store import (
     HEARTBEAT_S,
     EpisodeRow,
+    LeaseLost,
     RunRow,
     RunState,
     StepRow,
@@ -455,6 +456,9 @@ def run(
 
     The run's status (`Store.run_status`) is set running once the plan is checked, and
     stopped, failed or finished as the run ends (`end_state`); nothing is stored before.
+    This process holds the run meanwhile (`Store.start_run`): another `gym run` of it is
+    refused while this one beats. An episode another process committed first is kept
+    (`Store.commit_episode`) and counted as ``skipped``.
 
     Raises:
         ConfigError: the config names a runtime the sandboxes would not run under, or
@@ -464,6 +468,9 @@ def run(
             episodes; `check_servers`), or ConfigError when it does not serve their model.
         EngineUnavailable: the Docker engine does not answer (local episodes).
         ImageError: an image is missing and cannot be built.
+        RunBusy: another process runs it now (its heartbeat is fresh).
+        LeaseLost: another process took the run over after this one stopped beating
+            (raised once the executor is closed; what was committed is kept).
     """
     _check_runtime(config)
     jobs = plan(config)
@@ -495,15 +502,22 @@ def run(
     sandboxes = config.provider()
     before = sandboxes.counts()
     got: set[str] = set()  # the episodes committed by this run
-    with _status_kept(store, config.run_id), _heartbeat(store, config.run_id):
+    lost: list[LeaseLost] = []  # another process took the run over (the heartbeat saw it)
+    with _status_kept(store, config.run_id), _heartbeat(store, config.run_id, lost, executor):
         with contextlib.closing(executor.run(todo, work)) as finished:
             for job, result, attempts in finished:
-                store.commit_episode(*_rows(config, job, result, attempts, __version__))
+                if store.commit_episode(*_rows(config, job, result, attempts, __version__)):
+                    _count(state, result)
+                    emit(_committed(job, result))
+                else:  # another process committed it first: its outcome stands
+                    state.skipped += 1
                 got.add(job.episode_id)
-                _count(state, result)
-                emit(_committed(job, result))
                 if progress:
                     progress(state)
+                if lost:
+                    break
+        if lost:  # the executor is closed: nothing of this process runs on
+            raise lost[0]
     left = sum(j.episode_id not in got for j in todo)
     ended, detail = end_state(left, _stopped_by(executor, stop) if executor.stopped else None)
     state.stopped = ended == "stopped"
@@ -564,11 +578,15 @@ def _run_row(config: RunConfig) -> RunRow:
 
 
 @contextlib.contextmanager
-def _heartbeat(store: Store, run_id: str) -> Iterator[None]:
+def _heartbeat(
+    store: Store, run_id: str, lost: list[LeaseLost], executor: Executor
+) -> Iterator[None]:
     """Refresh the run's heartbeat every `HEARTBEAT_S` seconds while inside.
 
     A run whose process dies without a word (``kill -9``, a lost machine) stops beating,
     and its status reads ``interrupted`` once the beat is older than the store's bound.
+    A beat refused because another process took the run over (`LeaseLost`) ends the
+    beating, goes into ``lost`` and stops a local executor: nothing new starts.
     """
     done = threading.Event()
 
@@ -576,6 +594,12 @@ def _heartbeat(store: Store, run_id: str) -> Iterator[None]:
         while not done.wait(HEARTBEAT_S):
             try:
                 store.heartbeat(run_id)
+            except LeaseLost as exc:
+                log.warning("%s", exc)
+                lost.append(exc)
+                if isinstance(executor, LocalExecutor):
+                    executor.stop.set()
+                return
             except GymError as exc:  # the next beat or commit tries again
                 log.warning("heartbeat of run %s failed: %s", run_id, exc)
 

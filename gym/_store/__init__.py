@@ -5,6 +5,7 @@ from gym._core._startup import collector_paused
 with collector_paused():  # sqlalchemy and sqlmodel: a tenth of their import otherwise
     from gym._store._models import (
         EpisodeRow,
+        RunOwnerRow,
         RunRow,
         RunState,
         RunStatus,
@@ -16,7 +17,15 @@ with collector_paused():  # sqlalchemy and sqlmodel: a tenth of their import oth
         ValidationRow,
         VerdictRow,
     )
-    from gym._store._store import HEARTBEAT_S, STALE_AFTER_S, Store, calls_of, default_url
+    from gym._store._store import (
+        HEARTBEAT_S,
+        STALE_AFTER_S,
+        LeaseLost,
+        RunBusy,
+        Store,
+        calls_of,
+        default_url,
+    )
     from gym._store._turns import (
         UserTurn,
         message_turns,
@@ -29,6 +38,9 @@ __all__ = [
     "HEARTBEAT_S",
     "STALE_AFTER_S",
     "EpisodeRow",
+    "LeaseLost",
+    "RunBusy",
+    "RunOwnerRow",
     "RunRow",
     "RunState",
     "RunStatus",

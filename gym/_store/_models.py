@@ -13,6 +13,7 @@ from gym._core._models import Verdict
 
 __all__ = [
     "EpisodeRow",
+    "RunOwnerRow",
     "RunRow",
     "RunState",
     "RunStatus",
@@ -76,6 +77,24 @@ class RunStatusRow(SQLModel, table=True):
     """Unix time of the last heartbeat or change (a running process beats every few s)."""
     ended_at: float | None = None
     """Unix time it stopped, finished or failed; None while it runs."""
+
+
+class RunOwnerRow(SQLModel, table=True):
+    """The process that holds a run now, its lease (one row per run).
+
+    `Store.start_run` claims it, refused while another live process holds the run (its
+    heartbeat fresh); heartbeats and the end of the run are taken from the holder only.
+    A table of its own, so stores written before it existed keep working.
+    """
+
+    __tablename__ = "run_owner"
+
+    run_id: str = Field(foreign_key="runs.id", primary_key=True)
+    """The run."""
+    owner: str
+    """``host:pid:start-time`` of the holding process (its containers' ``boxgym.owner``)."""
+    claimed_at: float
+    """Unix time it claimed the run."""
 
 
 class RunStatus(BaseModel):

@@ -6,10 +6,10 @@ import contextlib
 import os
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import and_, case, event, func, inspect, text
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, col, create_engine, delete, select
 
@@ -19,6 +19,7 @@ from gym._core._tools import ToolCall
 from gym._store._lineage import LineageRow
 from gym._store._models import (
     EpisodeRow,
+    RunOwnerRow,
     RunRow,
     RunState,
     RunStatus,
@@ -30,13 +31,72 @@ from gym._store._models import (
     VerdictRow,
 )
 
-__all__ = ["HEARTBEAT_S", "STALE_AFTER_S", "Store", "calls_of", "default_url"]
+__all__ = [
+    "HEARTBEAT_S",
+    "STALE_AFTER_S",
+    "LeaseLost",
+    "RunBusy",
+    "Store",
+    "calls_of",
+    "default_url",
+]
 
 HEARTBEAT_S = 10.0
 """How often a running `gym run` refreshes its run's heartbeat (episode commits do too)."""
 STALE_AFTER_S = 60.0
 """A run that says running but has not beaten for this long is shown ``interrupted``
 (``GYM_RUN_STALE_S`` or `Store`'s ``stale_after`` change it)."""
+
+
+class RunBusy(StoreError):
+    """Another live process holds the run (its heartbeat is fresh): it is not started twice."""
+
+
+class LeaseLost(StoreError):
+    """Another process took the run over (this one had stopped beating): this one stops."""
+
+    exit_code: ClassVar[int] = 1
+    """A failure of the run, not of its command."""
+
+
+def _owner() -> str:
+    """This process as its containers' ``boxgym.owner`` label says it: host:pid:start-time."""
+    from gym._sandbox._engine import owner_label  # docker's import: only when writing
+
+    return owner_label()
+
+
+def _gone(owner: str) -> bool:
+    """Whether the process an owner label names has ended (known on its own host only)."""
+    from gym._sandbox._engine import owner_alive
+
+    return owner_alive(owner) is False
+
+
+def _lock(conn: Connection, key: str) -> None:
+    """Begin ``conn``'s transaction holding a write lock; another process taking it waits.
+
+    SQLite: the whole database's (``BEGIN IMMEDIATE``, so what the transaction reads
+    cannot change before it writes); PostgreSQL: an advisory lock on ``key``, released
+    at commit or rollback.
+    """
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+    elif conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": key})
+
+
+def _create_schema(engine: Engine) -> None:
+    """Create the tables a store lacks, under the write lock.
+
+    Processes opening a new store at once would each find a table missing and create it,
+    all but one failing (``table runs already exists``); under the lock the others wait,
+    then find every table there.
+    """
+    with engine.connect() as conn:
+        _lock(conn, "boxgym schema")
+        SQLModel.metadata.create_all(conn)
+        conn.commit()
 
 
 def default_url() -> str:
@@ -156,7 +216,7 @@ class Store:
             self.engine = create_engine(_normalise(self.url), pool_pre_ping=True)
             if self.engine.dialect.name == "sqlite":
                 _sqlite_pragmas(self.engine)
-            SQLModel.metadata.create_all(self.engine)
+            _create_schema(self.engine)
         except (SQLAlchemyError, ImportError) as exc:
             raise self._error(exc, "cannot open the run store at {url}: {reason}") from exc
 
@@ -185,6 +245,13 @@ class Store:
                 yield session
         except SQLAlchemyError as exc:
             raise self._error(exc, "run store error ({url}): {reason}") from exc
+
+    @contextlib.contextmanager
+    def _locked(self, key: str) -> Iterator[Session]:
+        """A session whose transaction holds the write lock from its start (see `_lock`)."""
+        with self.session() as s:
+            _lock(s.connection(), key)
+            yield s
 
     def _has_table(self, name: str) -> bool:
         """Whether the store holds a table; errors become `StoreError`."""
@@ -236,13 +303,23 @@ class Store:
 
     # -- run status ------------------------------------------------------------------
 
-    def start_run(self, run: RunRow, planned: int) -> RunRow:
-        """Store a run (unless stored) and mark it running with ``planned`` episodes.
+    def start_run(self, run: RunRow, planned: int, *, owner: str | None = None) -> RunRow:
+        """Store a run (unless stored), mark it running with ``planned`` episodes, hold it.
 
         A run started again (a resume) goes back to running with the new planned count.
+        The calling process (``owner``, this one's ``boxgym.owner`` label by default)
+        claims the run in the same transaction, taking it over from a holder whose
+        heartbeat is stale or whose process is gone (on this host).
+
+        Raises:
+            RunBusy: another process holds the run and its heartbeat is fresh.
         """
-        now = time.time()
-        with self.session() as s:
+        me, now = owner or _owner(), time.time()
+        with self._locked(f"run:{run.id}") as s:
+            status = s.get(RunStatusRow, run.id)
+            holder = s.get(RunOwnerRow, run.id)
+            if status is not None:
+                self._refuse_if_held(run.id, status, holder.owner if holder else "", me)
             stored = s.get(RunRow, run.id)
             if stored is None:
                 stored = run
@@ -253,22 +330,59 @@ class Store:
                 run_id=run.id, state="running", planned=planned, started_at=now, updated_at=now
             )
             s.merge(status)  # a resume replaces the stored state (detail, ended_at cleared)
+            s.merge(RunOwnerRow(run_id=run.id, owner=me, claimed_at=now))
             s.commit()
             return stored
 
-    def heartbeat(self, run_id: str) -> None:
-        """Say that the run's process is alive (a running run only)."""
+    def _refuse_if_held(self, run_id: str, status: RunStatusRow, holder: str, me: str) -> None:
+        """Raise `RunBusy` while another live process holds a running run."""
+        age = time.time() - status.updated_at
+        if status.state != "running" or age > self.stale_after or holder == me:
+            return
+        if holder and _gone(holder):
+            return  # its process ended on this host: no need to wait for the beat to age
+        raise RunBusy(
+            f"run {run_id} is running now in another process "
+            f"({holder or 'an older boxgym'}; heartbeat {age:.0f} s ago): stop it first, or "
+            f"run the same command again once it has not beaten for {self.stale_after:.0f} s "
+            "(`gym runs` shows it interrupted) to take it over"
+        )
+
+    def _check_held(self, s: Session, run_id: str, me: str) -> None:
+        """Raise `LeaseLost` when another process has taken the run over."""
+        holder = s.get(RunOwnerRow, run_id)
+        if holder is not None and holder.owner != me:
+            raise LeaseLost(
+                f"run {run_id} was taken over by another process ({holder.owner}) after this "
+                "one stopped beating: this one stops; the episodes it committed are kept"
+            )
+
+    def heartbeat(self, run_id: str, *, owner: str | None = None) -> None:
+        """Say that the run's process is alive (a running run only).
+
+        Raises:
+            LeaseLost: another process holds the run now (``owner``: this one by default).
+        """
+        me = owner or _owner()
         with self.session() as s:
+            self._check_held(s, run_id, me)
             status = s.get(RunStatusRow, run_id)
             if status is not None and status.state == "running":
                 status.updated_at = time.time()
                 s.add(status)
                 s.commit()
 
-    def end_run(self, run_id: str, state: RunState, detail: str = "") -> None:
-        """Record how a run ended: ``finished``, ``stopped`` (detail: who) or ``failed``."""
-        now = time.time()
+    def end_run(
+        self, run_id: str, state: RunState, detail: str = "", *, owner: str | None = None
+    ) -> None:
+        """Record how a run ended: ``finished``, ``stopped`` (detail: who) or ``failed``.
+
+        Raises:
+            LeaseLost: another process holds the run now (``owner``: this one by default).
+        """
+        me, now = owner or _owner(), time.time()
         with self.session() as s:
+            self._check_held(s, run_id, me)
             status = s.get(RunStatusRow, run_id)
             run = s.get(RunRow, run_id)
             if status is None or run is None:
@@ -381,6 +495,7 @@ class Store:
             ("episodes", delete(EpisodeRow).where(col(EpisodeRow.run_id).in_(ids))),
             ("train_steps", delete(TrainStepRow).where(col(TrainStepRow.run_id).in_(ids))),
             ("run_status", delete(RunStatusRow).where(col(RunStatusRow.run_id).in_(ids))),
+            ("run_owner", delete(RunOwnerRow).where(col(RunOwnerRow.run_id).in_(ids))),
             ("runs", delete(RunRow).where(col(RunRow.id).in_(ids))),
         ]
         counts: dict[str, int] = {}
@@ -410,11 +525,13 @@ class Store:
         verdict: VerdictRow | None,
         turns: TurnsRow | None = None,
         lineage: LineageRow | None = None,
-    ) -> None:
+    ) -> bool:
         """Write an episode with its steps, verdict and turns in one transaction.
 
-        An existing episode with the same id (an infra error being retried) is replaced
-        in the same transaction, so no episode is ever duplicated.
+        The first commit of an episode wins: one stored with the same id is kept, unless
+        it is an infra error (``--retry-infra`` reruns it) or a branch whose parent is not
+        stored (a resumed training step grows the tree again). Those are replaced in the
+        same transaction, so no episode is ever duplicated.
 
         Args:
             episode: the episode.
@@ -424,13 +541,18 @@ class Store:
                 `TurnsRow.empty`).
             lineage: its parent and fork step, for a forked episode (None: it began at
                 a reset).
+
+        Returns:
+            Whether it was written (False: the stored one was kept).
         """
-        with self.session() as s:
+        with self._locked(f"episode:{episode.id}") as s:
+            old = s.get(EpisodeRow, episode.id)
+            if old is not None and not self._replaceable(s, old):
+                return False
             s.exec(delete(StepRow).where(col(StepRow.episode_id) == episode.id))
             s.exec(delete(VerdictRow).where(col(VerdictRow.episode_id) == episode.id))
             s.exec(delete(TurnsRow).where(col(TurnsRow.episode_id) == episode.id))
             s.exec(delete(LineageRow).where(col(LineageRow.episode_id) == episode.id))
-            old = s.get(EpisodeRow, episode.id)
             if old is not None:
                 s.delete(old)
                 s.flush()
@@ -452,6 +574,14 @@ class Store:
                 status.updated_at = time.time()  # a commit is a heartbeat too
                 s.add(status)
             s.commit()
+            return True
+
+    def _replaceable(self, s: Session, old: EpisodeRow) -> bool:
+        """Whether a stored episode gives way to a new commit of it (see `commit_episode`)."""
+        if old.outcome == "infra_error":
+            return True
+        branch = s.get(LineageRow, old.id) if self._lineage_table() else None
+        return branch is not None and s.get(EpisodeRow, branch.parent_id) is None
 
     def episodes(self, run_id: str) -> list[EpisodeRow]:
         """Every episode of a run, by environment, task and sample."""

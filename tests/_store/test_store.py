@@ -270,7 +270,7 @@ def row_counts(store: Store) -> dict[str, int]:
     from sqlalchemy import text
 
     tables = ["runs", "run_status", "episodes", "steps", "episode_turns", "verdicts", "train_steps"]
-    tables += ["episode_lineage"]
+    tables += ["episode_lineage", "run_owner"]
     with store.engine.connect() as conn:
         return {t: conn.execute(text(f"SELECT count(*) FROM {t}")).scalar_one() for t in tables}
 
@@ -298,6 +298,7 @@ def test_deleting_a_run_removes_every_row_of_it_and_nothing_else(store):
     counts = store.delete_runs(["gone"])
     after = row_counts(store)
     expected = {"runs": 1, "run_status": 1, "episodes": 3, "steps": 6, "verdicts": 3}
+    expected["run_owner"] = 1  # the process that held it
     expected["episode_turns"] = 3
     expected["episode_lineage"] = 0  # none of them was forked (tests/_envs/test_fork.py)
     assert counts == {**expected, "train_steps": 1}

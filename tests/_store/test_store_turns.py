@@ -7,6 +7,7 @@ import turns_episode as two
 from sqlmodel import SQLModel, create_engine, select
 
 from gym._store import (
+    EpisodeRow,
     Store,
     TurnEnd,
     TurnsRow,
@@ -55,8 +56,14 @@ def test_an_episode_of_two_turns_reads_back_with_its_tools_and_turn_ends(url):
 def test_recommitting_an_episode_replaces_its_turns(url):
     store = Store(url)
     eid = two.store_it(store)
+    with store.session() as s:  # it ended in infra_error: only such an episode is rerun
+        stored = s.get(EpisodeRow, eid)
+        assert stored is not None
+        stored.outcome = "infra_error"
+        s.add(stored)
+        s.commit()
     episode, steps, verdict, _ = two.rows()
-    store.commit_episode(episode, steps, verdict)  # a retry that recorded no turns
+    assert store.commit_episode(episode, steps, verdict)  # a retry that recorded no turns
     assert store.turns(eid) == TurnsRow.empty(eid)
     with store.session() as s:
         assert list(s.exec(select(TurnsRow))) == []

@@ -7,8 +7,9 @@ from html.parser import HTMLParser
 
 import pytest
 import turns_episode as two
+from sqlmodel import col, delete
 
-from gym._store import Store
+from gym._store import Store, TurnsRow
 from gym._view import Site, episode_text, write_site
 from gym._view._episode import episode_view
 from gym._view._links import episode_page, raw_page
@@ -117,9 +118,10 @@ def test_the_terminal_view_separates_the_user_turns(store):
 
 def test_an_episode_stored_before_turns_still_renders_as_one_turn(tmp_path):
     writer = Store(f"sqlite:///{tmp_path / 'runs.db'}")
-    two.store_it(writer)
-    episode, steps, verdict, _ = two.rows()
-    writer.commit_episode(episode, steps, verdict)  # as an older boxgym wrote it: no turns
+    eid = two.store_it(writer)
+    with writer.session() as s:  # as an older boxgym wrote it: no turns
+        s.exec(delete(TurnsRow).where(col(TurnsRow.episode_id) == eid))
+        s.commit()
     writer.close()
     store = Store(writer.url, read_only=True)
     page = episode_view(store, "e0turns")

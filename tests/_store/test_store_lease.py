@@ -1,0 +1,169 @@
+"""One process holds a run at a time; the first commit of an episode wins; a new store opens
+from several processes at once.
+
+Two `gym run`s of the same run were both accepted and each replaced the other's committed
+episodes (a ``pass`` became the other's ``infra_error``); three processes opening a new
+SQLite store at once failed with ``table runs already exists`` in all but one.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import socket
+import time
+
+import pytest
+from sqlmodel import SQLModel
+
+from gym._store import (
+    EpisodeRow,
+    LeaseLost,
+    RunBusy,
+    RunRow,
+    RunStatusRow,
+    StepRow,
+    Store,
+    VerdictRow,
+)
+from gym._store._lineage import LineageRow
+
+A, B = "host-a:101:5", "host-b:202:7"  # processes on other hosts: alive as far as we know
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def url(request, tmp_path):
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'runs.db'}"
+        return
+    url = request.getfixturevalue("postgres_url")
+    yield url
+    store = Store(url)  # one server for the session: leave it empty
+    SQLModel.metadata.drop_all(store.engine)
+    store.close()
+
+
+@pytest.fixture
+def store(url):
+    s = Store(url)
+    yield s
+    s.close()
+
+
+def run_row(run_id: str = "run1") -> RunRow:
+    now = time.time()
+    return RunRow(
+        id=run_id, created_at=now, updated_at=now, config={}, policy="oracle", boxgym_version="0"
+    )
+
+
+def episode(eid: str, outcome: str, run_id: str = "run1") -> EpisodeRow:
+    return EpisodeRow(
+        id=eid,
+        run_id=run_id,
+        env_id="boxgym/X-v0",
+        env_version=0,
+        task_id="t",
+        split="train",
+        sample_index=0,
+        seed=1,
+        policy="oracle",
+        outcome=outcome,
+        reward=1.0 if outcome == "pass" else None,
+    )
+
+
+def rows(eid: str, outcome: str, n_steps: int) -> tuple[EpisodeRow, list[StepRow], VerdictRow]:
+    steps = [StepRow(episode_id=eid, index=i, tool="bash") for i in range(n_steps)]
+    verdict = VerdictRow(episode_id=eid, created_at=time.time(), outcome=outcome)
+    return episode(eid, outcome), steps, verdict
+
+
+def age_heartbeat(store: Store, run_id: str, seconds: float) -> None:
+    """Make the run's last beat ``seconds`` old (its process stopped beating)."""
+    with store.session() as s:
+        status = s.get(RunStatusRow, run_id)
+        assert status is not None
+        status.updated_at = time.time() - seconds
+        s.add(status)
+        s.commit()
+
+
+def test_a_second_process_is_refused_while_the_first_beats(store):
+    store.start_run(run_row(), planned=4, owner=A)
+    store.heartbeat("run1", owner=A)
+    with pytest.raises(RunBusy, match=r"run run1 is running now in another process \(host-a"):
+        store.start_run(run_row(), planned=9, owner=B)
+    status = store.run_status("run1")
+    assert (status.state, status.planned) == ("running", 4)  # the first's, untouched
+    store.heartbeat("run1", owner=A)  # the first still holds it
+    store.end_run("run1", "finished", owner=A)
+    store.start_run(run_row(), planned=4, owner=B)  # a run that ended is free to resume
+
+
+def test_a_stale_holder_is_taken_over_and_then_refused(store):
+    store.start_run(run_row(), planned=4, owner=A)
+    age_heartbeat(store, "run1", store.stale_after + 1)
+    store.start_run(run_row(), planned=4, owner=B)  # A stopped beating: B takes it over
+    with pytest.raises(LeaseLost, match="taken over by another process"):
+        store.heartbeat("run1", owner=A)
+    with pytest.raises(LeaseLost):
+        store.end_run("run1", "finished", owner=A)
+    assert store.run_status("run1").state == "running"  # A's end was refused
+    store.end_run("run1", "finished", owner=B)
+    assert store.run_status("run1").state == "finished"
+
+
+def test_a_holder_whose_process_is_gone_on_this_host_is_taken_over_at_once(store):
+    dead = f"{socket.gethostname()}:999999999:1"  # no such pid
+    store.start_run(run_row(), planned=4, owner=dead)
+    store.start_run(run_row(), planned=4, owner=B)  # its beat is fresh, its process gone
+    with pytest.raises(LeaseLost):
+        store.heartbeat("run1", owner=dead)
+
+
+def test_a_committed_episode_is_kept_against_a_later_commit(store):
+    store.start_run(run_row(), planned=1, owner=A)
+    assert store.commit_episode(*rows("e1", "pass", 3))
+    assert not store.commit_episode(*rows("e1", "infra_error", 1))  # the other process's
+    assert not store.commit_episode(*rows("e1", "fail", 2))
+    assert store.episode_outcomes("run1") == {"e1": "pass"}
+    assert len(store.steps("e1")) == 3 and store.verdicts("run1")["e1"].outcome == "pass"
+
+
+def test_an_infra_error_is_replaced_by_the_next_commit_once(store):
+    store.start_run(run_row(), planned=1, owner=A)
+    assert store.commit_episode(*rows("e1", "infra_error", 1))
+    assert store.commit_episode(*rows("e1", "pass", 2))  # --retry-infra
+    assert not store.commit_episode(*rows("e1", "infra_error", 1))
+    assert store.episode_outcomes("run1") == {"e1": "pass"} and len(store.steps("e1")) == 2
+
+
+def test_a_branch_is_replaced_until_its_parent_is_stored(store):
+    """A resumed training step grows a tree again: its branches first, then its parent."""
+    store.start_run(run_row(), planned=1, owner=A)
+    lineage = LineageRow(episode_id="b1", parent_id="p1", fork_step=1)
+    assert store.commit_episode(*rows("b1", "pass", 2), lineage=lineage)
+    assert store.commit_episode(*rows("b1", "fail", 3), lineage=lineage)  # tree regrown
+    assert store.commit_episode(*rows("p1", "pass", 1))  # the tree is done
+    assert not store.commit_episode(*rows("b1", "pass", 4), lineage=lineage)
+    assert store.episode_outcomes("run1") == {"b1": "fail", "p1": "pass"}
+
+
+def _open(url: str, ready) -> None:
+    ready.wait()
+    Store(url).ping()  # an error exits the process with status 1 (its traceback on stderr)
+
+
+def test_processes_opening_a_new_store_at_once_all_succeed(url):
+    ctx = multiprocessing.get_context("fork")
+    ready = ctx.Event()
+    procs = [ctx.Process(target=_open, args=(url, ready)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    ready.set()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0, 0]
+    store = Store(url)
+    assert store.runs() == []
+    store.close()
