@@ -86,9 +86,10 @@ class FaultStore:
 
 _VOLATILE = {"updated_at"}
 """Columns that change by design when a run goes on (a run's last activity)."""
-_STATE_TABLES = {"run_status"}
-"""Tables of a run's state (running, stopped, finished...): they change by design when a
-run resumes, so they are not committed data; the rows that check them read them."""
+_STATE_TABLES = {"run_status", "run_owner"}
+"""Tables of a run's state (running, stopped, finished...; the process holding it): they
+change by design when a run resumes, so they are not committed data; the rows that check
+them read them."""
 
 
 def snapshot(path: Path) -> dict[tuple[str, int], bytes]:
