@@ -165,6 +165,13 @@ def sandbox(small_config: SandboxConfig) -> Iterator[DockerSandbox]:
         box.close()
 
 
+@pytest.fixture
+def kept(sandbox: DockerSandbox) -> DockerSandbox:
+    """A sandbox of the python image, which runs a keeper."""
+    assert sandbox.keeper is not None, "the python image runs a keeper"
+    return sandbox
+
+
 def _pg_bin() -> str:
     import glob
 

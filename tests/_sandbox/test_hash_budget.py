@@ -87,16 +87,6 @@ def test_the_script_counts_each_name_it_would_read(tmp_path):
 # -- in containers: the keeper, and the script where no keeper runs ---------------------------
 
 
-@pytest.fixture
-def kept(small_config: SandboxConfig):
-    box = DockerSandbox.create(small_config, run="pytest")
-    assert box.keeper is not None, "the python image runs a keeper"
-    try:
-        yield box
-    finally:
-        box.close()
-
-
 @pytest.mark.docker
 def test_the_keeper_hashes_each_inode_once_and_every_name_shares_its_digest(kept):
     made = kept.run(

@@ -35,16 +35,6 @@ def agent_processes(box: DockerSandbox) -> list[str]:
     return box.exec(["sh", "-c", AGENT_PROCS], user="65534:65534").stdout.split()
 
 
-@pytest.fixture
-def kept(small_config: SandboxConfig):
-    box = DockerSandbox.create(small_config, run="pytest")
-    assert box.keeper is not None, "the python image runs a keeper"
-    try:
-        yield box
-    finally:
-        box.close()
-
-
 def boot(data: bytes) -> str:
     """What the keeper's boot line prints, run by this Python, given ``data`` as input."""
     argv = [sys.executable, *KEEPER_COMMAND[1:]]
