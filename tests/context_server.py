@@ -14,11 +14,11 @@ request's prompt when ``tokenize`` is True, else 404 (a server without it).
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from models_server import LocalServer
 
 MODEL = "served-model"
 
@@ -38,7 +38,7 @@ def prompt_tokens(body: dict[str, Any]) -> int:
     return len(json.dumps(body["messages"]) + json.dumps(body.get("tools", []))) // 4
 
 
-class ContextServer:
+class ContextServer(LocalServer):
     """Answers chat completions within a context of ``context`` tokens."""
 
     def __init__(
@@ -118,18 +118,3 @@ class ContextServer:
         }
         choice = {"index": 0, "message": message, "finish_reason": "tool_calls"}
         return 200, {"object": "chat.completion", "choices": [choice], "usage": usage}
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    @contextmanager
-    def serving(self) -> Iterator[ContextServer]:
-        thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield self
-        finally:
-            self.server.shutdown()
-            self.server.server_close()
-            thread.join(5)

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 SUBMIT = {
     "id": "chatcmpl-1",
@@ -41,7 +41,28 @@ SUBMIT = {
 }
 
 
-class ModelsServer:
+class LocalServer:
+    """An HTTP server on localhost (``server``), served from a thread while `serving`."""
+
+    server: ThreadingHTTPServer
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    @contextmanager
+    def serving(self) -> Iterator[Self]:
+        thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            self.server.shutdown()
+            self.server.server_close()
+            thread.join(5)
+
+
+class ModelsServer(LocalServer):
     """Serves ``models`` at ``GET /v1/models`` (``status`` other than 200: an error body)."""
 
     def __init__(self, models: list[str], status: int = 200) -> None:
@@ -77,21 +98,6 @@ class ModelsServer:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    @contextmanager
-    def serving(self) -> Iterator[ModelsServer]:
-        thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield self
-        finally:
-            self.server.shutdown()
-            self.server.server_close()
-            thread.join(5)
 
 
 def free_port() -> int:
