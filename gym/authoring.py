@@ -23,7 +23,7 @@ environment"), and ``gym env new NAME`` scaffolds one (declaration, image, tasks
 """
 
 from gym._core._cache import LRUCache
-from gym._core._models import Component, Flag, Task, Verdict, load_tasks
+from gym._core._models import Component, Flag, Task, TaskKeys, Verdict, load_tasks
 from gym._core._renamed import renamed
 from gym._core._tools import ToolCall, ToolSpec, tool
 from gym._envs._changes import ChangedFile, Changes
@@ -48,6 +48,7 @@ __all__ = [
     "ScriptedUser",
     "StepRecord",
     "Task",
+    "TaskKeys",
     "TextSpace",
     "ToolCall",
     "ToolCallSpace",

@@ -44,5 +44,7 @@ class HumanEvalEnv(gym.CodeEnv):
                 for problem in problems():
                     materialise(problem, cache / FAMILY)
                 _materialised.add(cache)
-        tasks = [t for t in gym.load_tasks(cache, FAMILY) if t.id in wanted]
-        return sorted(tasks, key=lambda t: wanted[t.id])
+        tasks = gym.load_tasks(cache, FAMILY, keys=cls.task_keys)
+        # in place: the task list keeps the problems of the tasks it left out
+        tasks[:] = sorted((t for t in tasks if t.id in wanted), key=lambda t: wanted[t.id])
+        return tasks

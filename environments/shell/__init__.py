@@ -84,6 +84,16 @@ class ShellSpec(BaseModel):
             ) from None
 
 
+class ShellKeys(gym.authoring.TaskKeys):
+    """A shell task's task.toml keys (`ShellSpec` says what each does)."""
+
+    compare: list[Literal["output", "files"]] = Field(
+        default_factory=lambda: ["output"], min_length=1
+    )
+    paths: list[str] = Field(default_factory=list)
+    gold_timeout: float = Field(default=60.0, gt=0, le=600)
+
+
 class ShellExport(BaseModel):
     """The final state of a shell episode: the submitted answer and the workspace's tree."""
 
@@ -109,6 +119,7 @@ class ShellEnv(gym.ContainerEnv[ShellExport]):
     """
 
     family: ClassVar[str] = "shell"
+    task_keys: ClassVar[type[gym.authoring.TaskKeys]] = ShellKeys
     image: ClassVar[str] = "shell"
     final_state_type: ClassVar[type[ShellExport]] = ShellExport
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
 
 import gym
+import gym.authoring
 import gym.sandbox
 from environments.sql.grading import (
     GRADER,
@@ -16,6 +20,7 @@ from environments.sql.grading import (
     SOCKET,
     SQLExport,
     TaskSpec,
+    database_of,
     export_state,
     grade_sql,
 )
@@ -101,6 +106,25 @@ run when the database is graded, so nothing that has to load it may call one.
 When the database is in the requested state, call `submit` (no arguments needed)."""
 
 
+class SQLKeys(gym.authoring.TaskKeys):
+    """A SQL task's task.toml keys (what `TaskSpec.of` reads; see environments/sql/README.md)."""
+
+    kind: Literal["read", "write"] = "read"
+    """Whether the answer is a query (read) or a change of the database (write)."""
+    ordered: bool = False
+    """Whether a read's rows must come in the gold's order (from the gold when unset)."""
+    tables: list[str] = Field(default_factory=list)
+    """The tables the task is about."""
+    owns: list[str] = Field(default_factory=list)
+    """Tables a write task may create or drop."""
+    ignore_columns: list[str] = Field(default_factory=list)
+    """Columns the comparison leaves out."""
+    database: str = ""
+    """The task's own database dump (`database_of`); the bundled ``shop`` when empty."""
+    schema_: str = Field(default="", alias="schema")
+    """The schema the task's tables live in."""
+
+
 class SQLEnv(gym.ContainerEnv[SQLExport]):
     """A PostgreSQL database (``shop``) and a task: answer with a query, or change data.
 
@@ -121,6 +145,7 @@ class SQLEnv(gym.ContainerEnv[SQLExport]):
     """
 
     family: ClassVar[str] = "sql"
+    task_keys: ClassVar[type[gym.authoring.TaskKeys]] = SQLKeys
     image: ClassVar[str] = "postgres"
     final_state_type: ClassVar[type[SQLExport]] = SQLExport
     sandbox_settings: ClassVar[dict[str, Any]] = {
@@ -155,6 +180,15 @@ class SQLEnv(gym.ContainerEnv[SQLExport]):
             {"name": "sql", "arguments": {"query": "SELECT 1"}},
             {"name": "sql", "arguments": {"query": "SELECT count(*) FROM shop.customers"}},
         ]
+
+    @classmethod
+    def task_inputs(cls, task: gym.Task) -> list[Path]:
+        """The task's database dump when it is one the family's tasks share."""
+        try:
+            dump = database_of(task)
+        except gym.ConfigError:
+            return []
+        return [dump] if dump is not None else []
 
     def setup(self, task: gym.Task, sandbox: gym.sandbox.Sandbox) -> None:
         """Load the task's own database (if any), hand the agent the tables it may restructure."""

@@ -8,12 +8,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
 import gym
 import gym.authoring
 import gym.errors
 import gym.grading
 import gym.sandbox
 from environments.support._answer import (
+    ValueType,
     answer_component,
     asked_values,
     format_of,
@@ -106,6 +109,27 @@ def answer_format(task: gym.Task) -> str:
     return "\n".join(lines)
 
 
+class ValueTable(BaseModel):
+    """A ``[values.<name>]`` table: a value the task asks for (`asked_values` reads it)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    type: ValueType
+    asks: str = Field(min_length=1)
+    """What the value is, in the prompt's words."""
+    options: list[str] = Field(default_factory=list)
+    """The allowed values of a ``choice``."""
+
+
+class SupportKeys(gym.authoring.TaskKeys):
+    """A support task's task.toml keys."""
+
+    customer: str = ""
+    """The customer the agent speaks for (its id in the service)."""
+    values: dict[str, ValueTable] = Field(default_factory=dict)
+    """The values the task asks for, in the order the answer lists them."""
+
+
 class SupportEnv(gym.ContainerEnv[SupportExport]):
     """A customer writes in; the agent resolves it with typed tools, following the policy.
 
@@ -118,6 +142,7 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
     """
 
     family: ClassVar[str] = "support"
+    task_keys: ClassVar[type[gym.authoring.TaskKeys]] = SupportKeys
     image: ClassVar[str] = "support"
     final_state_type: ClassVar[type[SupportExport]] = SupportExport
     sandbox_settings: ClassVar[dict[str, Any]] = {

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pydantic import BaseModel, ConfigDict, Field
+
 import gym
 import gym.authoring
 import gym.errors
@@ -61,7 +63,9 @@ def _modules(folder: str) -> dict[str, str]:
 
 @functools.lru_cache(maxsize=8)
 def _tasks(cls: type[ToolAPIEnv], root: str, fingerprint: int) -> list[gym.Task]:
-    return gym.authoring.load_tasks(Path(root).parent, cls.family, splits=cls.splits)
+    return gym.authoring.load_tasks(
+        Path(root).parent, cls.family, splits=cls.splits, keys=cls.task_keys
+    )
 
 
 def _fingerprint(root: Path) -> int:
@@ -71,6 +75,25 @@ def _fingerprint(root: Path) -> int:
         st = path.stat()
         stats.append((str(path), st.st_size, st.st_mtime_ns))
     return hash(tuple(stats))
+
+
+class BackendTable(BaseModel):
+    """A tool-API task's ``[backend]`` table: what the service is loaded with."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    classes: list[str] = Field(min_length=1)
+    """The backend classes the tools are methods of (``"module:Class"``)."""
+    setup: str = "_load_scenario"
+    """The method each class loads the task's state.json with."""
+    setup_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Keyword arguments of that method."""
+
+
+class ToolAPIKeys(gym.authoring.TaskKeys):
+    """A tool-API task's task.toml keys."""
+
+    backend: BackendTable
 
 
 class ToolAPIEnv(gym.ContainerEnv[ToolAPIState]):
@@ -90,6 +113,7 @@ class ToolAPIEnv(gym.ContainerEnv[ToolAPIState]):
     """
 
     family: ClassVar[str] = "toolapi"
+    task_keys: ClassVar[type[gym.authoring.TaskKeys]] = ToolAPIKeys
     image: ClassVar[str] = "toolapi"
     system_prompt: ClassVar[str | None] = SYSTEM_PROMPT
     final_state_type: ClassVar[type[ToolAPIState]] = ToolAPIState
@@ -128,6 +152,11 @@ class ToolAPIEnv(gym.ContainerEnv[ToolAPIState]):
     def backend_modules(cls) -> dict[str, str]:
         """The backend's modules: file name -> source."""
         return _modules(str(cls.backend_dir()))
+
+    @classmethod
+    def task_inputs(cls, task: gym.Task) -> list[Path]:
+        """The backend's modules: the family's ``*.py`` files, which every task shares."""
+        return sorted(cls.backend_dir().glob("*.py"))
 
     def backend(self, task: gym.Task) -> Backend:
         """What the service is loaded with for a task: classes, initial state, its tools.

@@ -7,7 +7,8 @@ import json
 import logging
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+import typing
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,9 +22,11 @@ from pydantic import (
     field_validator,
     model_serializer,
 )
+from pydantic.fields import FieldInfo
 
 from gym._core._errors import ConfigError
 from gym._core._schemas import function_schema
+from gym._core._tree import LINK_RULE, link_problem, tree_entries
 
 __all__ = [
     "DEFAULT_SPLITS",
@@ -33,9 +36,11 @@ __all__ = [
     "Split",
     "SplitUse",
     "Task",
+    "TaskKeys",
     "TaskList",
     "Verdict",
     "hash_tree",
+    "check_task_keys",
     "load_tasks",
     "natural_key",
 ]
@@ -142,6 +147,34 @@ _ADDED: dict[str, Any] = {"turns": (), "tools": (), "drop_tools": (), "lenient":
 """Task fields added after tasks were first stored and hashed, with their defaults."""
 
 
+class TaskKeys(BaseModel):
+    """The schema of a family's task.toml keys: what ends in ``Task.data``.
+
+    Beside these, task.toml holds the fields of `Task` (id, split, prompt, tags...).
+
+    A family declares its own keys by subclassing this model (its class attribute
+    ``task_keys``); a key it does not declare, or a value of the wrong type, is a problem
+    of the task file when it is loaded, never a check that silently disappears. Values
+    are checked strictly (``"120"`` is no number, ``"bash"`` no list) and kept in
+    ``Task.data`` as the file wrote them.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    system_prompt: str = ""
+    """The task's own system prompt, replacing its family's."""
+    panel_exempt: dict[str, str] = Field(default_factory=dict)
+    """Panel policies this task exempts, each with the reason (see `gym env validate`)."""
+
+    def folder_problems(self, folder: Path) -> list[str]:
+        """What is wrong between these keys and the task's other files (none by default).
+
+        A family overrides it to check what its keys name in the task's folder (a check
+        function, a file); each problem says what is wrong and how to fix it.
+        """
+        return []
+
+
 class Component(BaseModel):
     """One scored part of a verdict."""
 
@@ -207,14 +240,43 @@ class Verdict(BaseModel):
 
 
 def hash_tree(folder: Path) -> str:
-    """sha256 over the files of a folder (relative paths and contents); '' if absent."""
-    if not folder.is_dir():
+    """sha256 over the files of a folder (relative paths and contents); '' if absent.
+
+    No link is followed: a link counts as its own text (where it points), a fifo or a
+    device as its name; a tree of regular files hashes as it always did.
+    """
+    if not (folder.is_dir() or folder.is_symlink()):
         return ""
     h = hashlib.sha256()
-    for file in sorted(p for p in folder.rglob("*") if p.is_file()):
-        h.update(file.relative_to(folder).as_posix().encode() + b"\0")
-        h.update(hashlib.sha256(file.read_bytes()).digest())
+    for rel, kind, data in tree_entries(folder):
+        if kind == "file":
+            h.update(rel.encode() + b"\0")
+            h.update(hashlib.sha256(data).digest())
+        else:  # a path never starts with NUL: no file's entry reads the same
+            h.update(b"\0" + kind.encode() + b"\0" + rel.encode() + b"\0" + data + b"\0")
     return h.hexdigest()
+
+
+_LINKS_KEPT = "files"
+"""The task folder whose links are the agent's: copied into the workspace as links and
+never followed (the shell family's initial tree, see `gym.grading.tree_archive`)."""
+
+
+def _unsafe_entry(folder: Path) -> str:
+    """Why a task folder cannot be read as regular files: its first link ('' if none).
+
+    Task data is read only from inside the task's folder: a symbolic link anywhere in it
+    (but under ``files/``, kept as a link) or a fifo or device makes the task a problem.
+    """
+    if folder.is_symlink():
+        return (
+            f"{folder} is a symbolic link: {LINK_RULE}; put the task's folder itself in "
+            "its family's folder"
+        )
+    for rel, kind, _ in tree_entries(folder, contents=False, prune=_LINKS_KEPT.__eq__):
+        if kind != "file":
+            return f"{folder}: {link_problem(rel, kind)}"
+    return ""
 
 
 class TaskList(list[Task]):
@@ -234,15 +296,112 @@ _KNOWN = {"id", "split", "tags", "allowed_paths", *_ADDED}
 _TOOLS_FILE = "tools.json"
 
 
-def _field_problem(spec_file: Path, exc: ValidationError) -> ConfigError:
-    err = exc.errors()[0]
-    field = ".".join(str(p) for p in err["loc"])
-    shown = repr(err.get("input"))
-    shown = shown if len(shown) <= 200 else shown[:200] + "..."
-    return ConfigError(f"{spec_file}: {field} = {shown}: {err['msg']}")
+def _field_problem(
+    spec_file: Path, exc: ValidationError, schema: type[BaseModel] | None = None
+) -> ConfigError:
+    """Every error of a task file, each as ``key = value: what is wrong (what is allowed)``.
+
+    ``schema``, the model the file's keys were checked against, names the keys allowed
+    where an unknown one was found and the type a wrong value should have.
+    """
+    parts = []
+    for err in exc.errors():
+        loc = err["loc"]
+        key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+        shown = repr(err.get("input"))
+        shown = shown if len(shown) <= 200 else shown[:200] + "..."
+        if err["type"] == "extra_forbidden":
+            inner = _model_at(schema, loc[:-1])
+            allowed = ", ".join(sorted(_names(inner))) if inner else ""
+            parts.append(f"{key} = {shown}: unknown key (allowed: {allowed or 'none'})")
+        elif err["type"] == "missing":
+            parts.append(f"{key}: missing, a required key")
+        else:
+            typed = err["type"] not in ("value_error", "literal_error", "assertion_error")
+            wanted = _expected(schema, loc) if typed else ""
+            msg = err["msg"].removeprefix("Value error, ")
+            parts.append(f"{key} = {shown}: {msg}" + (f" (expected {wanted})" if wanted else ""))
+    return ConfigError(f"{spec_file}: " + "; ".join(parts))
 
 
-def _load_task(family: str, folder: Path, splits: Mapping[str, SplitUse]) -> Task:
+def _inner_model(annotation: Any) -> type[BaseModel] | None:
+    """The model an annotation holds (``X``, ``list[X]``, ``X | None``), if any."""
+    for _ in range(4):
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return annotation
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if not args:
+            return None
+        annotation = args[-1]
+    return None
+
+
+def _names(model: type[BaseModel]) -> dict[str, FieldInfo]:
+    """A model's fields by the key a file writes (its alias, if it has one)."""
+    return {f.alias or name: f for name, f in model.model_fields.items()}
+
+
+def _model_at(schema: Any, loc: Sequence[Any]) -> type[BaseModel] | None:
+    """The model that holds the keys at ``loc`` inside ``schema`` (None: not a model)."""
+    here: Any = schema
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if typing.get_origin(here) is dict:  # a table of any names: the name is the part
+            here = typing.get_args(here)[1]
+            continue
+        model = _inner_model(here)
+        field = _names(model).get(str(part)) if model else None
+        if field is None:
+            return None
+        here = field.annotation
+    return _inner_model(here)
+
+
+def _expected(schema: Any, loc: Sequence[Any]) -> str:
+    """The declared type of the key at ``loc`` in words (``list[str]``), or ''."""
+    if schema is None or not loc or isinstance(loc[-1], int):
+        return ""
+    holder = _model_at(schema, loc[:-1])
+    field = _names(holder).get(str(loc[-1])) if holder else None
+    if field is None:
+        return ""
+    annotation = field.annotation
+    if isinstance(annotation, type) and not typing.get_args(annotation):
+        return "a table" if issubclass(annotation, BaseModel) else annotation.__name__
+    return re.sub(r"\b(typing|pathlib|datetime)\.|<class '([^']+)'>", r"\2", str(annotation))
+
+
+def check_task_keys(spec_file: Path, data: Mapping[str, Any], keys: type[TaskKeys]) -> None:
+    """Check a task file's family keys against the family's schema, then its folder.
+
+    Raises:
+        ConfigError: an unknown key, a value of the wrong type, or a key that does not
+            agree with the task's files; the message names the file, each key, its value
+            and what is allowed.
+    """
+    try:
+        checked = keys.model_validate(dict(data))
+    except ValidationError as exc:
+        raise _field_problem(spec_file, exc, keys) from None
+    if problems := checked.folder_problems(spec_file.parent):
+        raise ConfigError(f"{spec_file}: " + "; ".join(problems))
+
+
+def _load_task(
+    family: str,
+    folder: Path,
+    splits: Mapping[str, SplitUse],
+    keys: type[TaskKeys] | None = None,
+) -> Task:
+    """One task from its folder.
+
+    ``keys`` is the family's schema of its keys; None: not checked here (a dataset
+    importer reading back what it wrote: the family checks them as it loads).
+
+    Raises:
+        ConfigError: what is wrong with the task file (file, key, value, what is allowed).
+    """
     spec_file = folder / "task.toml"
     try:
         spec = tomllib.loads(spec_file.read_text())
@@ -265,6 +424,9 @@ def _load_task(family: str, folder: Path, splits: Mapping[str, SplitUse]) -> Tas
         raise ConfigError(f'{spec_file}: tags = {tags!r} must be a table ([tags] key = "value")')
     if not isinstance(spec.get("system_prompt", ""), str):
         raise ConfigError(f"{spec_file}: system_prompt must be a string")
+    data = {k: v for k, v in spec.items() if k not in _KNOWN}
+    if keys is not None:
+        check_task_keys(spec_file, data, keys)
     added = {k: spec[k] for k in _ADDED if k in spec}
     if tools := _tools_file(folder, spec_file, "tools" in spec):
         added["tools"] = tools
@@ -275,14 +437,14 @@ def _load_task(family: str, folder: Path, splits: Mapping[str, SplitUse]) -> Tas
             split=split,
             prompt=prompt,
             tags={"family": family, **tags},
-            allowed_paths=tuple(spec.get("allowed_paths", ())),
+            allowed_paths=spec.get("allowed_paths", ()),
             hidden_hash=hash_tree(folder / "hidden"),
             path=str(folder),
-            data={k: v for k, v in spec.items() if k not in _KNOWN},
+            data=data,
             **added,
         )
     except ValidationError as exc:
-        raise _field_problem(spec_file, exc) from exc
+        raise _field_problem(spec_file, exc, Task) from exc
 
 
 def _tools_file(folder: Path, spec_file: Path, in_toml: bool) -> list[Any] | None:
@@ -314,7 +476,11 @@ def _warn(problem: str) -> None:
 
 
 def load_tasks(
-    seeds: Path, family: str, *, splits: Mapping[str, SplitUse] | None = None
+    seeds: Path,
+    family: str,
+    *,
+    splits: Mapping[str, SplitUse] | None = None,
+    keys: type[TaskKeys] | None = None,
 ) -> TaskList:
     """Every task under seeds/<family>/ (one folder with a task.toml each), in id order.
 
@@ -326,6 +492,9 @@ def load_tasks(
         seeds: the folder holding ``<family>/``.
         family: the family's folder name.
         splits: the family's splits and their roles (``train``/``eval`` by default).
+        keys: the schema of the family's own task.toml keys (its class's ``task_keys``);
+            an unknown key or a wrong value leaves the task out with its problem. None:
+            they are not checked here (the graders check the keys they read).
 
     Raises:
         ConfigError: there is no ``seeds/<family>/`` folder at all.
@@ -337,10 +506,13 @@ def load_tasks(
     tasks: dict[str, Task] = {}
     problems: list[str] = []
     for folder in sorted(root.iterdir()):
-        if not (folder / "task.toml").is_file():
+        if not ((folder / "task.toml").is_file() or (folder / "task.toml").is_symlink()):
+            continue
+        if problem := _unsafe_entry(folder):
+            problems.append(problem)
             continue
         try:
-            task = _load_task(family, folder, allowed)
+            task = _load_task(family, folder, allowed, keys)
         except ConfigError as exc:
             problems.append(str(exc))
             continue

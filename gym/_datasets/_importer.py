@@ -85,9 +85,7 @@ def write_folder(target: Path, files: Mapping[str, bytes]) -> None:
 
     A folder that already holds exactly these files is left as it is.
     """
-    from gym._core._tree import read_tree
-
-    if read_tree(target) == dict(files):
+    if _holds(target, files):
         return
     target.parent.mkdir(parents=True, exist_ok=True)
     build = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
@@ -105,8 +103,18 @@ def write_folder(target: Path, files: Mapping[str, bytes]) -> None:
         os.replace(build, target)
     except OSError:
         shutil.rmtree(build, ignore_errors=True)
-        if read_tree(target) != dict(files):
+        if not _holds(target, files):
             raise
+
+
+def _holds(target: Path, files: Mapping[str, bytes]) -> bool:
+    """Whether a folder holds exactly these files (one holding a link does not)."""
+    from gym._core._tree import read_tree
+
+    try:
+        return read_tree(target) == dict(files)
+    except ConfigError:
+        return False
 
 
 def _read_back(folder: Path, task: ImportedTask) -> list[str]:

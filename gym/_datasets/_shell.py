@@ -8,8 +8,9 @@ Each record becomes a task folder of a shell family (``environments/shell``'s fo
         hidden/gold.sh   the gold command (only the grading container sees it)
 
 A record's tree is a JSON object of relative path -> content (text), or -> ``{"content":
-text, "mode": "0755", "mtime": 1700000000}``; or a string naming a folder (relative to
-the dataset file), copied with its modes and times. Every task is checked as it is
+text, "mode": "0755", "mtime": 1700000000}``; or a string naming a folder inside the
+dataset file's folder (never absolute, never climbing out with ``..``, never that folder
+itself), copied with its modes and times (links kept as links). Every task is checked as it is
 written: its fields, its paths (relative, inside the tree), its size, then its
 task.toml read back. A bad record is reported by number and left out.
 """
@@ -27,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gym._core._errors import ConfigError
 from gym._core._models import DEFAULT_SPLITS, SplitUse, natural_key
+from gym._core._tree import confined
 from gym._datasets._dataset import MappingFile, SplitRule, folder_name, read_records
 from gym._datasets._importer import ImportResult, write_folder
 
@@ -157,7 +159,7 @@ def _fill(template: str, record: Mapping[str, Any], what: str) -> str:
 def _tree(value: Any, base: Path) -> dict[str, ShellFile] | Path:
     """A record's tree: an object of path -> file, or a folder under ``base``."""
     if isinstance(value, str):
-        folder = base / value
+        folder = confined(base, value, "files")  # a record never names a host folder
         if not folder.is_dir():
             raise ConfigError(f"files = {value!r}: no folder {folder}")
         return folder

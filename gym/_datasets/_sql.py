@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gym._core._errors import ConfigError
 from gym._core._models import DEFAULT_SPLITS, SplitUse, _load_task, natural_key
+from gym._core._tree import confined
 from gym._datasets._dataset import MappingFile, SplitRule, _field, _fill, folder_name, read_records
 from gym._datasets._importer import ImportResult, write_folder
 
@@ -67,7 +68,7 @@ class SQLMapping(MappingFile):
     """Field holding the gold query (in `dialect`)."""
     database: str = "database"
     """Field holding the database dump (SQL text in `dialect`), or the name of a dump
-    file relative to the dataset file's folder."""
+    file inside the dataset file's folder (relative, no ``..``: never a host file)."""
     database_name: str = ""
     """Field naming the database (Spider's ``db_id``): records with one name share one
     dump. Empty: named by the dump's content."""
@@ -279,6 +280,7 @@ class _Databases:
         one_line = "\n" not in value.strip() and len(value) < 300
         path = self.base / value.strip()
         if one_line and path.suffix in (".sql", ".dump"):
+            path = confined(self.base, value.strip(), "database")  # never a host file
             if not path.is_file():
                 raise ConfigError(f"database = {value!r}: no such dump file in {self.base}")
             return path.read_text(encoding="utf-8")

@@ -9,13 +9,13 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from gym._core._errors import ConfigError
-from gym._core._models import Task, Verdict
+from gym._core._models import Task, TaskKeys, Verdict
 from gym._core._tools import NulFree, ToolCall, tool
 from gym._core._tree import read_tree
 from gym._envs._changes import ChangedFile, Changes
 from gym._envs._env import ContainerEnv, StepRecord, tool_calls
 from gym._grading import Export, export_workspace, matches
-from gym._grading._code import grade_code, workspace_files
+from gym._grading._code import CodeTaskKeys, grade_code, workspace_files
 from gym._grading._trajectory import protected_tests, workspace_rules
 from gym._sandbox import Manifest, Sandbox, quote
 
@@ -34,6 +34,7 @@ class CodeEnv(ContainerEnv[Export]):
 
     image: ClassVar[str] = "python"
     final_state_type: ClassVar[type[Export]] = Export
+    task_keys: ClassVar[type[TaskKeys]] = CodeTaskKeys
     max_file_bytes: ClassVar[int] = 1 << 20
 
     def sample_calls(self) -> list[dict[str, Any]]:

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gym._core._errors import ConfigError
 from gym._core._models import SplitUse
+from gym._core._tree import read_regular
 
 if TYPE_CHECKING:
     from gym._envs._env import ContainerEnv
@@ -71,6 +72,17 @@ class Declaration(BaseModel):
     def _folder_name(cls, value: str | None) -> str | None:
         if value is not None and not _FILE_NAME.match(value):
             raise ValueError(f"must be a folder name such as 'logs'; got {value!r}")
+        return value
+
+    @field_validator("tools")
+    @classmethod
+    def _file_name(cls, value: Any) -> Any:
+        """A tools file is a file of the environment's folder, named as tasks/image are."""
+        if isinstance(value, str) and not _FILE_NAME.match(value):
+            raise ValueError(
+                f"must be a file name of the environment's folder such as 'tools.json' "
+                f"(no path: nothing outside the folder is read); got {value!r}"
+            )
         return value
 
     @classmethod
@@ -116,7 +128,7 @@ class Declaration(BaseModel):
         if self.splits is not None:
             attrs["splits"] = dict(self.splits)
         if self.system_prompt is not None:
-            attrs["system_prompt"] = self._prompt(folder)
+            attrs["system_prompt"] = self._prompt(folder, where)
         if self.tools is not None:
             attrs["tool_schemas"] = _merged(base.tool_schemas, self._tools(folder, where))
         if self.drop_tools:
@@ -125,20 +137,20 @@ class Declaration(BaseModel):
             attrs["sandbox_settings"] = {**base.sandbox_settings, **self.sandbox}
         return type(class_name(env_id), (base,), attrs)
 
-    def _prompt(self, folder: Path) -> str:
+    def _prompt(self, folder: Path, where: Path) -> str:
+        """The prompt text, or the file of the folder it names (a regular file, no link)."""
         text = self.system_prompt or ""
         file = folder / text
-        if _FILE_NAME.match(text) and file.is_file():
-            return file.read_text()
+        if _FILE_NAME.match(text) and (file.is_file() or file.is_symlink()):
+            return _read(file, where, "system_prompt", text)
         return text
 
     def _tools(self, folder: Path, where: Path) -> tuple[dict[str, Any], ...]:
         raw: Any = self.tools
         if isinstance(raw, str):
-            file = folder / raw
             try:
-                raw = json.loads(file.read_text())
-            except (OSError, ValueError) as exc:
+                raw = json.loads(_read(folder / raw, where, "tools", raw))
+            except ValueError as exc:
                 raise ConfigError(f"{where}: tools = {self.tools!r}: {exc}") from None
         if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
             raise ConfigError(f"{where}: tools must be a list of JSON tool schemas (objects)")
@@ -154,6 +166,18 @@ def class_name(env_id: str) -> str:
     """``boxgym/PyFunc-v0`` -> ``PyFuncEnv`` (the declared class's name)."""
     name = env_id.split("/", 1)[-1].rsplit("-v", 1)[0]
     return name.replace("-", "") + "Env"
+
+
+def _read(file: Path, where: Path, key: str, value: str) -> str:
+    """A file a declaration names, read only as a regular file of its folder.
+
+    Raises:
+        ConfigError: it is missing, a symbolic link (never followed), or not text.
+    """
+    try:
+        return read_regular(file).decode()
+    except (OSError, UnicodeDecodeError, ConfigError) as exc:
+        raise ConfigError(f"{where}: {key} = {value!r}: {exc}") from None
 
 
 def _merged(

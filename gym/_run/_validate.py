@@ -276,10 +276,36 @@ def code_hash(env_id: str) -> str:
     return h.hexdigest()
 
 
-def fingerprint(task: Task, repeats: int, code: str = "") -> str:
-    """What a stored result depends on: the task (its files), the code, the repeats."""
+def _input_digest(path: Path) -> bytes:
+    """A folder by its tree, a file by its bytes, anything else as absent.
+
+    A file is read once per size and time: every task of a family names the same inputs.
+    """
+    if path.is_dir():
+        return hash_tree(path).encode()
+    try:
+        st = path.stat()
+    except OSError:
+        return b"-"
+    return _file_digest(str(path), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _file_digest(path: str, mtime_ns: int, size: int) -> bytes:
+    return hashlib.sha256(Path(path).read_bytes()).digest()
+
+
+def fingerprint(task: Task, repeats: int, code: str = "", inputs: Iterable[Path] = ()) -> str:
+    """What a stored result depends on: the task (its files), the code, the repeats.
+
+    ``inputs`` are the files outside the task's folder that its grading reads (its
+    family's `task_inputs`: a shared database dump, a backend's modules); each is hashed
+    by name and content.
+    """
     h = hashlib.sha256(task.model_dump_json().encode())
     h.update(hash_tree(Path(task.path)).encode() if task.path else b"")
+    for path in sorted(inputs):
+        h.update(path.name.encode() + b"\0" + _input_digest(path))
     h.update(f"{RUNNER_HASH}:{code}:{repeats}".encode())
     return h.hexdigest()
 
@@ -444,7 +470,8 @@ class _Kept:
         self.keys: dict[str, str] = {}
         if store is not None and tasks:
             code = code_hash(env_id)
-            self.keys = {t.id: fingerprint(t, repeats, code) for t in tasks}
+            inputs = env_class(env_id).task_inputs
+            self.keys = {t.id: fingerprint(t, repeats, code, inputs(t)) for t in tasks}
 
     def results(self) -> dict[str, TaskCheck]:
         """The kept results of the tasks, marked resumed (none without a store)."""
