@@ -11,16 +11,27 @@ base, and what `CodeEnv` writes into a fresh sandbox.
 
 from __future__ import annotations
 
+import ast
 import functools
+import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from gym._core._errors import ConfigError, GradingError, SandboxError
 from gym._core._git import one_commit
-from gym._core._models import Component, Flag, Task, Verdict
+from gym._core._models import (
+    Component,
+    Flag,
+    Task,
+    TaskKeys,
+    Verdict,
+    check_task_keys,
+)
 from gym._core._tools import ToolCall
-from gym._core._tree import read_tree
+from gym._core._tree import read_tree, tree_names
 from gym._grading._checks import (
     RUNNER_HASH,
     CheckSpec,
@@ -32,7 +43,7 @@ from gym._grading._checks import (
 )
 from gym._grading._diff import unified_diff
 from gym._grading._export import Export
-from gym._grading._files import file_component
+from gym._grading._files import FileCheck, file_component
 from gym._grading._judge import Judge
 from gym._grading._trajectory import (
     code_flags,
@@ -44,7 +55,14 @@ from gym._grading._trajectory import (
 from gym._grading._verdict import compose
 from gym._sandbox import SandboxProvider
 
-__all__ = ["GRADER", "GRADER_VERSION", "grade_code", "report_flags", "workspace_files"]
+__all__ = [
+    "GRADER",
+    "GRADER_VERSION",
+    "CodeTaskKeys",
+    "grade_code",
+    "report_flags",
+    "workspace_files",
+]
 
 GRADER = "code-tests"
 GRADER_VERSION = f"3+runner.{RUNNER_HASH}"
@@ -79,6 +97,154 @@ def _epoch(value: Any) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)
     return when.timestamp()
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class CodeGrading(_Strict):
+    """A code task's ``[grading]`` table (see `CheckSpec` for what each key does)."""
+
+    kind: Literal["pytest", "calls"] = "pytest"
+    module: str = ""
+    entry: str = ""
+    tests: list[str] = Field(default_factory=list)
+    visible_tests: list[str] = Field(default_factory=list)
+    python_paths: list[str] = Field(default_factory=lambda: ["."])
+    timeout: float = Field(default=120.0, gt=0)
+    call_timeout: float = Field(default=10.0, gt=0)
+    frozen_time: Any = None
+    """A TOML datetime, an ISO 8601 string or Unix seconds."""
+
+    @field_validator("frozen_time")
+    @classmethod
+    def _clock(cls, value: Any) -> Any:
+        try:
+            _epoch(value)
+        except (TypeError, ValueError):
+            raise ValueError("not a TOML datetime, an ISO 8601 string or Unix seconds") from None
+        return value
+
+    @model_validator(mode="after")
+    def _calls(self) -> CodeGrading:
+        if self.kind == "calls" and not (self.module and self.entry and self.tests):
+            raise ValueError("kind = 'calls' needs module, entry and tests (the check names)")
+        return self
+
+
+class Probe(_Strict):
+    """A ``[[probes]]`` entry: a command run in the grading container, passing if it exits 0."""
+
+    name: str = Field(min_length=1)
+    command: str = Field(min_length=1)
+    timeout: float = Field(default=30.0, gt=0)
+
+
+class ForbiddenArgument(_Strict):
+    """A ``[[forbidden_arguments]]`` entry: a regex searched in a call's JSON arguments."""
+
+    tool: str = ""
+    """The tool it applies to (every tool when absent)."""
+    pattern: str
+
+    @field_validator("pattern")
+    @classmethod
+    def _regex(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {exc}") from None
+        return value
+
+
+class JudgeTable(_Strict):
+    """A task's ``[judge]`` table (see `Judge`)."""
+
+    rubric: str = ""
+    weight: float = 1.0
+    threshold: float = 0.5
+    gated: bool = False
+
+
+class CodeTaskKeys(TaskKeys):
+    """The task.toml keys of a code task (`gym.CodeEnv` and the families built on it)."""
+
+    grading: CodeGrading = Field(default_factory=CodeGrading)
+    probes: list[Probe] = Field(default_factory=list)
+    forbidden_tools: list[str] = Field(default_factory=list)
+    forbidden_arguments: list[ForbiddenArgument] = Field(default_factory=list)
+    judge: JudgeTable | None = None
+    files: list[FileCheck] = Field(default_factory=list)
+    oracle_delete: list[str] = Field(default_factory=list)
+    """Files of repo/ the reference solution deletes."""
+
+    @model_validator(mode="after")
+    def _probe_names(self) -> CodeTaskKeys:
+        names = [p.name for p in self.probes]
+        if twice := sorted({n for n in names if names.count(n) > 1}):
+            raise ValueError(f"probes: {twice} named more than once; name each probe once")
+        return self
+
+    def folder_problems(self, folder: Path) -> list[str]:
+        """The visible tests against repo/, a ``calls`` task's check names against its checks.
+
+        A visible test that is no file of repo/ would never run. The checks file (the
+        first hidden file, as the grading script takes it) is read, never imported: a
+        ``check_*`` function that ``tests`` does not list would never run, and a listed
+        name it does not define could never pass.
+        """
+        repo = folder / "repo"
+        problems = [
+            f"grading.visible_tests names {rel!r}, which is no file of repo/"
+            for rel in self.grading.visible_tests
+            if not (repo / rel).is_file()
+        ]
+        if self.grading.kind != "calls":
+            return problems
+        hidden = folder / "hidden"
+        names = tree_names(hidden)  # as grading reads it: no __pycache__
+        if not names:
+            return [*problems, "grading.kind = 'calls' but hidden/ holds no checks file"]
+        file = hidden / names[0]
+        stat = file.stat()
+        try:
+            defined, bound = _check_names(str(file), stat.st_mtime_ns, stat.st_size)
+        except (SyntaxError, ValueError, UnicodeDecodeError) as exc:
+            return [*problems, f"hidden/{names[0]} is not valid Python: {exc}"]
+        listed = set(self.grading.tests)
+        if unlisted := sorted(n for n in defined if n.startswith("check_") and n not in listed):
+            problems.append(
+                f"hidden/{names[0]} defines {unlisted}, which grading.tests does not list: "
+                "list each check, or rename a helper so it does not start with 'check_'"
+            )
+        if missing := sorted(listed - bound):
+            problems.append(
+                f"grading.tests = {self.grading.tests!r} names {missing}, which "
+                f"hidden/{names[0]} does not define"
+            )
+        return problems
+
+
+@functools.lru_cache(maxsize=4096)
+def _check_names(path: str, mtime_ns: int, size: int) -> tuple[frozenset[str], frozenset[str]]:
+    """(functions defined, every name bound) at the top level of a checks file."""
+    tree = ast.parse(Path(path).read_bytes(), filename=path)
+    defined, bound = set(), set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ClassDef):
+            bound.add(node.name)
+        else:
+            bound |= {
+                n.id
+                for n in ast.walk(node)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            }
+    return frozenset(defined), frozenset(defined | bound)
 
 
 _JUDGED = ("resource_limit", "early_exit", "report_forgery")
@@ -133,6 +299,8 @@ def grade_code(
         calls: the episode's tool calls, for the trajectory graders.
         sandboxes: where the grading container runs (hardened Docker by default).
     """
+    read = {k: v for k, v in task.data.items() if k in CodeTaskKeys.model_fields}
+    check_task_keys(task.folder() / "task.toml", read, CodeTaskKeys)  # what it reads, checked
     grading = dict(task.data.get("grading", {}))
     hidden = read_tree(task.folder() / "hidden")
     if not hidden:

@@ -22,6 +22,22 @@ _HOST_PIDS_PER_TASK = 4
 """Under gVisor (ptrace platform) each process inside costs several host pids: a process
 limit inside (RLIMIT_NPROC, which gVisor enforces per sandbox) of a quarter of the pids
 limit stops a fork bomb before the sandbox kernel itself runs out and dies."""
+_IPC_SYSCTLS = {
+    "kernel.shmmax": "67108864",
+    "kernel.shmall": "16384",
+    "kernel.shmmni": "64",
+    "kernel.msgmni": "16",
+    "kernel.msgmnb": "65536",
+    "kernel.sem": "250 4000 32 16",
+    "fs.mqueue.queues_max": "16",
+}
+"""Bounds on what the kernel holds for a container's processes in its own IPC namespace.
+
+System V shared memory, message queues and semaphores outlive the processes that made
+them and no process limit counts them, but their pages count against the container's
+memory: unbounded (a private namespace allows exabytes), code under test filled the
+grading container until the kernel killed the checker (`infra_error`). Shared memory
+gets what /dev/shm gets (64 MiB in all), queues and semaphores about 1 MiB each."""
 _TMPFS_OPT = re.compile(r"^[a-z0-9_]+(=[A-Za-z0-9_.]+)?(,[a-z0-9_]+(=[A-Za-z0-9_.]+)?)*$")
 
 
@@ -176,4 +192,6 @@ class SandboxConfig(BaseModel):
         if self.runtime == "runsc":
             tasks = max(8, self.pids_limit // _HOST_PIDS_PER_TASK)
             kwargs["ulimits"] = [{"name": "nproc", "soft": tasks, "hard": tasks}]
+        else:  # gVisor keeps IPC in its own kernel; these sysctls are runc's namespace's
+            kwargs["sysctls"] = dict(_IPC_SYSCTLS)
         return kwargs

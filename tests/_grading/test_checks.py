@@ -296,3 +296,71 @@ def test_an_exception_made_by_the_code_is_asked_its_text_once_and_kept_cut(pytho
     report = run_checks(python_image, {"solution.py": _TEXTS_CODE}, Export(), spec)
     assert report.error is None
     assert set(report.tests.values()) == {"passed"}, report.tests
+
+
+_THREADS = b"""
+import threading
+
+from solution import double
+
+
+def test_many_threads_call_the_code():
+    results, ready = [], threading.Barrier(64)
+
+    def call(n):
+        ready.wait()
+        results.append(double(n))
+
+    threads = [threading.Thread(target=call, args=(n,)) for n in range(64)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(results) == [2 * n for n in range(64)]
+"""
+
+
+@pytest.mark.docker
+def test_a_check_starting_many_threads_is_not_refused_by_the_checkers_memory_limit(python_image):
+    """The checker's memory limit counts each thread's stack: 64 threads alive at once in
+    a hidden test (of a correct solution) must fit, not fail on `can't start new thread`."""
+    spec = CheckSpec(kind="pytest", hidden={"test_threads.py": _THREADS}, timeout=60)
+    report = run_checks(
+        python_image, {"solution.py": b"def double(n):\n    return 2 * n\n"}, Export(), spec
+    )
+    assert report.error is None and report.finished
+    assert report.tests == {
+        "grade/tests/test_threads.py::test_many_threads_call_the_code": "passed"
+    }
+
+
+_CALLBACKS = b"""
+from solution import parallel_map
+
+
+def test_the_code_calls_back_from_its_threads():
+    assert parallel_map(lambda n: 2 * n, range(200)) == [2 * n for n in range(200)]
+"""
+
+_PARALLEL_MAP = b"""
+from concurrent.futures import ThreadPoolExecutor
+
+
+def parallel_map(fn, items):
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return list(pool.map(fn, items))
+"""
+
+
+@pytest.mark.docker
+def test_code_calling_a_checks_function_from_its_own_threads_is_graded_on_its_answer(
+    python_image,
+):
+    """A correct solution calling a function the check handed it from eight threads at
+    once: the requests take turns on the channel, none is read as a forged answer."""
+    spec = CheckSpec(kind="pytest", hidden={"test_callbacks.py": _CALLBACKS}, timeout=60)
+    report = run_checks(python_image, {"solution.py": _PARALLEL_MAP}, Export(), spec)
+    assert report.error is None and report.finished and not report.findings
+    assert report.tests == {
+        "grade/tests/test_callbacks.py::test_the_code_calls_back_from_its_threads": "passed"
+    }

@@ -89,3 +89,30 @@ def test_a_task_can_freeze_the_clock_of_the_code_under_test(tmp_path):
     result = run_episode(env, OraclePolicy(), task_id=TASK)
     assert result.outcome == "pass", result.verdict.components["hidden_tests"].explanation
     assert "5/5 hidden tests passed" in result.verdict.components["hidden_tests"].explanation
+
+
+BOMBS = {
+    "forks": "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
+    "memory": "blocks = []\nwhile True:\n    blocks.append(bytearray(64 << 20))\n",
+}
+
+
+@pytest.mark.parametrize("bomb", sorted(BOMBS))
+def test_a_probe_that_runs_the_code_holds_it_to_the_workers_limits(tmp_path, bomb):
+    """A probe may run the agent's program: a bomb in it is that probe's fail, not the grader's."""
+    task_dir = tmp_path / "pyrepo" / TASK
+    shutil.copytree(SEEDS / "pyrepo" / TASK, task_dir)
+    spec = (task_dir / "task.toml").read_text()
+    head, _, tail = spec.partition("[tags]")
+    probe = '[[probes]]\nname = "imports"\ncommand = "python3 -c \\"import wordstats\\""\ntimeout = 20\n'
+    (task_dir / "task.toml").write_text(head + probe + "\n[tags]" + tail)
+    env = gymnasium.make("boxgym/PyRepo-v0", tasks=gym.load_tasks(tmp_path, "pyrepo"))
+    try:
+        planted = ToolCall(
+            name="write_file", arguments={"path": "wordstats/__init__.py", "content": BOMBS[bomb]}
+        )
+        result = run_episode(env, ScriptPolicy([planted]), task_id=TASK)
+    finally:
+        env.close()
+    assert result.outcome == "fail", result.verdict
+    assert not result.verdict.components["probe:imports"].passed

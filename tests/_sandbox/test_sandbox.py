@@ -112,6 +112,36 @@ def test_fork_bomb_is_contained_and_the_sandbox_recovers(sandbox):
     assert sandbox.run("echo recovered").stdout == "recovered\n"
 
 
+_HOARD = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmget.restype = ctypes.c_int
+libc.shmget.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.c_int]
+libc.shmat.restype = ctypes.c_void_p
+libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+libc.shmdt.argtypes = [ctypes.c_void_p]
+held = 0
+for size in [16 << 20] * 40 + [1 << 20] * 64:
+    segment = libc.shmget(0, size, 0o1600)
+    if segment < 0:
+        continue
+    address = libc.shmat(segment, None, 0)
+    ctypes.memset(address, 1, size)
+    libc.shmdt(address)
+    held += size
+print(held >> 20)
+"""
+
+
+def test_system_v_shared_memory_outliving_its_processes_is_bounded(sandbox):
+    """Segments outlive their processes and no process limit counts them, but their pages
+    are the container's memory: in all they get what /dev/shm gets (64 MiB), well under
+    this 256 MiB sandbox's limit, however many processes ask."""
+    held = [int(sandbox.run(f"python3 -c '{_HOARD}'", timeout=60).stdout) for _ in range(3)]
+    assert 0 < sum(held) <= 64
+    assert sandbox.run("echo alive").stdout == "alive\n"
+
+
 def test_orphans_of_the_agent_leave_no_zombies_to_fill_the_pids_limit(sandbox):
     """The main process is the container's init (no engine init: a shared host file). It
     must reap the agent's orphans: 90 of them would fill this sandbox's limit of 64."""

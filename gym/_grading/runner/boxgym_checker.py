@@ -24,6 +24,7 @@ Outcomes go to the root runner over a pipe the worker cannot reach.
 """
 
 import _socket as socket  # the module without its enums (and without recv_fds: wire's)
+import _thread
 import importlib
 import importlib.machinery
 import math
@@ -398,6 +399,7 @@ class CheckerSide:
         self.exceptions = weakref.WeakValueDictionary()  # mirror exceptions by handle key
         self.classes = {}
         self.released = []
+        self.new_test = False  # told with the next message: the worker's output cap renews
         self.conn = wire.Connection(conn_sock, self, OPS, timeout=timeout, limit=wire.MAX_ANSWER)
         self.conn.reset_budget(wire.MAX_TEST_BYTES)
         self.conn.extra = self.outgoing
@@ -428,10 +430,12 @@ class CheckerSide:
         return {"t": "o", "v": key}
 
     def outgoing(self):
-        if not self.released:
-            return {}
-        rel, self.released = sorted(set(self.released)), []
-        return {"rel": rel}
+        extra = {}
+        if self.new_test:
+            extra["test"], self.new_test = True, False
+        if self.released:
+            extra["rel"], self.released = sorted(set(self.released)), []
+        return extra
 
     def incoming(self, msg):
         out = msg.get("out")
@@ -625,10 +629,15 @@ _LOST_FINDINGS = {"ended": "early_exit", "protocol": "report_forgery", "oversize
 
 
 class Session:
-    """The checker's state: the current worker, the current test, what was found."""
+    """The checker's state: the current worker, the current test, what was found.
+
+    A hidden test may call the code from threads of its own: a request (and the worker
+    it may start) is one thread's at a time, its nested requests included.
+    """
 
     def __init__(self, ctl, emit, call_timeout, aliases):
         self._ctl, self._emit, self.call_timeout = ctl, emit, call_timeout
+        self.lock = _thread.RLock()
         self.aliases = aliases
         self.side = None
         self.gen = 0
@@ -709,6 +718,7 @@ class Session:
         self._test = name
         if self.side is not None:
             self.side.conn.reset_budget(wire.MAX_TEST_BYTES)
+            self.side.new_test = True  # the worker's own output cap per test renews too
 
     def finding(self, name, detail):
         test = self.test or "collection"
@@ -748,6 +758,10 @@ class Session:
     # requests
 
     def request(self, op, target, args=(), kwargs=None, **fields):
+        with self.lock:
+            return self._request(op, target, args, kwargs, fields)
+
+    def _request(self, op, target, args, kwargs, fields):
         side = self.current()
         memo = wire.Memo()
         try:

@@ -26,6 +26,7 @@ Usage: python3 -I boxgym_runner.py --spec SPEC.json --out REPORT.json
 
 import _signal as signal  # the modules without their enums: a runner starts in every grading
 import _socket as socket
+import _thread
 import fcntl
 import os
 import resource
@@ -44,8 +45,16 @@ VERSION = "2"
 PYTHON = "/usr/bin/python3"
 WORKER_NPROC = 96
 WORKER_MEMORY = 768 << 20
+WORKER_ENV = {"MALLOC_ARENA_MAX": "1"}
+"""The worker's (and probes') environment beyond the common one. glibc gives each thread
+that mallocs an arena of its own up to 8 per CPU, each reserving 64 MiB of address space:
+under `WORKER_MEMORY` only a dozen threads could start (``can't start new thread``). One
+arena is all a Python process needs (its objects come from its own allocator, under the
+GIL); with the worker's 4 MiB thread stacks, threads up to its process limit fit."""
 CHECKER_MEMORY = 384 << 20
 """The checker's heap and other private memory (its peak under the memory rows: ~220 MiB)."""
+CHECKER_THREAD_STACK = 2 << 20
+"""A hidden test's threads' stacks (8 MiB by default: 40 threads would fill the limit)."""
 _WORKER_BOOT = (
     "import os, sys; sys.path.insert(0, os.environ['BOXGYM_RUNNER_DIR']); import boxgym_worker; "
     "sys.path.pop(0); boxgym_worker.main(int(sys.argv[1]))"
@@ -105,6 +114,7 @@ def _limit_checker(spec):
     """
     memory = int(spec.get("checker_memory", CHECKER_MEMORY))
     resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
+    _thread.stack_size(CHECKER_THREAD_STACK)  # the limit counts each thread's whole stack
 
 
 def spawn(argv, uid, *, cwd, env, fds=(), stdout=None, setup=None):
@@ -354,15 +364,20 @@ def _has_python(folder):
 
 
 def run_probes(spec, uids):
-    """Run each probe (a shell command, as the probe uid) and record whether it exited 0."""
+    """Run each probe (a shell command, as the probe uid) and record whether it exited 0.
+
+    A probe's command may run the code under test (the task's author chooses it), so it
+    runs under the worker's limits: a fork or memory bomb in it is that probe's fail,
+    never a grading that cannot finish.
+    """
     results = {}
     if not spec.get("probes"):
         return results
     home = private_dir(f"/tmp/boxgym-probe-{os.urandom(8).hex()}", uids.probe)
-    env = wire.environment({"HOME": home})
+    env = wire.environment({"HOME": home, **WORKER_ENV})
     for probe in spec["probes"]:
         argv = ["/bin/sh", "-c", probe["command"]]
-        pid = spawn(argv, uids.probe, cwd=spec["cwd"], env=env)
+        pid = spawn(argv, uids.probe, cwd=spec["cwd"], env=env, setup=lambda: _limit_worker(spec))
         code = wait_with_timeout(pid, probe.get("timeout", 30))
         kill_uid(uids.probe)
         if code is None:
@@ -442,7 +457,7 @@ class Supervisor:
         home = worker_home(uid) or "/nonexistent"
         settings = {"python_paths": self.spec["python_paths"]}
         settings["frozen_time"] = self.spec.get("frozen_time")
-        env = wire.environment({"HOME": home, "BOXGYM_WORKER": wire.dumps(settings)})
+        env = wire.environment({"HOME": home, "BOXGYM_WORKER": wire.dumps(settings), **WORKER_ENV})
         mine, theirs = socket.socketpair()
         argv = [PYTHON, "-I", "-c", _WORKER_BOOT, "3"]
         pid = spawn(

@@ -14,6 +14,7 @@ Mutable containers passed to a call are copied in and, when the call changed the
 copied back into the caller's objects when the call returns (``back``).
 """
 
+import _thread
 import collections
 import os
 import select
@@ -28,8 +29,16 @@ MAX_ANSWER = 8 << 20
 MAX_TEST_BYTES = 64 << 20
 """What the checker reads from the worker within one test, all messages together."""
 MAX_OUTPUT = 1 << 20
-"""What the worker sends of its code's printed output with one message, per stream (its
-own cap: the worker is the code's process, so the checker does not rely on it)."""
+"""What the worker sends of its code's printed output with one message, per stream, in
+bytes of the message's JSON (`escaped_size`: up to 12 per character). The worker's own
+cap, strictly inside the checker's limits with room for the answer (two streams take at
+most a quarter of `MAX_ANSWER`): the worker is the code's process, so the checker does
+not rely on it."""
+MAX_TEST_OUTPUT = 16 << 20
+"""What the worker sends of its code's printed output within one test, both streams, in
+bytes of JSON: a quarter of `MAX_TEST_BYTES`, so that a correct solution printing on
+every call of a long check is cut, never failed by the checker's bound (the checker
+marks a new test on its next message: ``"test": true``)."""
 MAX_SESSION_OUTPUT = 32 << 20
 """Characters of the worker's output the checker prints over a grading, per stream: pytest
 keeps every test's captured output to the end, so only a bound over the session bounds
@@ -648,6 +657,28 @@ def clean_text(text):
         return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
+def escaped_size(text):
+    """Bytes ``text`` takes in a message: its JSON string (ASCII, escaped), less quotes."""
+    return len(dumps(text)) - 2
+
+
+def cut_to_size(text, size):
+    """The longest prefix of ``text`` whose `escaped_size` is at most ``size``.
+
+    Each character takes 1 to 12 bytes, so the prefix is found by bisection in
+    O(n log n) escaping of at most ``size`` characters.
+    """
+    text = text[:size]
+    low, high = 0, len(text)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if escaped_size(text[:mid]) <= size:
+            low = mid
+        else:
+            high = mid - 1
+    return text[:low]
+
+
 def safe_text(fn, obj, limit=2000):
     try:
         text = fn(obj)
@@ -699,10 +730,15 @@ class Connection:
     the nested requests it serves (None: wait forever): a peer that keeps asking never
     holds a request much longer, and the time this side spends serving it is not the
     peer's.
+
+    Threads share it one request at a time (a request holds it to its answer, its nested
+    requests included) and one message at a time: the code under test may call back
+    from threads of its own, a hidden test call the code from its own.
     """
 
     def __init__(self, sock, side, ops, timeout=None, limit=MAX_MESSAGE):
         sock.setblocking(False)
+        self.lock = _thread.RLock()
         self.sock, self.side, self.ops, self.timeout = sock, side, ops, timeout
         self.limit = limit  # the largest message read
         self.budget = None  # bytes left to read until `reset_budget` (None: no bound)
@@ -720,6 +756,10 @@ class Connection:
     # framing
 
     def send(self, msg):
+        with self.lock:
+            self._send(msg)
+
+    def _send(self, msg):
         if self.extra is not None:
             msg.update(self.extra())
         data = dumps(msg).encode() + b"\n"
@@ -794,6 +834,10 @@ class Connection:
         With a ``timeout``, the answer must come after at most that long waiting for the
         peer since the outermost request, whatever the peer asks meanwhile.
         """
+        with self.lock:
+            return self._request(op, fields, memo)
+
+    def _request(self, op, fields, memo):
         self.seq += 1
         seq = self.seq
         outer = self.waited
@@ -875,7 +919,8 @@ class Connection:
 
     def serve_forever(self):
         while True:
-            msg = self.recv()
+            with self.lock:  # not while serving: the code's threads may ask meanwhile
+                msg = self.recv()
             if "q" not in msg:
                 raise Lost("protocol", "an answer while idle")
             self.serve(msg)

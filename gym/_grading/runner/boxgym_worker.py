@@ -11,6 +11,8 @@ Everything in this process, this module included, is under the control of the co
 under test: nothing it sends is trusted beyond being the code's own answer.
 """
 
+import _thread
+import codecs
 import collections
 import copy
 import importlib
@@ -207,6 +209,8 @@ class WorkerSide:
         return self.conn.request(op, fields, memo)
 
     def incoming(self, msg):
+        if msg.get("test") is True:
+            BUDGET.renew()
         for key in msg.get("rel") or ():
             obj = self.objs.pop(key, None)
             if obj is not None:
@@ -223,40 +227,159 @@ class WorkerSide:
         return extra
 
 
-class Capture(io.TextIOBase):
-    """Standard output or error of the code under test, sent with the next message."""
+class Budget:
+    """What the worker may still send of its code's output in the current test (bytes)."""
 
-    def __init__(self, name):
-        self.name, self.parts, self.size = name, [], 0
+    def __init__(self):
+        self.left = wire.MAX_TEST_OUTPUT
+        self.streams = []
+        self.lock = _thread.RLock()  # the code's threads print at once: one count
+
+    def renew(self):
+        """A new test began (the checker said so): its output may be sent again."""
+        with self.lock:
+            self.left = wire.MAX_TEST_OUTPUT
+            for stream in self.streams:
+                stream.spent = False
+
+
+_TRUNCATED = "\n[boxgym: output truncated]\n"
+_NEWLINES = (None, "", "\n", "\r", "\r\n")
+
+
+class Capture(io.TextIOBase):
+    """Standard output or error of the code under test, sent with the next message.
+
+    It behaves as the process's own stream redirected to a file would for what code
+    commonly does with one: ``encoding``, ``errors``, ``reconfigure`` (honoured when
+    text is written), ``buffer``, ``isatty`` (False) and ``fileno`` (the process's own
+    descriptor 1 or 2, /dev/null: what a subprocess or `faulthandler` writes there is
+    discarded). What it keeps is bounded in bytes of the message (`wire.escaped_size`):
+    `wire.MAX_OUTPUT` per message and, shared by both streams, `wire.MAX_TEST_OUTPUT`
+    per test, each cut marked once.
+    """
+
+    def __init__(self, name, fd, errors, budget):
+        self.name, self.fd, self.budget = name, fd, budget
+        self.parts, self.size = [], 0
+        self.full = self.spent = False  # cut in this message / in this test
+        self.lock = budget.lock
+        self._encoding, self._errors, self._newline = "utf-8", errors, None
+        self.line_buffering = self.write_through = False
         self.buffer = _Bytes(self)
+        budget.streams.append(self)
+
+    @property
+    def encoding(self):
+        return self._encoding
+
+    @property
+    def errors(self):
+        return self._errors
+
+    @property
+    def mode(self):
+        return "w"
 
     def writable(self):
         return True
+
+    def fileno(self):
+        return self.fd
+
+    def isatty(self):
+        return False
+
+    def detach(self):
+        """The byte stream under it (``io.TextIOWrapper(sys.stdout.detach(), ...)``)."""
+        return self.buffer
+
+    def reconfigure(
+        self, *, encoding=None, errors=None, newline=..., line_buffering=None, write_through=None
+    ):
+        """As ``io.TextIOWrapper.reconfigure``: checked the same way, honoured when writing."""
+        if encoding is not None:
+            codecs.lookup(encoding)  # LookupError, TypeError: as a real stream raises
+            errors = "strict" if errors is None else errors
+        if errors is not None:
+            codecs.lookup_error(errors)
+        if newline is not ... and newline not in _NEWLINES:
+            raise ValueError(f"illegal newline value: {newline!r}")
+        self.flush()
+        with self.lock:
+            if encoding is not None:
+                self._encoding = encoding
+            if errors is not None:
+                self._errors = errors
+            if newline is not ...:
+                self._newline = newline
+            if line_buffering is not None:
+                self.line_buffering = bool(line_buffering)
+            if write_through is not None:
+                self.write_through = bool(write_through)
+
+    def _as_written(self, text):
+        """The text a real stream would have written: newlines, encoding and errors."""
+        if self._newline in ("\r", "\r\n"):
+            text = text.replace("\n", self._newline)
+        if not text.isascii():  # ASCII comes back as it was from any encoding of a stream
+            data = text.encode(self._encoding, self._errors)
+            text = data.decode(self._encoding, "replace")
+        return text
 
     def write(self, text):
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        if self.size < wire.MAX_OUTPUT:
-            self.parts.append(text[: wire.MAX_OUTPUT - self.size])
-            self.size += len(self.parts[-1])
-            if self.size >= wire.MAX_OUTPUT:
-                self.parts.append("\n[boxgym: output truncated]\n")
+        if self.closed:
+            raise ValueError("I/O operation on closed file.")
+        with self.lock:
+            if text and not (self.full or self.spent):
+                self._keep(text)
         return len(text)
 
+    def _keep(self, text):
+        by_message, by_test = wire.MAX_OUTPUT - self.size, self.budget.left
+        room = max(0, min(by_message, by_test))
+        head = text[:room]  # each character takes a byte at least
+        piece = self._as_written(head)
+        size, whole = wire.escaped_size(piece), len(head) == len(text)
+        if size > room:
+            piece, whole = wire.cut_to_size(piece, room), False
+            size = wire.escaped_size(piece)
+        if piece:
+            self.parts.append(piece)
+            self.size += size
+            self.budget.left -= size
+        if not whole or self.size >= wire.MAX_OUTPUT or self.budget.left <= 0:
+            self.parts.append(_TRUNCATED)
+            self.spent = by_test <= by_message
+            self.full = not self.spent
+
     def take(self):
-        text, self.parts, self.size = "".join(self.parts), [], 0
+        with self.lock:
+            text, self.parts, self.size, self.full = "".join(self.parts), [], 0, False
         return text
 
 
-class _Bytes(io.RawIOBase):
+class _Bytes(io.BufferedIOBase):
+    """``sys.stdout.buffer``: bytes written are decoded as UTF-8 into the text stream."""
+
     def __init__(self, text):
         self.text = text
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
 
     def writable(self):
         return True
 
+    def fileno(self):
+        return self.text.fd
+
+    def isatty(self):
+        return False
+
     def write(self, data):
-        self.text.write(bytes(data).decode("utf-8", "replace"))
+        data = bytes(memoryview(data))
+        self.text.write(self.decoder.decode(data))
         return len(data)
 
 
@@ -400,7 +523,13 @@ OPS = {
 }
 
 SIDE = WorkerSide()
-OUT, ERR = Capture("<stdout>"), Capture("<stderr>")
+BUDGET = Budget()
+OUT = Capture("<stdout>", 1, "surrogateescape", BUDGET)
+ERR = Capture("<stderr>", 2, "backslashreplace", BUDGET)  # a C.UTF-8 Python's own errors
+THREAD_STACK = 4 << 20
+"""The stack of a thread the code starts (8 MiB by default, the main thread's stays):
+`RLIMIT_AS` counts each whole stack, and the code may start as many threads as its
+process limit allows (`RLIMIT_NPROC` 96)."""
 
 
 def main(fd):
@@ -410,7 +539,8 @@ def main(fd):
     if settings.get("frozen_time"):
         wire.freeze_clock(settings["frozen_time"])
     sys.stdout, sys.stderr = OUT, ERR
-    sys.stdin = io.StringIO("")
+    sys.stdin = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")  # empty, as /dev/null
+    _thread.stack_size(THREAD_STACK)
     sys.path[:0] = settings.get("python_paths", [])
     conn = wire.Connection(sock, SIDE, OPS)
     SIDE.conn = conn
