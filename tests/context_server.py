@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
-from models_server import LocalServer
+from models_server import JsonHandler, LocalServer
 
 MODEL = "served-model"
 
@@ -58,7 +58,7 @@ class ContextServer(LocalServer):
         self.tokenized: list[dict[str, Any]] = []  # the /tokenize requests, answered or not
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JsonHandler):
             def do_GET(self) -> None:
                 owner.gets.append(self.path)
                 model: dict[str, Any] = {"id": MODEL, "object": "model", "owned_by": "vllm"}
@@ -76,17 +76,6 @@ class ContextServer(LocalServer):
                 status, payload = owner.reply(body)
                 owner.statuses.append(status)
                 self._send(status, payload)
-
-            def _send(self, status: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True

@@ -41,6 +41,23 @@ SUBMIT = {
 }
 
 
+class JsonHandler(BaseHTTPRequestHandler):
+    """A request handler that answers JSON (`_send`) and logs nothing."""
+
+    def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
 class LocalServer:
     """An HTTP server on localhost (``server``), served from a thread while `serving`."""
 
@@ -71,7 +88,7 @@ class ModelsServer(LocalServer):
         self.posts = 0
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JsonHandler):
             def do_GET(self) -> None:
                 owner.gets.append(self.path)
                 if owner.status != 200 or self.path.rstrip("/") != "/v1/models":
@@ -84,17 +101,6 @@ class ModelsServer(LocalServer):
                 self.rfile.read(int(self.headers.get("content-length") or 0))
                 owner.posts += 1
                 self._send(200, SUBMIT)
-
-            def _send(self, status: int, payload: Any) -> None:
-                body = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True

@@ -16,9 +16,11 @@ import json
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from gym._core._text import plain
 
 if TYPE_CHECKING:
     import ssl
@@ -131,11 +133,21 @@ def post_json(
 
 
 def _post(client: httpx.Client, path: str, body: dict[str, Any]) -> httpx.Response:
-    """One POST; a timeout, a broken connection, 429 or a 5xx raise `Retryable`."""
+    """One POST; a timeout, a broken connection, 429 or a 5xx raise `Retryable`.
+
+    The client's read timeout bounds the whole answer, not only each read: a server
+    trickling its answer (a byte every few seconds) is a timeout once that many seconds
+    have passed since the request began, as one that sends nothing.
+    """
     import httpx
 
+    limit = client.timeout.read
+    deadline = None if limit is None else time.monotonic() + limit
     try:
-        response = client.post(path, json=body)
+        with client.stream("POST", path, json=body) as response:
+            if deadline is not None and isinstance(response.stream, httpx.SyncByteStream):
+                response.stream = _by_deadline(response.stream, deadline, limit or 0.0)
+            response.read()
     except httpx.TimeoutException as exc:
         raise Retryable(f"timed out ({type(exc).__name__})") from None
     except httpx.TransportError as exc:
@@ -147,12 +159,34 @@ def _post(client: httpx.Client, path: str, body: dict[str, Any]) -> httpx.Respon
     return response
 
 
+def _by_deadline(stream: httpx.SyncByteStream, deadline: float, limit: float) -> Any:
+    """A response's body stream that ends in `Retryable` once its deadline has passed."""
+    import httpx
+
+    class ByDeadline(httpx.SyncByteStream):
+        def __iter__(self) -> Iterator[bytes]:
+            for chunk in stream:
+                if time.monotonic() > deadline:
+                    raise Retryable(f"timed out (no whole answer in {limit:g} s)")
+                yield chunk
+
+        def close(self) -> None:
+            stream.close()
+
+    return ByDeadline()
+
+
 def server_message(response: httpx.Response) -> str:
     """The error message a server put in its body (OpenAI, vLLM, FastAPI shapes).
 
     Total whatever the body: only its first 64 KiB are parsed, and a body that is not
-    JSON, not UTF-8 or nested past the decoder's reach is quoted as text.
+    JSON, not UTF-8 or nested past the decoder's reach is quoted as text. Valid text
+    always (`plain`): it goes into errors, end reasons and the store.
     """
+    return plain(_message(response))
+
+
+def _message(response: httpx.Response) -> str:
     try:
         data = json.loads(response.content[:_MESSAGE_BYTES])
     except (ValueError, RecursionError):

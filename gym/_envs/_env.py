@@ -40,7 +40,15 @@ from gym._core._errors import (
     SandboxUnavailable,
     TaskNotFound,
 )
-from gym._core._models import DEFAULT_SPLITS, Split, SplitUse, Task, Verdict, load_tasks
+from gym._core._models import (
+    DEFAULT_SPLITS,
+    Split,
+    SplitUse,
+    Task,
+    TaskKeys,
+    Verdict,
+    load_tasks,
+)
 from gym._core._paths import project_root
 from gym._core._phase import enter as enter_phase
 from gym._core._schemas import SchemaTool
@@ -175,6 +183,10 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
     image: ClassVar[str] = ""
     splits: ClassVar[dict[str, SplitUse]] = DEFAULT_SPLITS
     """The family's split names and their roles (``training`` or ``held-out``)."""
+    task_keys: ClassVar[type[TaskKeys]] = TaskKeys
+    """The schema of the family's own task.toml keys (what ends in ``Task.data``): a
+    subclass of `gym.authoring.TaskKeys`. A task with a key it does not declare, or a
+    value of the wrong type, is left out with its problem (``gym env list`` shows it)."""
     sandbox_settings: ClassVar[dict[str, Any]] = {}
     """`gym.sandbox.SandboxConfig` fields that replace the hardened defaults for the
     family's sandboxes (for example ``{"memory_mb": 512, "pids_limit": 64}``)."""
@@ -338,7 +350,16 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
     @classmethod
     def load_tasks(cls) -> list[Task]:
         """The family's tasks, from seeds/<family>/ by default."""
-        return load_tasks(cls.seeds_dir(), cls.family, splits=cls.splits)
+        return load_tasks(cls.seeds_dir(), cls.family, splits=cls.splits, keys=cls.task_keys)
+
+    @classmethod
+    def task_inputs(cls, task: Task) -> list[Path]:
+        """Files outside the task's folder that its grading reads (none by default).
+
+        A stored validation result is kept only while these, like the task's own folder,
+        are unchanged: a family whose tasks share a database or a backend lists them.
+        """
+        return []
 
     def sample_calls(self) -> list[dict[str, Any]]:
         """Calls without side effects, used by ``action_space.sample()``."""
@@ -707,6 +728,18 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
     def set_budgets(self, *, max_steps: int | None, max_seconds: float | None) -> None:
         """Change the step and time budgets (the time budget applies from the next reset)."""
         self.max_steps, self.max_seconds = max_steps, max_seconds
+
+    def exclude_wait(self, seconds: float) -> None:
+        """Leave ``seconds`` out of the running episode's time budget (and its deadline).
+
+        The rollout calls it with the seconds a policy spent on its server's failures
+        (failed attempts and the waits after them): a flaky model server is not the
+        agent's slowness, and must not end its episode at the time limit.
+        """
+        if seconds > 0:
+            self._started += seconds
+            if self.deadline is not None:
+                self.deadline += seconds
 
     def _budget_spent(self) -> str:
         """Why the episode must end now (a spent budget), or ''."""

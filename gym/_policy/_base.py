@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from gym._core._errors import PolicyError
 from gym._core._models import Task
@@ -13,7 +13,20 @@ from gym._core._tools import ToolCall
 if TYPE_CHECKING:
     from gym._envs._env import ContainerEnv
 
-__all__ = ["ContextFull", "Policy", "Turn"]
+__all__ = ["TOKENS_MAX", "ContextFull", "Policy", "Turn", "counts"]
+
+TOKENS_MAX = 2**53
+"""Token counts at or past this are not counts (no context holds them; a float, as JSON
+readers take numbers, cannot hold them exactly): left out of a turn's usage."""
+
+
+def counts(usage: dict[Any, Any]) -> dict[str, int]:
+    """The token counts of a usage record worth keeping: whole numbers in [0, `TOKENS_MAX`).
+
+    A server's usage is its word, not a fact: a negative count, a bool or one too large
+    for the store (an episode's sum is an SQLite INTEGER) is left out, as absent.
+    """
+    return {str(k): v for k, v in usage.items() if type(v) is int and 0 <= v < TOKENS_MAX}
 
 
 class ContextFull(PolicyError):
@@ -62,11 +75,21 @@ class Turn(BaseModel):
     logprobs: list[float] | None = None
     """Log-probabilities of the sampled tokens."""
     usage: dict[str, int] = Field(default_factory=dict)
-    """Token counts reported by the server (prompt_tokens, completion_tokens)."""
+    """Token counts reported by the server (prompt_tokens, completion_tokens); only
+    whole numbers in [0, `TOKENS_MAX`) are kept (`counts`)."""
     latency_s: float = 0.0
     """Seconds the policy took for this turn (including retries)."""
     retries: int = 0
     """How many failed attempts preceded this turn."""
+    waited_s: float = 0.0
+    """Seconds of `latency_s` spent on those failed attempts and the waits after them:
+    the server's failures, not the agent's time (the rollout leaves them out of the
+    episode's time budget)."""
+
+    @field_validator("usage", mode="before")
+    @classmethod
+    def _counts(cls, value: Any) -> Any:
+        return counts(value) if isinstance(value, dict) else value
 
     @model_validator(mode="after")
     def _first_call(self) -> Turn:

@@ -1,4 +1,4 @@
-"""A policy served by any OpenAI-compatible ``/v1/chat/completions`` endpoint (vLLM first).
+r"""A policy served by any OpenAI-compatible ``/v1/chat/completions`` endpoint (vLLM first).
 
 One request per turn, with native tool calls (``tools``). Structured decoding by
 default: ``tool_choice="required"``, which vLLM (0.8.3 and later) and OpenAI serve by
@@ -17,15 +17,25 @@ one of these optional fields with a 400/422 naming it (``transformers serve`` re
 ``return_token_ids``) gets the same request again without that field, and the policy
 stops sending it.
 
+What a well-formed answer carries is the model's, read into a turn whatever it is: a
+lone surrogate (valid JSON, ``"\ud800"``, no UTF-8 text) anywhere in it becomes U+FFFD
+where the answer is read, so the conversation can be sent again; log-probabilities that
+are not finite floats, and usage counts outside [0, 2**53), are absent.
+
 Failures: connection errors, timeouts, 429 and 5xx are retried with exponential
 backoff and full jitter, waiting at least what ``Retry-After`` asks (seconds or an HTTP
-date, capped at ``max_backoff``); other 4xx fail at once. Either way, once retries are
-spent the policy raises `gym.PolicyError` (the rollout records an infra_error
-episode). A failed request never becomes a turn.
+date, capped at ``max_backoff``); other 4xx fail at once. ``timeout`` bounds the whole
+answer, not only each read (a server trickling it is timed out). Either way, once
+retries are spent the policy raises `gym.PolicyError` (the rollout records an
+infra_error episode). A failed request never becomes a turn; the seconds the failed
+attempts and their waits took are the turn's ``waited_s``, which the rollout leaves out
+of the episode's time budget.
 
 A conversation that outgrows the model's context is the agent's doing, not the
 policy's: a 400/413/422 to a request that could exceed the context raises `ContextFull`
-instead, and the rollout ends the episode truncated and grades it. Measured, never read
+instead, and the rollout ends the episode truncated and grades it; never before the
+model's first answer (the task's prompt, the tools and ``max_tokens`` are not the
+agent's: that refusal is a `PolicyError`, with a hint). Measured, never read
 from the server's message: the context is ``context_tokens``, else the ``max_model_len``
 the server lists for the model at ``GET /models`` (vLLM), asked once at the first
 refusal. The prompt is counted by the server where it can: vLLM's ``POST /tokenize``
@@ -36,7 +46,9 @@ conversation's last answered request plus, for each message after it, the UTF-8 
 of its text as the template renders it (content as is, not JSON-escaped; a byte-level
 BPE token covers at least one byte) and `MESSAGE_OVERHEAD`; that bound exceeds the true
 count at most by the tokenizer's longest token in bytes, as a factor (text of long
-tokens, runs of spaces, is counted the most over). A refusal when the prompt and
+tokens, runs of spaces, is counted the most over). Either count is capped by the bytes
+bound of the whole conversation, which holds whatever the server says (an absurd count
+or usage cannot make a conversation that fits look full). A refusal when the prompt and
 ``max_tokens`` surely fit, or when the context is unknown, stays a `PolicyError`.
 """
 
@@ -44,6 +56,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import random
 import re
@@ -60,8 +73,9 @@ from gym._core._http import (
     server_message,
     tls_context,
 )
+from gym._core._text import plain
 from gym._core._tools import ARGUMENTS, Bounds, ToolCall, check_name, decode_arguments, load_json
-from gym._policy._base import ContextFull, Policy, Turn
+from gym._policy._base import ContextFull, Policy, Turn, counts
 from gym._policy._parse import parse_tool_call
 
 if TYPE_CHECKING:
@@ -124,8 +138,9 @@ class OpenAIPolicy(Policy):
         temperature: sampling temperature (0 = greedy).
         top_p: nucleus sampling mass.
         max_tokens: the most tokens one answer may have.
-        timeout: seconds to wait for the answer of one request (a read timeout: a
-            non-streaming server sends nothing until the answer is complete).
+        timeout: seconds to wait for the whole answer of one request, from its start
+            (each read, and the answer as a whole: a non-streaming server sends nothing
+            until the answer is complete, and one trickling it is timed out too).
         connect_timeout: seconds to open a connection.
         max_retries: failed attempts tolerated per turn before PolicyError.
         backoff: first backoff ceiling in seconds (doubles per attempt, full jitter).
@@ -274,7 +289,7 @@ class OpenAIPolicy(Policy):
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
         """Ask the endpoint for the next assistant message and read its tool call."""
         start = time.monotonic()
-        data, failures = self._complete(messages, tools)
+        data, failures, waited = self._complete(messages, tools)
         choice = data["choices"][0]
         raw = choice["message"]
         message, calls, error = self._read_message(raw, [_tool_name(t) for t in tools])
@@ -294,6 +309,7 @@ class OpenAIPolicy(Policy):
             usage=usage,
             latency_s=time.monotonic() - start,
             retries=failures,
+            waited_s=waited,
         )
 
     def request_body(
@@ -324,16 +340,29 @@ class OpenAIPolicy(Policy):
 
     def _complete(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
-    ) -> tuple[dict[str, Any], int]:
-        """The response JSON and how many attempts failed before it."""
+    ) -> tuple[dict[str, Any], int, float]:
+        """The response JSON, how many attempts failed before it, and the seconds they took.
+
+        Those seconds run from the first attempt to the start of the answered one: the
+        failed attempts and the waits after them (the server's failures, not the model's
+        time).
+        """
+        start = time.monotonic()
+        last = [start]  # when the latest attempt began
+
+        def body() -> dict[str, Any]:
+            last[0] = time.monotonic()
+            return self.request_body(messages, tools)
+
         try:
-            return post_json(
+            data, failures = post_json(
                 self._client,
                 "/chat/completions",
-                lambda: self.request_body(messages, tools),
+                body,
                 lambda response: self._read(response, messages, tools),
                 self._backoff(),
             )
+            return data, failures, last[0] - start
         except RetriesSpent as exc:
             raise PolicyError(
                 f"POST {self.base_url}/chat/completions {exc}; is the server up and serving "
@@ -361,7 +390,11 @@ class OpenAIPolicy(Policy):
         """Drop an optional field the server refused (then retry), or raise PolicyError.
 
         `ContextFull` when the request could exceed the context (``measure``: its
-        prompt's tokens, and whether the server counted them or they are a bound).
+        prompt's tokens, and whether the server counted them or they are a bound) and
+        the model has answered in this conversation: a full context is the agent's only
+        when its own turns filled it. A refusal of a conversation the model has not yet
+        answered (the task's prompt, the tools, ``max_tokens``) is a `PolicyError`,
+        with a hint when that could exceed the context.
         """
         text = server_message(response)
         if response.status_code in (400, 422):
@@ -381,12 +414,18 @@ class OpenAIPolicy(Policy):
                     if counted
                     else (f"of up to {prompt} tokens")
                 )
-                raise ContextFull(
-                    f"{self.base_url}/chat/completions answered HTTP {response.status_code} "
-                    f"to a request that could exceed the model's context ({context} tokens): "
-                    f"a prompt {size} and an answer of up to {answer}",
-                    context_tokens=context,
+                could = (
+                    f"a request that could exceed the model's context ({context} tokens): "
+                    f"a prompt {size} and an answer of up to {answer}"
                 )
+                where = f"{self.base_url}/chat/completions answered HTTP {response.status_code}"
+                if not _answered(body.get("messages")):
+                    raise PolicyError(
+                        f"{where} to the first request of the conversation, {could}: not the "
+                        "agent's doing (lower max_tokens, or serve the model with a longer "
+                        f"context); the server said: {text}"
+                    )
+                raise ContextFull(f"{where} to {could}", context_tokens=context)
         raise PolicyError(
             f"{self.base_url}/chat/completions answered HTTP {response.status_code}: {text}"
             f" ({_hint(response.status_code, text, self.base_url)})"
@@ -415,10 +454,15 @@ class OpenAIPolicy(Policy):
     ) -> tuple[int, bool]:
         """The tokens of a refused request's prompt, and whether the server counted them.
 
-        The server's count at ``/tokenize`` when it gives one, else `_prompt_bound`.
+        The server's count at ``/tokenize`` when it gives one, else `_prompt_bound`; never
+        more than the bytes of the whole conversation (`_bytes_bound`), a bound that
+        holds whatever the server says.
         """
+        most = _bytes_bound(messages, tools)
         count = self._tokenized(body)
-        return (count, True) if count is not None else (self._prompt_bound(messages, tools), False)
+        if count is not None and count <= most:
+            return count, True
+        return min(self._prompt_bound(messages, tools), most), False
 
     def _tokenized(self, body: dict[str, Any]) -> int | None:
         """The prompt's exact tokens by the server's ``POST /tokenize`` (vLLM), if it answers.
@@ -466,9 +510,7 @@ class OpenAIPolicy(Policy):
             n = len(counted)
             if len(messages) > n and messages[:n] == counted and tools == counted_tools:
                 return tokens + sum(_message_bound(m) for m in messages[n:])
-        return sum(_message_bound(m) for m in messages) + sum(
-            _json_bytes(tool) + MESSAGE_OVERHEAD for tool in tools
-        )
+        return _bytes_bound(messages, tools)
 
     def _backoff(self) -> Backoff:
         return Backoff(self.max_retries, self.backoff, self.max_backoff, self._random)
@@ -561,10 +603,26 @@ def _dumped(value: Any) -> str:
 
 
 def _usage(value: Any) -> dict[str, int]:
-    """The answer's token counts (whole numbers only; anything else is left out)."""
-    if not isinstance(value, dict):
-        return {}
-    return {str(k): v for k, v in value.items() if type(v) is int}
+    """The answer's token counts (`counts`: plausible whole numbers; the rest left out)."""
+    return counts(value) if isinstance(value, dict) else {}
+
+
+def _bytes_bound(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+    """An upper bound on the prompt's tokens from its text alone, whatever a server says.
+
+    Every message by its bytes (`_message_bound`), every tool by its JSON's, each with
+    `MESSAGE_OVERHEAD`.
+    """
+    return sum(_message_bound(m) for m in messages) + sum(
+        _json_bytes(tool) + MESSAGE_OVERHEAD for tool in tools
+    )
+
+
+def _answered(messages: Any) -> bool:
+    """Whether a conversation holds a message of the model's (an assistant turn)."""
+    return isinstance(messages, list) and any(
+        isinstance(m, dict) and m.get("role") == "assistant" for m in messages
+    )
 
 
 def _message_bound(message: Any) -> int:
@@ -654,9 +712,24 @@ def _logprob_entries(choice: dict[str, Any]) -> list[Any]:
 
 
 def _logprobs(choice: dict[str, Any]) -> list[float] | None:
+    """The sampled tokens' log-probabilities; None unless every one is a finite number."""
     values = [e.get("logprob") for e in _logprob_entries(choice) if isinstance(e, dict)]
-    floats = [float(v) for v in values if isinstance(v, int | float)]
+    floats = [f for f in map(_finite, values) if f is not None]
     return floats if floats and len(floats) == len(values) else None
+
+
+def _finite(value: Any) -> float | None:
+    """A number from the answer as a finite float; None for anything else.
+
+    A bool, a string, an integer past a float's range (``10**400``), infinity.
+    """
+    if type(value) not in (int, float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _logprob_ids(choice: dict[str, Any]) -> list[int] | None:
@@ -684,7 +757,26 @@ def _valid_json(response: httpx.Response) -> dict[str, Any]:
         raise Retryable("the answer has no choices")
     if not isinstance(choices[0].get("message"), dict):
         raise Retryable("the answer's first choice has no message")
-    return dict(data)
+    return dict(_plain_json(data))
+
+
+def _plain_json(value: Any) -> Any:
+    r"""A decoded answer with every text made valid Unicode (`plain`), keys included.
+
+    JSON may spell a lone surrogate (``"\ud800"``), which no UTF-8 text holds: read as
+    it is, a model's words holding one made the next request's body unencodable (the
+    whole run crashed). Replaced here with U+FFFD, where the answer is read, so that
+    every reader of the model's text (the message, its calls' names, ids and arguments,
+    a ``<tool_call>`` block, reasoning, a simulated user's reply) gets valid text;
+    everything else stays as the server wrote it.
+    """
+    if isinstance(value, str):
+        return plain(value)
+    if isinstance(value, list):
+        return [_plain_json(v) for v in value]
+    if isinstance(value, dict):
+        return {plain(k) if isinstance(k, str) else k: _plain_json(v) for k, v in value.items()}
+    return value
 
 
 def _unreached(exc: httpx.TransportError) -> str:

@@ -9,17 +9,25 @@ When the final tool ends a user turn that is not the last, the step's ``info["us
 calls after it in the same assistant message are not run either (their turn is over).
 When the policy's conversation outgrows its model's context (`ContextFull`), the episode
 ends truncated and is graded, as at a spent budget: the agent's own turns filled it.
+The seconds a turn's policy spent on its server's failures (`Turn.waited_s`) are left
+out of the episode's time budget: the server's failure is not the agent's.
+Any other failure is never graded: the infrastructure's (`InfraError`) and the policy's
+(`PolicyError`) end the episode as ``infra_error``, and so does an unexpected exception
+of the policy's ``act`` or of a step, a defect, logged with its traceback, that ends
+its episode and never the run.
 """
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium
 from pydantic import BaseModel, Field
 
-from gym._core._errors import InfraError, PolicyError
+from gym._core._errors import GymError, InfraError, PolicyError
 from gym._core._models import Outcome, Verdict
 from gym._core._tools import ToolCall
 from gym._envs._env import SYSTEM_PROMPT, StepRecord, env_of
@@ -27,6 +35,8 @@ from gym._policy import Policy, Turn
 from gym._policy._base import ContextFull
 
 __all__ = ["SYSTEM_PROMPT", "EpisodeResult", "action_of", "failed", "run_episode"]
+
+_log = logging.getLogger("gym.rollout")
 
 NOT_RUN = "Not run: {why}, so the calls after it in your message were not executed."
 """The tool message answering a call left unexecuted after the episode or the turn ended."""
@@ -106,7 +116,7 @@ def run_episode(
         tools = info["tools"]
         assert inner.task is not None
         policy.start(inner.task, inner)
-        result, export = _loop(env, policy, messages, turns, tools, step_turns)
+        result, export = _contained(lambda: _loop(env, policy, messages, turns, tools, step_turns))
     except (InfraError, PolicyError) as exc:
         result, export = failed(exc)
     finally:
@@ -149,6 +159,29 @@ def action_of(call: ToolCall, content: Any) -> dict[str, Any]:
 Transition = tuple[str, Any, bool, bool, dict[str, Any]]
 
 
+def _contained(
+    play: Callable[[], tuple[dict[str, Any], dict[str, Any] | None]],
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """``play()`` (the episode's `_loop`); an unexpected exception ends it ``infra_error``.
+
+    Whatever the model answered is the agent's and is read into a turn; an exception
+    that is not boxgym's own (`GymError`) escaping the policy's ``act`` or a step is a
+    defect of boxgym or of the policy, never the agent's doing: it is logged with its
+    traceback and the episode is an infra_error (never graded), instead of the whole
+    run crashing with the episodes in flight.
+    """
+    try:
+        return play()
+    except GymError:
+        raise
+    except Exception as exc:
+        what = f"{type(exc).__name__}: {exc}"
+        _log.error(
+            "boxgym defect (please report it), its episode ends infra_error: %s", what, exc_info=exc
+        )
+        return failed(InfraError(f"boxgym defect: {what}"))
+
+
 def _loop(
     env: gymnasium.Env[Any, Any],
     policy: Policy,
@@ -158,12 +191,14 @@ def _loop(
     step_turns: list[int],
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Turns until the episode ends; the outcome fields and the exported final state."""
+    inner = env_of(env)
     while True:
         try:
             turn = policy.act(messages, tools)
         except ContextFull as exc:  # the agent's doing: graded, never an infra_error
-            _, reward, _, _, info = env_of(env).end_episode(reason=exc.end_reason, truncated=True)
+            _, reward, _, _, info = inner.end_episode(reason=exc.end_reason, truncated=True)
             return _ended(reward, info)
+        inner.exclude_wait(turn.waited_s)  # the server failing is not the agent's time
         turns.append(turn)
         messages.append(turn.message)
         content = turn.message.get("content")

@@ -39,10 +39,13 @@ def policy(url: str, **kwargs: Any) -> OpenAIPolicy:
     return OpenAIPolicy(MODEL, url, max_retries=0, backoff=0.0, **kwargs)
 
 
-def conversation(system_bytes: int) -> list[dict[str, Any]]:
+def conversation(result_bytes: int) -> list[dict[str, Any]]:
+    """A conversation the model has answered once: its call read a file of this size."""
     return [
-        {"role": "system", "content": "s" * system_bytes},
+        {"role": "system", "content": "You read files."},
         {"role": "user", "content": "Read a.txt."},
+        call("read", {"path": "a.txt"}, "c1"),
+        {"role": "tool", "tool_call_id": "c1", "content": "s" * result_bytes},
     ]
 
 
@@ -80,11 +83,11 @@ def test_a_refusal_when_the_conversation_surely_fits_stays_a_policy_error():
     context (bytes alone, 12 KB, would have said it could be)."""
     tool_result = {"role": "tool", "tool_call_id": "c2", "content": "hello"}
 
-    def has_tool_result(body: dict[str, Any]) -> bool:
-        return any(m["role"] == "tool" for m in body["messages"])
+    def has_new_result(body: dict[str, Any]) -> bool:
+        return len(body["messages"]) > 4
 
     with ContextServer(
-        reader, context=4000, refuse=has_tool_result, tokenize=False
+        reader, context=4000, refuse=has_new_result, tokenize=False
     ).serving() as server:
         pol = policy(server.url)
         messages = conversation(12_000)
@@ -93,7 +96,7 @@ def test_a_refusal_when_the_conversation_surely_fits_stays_a_policy_error():
         with pytest.raises(PolicyError, match="HTTP 400: bad request") as caught:
             pol.act(messages, TOOLS)
         # another conversation (its beginning differs) is bounded by its bytes alone
-        other = [*conversation(12_001), messages[2], tool_result]
+        other = [*conversation(12_001), messages[4], tool_result]
         with pytest.raises(ContextFull):
             pol.act(other, TOOLS)
         pol.close()
@@ -182,3 +185,63 @@ def test_check_keeps_the_context_the_server_lists():
 def test_a_context_must_be_positive():
     with pytest.raises(ConfigError, match="context_tokens"):
         OpenAIPolicy(MODEL, "http://127.0.0.1:1/v1", context_tokens=0)
+
+
+def prompt_only(system_bytes: int) -> list[dict[str, Any]]:
+    """A conversation the model has not answered yet: the task's prompt alone."""
+    return [
+        {"role": "system", "content": "s" * system_bytes},
+        {"role": "user", "content": "Read a.txt."},
+    ]
+
+
+def test_a_refusal_before_the_models_first_answer_is_never_context_full():
+    """The first request is the task's prompt, the tools and max_tokens: a refusal of it,
+    whatever it says, is not the agent's doing (an older vLLM refusing tool_choice, a
+    model served with a context too short for the task)."""
+    with ContextServer(reader, context=2000).serving() as server:
+        pol = policy(server.url)
+        with pytest.raises(PolicyError, match="first request of the conversation") as caught:
+            pol.act(prompt_only(9000), TOOLS)
+        pol.close()
+    assert not isinstance(caught.value, ContextFull)
+    assert "serve the model with a longer context" in str(caught.value)
+    with ContextServer(reader, context=2000, refuse=always).serving() as server:
+        pol = policy(server.url, max_tokens=1900)
+        with pytest.raises(PolicyError, match="bad request") as caught:
+            pol.act(prompt_only(10), TOOLS)
+        pol.close()
+    assert not isinstance(caught.value, ContextFull)
+
+
+class Inflating(ContextServer):
+    """Counts every prompt at a billion tokens, at ``/tokenize`` and in its usage."""
+
+    def count(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        return 200, {"count": 10**9, "max_model_len": self.context, "tokens": []}
+
+    def reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        status, payload = super().reply(body)
+        if status == 200:
+            payload["usage"]["prompt_tokens"] = 10**12
+        return status, payload
+
+
+def test_the_servers_absurd_counts_cannot_make_a_conversation_that_fits_look_full():
+    """The bytes of the whole conversation bound its tokens whatever the server says:
+    a refusal of a few hundred bytes with a context of 100,000 is the server's."""
+
+    def second(body: dict[str, Any]) -> bool:
+        return len(body["messages"]) > 4
+
+    with Inflating(reader, context=100_000, refuse=second).serving() as server:
+        pol = policy(server.url)
+        messages = conversation(10)
+        turn = pol.act(messages, TOOLS)
+        assert turn.usage["prompt_tokens"] == 10**12
+        messages += [turn.message, {"role": "tool", "tool_call_id": "c5", "content": "hi"}]
+        with pytest.raises(PolicyError, match="HTTP 400: bad request") as caught:
+            pol.act(messages, TOOLS)
+        pol.close()
+    assert not isinstance(caught.value, ContextFull)
+    assert len(server.tokenized) == 1  # asked, and its count not believed
