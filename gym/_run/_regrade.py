@@ -13,6 +13,10 @@ from gym._store import EpisodeRow, StepRow, Store, TurnsRow, VerdictRow, said_by
 __all__ = ["regrade_run", "trajectory_of"]
 
 
+REPLACED = "skipped: another attempt replaced the episode (or it was deleted) while regrading"
+"""The note of an episode whose new verdict was refused (`Store.add_verdict`)."""
+
+
 def trajectory_of(
     steps: Sequence[StepRow], messages: Sequence[dict[str, Any]], turns: TurnsRow | None = None
 ) -> list[StepRecord]:
@@ -53,6 +57,10 @@ def regrade_run(
 ) -> list[dict[str, Any]]:
     """Grade every stored final state of a run again; record and return what changed.
 
+    Each change says the episode, its outcome ``before`` and ``after``, whether its verdict
+    ``changed`` and a ``note`` (`REPLACED` when the episode changed under the regrade: its
+    stored attempt keeps its own verdict).
+
     Args:
         store: the run store.
         run_id: the run (or a unique prefix).
@@ -75,14 +83,13 @@ def regrade_run(
         old = before.get(e.id)
         old_key = (old.outcome, old.reward, [f["name"] for f in old.flags]) if old else None
         new_key = (verdict.outcome, verdict.reward, [f.name for f in verdict.flags])
-        changed = old_key != new_key
-        if changed:
-            store.add_verdict(
-                VerdictRow.of(e.id, verdict),
-                outcome=verdict.outcome,
-                reward=verdict.reward,
-            )
-        changes.append(_change(e, old_key[0] if old_key else None, verdict.outcome, changed))
+        changed, note = old_key != new_key, ""
+        if changed and not store.add_verdict(
+            VerdictRow.of(e.id, verdict), outcome=verdict.outcome, reward=verdict.reward, graded=e
+        ):
+            changed, note = False, REPLACED
+        before_outcome = old_key[0] if old_key else None
+        changes.append(_change(e, before_outcome, verdict.outcome, changed, note))
         say(len(changes), len(todo))
     for env in envs.values():
         env.close()
@@ -93,7 +100,9 @@ def _quiet(done: int, total: int) -> None:
     """A progress callback that says nothing."""
 
 
-def _change(e: EpisodeRow, before: str | None, after: str, changed: bool) -> dict[str, Any]:
+def _change(
+    e: EpisodeRow, before: str | None, after: str, changed: bool, note: str
+) -> dict[str, Any]:
     return {
         "episode_id": e.id,
         "env_id": e.env_id,
@@ -102,4 +111,5 @@ def _change(e: EpisodeRow, before: str | None, after: str, changed: bool) -> dic
         "before": before,
         "after": after,
         "changed": changed,
+        "note": note,
     }

@@ -31,7 +31,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from pydantic import (
@@ -316,6 +316,19 @@ def check_sandboxes(config: RunConfig, jobs: list[Job]) -> None:
             env.close()
 
 
+_INTEGER_MAX = 2**63 - 1
+"""The largest SQLite INTEGER: an episode's token sums stop there."""
+
+
+def _tokens(counts: Iterable[int]) -> int:
+    """An episode's sum of its turns' token counts, capped to what the store can hold.
+
+    Each count is below `gym._policy._base.TOKENS_MAX`; the sum of a very long episode
+    could still pass an SQLite INTEGER, and the commit must never fail on it.
+    """
+    return min(sum(counts), _INTEGER_MAX)
+
+
 def _rows(
     config: RunConfig, job: Job, result: EpisodeResult, attempts: int, version: str
 ) -> tuple[EpisodeRow, list[StepRow], VerdictRow | None, TurnsRow]:
@@ -345,8 +358,8 @@ def _rows(
         started_at=time.time() - result.duration_s,
         duration_s=result.duration_s,
         n_steps=len(steps),
-        prompt_tokens=sum(u.get("prompt_tokens", 0) for u in usage),
-        completion_tokens=sum(u.get("completion_tokens", 0) for u in usage),
+        prompt_tokens=_tokens(u.get("prompt_tokens", 0) for u in usage),
+        completion_tokens=_tokens(u.get("completion_tokens", 0) for u in usage),
         policy_latency_s=sum(t.latency_s for t in turns),
         messages=with_reasoning(result.messages, turns),
         export=result.export,
@@ -502,11 +515,18 @@ def run(
     sandboxes = config.provider()
     before = sandboxes.counts()
     got: set[str] = set()  # the episodes committed by this run
-    lost: list[LeaseLost] = []  # another process took the run over (the heartbeat saw it)
+    lost: list[LeaseLost] = []  # another process took the run over (a beat or commit saw it)
     with _status_kept(store, config.run_id), _heartbeat(store, config.run_id, lost, executor):
         with contextlib.closing(executor.run(todo, work)) as finished:
             for job, result, attempts in finished:
-                if store.commit_episode(*_rows(config, job, result, attempts, __version__)):
+                try:
+                    written = store.commit_episode(
+                        *_rows(config, job, result, attempts, __version__)
+                    )
+                except LeaseLost as exc:  # taken over before the heartbeat saw it: the same
+                    _lose(exc, lost, executor)
+                    break
+                if written:
                     _count(state, result)
                     emit(_committed(job, result))
                 else:  # another process committed it first: its outcome stands
@@ -595,10 +615,7 @@ def _heartbeat(
             try:
                 store.heartbeat(run_id)
             except LeaseLost as exc:
-                log.warning("%s", exc)
-                lost.append(exc)
-                if isinstance(executor, LocalExecutor):
-                    executor.stop.set()
+                _lose(exc, lost, executor)
                 return
             except GymError as exc:  # the next beat or commit tries again
                 log.warning("heartbeat of run %s failed: %s", run_id, exc)
@@ -610,6 +627,17 @@ def _heartbeat(
     finally:
         done.set()
         thread.join(timeout=5)
+
+
+def _lose(exc: LeaseLost, lost: list[LeaseLost], executor: Executor) -> None:
+    """Say that another process holds the run (a beat or commit refused), keep it in ``lost``.
+
+    A local executor is stopped: nothing new starts.
+    """
+    log.warning("%s", exc)
+    lost.append(exc)
+    if isinstance(executor, LocalExecutor):
+        executor.stop.set()
 
 
 @contextlib.contextmanager

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
+import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
@@ -114,14 +116,33 @@ def _sqlite_pragmas(engine: Engine, *, read_only: bool = False) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA busy_timeout=30000")  # first: the pragmas below may wait too
         if read_only:
             cur.execute("PRAGMA query_only=ON")
         else:
-            cur.execute("PRAGMA journal_mode=WAL")
+            _write_ahead(cur)
             cur.execute("PRAGMA synchronous=FULL")
-        cur.execute("PRAGMA busy_timeout=30000")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
+
+
+def _write_ahead(cur: Any) -> None:
+    """Put a SQLite file in WAL mode, waiting out other processes opening it at once.
+
+    Switching a new file to WAL takes its exclusive lock; two connections doing it at
+    once can each hold the shared lock the other must wait for, and SQLite then answers
+    "database is locked" at once, without its busy timeout (3 processes opening a new
+    store: 1 of them failed in a CI run). Such a lock is let go in milliseconds.
+    """
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            cur.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01 + random.random() * 0.04)
 
 
 def _sqlite_file(url: str) -> str | None:
@@ -348,10 +369,13 @@ class Store:
             "(`gym runs` shows it interrupted) to take it over"
         )
 
-    def _check_held(self, s: Session, run_id: str, me: str) -> None:
-        """Raise `LeaseLost` when another process has taken the run over."""
+    def _check_held(self, s: Session, run_id: str, me: str | None) -> None:
+        """Raise `LeaseLost` when another process has taken the run over.
+
+        ``me``: the process asking (None: this one). A run no process claimed is held by none.
+        """
         holder = s.get(RunOwnerRow, run_id)
-        if holder is not None and holder.owner != me:
+        if holder is not None and holder.owner != (me or _owner()):
             raise LeaseLost(
                 f"run {run_id} was taken over by another process ({holder.owner}) after this "
                 "one stopped beating: this one stops; the episodes it committed are kept"
@@ -525,13 +549,17 @@ class Store:
         verdict: VerdictRow | None,
         turns: TurnsRow | None = None,
         lineage: LineageRow | None = None,
+        *,
+        owner: str | None = None,
     ) -> bool:
         """Write an episode with its steps, verdict and turns in one transaction.
 
         The first commit of an episode wins: one stored with the same id is kept, unless
         it is an infra error (``--retry-infra`` reruns it) or a branch whose parent is not
         stored (a resumed training step grows the tree again). Those are replaced in the
-        same transaction, so no episode is ever duplicated.
+        same transaction, so no episode is ever duplicated. A run held by another process
+        (`start_run` took it over) refuses the commit: the process that lost it writes
+        nothing more, even before its next heartbeat would tell it.
 
         Args:
             episode: the episode.
@@ -542,10 +570,16 @@ class Store:
             lineage: its parent and fork step, for a forked episode (None: it began at
                 a reset).
 
+            owner: the committing process (this one's ``boxgym.owner`` label by default).
+
         Returns:
             Whether it was written (False: the stored one was kept).
+
+        Raises:
+            LeaseLost: another process holds the run now; nothing was written.
         """
         with self._locked(f"episode:{episode.id}") as s:
+            self._check_held(s, episode.run_id, owner)  # a run nobody claimed takes any
             old = s.get(EpisodeRow, episode.id)
             if old is not None and not self._replaceable(s, old):
                 return False
@@ -709,20 +743,33 @@ class Store:
             )
             return {v.episode_id: v for v in s.exec(query)}
 
-    def add_verdict(self, verdict: VerdictRow, *, outcome: str, reward: float | None) -> None:
-        """Record a new current verdict for an episode (regrade), keeping the old ones."""
-        with self.session() as s:
+    def add_verdict(
+        self, verdict: VerdictRow, *, outcome: str, reward: float | None, graded: EpisodeRow
+    ) -> bool:
+        """Record a new current verdict for an episode (regrade), keeping the old ones.
+
+        Under the episode's write lock (`commit_episode`'s), so regrades at once leave one
+        current verdict. ``graded`` is the episode as the regrade read it: once another
+        attempt replaced it (``--retry-infra``) or it was deleted, the verdict is not this
+        episode's and is refused.
+
+        Returns:
+            Whether it was recorded (False: the episode is no longer the attempt graded).
+        """
+        with self._locked(f"episode:{verdict.episode_id}") as s:
+            episode = s.get(EpisodeRow, verdict.episode_id)
+            if episode is None or not _same_attempt(episode, graded):
+                return False
             for old in s.exec(
                 select(VerdictRow).where(VerdictRow.episode_id == verdict.episode_id)
             ):
                 old.current = False
                 s.add(old)
             s.add(verdict)
-            episode = s.get(EpisodeRow, verdict.episode_id)
-            if episode is not None:
-                episode.outcome, episode.reward = outcome, reward
-                s.add(episode)
+            episode.outcome, episode.reward = outcome, reward
+            s.add(episode)
             s.commit()
+            return True
 
     # -- training --------------------------------------------------------------------
 
@@ -764,6 +811,16 @@ class Store:
         """Check that the database answers."""
         with self.session() as s:
             s.exec(text("SELECT 1"))  # type: ignore[call-overload]
+
+
+def _same_attempt(stored: EpisodeRow, graded: EpisodeRow) -> bool:
+    """Whether a stored episode is the attempt that was graded (what grading read is alike)."""
+    return (stored.started_at, stored.attempts, stored.export, stored.messages) == (
+        graded.started_at,
+        graded.attempts,
+        graded.export,
+        graded.messages,
+    )
 
 
 def calls_of(steps: Sequence[StepRow]) -> list[ToolCall]:

@@ -63,7 +63,31 @@ def test_a_run_taken_over_stops_and_leaves_the_status_to_the_new_holder(store, m
 
     with pytest.raises(LeaseLost, match="taken over by another process"):
         run(config, store=store, policy_factory=TakenOver, concurrency=1)
-    assert 1 <= len(store.episodes(config.run_id)) < 6  # it stopped, its commits kept
+    assert store.episodes(config.run_id) == []  # taken over in its first: nothing committed
+    status = store.run_status(config.run_id)
+    assert (status.state, status.detail) == ("running", "")  # not ended by the loser
+
+
+def test_a_commit_refused_after_a_takeover_stops_the_run_as_a_refused_beat(store, monkeypatch):
+    """No beat comes before the commit: the commit itself learns the run was taken over."""
+    import gym._run._runner
+
+    monkeypatch.setattr(gym._run._runner, "HEARTBEAT_S", 3600)
+    config = RunConfig(envs=[ENV_ID], policy="oracle", k=3)
+    done: list[str] = []
+
+    class TakenOverAfterOne(OraclePolicy):
+        def act(self, messages, tools):
+            if store.episodes(config.run_id) and not done:  # the first is committed
+                done.append("taken")
+                with store.session() as s:
+                    s.merge(RunOwnerRow(run_id=config.run_id, owner=OTHER, claimed_at=time.time()))
+                    s.commit()
+            return super().act(messages, tools)
+
+    with pytest.raises(LeaseLost, match="taken over by another process"):
+        run(config, store=store, policy_factory=TakenOverAfterOne, concurrency=1)
+    assert len(store.episodes(config.run_id)) == 1  # the one committed before is kept
     status = store.run_status(config.run_id)
     assert (status.state, status.detail) == ("running", "")  # not ended by the loser
 

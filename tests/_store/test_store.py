@@ -128,7 +128,8 @@ def test_ensure_run_is_idempotent(store):
 def test_a_regrade_adds_a_current_verdict_and_keeps_the_old(store):
     store.ensure_run(run_row())
     store.commit_episode(episode("e4"), steps("e4"), verdict("e4"))
-    store.add_verdict(verdict("e4", "fail"), outcome="fail", reward=0.0)
+    (graded,) = store.episodes("run1")
+    assert store.add_verdict(verdict("e4", "fail"), outcome="fail", reward=0.0, graded=graded)
     assert store.verdicts("run1")["e4"].outcome == "fail"
     assert store.episode("e4").outcome == "fail"
 

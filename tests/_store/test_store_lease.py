@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import multiprocessing
 import socket
+import threading
 import time
 
 import pytest
-from sqlmodel import SQLModel
+from sqlmodel import SQLModel, col, select
 
 from gym._store import (
     EpisodeRow,
@@ -123,18 +124,18 @@ def test_a_holder_whose_process_is_gone_on_this_host_is_taken_over_at_once(store
 
 def test_a_committed_episode_is_kept_against_a_later_commit(store):
     store.start_run(run_row(), planned=1, owner=A)
-    assert store.commit_episode(*rows("e1", "pass", 3))
-    assert not store.commit_episode(*rows("e1", "infra_error", 1))  # the other process's
-    assert not store.commit_episode(*rows("e1", "fail", 2))
+    assert store.commit_episode(*rows("e1", "pass", 3), owner=A)
+    assert not store.commit_episode(*rows("e1", "infra_error", 1), owner=A)  # a second commit
+    assert not store.commit_episode(*rows("e1", "fail", 2), owner=A)
     assert store.episode_outcomes("run1") == {"e1": "pass"}
     assert len(store.steps("e1")) == 3 and store.verdicts("run1")["e1"].outcome == "pass"
 
 
 def test_an_infra_error_is_replaced_by_the_next_commit_once(store):
     store.start_run(run_row(), planned=1, owner=A)
-    assert store.commit_episode(*rows("e1", "infra_error", 1))
-    assert store.commit_episode(*rows("e1", "pass", 2))  # --retry-infra
-    assert not store.commit_episode(*rows("e1", "infra_error", 1))
+    assert store.commit_episode(*rows("e1", "infra_error", 1), owner=A)
+    assert store.commit_episode(*rows("e1", "pass", 2), owner=A)  # --retry-infra
+    assert not store.commit_episode(*rows("e1", "infra_error", 1), owner=A)
     assert store.episode_outcomes("run1") == {"e1": "pass"} and len(store.steps("e1")) == 2
 
 
@@ -142,11 +143,77 @@ def test_a_branch_is_replaced_until_its_parent_is_stored(store):
     """A resumed training step grows a tree again: its branches first, then its parent."""
     store.start_run(run_row(), planned=1, owner=A)
     lineage = LineageRow(episode_id="b1", parent_id="p1", fork_step=1)
-    assert store.commit_episode(*rows("b1", "pass", 2), lineage=lineage)
-    assert store.commit_episode(*rows("b1", "fail", 3), lineage=lineage)  # tree regrown
-    assert store.commit_episode(*rows("p1", "pass", 1))  # the tree is done
-    assert not store.commit_episode(*rows("b1", "pass", 4), lineage=lineage)
+    assert store.commit_episode(*rows("b1", "pass", 2), lineage=lineage, owner=A)
+    assert store.commit_episode(*rows("b1", "fail", 3), lineage=lineage, owner=A)  # tree regrown
+    assert store.commit_episode(*rows("p1", "pass", 1), owner=A)  # the tree is done
+    assert not store.commit_episode(*rows("b1", "pass", 4), lineage=lineage, owner=A)
     assert store.episode_outcomes("run1") == {"b1": "fail", "p1": "pass"}
+
+
+def test_a_process_that_lost_the_run_commits_nothing_more(store):
+    """Before its next beat tells it, the old holder's commit is refused, not first to win."""
+    store.start_run(run_row(), planned=2, owner=A)
+    age_heartbeat(store, "run1", store.stale_after + 1)  # A stopped beating (paused, cut off)
+    store.start_run(run_row(), planned=2, owner=B)  # B takes the run over
+    with pytest.raises(LeaseLost, match="taken over by another process"):
+        store.commit_episode(*rows("e1", "pass", 2), owner=A)
+    assert store.episode_outcomes("run1") == {}  # nothing of A's written
+    assert store.commit_episode(*rows("e1", "fail", 3), owner=B)  # B's stands
+    assert store.episode_outcomes("run1") == {"e1": "fail"} and len(store.steps("e1")) == 3
+
+
+def test_a_run_nobody_claimed_takes_any_commit(store):
+    store.ensure_run(run_row())
+    assert store.commit_episode(*rows("e1", "pass", 1), owner=B)
+
+
+def test_a_regrade_of_a_replaced_attempt_records_nothing(store):
+    """``--retry-infra`` replaced the episode after the regrade read it: the old attempt's
+    verdict would land on the new one."""
+    store.start_run(run_row(), planned=1, owner=A)
+    ep, st, v = rows("e1", "infra_error", 1)
+    ep.export = {"state": "old attempt"}
+    assert store.commit_episode(ep, st, v, owner=A)
+    (graded,) = store.episodes("run1")  # the regrade reads it
+    again, st, v = rows("e1", "pass", 2)
+    again.export = {"state": "new attempt"}
+    assert store.commit_episode(again, st, v, owner=A)  # the retry replaces it
+    stale = VerdictRow(episode_id="e1", created_at=time.time(), outcome="fail", reward=0.0)
+    assert not store.add_verdict(stale, outcome="fail", reward=0.0, graded=graded)
+    assert store.episode("e1").outcome == "pass"
+    assert store.verdicts("run1")["e1"].outcome == "pass"
+    (current,) = store.episodes("run1")
+    fresh = VerdictRow(episode_id="e1", created_at=time.time(), outcome="fail", reward=0.0)
+    assert store.add_verdict(fresh, outcome="fail", reward=0.0, graded=current)
+    assert store.verdicts("run1")["e1"].outcome == "fail"
+
+
+def current_verdicts(store: Store, episode_id: str) -> int:
+    with store.session() as s:
+        query = select(VerdictRow).where(
+            VerdictRow.episode_id == episode_id, col(VerdictRow.current).is_(True)
+        )
+        return len(s.exec(query).all())
+
+
+def test_regrades_at_once_leave_one_current_verdict(store):
+    store.start_run(run_row(), planned=1, owner=A)
+    store.commit_episode(*rows("e1", "fail", 1), owner=A)
+    (graded,) = store.episodes("run1")
+
+    def regrade(ready: threading.Barrier) -> None:
+        ready.wait()
+        verdict = VerdictRow(episode_id="e1", created_at=time.time(), outcome="fail")
+        store.add_verdict(verdict, outcome="fail", reward=0.0, graded=graded)
+
+    for _ in range(20):
+        ready = threading.Barrier(2)
+        threads = [threading.Thread(target=regrade, args=(ready,)) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert current_verdicts(store, "e1") == 1
 
 
 def _open(url: str, ready) -> None:
