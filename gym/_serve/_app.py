@@ -4,14 +4,18 @@ openenv-core's `HTTPEnvServer` speaks the protocol: ``/ws`` holds one session pe
 WebSocket connection (reset, step, state, close), each with its own `BoxgymEnvironment`
 and worker thread, up to ``max_sessions`` at once; its reaper closes a session idle for
 more than ``session_timeout`` seconds. ``/health``, ``/schema`` and ``/metadata`` answer
-over HTTP; OpenEnv's HTTP ``/reset`` and ``/step`` are one-shot (a fresh environment per
-request, closed after it), so an episode runs over ``/ws``, as OpenEnv's clients do.
+over HTTP, and nothing else does: OpenEnv's one-shot HTTP ``/reset``, ``/step`` and
+``/state`` (a fresh environment per request: no episode can run over them) and its MCP
+routes (``/mcp``, whose session methods reserve or close any session without a
+connection) are not served, so an episode runs over ``/ws``, as OpenEnv's clients do.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import json
+import logging
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +28,20 @@ from gym._envs._registry import spec_of
 from gym._run._runner import check_split
 
 __all__ = ["ServeConfig", "create_app", "listening", "serve"]
+
+log = logging.getLogger("gym.serve")
+
+LOST = (
+    "a session's connection closed before its answer was sent (the client left, or the "
+    "server is stopping): the session is closed"
+)
+"""The one line logged for an answer lost to a connection gone (no traceback)."""
+ELSEWHERE = (
+    "gym serve runs episodes over the WebSocket /ws (one session per connection: "
+    "reset, step, state, close, as OpenEnv's EnvClient sends them); over HTTP it "
+    "answers /health, /schema and /metadata only"
+)
+"""Where episodes run, in the 404 of any other path."""
 
 
 class ServeConfig(BaseModel):
@@ -62,7 +80,7 @@ def create_app(config: ServeConfig) -> Any:
     from gym._serve._models import ToolAction, ToolObservation
 
     make_kwargs = {"split": config.split} if config.split else {}
-    protocol = _busy_never_idle(http_server.HTTPEnvServer)(
+    protocol = _boxgym_server(http_server.HTTPEnvServer)(
         functools.partial(BoxgymEnvironment, config.env_id, make_kwargs),
         ToolAction,
         ToolObservation,
@@ -70,22 +88,53 @@ def create_app(config: ServeConfig) -> Any:
             max_concurrent_envs=config.max_sessions, session_timeout=config.session_timeout
         ),
     )
-    app = FastAPI(title=f"{config.env_id} over OpenEnv (gym serve)", version=__version__)
-    protocol.register_routes(app)
+    app = FastAPI(
+        title=f"{config.env_id} over OpenEnv (gym serve)",
+        version=__version__,
+        openapi_url=None,  # /schema describes the messages; nothing else is served
+        docs_url=None,
+        redoc_url=None,
+    )
+    protocol.register_routes(app, mode="production")  # no one-shot /reset, /step, /state
+    app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", "") != "/mcp"]
+    app.add_exception_handler(404, _not_served)
+    app.add_middleware(_Guard)
     app.router.on_shutdown.append(functools.partial(_stop_workers, protocol))
     return app
 
 
-def _busy_never_idle(base: type[Any]) -> type[Any]:
+async def _not_served(request: Any, exc: Exception) -> Any:
+    """The 404 of a path that is not served, saying where episodes run."""
+    from fastapi.responses import JSONResponse
+
+    return JSONResponse({"detail": f"{request.url.path} is not served: {ELSEWHERE}"}, 404)
+
+
+def _boxgym_server(base: type[Any]) -> type[Any]:
     """The OpenEnv server class, where a session whose call is running is never idle.
 
     openenv-core 0.3.0's reaper counts a session's idle time from its last message, so a
     step longer than the timeout (a slow test suite) lost its session in the middle of
     it. Here the session's activity is refreshed while its call runs, a few times per
-    timeout, and once more when the call ends.
+    timeout, and once more when the call ends. A connection over the limit is told
+    what to do about it.
     """
+    from openenv.core.env_server.exceptions import SessionCapacityError
 
-    class BusyNeverIdle(base):  # type: ignore[misc]
+    class BoxgymServer(base):  # type: ignore[misc]
+        async def _create_session(self) -> Any:
+            try:
+                return await super()._create_session()
+            except SessionCapacityError as exc:
+                active, most = exc.active_sessions, exc.max_sessions
+                raise SessionCapacityError(
+                    active,
+                    most,
+                    f"Server at capacity: {active}/{most} sessions active. Connect again "
+                    "once a session ends (an idle one is closed after --session-timeout), "
+                    "or restart the server with a higher --max-sessions",
+                ) from None
+
         async def _run_in_session_executor(
             self, session_id: str, func: Callable[..., Any], *args: Any, **kwargs: Any
         ) -> Any:
@@ -103,7 +152,7 @@ def _busy_never_idle(base: type[Any]) -> type[Any]:
                 self._update_session_activity(session_id)
                 await asyncio.sleep(timeout / 4)
 
-    return BusyNeverIdle
+    return BoxgymServer
 
 
 async def _stop_workers(protocol: Any) -> None:
@@ -119,26 +168,127 @@ async def _stop_workers(protocol: Any) -> None:
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-class _QuietClose:
-    """The app, with a session's close after its client left kept out of the error log.
+class _Guard:
+    """The app's ASGI middleware: ``/ws`` sessions read only what they serve, quietly.
 
-    openenv-core 0.3.0 closes the WebSocket at the end of every session, after its
-    environment is closed, and lets `WebSocketDisconnect` escape when the
-    client has already gone (as openenv's own client does): uvicorn would log a
-    traceback per episode for nothing.
+    A session reads only the messages it serves, and a client that left costs one log
+    line, not a traceback.
+
+    openenv-core 0.3.0's ``/ws`` loop answers only invalid JSON and keeps the session:
+    any other malformed message (a binary frame, JSON that is not an object, JSON
+    nested deeper than Python's reader goes) ended the session with a bare
+    ``SESSION_ERROR``, and its ``mcp`` messages reached OpenEnv's session methods (one
+    closes any session by id). Here such a message is answered with an error that says
+    what a message is, and the session goes on; so is a step whose ``calls`` list is
+    over `MAX_CALLS`, before anything reads its calls. (So every text frame is parsed
+    here, then again by openenv: twice a cost that uvicorn's 16 MiB frame limit bounds.)
+
+    A client that leaves in the middle of a call: openenv's loop tries to send the
+    answer, then an error, then closes, each failing (a four-exception traceback per
+    session). Here a send to a client that left is dropped, with one warning for the
+    answer lost, and the loop ends as it does when the client leaves between messages.
     """
 
     def __init__(self, app: Any) -> None:
         self.app = app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "websocket":
+            await self.app(scope, receive, send)
+            return
         from fastapi import WebSocketDisconnect
 
+        link = _Link(receive, send)
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, link.receive, link.send)
         except WebSocketDisconnect:
-            if scope["type"] != "websocket":
-                raise
+            pass  # the client left: nothing to answer, nobody to tell
+
+
+class _Link:
+    """One WebSocket connection's ASGI ``receive`` and ``send``, guarded (see `_Guard`)."""
+
+    def __init__(self, receive: Any, send: Any) -> None:
+        self._receive, self._send = receive, send
+        self.gone = False
+
+    async def receive(self) -> Any:
+        """The next message the session reads; a malformed one is answered here."""
+        while True:
+            message = await self._receive()
+            if message["type"] == "websocket.disconnect":
+                self.gone = True
+            if message["type"] != "websocket.receive":
+                return message
+            refusal = _refusal(message)
+            if refusal is None:
+                return message
+            await self.send({"type": "websocket.send", "text": refusal})
+
+    async def send(self, message: Any) -> None:
+        """Send, unless the client left (its answer is dropped, with one warning)."""
+        if self.gone:
+            return
+        try:
+            await self._send(message)
+        except OSError:  # uvicorn's ClientDisconnected: the connection is gone
+            self.gone = True
+            if message["type"] == "websocket.send":
+                log.warning(LOST)
+
+
+SHAPE = 'a message is a JSON object, {"type": "reset" | "step" | "state" | "close", "data": {...}}'
+"""What a ``/ws`` message is, in the errors refusing one that is not."""
+
+
+def _refusal(message: dict[str, Any]) -> str | None:
+    """The error answering a ``/ws`` frame the session must not read (None: read it).
+
+    Invalid JSON is left to openenv, which answers it (``INVALID_JSON``) and goes on.
+    """
+    from openenv.core.env_server.types import WSErrorCode
+
+    from gym._serve._models import MAX_CALLS
+
+    text = message.get("text")
+    if text is None:
+        return _error(WSErrorCode.INVALID_JSON, f"binary frames are not read: {SHAPE}, as text")
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    except RecursionError:
+        return _error(WSErrorCode.INVALID_JSON, f"the JSON is nested too deep to read: {SHAPE}")
+    if not isinstance(parsed, dict):
+        return _error(WSErrorCode.VALIDATION_ERROR, f"{SHAPE}, not {_json_kind(parsed)}")
+    if parsed.get("type") == "mcp":
+        return _error(WSErrorCode.UNKNOWN_TYPE, f"gym serve does not serve MCP: {SHAPE}")
+    data = parsed.get("data")
+    calls = data.get("calls") if isinstance(data, dict) else None
+    if parsed.get("type") == "step" and isinstance(calls, list) and len(calls) > MAX_CALLS:
+        return _error(
+            WSErrorCode.VALIDATION_ERROR,
+            f"a step makes at most {MAX_CALLS} calls, not {len(calls)}: "
+            "send them over several steps (none of these was run)",
+        )
+    return None
+
+
+def _error(code: str, message: str) -> str:
+    """An OpenEnv error message, as openenv's own loop sends it."""
+    from openenv.core.env_server.types import WSErrorResponse
+
+    return WSErrorResponse(data={"message": message, "code": code}).model_dump_json()
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in words (``null``, ``an array``...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    kinds = {list: "an array", str: "a string", int: "a number", float: "a number"}
+    return kinds.get(type(value), type(value).__name__)
 
 
 def serve(config: ServeConfig, *, ready: Callable[[str], None] | None = None) -> None:
@@ -161,7 +311,7 @@ def listening(config: ServeConfig) -> tuple[Any, socket.socket, str]:
     """
     import uvicorn
 
-    app = _QuietClose(create_app(config))
+    app = create_app(config)
     sock = _bind(config.host, config.port)
     host, port = sock.getsockname()[:2]
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))

@@ -24,7 +24,10 @@ from gym._envs._env import env_of
 from gym._envs._registry import env_class, make
 from gym._serve._models import Call, EpisodeState, ToolAction, ToolObservation
 
-__all__ = ["NOT_RUN", "BoxgymEnvironment"]
+__all__ = ["MAX_ID", "NOT_RUN", "BoxgymEnvironment"]
+
+MAX_ID = 255
+"""The longest ``episode_id`` or ``task_id`` a reset takes (OpenEnv's HTTP bound)."""
 
 NOT_RUN = "Not run: {why}, so the calls after it in this step were not executed."
 """The output of a call left unrun after an earlier call of its step ended the episode."""
@@ -72,12 +75,12 @@ class BoxgymEnvironment(Environment[ToolAction, ToolObservation, EpisodeState]):
                 key the client sends).
 
         Raises:
-            ConfigError: an unknown argument, an unknown task, or a closed session.
+            ConfigError: an unknown or malformed argument (checked before the episode
+                starts: a refused reset starts none), an unknown task, or a closed
+                session.
             InfraError: no sandbox could be started (never a reward).
         """
-        if unknown:
-            known = "seed, episode_id, task_id, options"
-            raise ConfigError(f"reset takes {known}; not {', '.join(sorted(unknown))}")
+        _check_reset(seed, episode_id, task_id, options, unknown)
         env = self._live_env()
         chosen = {**(options or {}), **({"task": task_id} if task_id is not None else {})}
         prompt, info = env.reset(seed=seed, options=chosen)
@@ -232,6 +235,42 @@ class BoxgymEnvironment(Environment[ToolAction, ToolObservation, EpisodeState]):
             reward=reward,
             **fields,
         )
+
+
+def _check_reset(
+    seed: Any, episode_id: Any, task_id: Any, options: Any, unknown: dict[str, Any]
+) -> None:
+    """Refuse the reset arguments that reset does not take, before the episode starts.
+
+    OpenEnv hands them over as the client wrote them: JSON of any type.
+
+    Raises:
+        ConfigError: naming the argument and what it takes.
+    """
+    if unknown:
+        known = "seed, episode_id, task_id, options"
+        raise ConfigError(f"reset takes {known}; not {', '.join(sorted(unknown))}")
+    if seed is not None and (type(seed) is not int or seed < 0):
+        raise ConfigError(f"reset's seed is an integer from 0, not {_shown(seed)}")
+    for name, value in (("episode_id", episode_id), ("task_id", task_id)):
+        if value is not None and (not isinstance(value, str) or len(value) > MAX_ID):
+            raise ConfigError(f"reset's {name} is a string of up to {MAX_ID} characters")
+    if options is None:
+        return
+    if not isinstance(options, dict):
+        raise ConfigError(f'reset\'s options is an object ({{"task": id}}), not {_shown(options)}')
+    if set(options) - {"task"}:
+        wrong = ", ".join(sorted(map(str, set(options) - {"task"})))
+        raise ConfigError(f"reset's options take task; not {wrong}")
+    task = options.get("task")
+    if task is not None and (not isinstance(task, str) or len(task) > MAX_ID):
+        raise ConfigError(f"reset's options.task is a string of up to {MAX_ID} characters")
+
+
+def _shown(value: Any) -> str:
+    """A client's value in an error message, cut short."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _wire(action: ToolAction) -> dict[str, Any] | str:

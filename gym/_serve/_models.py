@@ -11,11 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from openenv.core.env_server.types import Action, Observation, State
-from pydantic import AliasChoices, BaseModel, Field, model_validator
+from pydantic import AliasChoices, BaseModel, Field, field_validator, model_validator
 
 from gym._core._models import Outcome
 
-__all__ = ["Call", "EpisodeState", "ToolAction", "ToolObservation"]
+__all__ = ["MAX_CALLS", "Call", "EpisodeState", "ToolAction", "ToolObservation"]
+
+MAX_CALLS = 64
+"""The most calls one step makes (``calls``): a step's work and its answer (one output
+per call) stay bounded, as an episode's step budget bounds the calls that can run."""
 
 _TOOL = AliasChoices("tool", "name")
 """A call names its tool as ``tool`` (OpenEnv's examples) or ``name`` (OpenAI's calls)."""
@@ -45,11 +49,20 @@ class ToolAction(Action):
     """The tool's name (``name`` is accepted too); empty when ``calls`` is given."""
     arguments: dict[str, Any] | str = Field(default_factory=dict)
     """The call's arguments: an object, or its JSON text."""
-    calls: list[Call] = Field(default_factory=list)
-    """Several calls, run in order within this one step (instead of ``tool``)."""
+    calls: list[Call] = Field(default_factory=list, max_length=MAX_CALLS)
+    """Several calls, run in order within this one step (instead of ``tool``): at most
+    `MAX_CALLS`."""
     content: str | None = None
     """The text of the assistant message that made the call(s): the trajectory graders
     read it (a success claimed without one is flagged)."""
+
+    @field_validator("calls", mode="before")
+    @classmethod
+    def _few_calls(cls, calls: Any) -> Any:
+        """Refuse a long list before reading any of its calls."""
+        if isinstance(calls, list) and len(calls) > MAX_CALLS:
+            raise ValueError(f"a step makes at most {MAX_CALLS} calls, not {len(calls)}")
+        return calls
 
     @model_validator(mode="after")
     def _one_form(self) -> ToolAction:

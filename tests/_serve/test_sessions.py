@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
 import time
-from collections.abc import Callable, Iterator
 
 import pytest
 import toy_env
@@ -17,43 +15,6 @@ from openenv.core.generic_client import GenericEnvClient
 from websockets.exceptions import ConnectionClosed
 
 from gym._serve._app import ServeConfig, listening
-from gym._serve._environment import BoxgymEnvironment
-
-
-@pytest.fixture
-def served() -> Iterator[Callable[..., str]]:
-    """``served(**config)`` starts a server for the toy family and returns its URL."""
-    running: list[tuple[object, threading.Thread]] = []
-
-    def start(**config: object) -> str:
-        server, sock, url = listening(ServeConfig(env_id=toy_env.ENV_ID, port=0, **config))
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 20
-        while not server.started and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert server.started, "the server did not start"
-        running.append((server, thread))
-        return url
-
-    yield start
-    for server, thread in running:
-        server.should_exit = True  # type: ignore[attr-defined]
-        thread.join(timeout=20)
-
-
-@pytest.fixture
-def closes(monkeypatch) -> list[str]:
-    """The task ids of the sessions whose environment was closed, in order."""
-    closed: list[str] = []
-    original = BoxgymEnvironment.close
-
-    def close(self: BoxgymEnvironment) -> None:
-        original(self)
-        closed.append(self._state.task_id or "")
-
-    monkeypatch.setattr(BoxgymEnvironment, "close", close)
-    return closed
 
 
 async def episode(
