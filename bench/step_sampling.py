@@ -70,14 +70,15 @@ ENV = "boxgym/LearnLock-v0"
 """The env of the run of record (docs/benchmarks.md, "step_sampling")."""
 TASKS = {
     "boxgym/LearnLock-v0": "otter",
-    "boxgym/LearnSteps-v0": "cedar-left,falcon-middle,maple-right,otter-left",
+    "boxgym/LearnSteps-v0": "drawers-01,drawers-08,drawers-10,drawers-11",
 }
 """Default train tasks per env. LearnLock: one key (otter: left, right, right), so that
 the run measures the credit of each press alone; with four keys a policy must first
 learn which key is which: in the probes (docs/benchmarks.md, "step_sampling") both modes
 collapsed onto one combination for every key at lr 3e-3, and at 1e-3 trajectory mode
 was still at 0.57 after 10 steps. LearnSteps: one task per key, the card in
-each drawer: every door and drawer is in play."""
+each drawer (maple right, otter left, cedar left, falcon middle; the ids name neither):
+every door and drawer is in play."""
 
 
 class _Reached(Exception):

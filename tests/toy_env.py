@@ -21,16 +21,24 @@ import gym.authoring
 import gym.grading
 import gym.sandbox
 from gym._grading import code_flags
+from gym._grading._code import CodeTaskKeys
 
 ENV_ID = "toy/Answer-v0"
 SEEDS = Path(__file__).resolve().parent / "toy_seeds"
 LOCAL = gym.sandbox.LocalSandboxes(allow_unsafe=True)
 
 
+class ToyKeys(CodeTaskKeys):
+    """A toy task's task.toml keys: a code task's, and the answer it expects."""
+
+    expected: str = ""
+
+
 class ToyEnv(gym.CodeEnv):
     """Write the expected answer into answer.txt (local sandboxes, local grading)."""
 
     family: ClassVar[str] = "toy"
+    task_keys: ClassVar[type[gym.authoring.TaskKeys]] = ToyKeys
     image: ClassVar[str] = "toy"
 
     def __init__(self, **kwargs: Any) -> None:

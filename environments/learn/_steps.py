@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import gym
+import gym.authoring
 import gym.grading
 import gym.sandbox
 
@@ -46,6 +47,15 @@ _LOOK = (
 _OPEN = 'if [ -e .open ]; then cat -- "$1"; else echo "The drawers are closed: look first."; fi'
 
 
+class LearnStepsKeys(gym.authoring.TaskKeys):
+    """A LearnSteps task's task.toml keys."""
+
+    card: Literal["left", "middle", "right"]
+    """The drawer that holds the task's card (one of `DRAWERS`)."""
+    key: str = ""
+    """The key named on the card (else the task's ``key`` tag)."""
+
+
 class LearnStepsEnv(LearnEnv):
     """Look at the drawers, open the one with the card, submit the door its key opens.
 
@@ -55,6 +65,7 @@ class LearnStepsEnv(LearnEnv):
     """
 
     family: ClassVar[str] = "learnsteps"
+    task_keys: ClassVar[type[gym.authoring.TaskKeys]] = LearnStepsKeys
     forkable: ClassVar[bool] = True
     """Its state is its workspace's files: `fork` copies an episode (step-level sampling)."""
     system_prompt: ClassVar[str | None] = None

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from gym._core._errors import HeldOutError
 from gym._envs._splits import split_use
 from gym.train._rewards import AdvantageKind, Advantages, advantages, training_reward, verified
-from gym.train._samples import Sample, TurnTokens, episode_samples, turn_tokens
+from gym.train._samples import Sample, TurnTokens, episode_samples, first_steps, turn_tokens
 
 if TYPE_CHECKING:
     from gym._run._rollout import EpisodeResult
@@ -75,7 +75,9 @@ class TrainEpisode(BaseModel):
 
     @classmethod
     def from_store(cls, store: Store, episode_id: str) -> TrainEpisode:
-        """From a stored episode (its current verdict's flags and its steps' tokens)."""
+        """From a stored episode (its current verdict's flags and its turns' tokens)."""
+        from gym._store import said_by_step
+
         row = store.episode(episode_id)
         verdict = store.verdicts(row.run_id).get(row.id)
         flags, notes = flag_names(verdict.flags if verdict else [])
@@ -88,7 +90,10 @@ class TrainEpisode(BaseModel):
             reward=row.reward,
             flags=flags,
             notes=notes,
-            turns=_tokens_unless_infra(row.outcome, store.steps(row.id)),
+            turns=_tokens_unless_infra(
+                row.outcome,
+                first_steps(store.steps(row.id), said_by_step(row.messages, store.turns(row.id))),
+            ),
         )
 
 

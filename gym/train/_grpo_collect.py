@@ -32,9 +32,10 @@ from gym._envs._registry import make, tasks_of
 from gym._envs._splits import refuse_held_out, training_tasks
 from gym._policy import Policy
 from gym._run._runner import RunConfig, run
-from gym._store import EpisodeRow, StepRow, Store, VerdictRow
+from gym._store import EpisodeRow, StepRow, Store, TurnsRow, VerdictRow, said_by_step
 from gym.train._episodes import TrainEpisode, flag_names, refuse_held_out_episodes
-from gym.train._samples import turn_tokens
+from gym.train._rewards import training_reward
+from gym.train._samples import first_steps, turn_tokens
 
 __all__ = [
     "Collected",
@@ -47,6 +48,7 @@ __all__ = [
     "read_collected",
     "split_stale",
     "train_tasks",
+    "verdict_reward",
     "visible_reward",
 ]
 
@@ -269,13 +271,28 @@ def read_collected(store: Store, run_id: str, reward: RewardSource = "visible") 
         for r in rows
     )
     steps, verdicts = store.run_steps(run_id), store.verdicts(run_id)
-    episodes = [_scored(row, steps.get(row.id, []), verdicts.get(row.id), reward) for row in rows]
+    turns = store.run_turns(run_id)
+    episodes = [
+        _scored(
+            row,
+            first_steps(steps.get(row.id, []), _said(row, turns.get(row.id))),
+            verdicts.get(row.id),
+            reward,
+        )
+        for row in rows
+    ]
     return Collected(run_id=run_id, episodes=episodes)
+
+
+def _said(row: EpisodeRow, turns: TurnsRow | None) -> list[int]:
+    """For each of the episode's steps, the policy turn that made it."""
+    return said_by_step(row.messages, turns if turns is not None else TurnsRow.empty(row.id))
 
 
 def _scored(
     row: EpisodeRow, steps: list[StepRow], verdict: VerdictRow | None, reward: RewardSource
 ) -> ScoredEpisode:
+    """``steps``: one per policy turn (the step that holds the turn's tokens)."""
     components = verdict.components if verdict is not None else {}
     value = (
         row.reward if reward == "verdict" else visible_reward(row.outcome, row.reward, components)
@@ -301,3 +318,24 @@ def _scored(
         hidden_pass=hidden_passed(row.outcome, components),
         tokens=row.completion_tokens,
     )
+
+
+def verdict_reward(verdict: Mapping[str, Any], source: RewardSource = "visible") -> float | None:
+    """The reward a verdict (as a dict) trains with, as ``gym train grpo`` and TRL score it.
+
+    ``visible`` (the default): the visible checks' reward (`visible_reward`); ``verdict``:
+    the verdict's reward. Then `training_reward`: None for infra_error, 0 with a gating
+    flag. The adapters (verl, SkyRL) score their episodes with this.
+
+    Args:
+        verdict: a verdict's ``model_dump`` (outcome, reward, components, flags).
+        source: where the reward comes from: ``visible`` or ``verdict``.
+    """
+    outcome, reward = str(verdict["outcome"]), verdict.get("reward")
+    components = verdict.get("components") or {}
+    if source == "visible":
+        reward = visible_reward(outcome, reward, components)
+    elif source != "verdict":
+        raise ConfigError(f"unknown reward source {source!r}: visible or verdict")
+    gating, _ = flag_names(verdict.get("flags") or [])
+    return training_reward(outcome, reward, gating)

@@ -17,13 +17,22 @@ the splits.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
 from gym._core._errors import ConfigError
 
-__all__ = ["EpisodeSamples", "Sample", "TurnTokens", "episode_samples", "turn_tokens"]
+__all__ = [
+    "EpisodeSamples",
+    "Sample",
+    "TurnTokens",
+    "episode_samples",
+    "first_steps",
+    "turn_tokens",
+]
+
+_Step = TypeVar("_Step")
 
 
 class TurnTokens(BaseModel):
@@ -85,8 +94,8 @@ def turn_tokens(turns: Sequence[Any]) -> list[TurnTokens]:
 
     Args:
         turns: `gym.policies.Turn` objects (an `EpisodeResult`'s ``turns``) or stored step rows
-            (``Store.steps(episode_id)``): anything with ``prompt_token_ids``,
-            ``completion_token_ids`` and ``logprobs``.
+            (``Store.steps(episode_id)``, one per turn: see `first_steps`): anything
+            with ``prompt_token_ids``, ``completion_token_ids`` and ``logprobs``.
 
     Raises:
         ConfigError: a turn lacks token ids or logprobs, or they disagree in length.
@@ -102,6 +111,21 @@ def turn_tokens(turns: Sequence[Any]) -> list[TurnTokens]:
         prompt = _ids(turn.prompt_token_ids, "prompt token ids", i)
         out.append(TurnTokens(prompt=prompt, completion=completion, logprobs=logprobs))
     return out
+
+
+def first_steps(steps: Sequence[_Step], said: Sequence[int]) -> list[_Step]:
+    """The steps that hold their turn's tokens: the first step of each policy turn.
+
+    A turn that made several tool calls made a step per call, and the runner stores the
+    turn's tokens on its first call's step only (the later ones hold None): a turn is its
+    tokens once, whatever calls it made. A step past ``said`` is a turn of its own.
+
+    Args:
+        steps: an episode's stored steps, in order.
+        said: for each step, the policy turn (assistant message) that made it
+            (`gym._store.said_by_step`).
+    """
+    return [s for i, s in enumerate(steps) if i == 0 or i >= len(said) or said[i] != said[i - 1]]
 
 
 class _Builder:

@@ -6,8 +6,19 @@ out of that text with boxgym's own parser (`gym._policy._parse.parse_tool_call`,
 Hermes ``<tool_call>`` form the system prompt teaches), runs them in the episode's
 container and answers with the tool results as the next user message. When the episode
 ends (the final tool, boxgym's step or time budget, or SkyRL's ``max_turns``) it is graded
-on the host as every boxgym episode is, and the step's ``reward`` is the verdict's reward
-(0 on every step before). ``metadata["verdict"]`` holds the whole verdict.
+on the host as every boxgym episode is, and the step's ``reward`` is the verdict's training
+reward (0 on every step before), scored as ``gym train grpo`` and TRL score it
+(`gym.train._grpo_collect.verdict_reward`): the visible checks' reward by default (the row's
+``reward``: ``visible`` or ``verdict``), 0 with a gating flag; the hidden checks are only
+watched (``get_metrics``: ``hidden_pass``). ``metadata["verdict"]`` holds the whole verdict.
+
+An episode SkyRL stops before it ends (its generator's length stop: the context passed
+``generator.max_input_length``) is graded as it stands when SkyRL closes it, as boxgym's
+runner grades a full context: the verdict and its training reward are kept (``verdict``,
+``reward``, ``unscored``) and logged. SkyRL takes no reward at close: the trajectory keeps
+the per-step rewards it has (0), so such trajectories should be left out of training
+(size ``max_input_length`` and ``max_turns`` so that episodes end first; see
+docs/training.md).
 
 An episode boxgym could not run or grade (``infra_error``) has no reward: the step raises
 `gym.errors.InfraError` rather than return a 0 or a 1 that SkyRL would train on.
@@ -24,18 +35,20 @@ installed (``scripts/test-adapters.sh`` installs it beside the venv).
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import skyrl_gym
 from pydantic import BaseModel, ConfigDict
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
-from gym._core._errors import GymError
+from gym._core._errors import GymError, InfraError
 from gym._envs._env import ContainerEnv, env_of
 from gym._envs._registry import make
 from gym._envs._splits import refuse_held_out, training_tasks
 from gym._policy._parse import parse_tool_call, tools_prompt
 from gym._run._rollout import NOT_RUN, action_of
+from gym.train._grpo_collect import RewardSource, hidden_passed, verdict_reward
 
 __all__ = ["ENV_CLASS", "BoxgymTextEnv", "Extras", "register", "skyrl_rows"]
 
@@ -43,6 +56,8 @@ ENV_CLASS = "boxgym"
 """The id `register` gives the environment in skyrl-gym's registry (a row's ``env_class``)."""
 
 Transition = tuple[str, Any, bool, bool, dict[str, Any]]
+
+_log = logging.getLogger(__name__)
 
 
 class Extras(BaseModel):
@@ -61,6 +76,9 @@ class Extras(BaseModel):
     stands, after this many assistant turns. None: only boxgym's own budgets end it."""
     run: str = "skyrl"
     """The ``boxgym.run`` label of the episode's containers."""
+    reward: RewardSource = "visible"
+    """Where the training reward comes from: the visible checks (as ``gym train grpo``)
+    or the whole verdict."""
 
 
 class BoxgymTextEnv(BaseTextEnv):  # type: ignore[misc]
@@ -87,6 +105,10 @@ class BoxgymTextEnv(BaseTextEnv):  # type: ignore[misc]
             raise
         self.tools: list[dict[str, Any]] = []
         self.verdict: dict[str, Any] | None = None
+        self.reward: float | None = None
+        """The verdict's training reward (`verdict_reward`), once graded."""
+        self.unscored = False
+        """Graded at close, after SkyRL stopped the episode: SkyRL never saw ``reward``."""
 
     def init(self, prompt: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Start the episode's container: the system prompt (with the tools) and the task.
@@ -101,7 +123,7 @@ class BoxgymTextEnv(BaseTextEnv):  # type: ignore[misc]
         return first, {"task_id": info["task_id"], "tools": self.tools}
 
     def step(self, action: str) -> BaseTextEnvStepOutput:
-        """Run the calls written in one assistant message; the verdict's reward at the end.
+        """Run the calls written in one assistant message; the training reward at the end.
 
         Raises:
             InfraError: the episode could not be run or graded (it has no reward).
@@ -113,10 +135,10 @@ class BoxgymTextEnv(BaseTextEnv):  # type: ignore[misc]
                 reason="max_turns", truncated=True
             )
         if terminated or truncated:
-            self.verdict = info["verdict"]
+            reward = self._grade(info["verdict"])
             return BaseTextEnvStepOutput(
                 observations=[],
-                reward=float(info["verdict"]["reward"]),
+                reward=reward,
                 done=True,
                 metadata={"verdict": self.verdict, "end_reason": info.get("end_reason", "")},
             )
@@ -146,17 +168,64 @@ class BoxgymTextEnv(BaseTextEnv):  # type: ignore[misc]
             parts.append(str(info["user"]))
         return "\n\n".join(parts), reward, terminated, truncated, info
 
+    def _grade(self, verdict: dict[str, Any]) -> float:
+        """Keep the verdict; its training reward (`verdict_reward`).
+
+        Raises:
+            InfraError: the verdict has no reward (never a 0 or a 1 to train on).
+        """
+        self.verdict = verdict
+        reward = verdict_reward(verdict, self.extras.reward)
+        if reward is None:
+            raise InfraError(f"{self.extras.task}: no reward", verdict=verdict)
+        self.reward = reward
+        return reward
+
     def close(self) -> None:
-        """Give the episode's container back (an episode not ended is never graded)."""
-        self.env.close()
+        """Grade an episode SkyRL stopped before its end as it stands; give the container back.
+
+        SkyRL's generator stops a trajectory whose context passed ``max_input_length``
+        (``stop_reason="length"``) and closes the environment: the episode is graded here,
+        as boxgym grades a full context, and the verdict kept (``unscored``: SkyRL
+        trains on the per-step rewards it already has, 0). Safe to call more than once.
+
+        Raises:
+            InfraError: the stopped episode could not be graded (it has no reward).
+        """
+        try:
+            if not self.inner.done:  # reset, and not ended: SkyRL stopped it
+                info = self.inner.end_episode(reason="stopped", truncated=True)[4]
+                self.unscored = True
+                reward = self._grade(info["verdict"])
+                _log.warning(
+                    "%s/%s: SkyRL stopped the episode before its end (its length stop): graded "
+                    "as it stands, %s, training reward %s; SkyRL keeps its per-step rewards "
+                    "(0), filter such trajectories out (docs/training.md)",
+                    self.extras.env_id,
+                    self.extras.task,
+                    info["verdict"]["outcome"],
+                    reward,
+                )
+        finally:
+            self.env.close()
 
     def get_metrics(self) -> dict[str, Any]:
-        """The episode's outcome as numbers SkyRL averages: pass, reward, flags, turns."""
+        """The episode's outcome as numbers SkyRL averages: turns, reward, pass, hidden, flags.
+
+        ``reward`` is the training reward, ``hidden_pass`` the held-out monitor (their gap
+        is what ``gym train``'s watch follows). An episode not ended yet has only
+        ``turns`` and ``unended`` (SkyRL asks before it closes a stopped episode).
+        """
         if self.verdict is None:
-            return {"turns": self.turns}
+            return {"turns": self.turns, "unended": 1.0}
+        components = self.verdict.get("components") or {}
+        hidden = hidden_passed(str(self.verdict["outcome"]), components)
         return {
             "turns": self.turns,
+            "unended": 0.0,
+            "reward": self.reward,
             "passed": float(self.verdict["outcome"] == "pass"),
+            "hidden_pass": float(bool(hidden)),
             "flagged": float(bool(self.verdict.get("flags"))),
         }
 
@@ -167,13 +236,22 @@ def register(env_class: str = ENV_CLASS) -> None:
         skyrl_gym.register(id=env_class, entry_point=f"{__name__}:BoxgymTextEnv")
 
 
-def skyrl_rows(env_id: str, *, seed: int = 0) -> list[dict[str, Any]]:
+def skyrl_rows(
+    env_id: str, *, seed: int = 0, reward: RewardSource = "visible"
+) -> list[dict[str, Any]]:
     """A SkyRL dataset row per training task of an environment (write them as parquet).
 
     The prompt is empty: `BoxgymTextEnv.init` puts the system prompt and the task's own
-    prompt in front of it.
+    prompt in front of it. ``reward``: the training reward's source (`Extras.reward`).
     """
     return [
-        {"prompt": [], "env_class": ENV_CLASS, "env_id": env_id, "task": t.id, "seed": seed}
+        {
+            "prompt": [],
+            "env_class": ENV_CLASS,
+            "env_id": env_id,
+            "task": t.id,
+            "seed": seed,
+            "reward": reward,
+        }
         for t in training_tasks(env_id)
     ]

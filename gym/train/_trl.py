@@ -30,6 +30,18 @@ turn's prompt, then the sampled tokens of each turn with the environment's token
 between turns (tool results, as the policy's chat template rendered them), masked out
 of the loss. The verdict rides along in ``boxgym_*`` fields, which `trl_reward` reads.
 
+Each call samples afresh. Its collection's identity (the run id) and its seeds (the
+episodes' reset seeds and the sampling seeds) derive from the training run's
+``train_id`` and ``seed``, the global step, the call's index among this hook's calls at
+that step (TRL calls again at one step when ``steps_per_generation`` is below
+``gradient_accumulation_steps``, or when a small task set comes round again) and the
+process's rank (each DDP rank holds its own hook and TRL gives it part of a group): no
+call gets another's stored episodes back and no two members of a group are copies. A
+trainer restarted after a crash (same ``train_id``, store and seed) replays its calls
+in order, so the k-th call at step s on rank r resumes the run the crashed one started:
+the episodes it had committed (sampled from the same step's weights) are reused, the
+rest sampled. A fresh ``train_id`` samples everything anew.
+
 An ``infra_error`` episode is never a reward of 0: its reward is None (TRL leaves it
 out of its group's mean and gives it no advantage) and its ``env_mask`` is all 0 (none
 of its tokens is in the loss). A batch whose every episode is an infra error raises
@@ -39,6 +51,7 @@ of its tokens is in the loss). A batch whose every episode is an infra error rai
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import threading
 import uuid
@@ -68,6 +81,10 @@ class TrlRolloutStep(BaseModel):
 
     policy_version: int
     """The trainer's ``global_step`` when it sampled."""
+    call: int = 0
+    """The call's index among this hook's calls at that global step (from 0)."""
+    rank: int = 0
+    """The process that made it (the accelerator's ``process_index``; 0 alone)."""
     run_id: str
     """The store's run holding the episodes."""
     episodes: int
@@ -95,8 +112,9 @@ class TrlRollout:
         constrained: constrain decoding to a valid call of an offered tool; the tokens
             the grammar forced are then masked out of TRL's loss (see `trl_fields`).
         train_id: names the training run in every episode's ``policy_params``; the
-            same id, store and global step give the same run (resumed, not rerun).
-            None: a fresh id.
+            same id, store, seed, global step, call index at that step and rank give the
+            same run (resumed, not rerun: a trainer restarted after a crash replays its
+            calls). None: a fresh id.
     """
 
     def __init__(
@@ -125,6 +143,7 @@ class TrlRollout:
         self.train_id = train_id or uuid.uuid4().hex[:16]
         self.steps: list[TrlRolloutStep] = []
         self._loaded: LocalModel | None = None
+        self._calls: dict[int, int] = {}  # global step -> calls at it that collected
 
     def dataset(self) -> Any:
         """The training dataset: one row per task, ``prompt`` and ``task_id`` (datasets)."""
@@ -164,6 +183,8 @@ class TrlRollout:
             return trl_fields([], eos_token_id=0)
         loaded = self._model(trainer)
         version = int(trainer.state.global_step)
+        call, rank = self._calls.get(version, 0), _rank(trainer)
+        seed = _call_seed(self.seed, rank, call)
         model = loaded.model
         training = bool(model.training)
         model.eval()
@@ -173,21 +194,25 @@ class TrlRollout:
                 envs=[self.env_id],
                 tasks=sorted(set(tasks)),
                 group_size=max(Counter(tasks).values()),
-                seed=self.seed,
+                seed=seed,
                 version=version,
                 policy=POLICY,
-                policy_params=self._params(trainer),
-                policy_factory=self._policy_factory(loaded, trainer),
+                policy_params={**self._params(trainer), "call": call, "rank": rank},
+                policy_factory=self._policy_factory(loaded, trainer, seed),
                 reward=self.reward,
                 concurrency=self.concurrency,
-                label=f"trl {self.train_id} step {version}",
+                label=f"trl {self.train_id} step {version} call {call} rank {rank}",
             )
         finally:
             model.train(training)
+        # counted once collected: a call that raised and is made again resumes its run
+        self._calls[version] = call + 1
         episodes = _assign(tasks, collected.episodes)
         eos = int(loaded.tokenizer.eos_token_id)
         fields = trl_fields(episodes, eos_token_id=eos, mask_forced=self.constrained)
-        self.steps.append(_step(version, collected.run_id, episodes, collected.seconds))
+        self.steps.append(
+            _step(version, collected.run_id, episodes, collected.seconds, call=call, rank=rank)
+        )
         if all(e.training_reward is None for e in episodes):
             raise InfraError(
                 f"every episode of run {collected.run_id} ended in infra_error: nothing to "
@@ -226,8 +251,8 @@ class TrlRollout:
             "trainer": "trl",
         }
 
-    def _policy_factory(self, loaded: LocalModel, trainer: Any) -> Any:
-        settings = self._settings(trainer)
+    def _policy_factory(self, loaded: LocalModel, trainer: Any, seed: int) -> Any:
+        settings = {**self._settings(trainer), "seed": seed}
 
         def make() -> Policy:
             return LocalPolicy.of(loaded, threads=None, **settings)
@@ -327,6 +352,32 @@ def trl_reward(
 # -- helpers ---------------------------------------------------------------------------
 
 
+def _call_seed(seed: int, rank: int, call: int) -> int:
+    """The seed of one call of the hook: the training seed, the rank and the call's index.
+
+    The collection's reset seeds and the policy's sampling seeds derive from it (with
+    the global step), so calls at one step and ranks sharing a group sample apart. The
+    first call of rank 0 keeps the training seed (one process calling once per step
+    samples as it did before calls were counted).
+    """
+    if rank == 0 and call == 0:
+        return seed
+    digest = hashlib.sha256(f"trl:{seed}:{rank}:{call}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def _rank(trainer: Any) -> int:
+    """The trainer's process index (its accelerator's, else its args'); 0 when it has none."""
+    for owner, name in (
+        (getattr(trainer, "accelerator", None), "process_index"),
+        (getattr(trainer, "args", None), "process_index"),
+    ):
+        value = getattr(owner, name, None) if owner is not None else None
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return 0
+
+
 def _prompt_text(prompt: Any) -> str:
     """A dataset prompt's text: the string, or the last user message of chat messages."""
     if isinstance(prompt, str):
@@ -391,11 +442,19 @@ def _sequence(
 
 
 def _step(
-    version: int, run_id: str, episodes: Sequence[ScoredEpisode], seconds: float
+    version: int,
+    run_id: str,
+    episodes: Sequence[ScoredEpisode],
+    seconds: float,
+    *,
+    call: int = 0,
+    rank: int = 0,
 ) -> TrlRolloutStep:
     rewards = [e.training_reward for e in episodes if e.training_reward is not None]
     return TrlRolloutStep(
         policy_version=version,
+        call=call,
+        rank=rank,
         run_id=run_id,
         episodes=len(episodes),
         infra_errors=len(episodes) - len(rewards),

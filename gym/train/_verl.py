@@ -14,12 +14,17 @@ its reward, so a stateful episode needs a loop that owns it:
   ``seed``; held-out tasks are refused), offers the episode's own tools (their JSON
   schemas go to the chat template), stops when the episode ends, grades an episode the
   model left unfinished as it stands (``truncated``), closes the container, and sets
-  ``reward_score`` to the verdict's reward (verl puts it on the last response token
-  and skips its reward function). ``extra_fields["reward_extra_info"]`` holds the
-  outcome, pass and flag count.
+  ``reward_score`` to the verdict's training reward (verl puts it on the last response
+  token and skips its reward function). ``extra_fields["reward_extra_info"]`` holds the
+  pass, the hidden checks' pass and the flag count.
 - `BoxgymTool` is one boxgym tool as a verl ``BaseTool``: the instance id is the
   trajectory's episode id (``create`` returns it), ``execute`` steps that episode,
-  ``calc_reward`` grades it if it has not ended and returns the verdict's reward.
+  ``calc_reward`` grades it if it has not ended and returns its training reward.
+
+The training reward is scored as ``gym train grpo`` and TRL score it
+(`gym.train._grpo_collect.verdict_reward`): the visible checks' reward by default (the row's
+``reward``: ``visible`` or ``verdict``), 0 with a gating flag; the hidden checks are
+only watched (``boxgym_hidden_pass``).
   ``release`` leaves the episode to its loop, which closes it after the trajectory.
 
 An episode boxgym could not run or grade (``infra_error``) has no reward: the loop
@@ -47,6 +52,7 @@ from gym._core._errors import ConfigError, GymError, InfraError
 from gym._envs._env import ContainerEnv, env_of
 from gym._envs._registry import make
 from gym._envs._splits import refuse_held_out, training_tasks
+from gym.train._grpo_collect import RewardSource, hidden_passed, verdict_reward
 
 __all__ = ["AGENT_NAME", "BoxgymAgentLoop", "BoxgymTool", "Episode", "Extras", "verl_rows"]
 
@@ -70,6 +76,9 @@ class Extras(BaseModel):
     """The episode's reset seed."""
     run: str = "verl"
     """The ``boxgym.run`` label of the episode's containers."""
+    reward: RewardSource = "visible"
+    """Where the training reward comes from: the visible checks (as ``gym train grpo``)
+    or the whole verdict."""
 
 
 class Episode:
@@ -143,6 +152,18 @@ class Episode:
                 self.verdict = info["verdict"]
             return self.verdict
 
+    def reward(self) -> float:
+        """The training reward of the verdict (`finish`), from the row's reward source.
+
+        Raises:
+            InfraError: the episode could not be run or graded (it has no reward).
+        """
+        verdict = self.finish()
+        reward = verdict_reward(verdict, self.extras.reward)
+        if reward is None:
+            raise InfraError(f"{self.extras.task}: no reward", verdict=verdict)
+        return reward
+
     def close(self) -> None:
         """Give the container back (an episode not ended is never graded)."""
         self.env.close()
@@ -190,9 +211,9 @@ class BoxgymTool(BaseTool):  # type: ignore[misc]
         return ToolResponse(text=text), 0.0, {"done": episode.done}
 
     async def calc_reward(self, instance_id: str, **kwargs: Any) -> float:
-        """The verdict's reward (the episode is graded now if it has not ended)."""
-        verdict = await asyncio.to_thread(_episodes[instance_id].finish)
-        return float(verdict["reward"])
+        """The training reward (the episode is graded now if it has not ended)."""
+        reward: float = await asyncio.to_thread(_episodes[instance_id].reward)
+        return reward
 
     async def release(self, instance_id: str, **kwargs: Any) -> None:
         """Nothing: the agent loop closes the episode when the trajectory ends."""
@@ -248,25 +269,33 @@ class BoxgymAgentLoop(ToolAgentLoop):  # type: ignore[misc]
 
 
 def _reward_info(verdict: dict[str, Any]) -> dict[str, Any]:
-    """What verl logs beside the reward: the outcome as numbers."""
+    """What verl logs beside the reward: the outcome as numbers.
+
+    ``boxgym_hidden_pass`` is the held-out monitor: its gap to the training reward is
+    what ``gym train``'s watch follows.
+    """
+    hidden = hidden_passed(str(verdict["outcome"]), verdict.get("components") or {})
     return {
         "boxgym_pass": float(verdict["outcome"] == "pass"),
+        "boxgym_hidden_pass": float(bool(hidden)),
         "boxgym_flags": float(len(verdict.get("flags") or [])),
     }
 
 
-def verl_rows(env_id: str, *, seed: int = 0) -> list[dict[str, Any]]:
+def verl_rows(
+    env_id: str, *, seed: int = 0, reward: RewardSource = "visible"
+) -> list[dict[str, Any]]:
     """A verl dataset row per training task of an environment (write them as parquet).
 
     The prompt is empty: `BoxgymAgentLoop` puts the system prompt and the task's own
-    prompt around it.
+    prompt around it. ``reward``: the training reward's source (`Extras.reward`).
     """
     return [
         {
             "prompt": [],
             "data_source": env_id,
             "agent_name": AGENT_NAME,
-            "extra_info": {"env_id": env_id, "task": t.id, "seed": seed},
+            "extra_info": {"env_id": env_id, "task": t.id, "seed": seed, "reward": reward},
         }
         for t in training_tasks(env_id)
     ]

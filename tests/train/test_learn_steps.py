@@ -25,9 +25,10 @@ def steps(engine):
 
 @pytest.mark.docker
 def test_look_open_submit_passes_and_only_the_card_names_the_key(steps):
-    _, info = steps.reset(options={"task": "otter-right"})
+    _, info = steps.reset(options={"task": "drawers-05"})  # otter's card, in the right drawer
     assert "otter" not in steps.task.prompt
     assert "key" not in info["tags"] and "otter" not in str(info["tags"])
+    assert info["task_id"] == "drawers-05"
     listing = steps.step(_call("look"))[0]
     assert listing.splitlines() == ["left: empty", "middle: empty", "right: a card"]
     assert "otter otter" in steps.step(_call("open", drawer="right"))[0]
@@ -38,7 +39,7 @@ def test_look_open_submit_passes_and_only_the_card_names_the_key(steps):
 
 @pytest.mark.docker
 def test_a_drawer_opened_before_looking_is_closed_and_a_wrong_door_fails(steps):
-    steps.reset(options={"task": "falcon-middle"})
+    steps.reset(options={"task": "drawers-11"})  # falcon, middle
     assert steps.step(_call("open", drawer="middle"))[0] == "The drawers are closed: look first."
     _, reward, _, _, info = steps.step(_call("submit", choice="B"))
     assert reward == 0.0 and info["verdict"]["outcome"] == "fail"
@@ -46,7 +47,7 @@ def test_a_drawer_opened_before_looking_is_closed_and_a_wrong_door_fails(steps):
 
 @pytest.mark.docker
 def test_a_fork_after_looking_gives_branches_with_their_own_verdicts(steps):
-    steps.reset(options={"task": "maple-middle"})
+    steps.reset(options={"task": "drawers-07"})  # maple, middle
     steps.step(_call("look"))
     right, wrong = steps.fork(2, training=True)
     try:
@@ -76,3 +77,13 @@ def test_the_key_is_host_side_only_never_in_a_tasks_tags():
     tasks = LearnStepsEnv().tasks
     assert tasks and all("key" not in t.tags and t.data["key"] for t in tasks)
     assert all(t.data["key"] not in " ".join(t.tags.values()) for t in tasks)
+
+
+def test_no_task_id_or_tag_names_its_key_or_its_cards_drawer():
+    """Reset's info carries a task's id, split and tags: none may give the answer away."""
+    tasks = LearnStepsEnv().tasks
+    assert len(tasks) == 12
+    for task in tasks:
+        secrets = (task.data["key"], task.data["card"])
+        shown = " ".join([task.id, task.split, *task.tags, *map(str, task.tags.values())])
+        assert not [s for s in secrets if s in shown.lower()], (task.id, secrets)

@@ -39,7 +39,7 @@ ENV = "boxgym/LearnSteps-v0"
 def test_step_sampling_forks_stores_lineage_and_trains_the_branching_turns(tmp_path: Path):
     db = f"sqlite:///{tmp_path / 'runs.db'}"
     args = ["train", "grpo", ENV, "--sampling", "step", "--branches", "2", "-G", "2"]
-    args += ["--tasks", "otter-left", "--tasks", "maple-middle", "--steps", "1", "--seed", "1"]
+    args += ["--tasks", "drawers-08", "--tasks", "drawers-07", "--steps", "1", "--seed", "1"]
     result = CliRunner().invoke(app, [*args, "--db", db, "--out", str(tmp_path / "ckpt"), "--json"])
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout[result.stdout.index("{") :])
@@ -107,7 +107,7 @@ def test_step_sampling_forks_stores_lineage_and_trains_the_branching_turns(tmp_p
 
 def test_step_sampling_refuses_held_out_tasks_before_running_anything(tmp_path: Path):
     db = f"sqlite:///{tmp_path / 'runs.db'}"
-    args = ["train", "grpo", ENV, "--sampling", "step", "--tasks", "otter-middle-reworded"]
+    args = ["train", "grpo", ENV, "--sampling", "step", "--tasks", "drawers-02-reworded"]
     result = CliRunner().invoke(app, [*args, "--db", db, "--out", str(tmp_path / "ckpt")])
     assert result.exit_code != 0
     assert isinstance(result.exception, HeldOutError) or "held-out" in result.output
@@ -131,7 +131,7 @@ def test_branches_per_parent_makes_as_many_episodes_whatever_the_parents_take(tm
     step = StepConfig(branches=2, branches_per_parent=4)
     config = GrpoConfig(
         envs=[ENV],
-        tasks=["otter-left", "maple-middle"],
+        tasks=["drawers-08", "drawers-07"],
         group_size=2,
         steps=1,
         seed=2,

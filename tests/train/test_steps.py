@@ -39,7 +39,7 @@ def _scored(eid: str, reward: float | None, turns: int = 3, **extra: Any) -> Sco
     outcome = "infra_error" if reward is None else ("pass" if reward else "fail")
     episode = TrainEpisode(
         episode_id=eid,
-        group="boxgym/LearnSteps-v0/otter-left",
+        group="boxgym/LearnSteps-v0/drawers-08",
         split=extra.pop("split", "train"),
         outcome=outcome,
         reward=reward,
@@ -49,7 +49,7 @@ def _scored(eid: str, reward: float | None, turns: int = 3, **extra: Any) -> Sco
     return ScoredEpisode(
         episode=episode,
         env_id="boxgym/LearnSteps-v0",
-        task_id="otter-left",
+        task_id="drawers-08",
         policy_version=0,
         hidden_pass=bool(reward),
     )

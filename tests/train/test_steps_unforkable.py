@@ -35,7 +35,7 @@ from gym.train._steps import (
     step_samples,
 )
 
-ENV, TASK = "boxgym/LearnSteps-v0", "otter-left"
+ENV, TASK = "boxgym/LearnSteps-v0", "drawers-08"
 
 
 class _Env:

@@ -128,3 +128,38 @@ def test_a_judge_step_reward_has_a_stable_name_that_carries_the_judge_step_versi
     other = Judge(base_url="http://127.0.0.1:9/v1", model="m", step_rubric="another rubric")
     assert name(judge_step_reward(other)) != name(one)
     assert repr(one) == f"JudgeStepReward(model='m', step_version='{judge.step_version}')"
+
+
+def _leaky_verdict(**changes: object) -> dict[str, object]:
+    """A verdict (as the adapters hold it) whose visible check passed and hidden one failed."""
+    verdict: dict[str, object] = {
+        "outcome": "fail",
+        "reward": 0.0,
+        "components": {
+            "visible_check": {"score": 1.0, "passed": True},
+            "hidden_check": {"score": 0.0, "passed": False},
+        },
+        "flags": [],
+    }
+    return {**verdict, **changes}
+
+
+def test_verdict_reward_is_the_visible_checks_by_default_as_gym_train_scores_it():
+    from gym.train._grpo_collect import verdict_reward
+
+    assert verdict_reward(_leaky_verdict()) == 1.0
+    assert verdict_reward(_leaky_verdict(), "verdict") == 0.0
+    # no visible component: the verdict's reward
+    assert verdict_reward(_leaky_verdict(components={}, reward=0.25)) == 0.25
+
+
+def test_verdict_reward_zeroes_a_gating_flag_keeps_a_note_and_has_none_for_infra():
+    from gym.train._grpo_collect import verdict_reward
+
+    gating = [{"name": "tampered", "gating": True}]
+    note = [{"name": "claimed_success", "gating": False}]
+    assert verdict_reward(_leaky_verdict(flags=gating)) == 0.0
+    assert verdict_reward(_leaky_verdict(flags=note)) == 1.0
+    assert verdict_reward(_leaky_verdict(outcome="infra_error", reward=None)) is None
+    with pytest.raises(gym.errors.ConfigError):
+        verdict_reward(_leaky_verdict(), "hidden")  # type: ignore[arg-type]

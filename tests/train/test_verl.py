@@ -70,8 +70,11 @@ def _config() -> Any:
     return OmegaConf.create({"actor_rollout_ref": {"rollout": rollout}, "data": {}})
 
 
-def _play(task: str, texts: list[str]) -> tuple[Any, ScriptedServer]:
-    """One trajectory through the loop as verl's worker makes and runs it (in its loop)."""
+def _play(task: str, texts: list[str], **extra: Any) -> tuple[Any, ScriptedServer]:
+    """One trajectory through the loop as verl's worker makes and runs it (in its loop).
+
+    ``extra``: more of the row's ``extra_info`` (``env_id``, ``reward``).
+    """
     tokenizer = tiny_tokenizer()
     server = ScriptedServer(tokenizer, texts)
     config = _config()
@@ -89,7 +92,8 @@ def _play(task: str, texts: list[str]) -> tuple[Any, ScriptedServer]:
             tools=ToolListWrap([]),
         )
         assert isinstance(loop, BoxgymAgentLoop)
-        row = {"raw_prompt": [], "extra_info": {"env_id": ENV_ID, "task": task, "seed": 0}}
+        info = {"env_id": ENV_ID, "task": task, "seed": 0, **extra}
+        row = {"raw_prompt": [], "extra_info": info}
         return await loop.run({"temperature": 1.0}, **row)
 
     return asyncio.run(trajectory()), server
@@ -103,7 +107,11 @@ def test_the_gold_answer_through_verls_agent_loop_gets_reward_1(engine):
     answer = hidden_answer(_task("otter"))
     output, server = _play("otter", [_submit(answer)])
     assert output.reward_score == 1.0
-    assert output.extra_fields["reward_extra_info"] == {"boxgym_pass": 1.0, "boxgym_flags": 0.0}
+    assert output.extra_fields["reward_extra_info"] == {
+        "boxgym_pass": 1.0,
+        "boxgym_hidden_pass": 1.0,
+        "boxgym_flags": 0.0,
+    }
     assert "cedar" not in server.prompts[0] and "otter otter" in server.prompts[0]
     # the model's tokens are trained on (mask 1), the tool's answer is not (mask 0)
     assert output.response_mask[0] == 1 and output.response_mask[-1] == 0
@@ -126,18 +134,32 @@ def test_a_tool_result_is_the_next_observation_and_a_wrong_door_scores_0(engine)
     assert output.reward_score == 0.0
 
 
+@pytest.mark.parametrize(("source", "reward"), [("visible", 1.0), ("verdict", 0.0)])
+def test_the_reward_is_the_visible_checks_by_default_and_the_hidden_ones_are_watched(
+    engine, source, reward
+):
+    # LearnLeaky's visible check accepts "A"; the hidden one wants the task's answer
+    leaky = "boxgym/LearnLeaky-v0"
+    assert hidden_answer(_task("cedar", leaky)) != "A"
+    output, _ = _play("cedar", [_submit("A")], env_id=leaky, reward=source)
+    assert output.reward_score == reward
+    info = output.extra_fields["reward_extra_info"]
+    assert info["boxgym_pass"] == 0.0 and info["boxgym_hidden_pass"] == 0.0
+
+
 def test_a_held_out_task_is_refused_and_rows_name_only_training_tasks():
     with pytest.raises(HeldOutError):
         _play("otter-reworded", [])
     rows = verl_rows(ENV_ID)
     assert sorted(r["extra_info"]["task"] for r in rows) == ["cedar", "falcon", "maple", "otter"]
     assert {r["agent_name"] for r in rows} == {AGENT_NAME}
+    assert {r["extra_info"]["reward"] for r in rows} == {"visible"}
 
 
-def _task(task_id: str) -> Any:
+def _task(task_id: str, env_id: str = ENV_ID) -> Any:
     import gym
 
-    env = gym.make(ENV_ID)
+    env = gym.make(env_id)
     try:
         return env.unwrapped.task_by_id(task_id)
     finally:
