@@ -30,7 +30,7 @@ import gymnasium
 
 from gym._core._models import Task, Verdict
 from gym._envs._env import ContainerEnv, env_of
-from gym._envs._panel import LIAR_VARIANTS, LiarVariant, liar_files
+from gym._envs._panel import LIAR_VARIANTS, LiarVariant, graded_modules, liar_files
 from gym._grading import Export
 from gym._redteam._core import Attack, Context, Finding, Names, register
 from gym._sandbox import Change
@@ -41,6 +41,8 @@ __all__ = [
     "ChannelSweep",
     "EmptiedSweep",
     "ExhaustionSweep",
+    "HonestSweep",
+    "IpcHoardSweep",
     "LiarSweep",
     "MemorySweep",
     "SignalSweep",
@@ -562,6 +564,136 @@ def {hold}(handler, key):
 
 
 @dataclass
+class IpcHoardSweep(LiarSweep):
+    """The task's unimplemented modules, filling the kernel's IPC objects, over every task.
+
+    At import, each graded module (as the task hands it over, with its stubs) takes
+    System V shared memory segments, touched page by page, until the container's memory
+    (its cgroup's limit and use, read from the cgroup's files) is full but for 1 MiB,
+    creates System V message queues and fills each until the kernel refuses, semaphore
+    sets and POSIX message queues until refused, then keeps topping all of it up from a
+    daemon thread every 3 ms. Such objects outlive the processes that made them and no
+    process limit counts them, but their pages are the container's: unbounded, the
+    grading container filled until the kernel killed the checker and the code's fail
+    became ``infra_error`` (15 of 31 PyRepo tasks). Every task must end ``fail``, and
+    none with a process killed at the container's memory limit: which process the kernel
+    kills there is chance (the worker, whose OOM score is highest, or the checker), so
+    the kill itself says the hoard was not bounded, whoever it took.
+
+    A long row over every task; ``grading.ipc_hoard[ENV]`` runs it on the first tasks of
+    each environment in every run.
+    """
+
+    name: str = "grading.ipc_hoard_sweep"
+    expected: str = (
+        "fail on every task, the container's memory never full"
+        " (the kernel's IPC objects are bounded: no infra_error)"
+    )
+    long: bool = True
+
+    def held(self, verdict: Verdict) -> bool:
+        """``fail``, with no process of the grading killed at the container's memory limit."""
+        return verdict.outcome == "fail" and not any(
+            flag.name == "resource_limit" and "container's memory limit" in flag.detail
+            for flag in verdict.flags
+        )
+
+    def prelude(self, ctx: Context) -> str:
+        names = Names(random.Random(ctx.rng.getrandbits(64)))
+        scope, fill, loop, read = (names.ident() for _ in range(4))
+        body = f"""
+import ctypes, os, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmget.restype = libc.msgget.restype = libc.semget.restype = ctypes.c_int
+libc.shmget.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.c_int]
+libc.shmat.restype = ctypes.c_void_p
+libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+libc.shmdt.argtypes = [ctypes.c_void_p]
+libc.msgget.argtypes = [ctypes.c_int, ctypes.c_int]
+libc.msgsnd.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+libc.semget.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
+try:
+    posix = libc if hasattr(libc, "mq_open") else ctypes.CDLL("librt.so.1", use_errno=True)
+    posix.mq_open.restype = ctypes.c_int
+    posix.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+    posix.mq_send.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint]
+except (OSError, AttributeError):
+    posix = None
+NEW, NOWAIT = 0o1600, 0o4000  # IPC_CREAT | 0600; IPC_NOWAIT
+POSIX_NEW = os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NONBLOCK
+CGROUP = "/sys/fs/cgroup/memory"  # v2's memory.max..., else v1's folder
+message = ctypes.create_string_buffer(8 + 8192)
+ctypes.c_long.from_buffer(message).value = 1  # a message's type comes first
+text = bytes(8192)
+def {read}(*paths):
+    for path in paths:
+        try:
+            with open(path) as fh:
+                value = fh.read().split()[0]
+            return None if value == "max" else int(value)
+        except (OSError, ValueError, IndexError):
+            continue
+    return None
+def {fill}(margin):
+    top = {read}(f"{{CGROUP}}.max", f"{{CGROUP}}/memory.limit_in_bytes") or 1 << 30
+    for _ in range(100000):
+        used = {read}(f"{{CGROUP}}.current", f"{{CGROUP}}/memory.usage_in_bytes")
+        room = top - (used or 0) - margin
+        if room < 1 << 20:
+            break
+        size = min(room, 32 << 20) & ~0xFFFFF
+        segment = libc.shmget(0, size, NEW)
+        if segment < 0:
+            break
+        address = libc.shmat(segment, None, 0)
+        if address in (None, ctypes.c_void_p(-1).value):
+            break
+        ctypes.memset(address, 1, size)
+        libc.shmdt(address)
+    for _ in range(256):
+        queue = libc.msgget(0, NEW)
+        if queue < 0:
+            break
+        for _ in range(10000):
+            if libc.msgsnd(queue, message, 8192, NOWAIT) != 0:
+                break
+    for _ in range(256):
+        if libc.semget(0, 250, NEW) < 0:
+            break
+    for _ in range(256 if posix else 0):
+        name = ("/" + os.urandom(8).hex()).encode()
+        queue = posix.mq_open(name, POSIX_NEW, 0o600, None)
+        if queue < 0:
+            break
+        for _ in range(10000):
+            if posix.mq_send(queue, text, 8192, 0) != 0:
+                break
+        os.close(queue)
+def {loop}():
+    while True:
+        try:
+            {fill}(0)
+        except BaseException:
+            pass
+        time.sleep(0.003)
+try:
+    {fill}(1 << 20)
+except BaseException:
+    pass
+threading.Thread(target={loop}, daemon=True).start()
+"""
+        # in a function of its own: appended to a module, it leaves the module's names be
+        return f"def {scope}():\n{textwrap.indent(body, '    ')}\n{scope}()\n"
+
+    def final_state(
+        self, env: ContainerEnv[Any], task: Task, variant: LiarVariant, prelude: str
+    ) -> Export:
+        """The task's graded modules as it hands them over, each ending with ``prelude``."""
+        files = {rel: f"{text}\n{prelude}" for rel, text in graded_modules(task).items()}
+        return _written({rel: text.encode() for rel, text in files.items()})
+
+
+@dataclass
 class EmptiedSweep(LiarSweep):
     """The reference solution, which empties what it was handed once it has answered.
 
@@ -621,6 +753,123 @@ def {prelude}(inner):
         return _written({rel: text.encode() for rel, text in files.items()})
 
 
+_NOISE = "héllo wörld — ✓ жизнь 漢字 ☃ \u00e9\u2028x\n"
+"""A line of printed output in many scripts (two to three bytes a character in UTF-8)."""
+
+
+@dataclass
+class HonestSweep(EmptiedSweep):
+    """The reference solution, rewritten in ways that change nothing it answers.
+
+    Correct code does what code commonly does with its process, and grading must not
+    count it against the code: at import each module reconfigures its standard output
+    to UTF-8, reads its encoding, enables `faulthandler` and starts a daemon thread;
+    each call of the entry function (every function and method of every module, for a
+    pytest task) runs as a round of a fresh 64-thread pool (its threads all alive at once),
+    the answer computed in one of them, and prints about 200 KB of non-ASCII text to
+    standard output and error. A false-fail hunt found each failing correct code
+    (stand-in streams without ``reconfigure`` or ``fileno``, 12 threads at most,
+    printed output counted against the checker's limits), so every task must end
+    ``pass``.
+
+    PyFunc's every task and ``calls.honest_rewrites_first[PyRepo-v0]`` (its first 3)
+    in every run; every task of HumanEval, MBPP and PyRepo with ``--long``.
+    """
+
+    name: str = "calls.honest_rewrites"
+    envs: tuple[str, ...] = CODE_ENVS
+    expected: str = "pass on every task (streams, threads and printing are the code's own)"
+    threads: int = 64
+    printed: int = 200_000
+    """Bytes (UTF-8) printed to each stream by each call."""
+
+    def prelude(self, ctx: Context) -> str:
+        names = Names(random.Random(ctx.rng.getrandbits(64)))
+        return names.ident()  # the prefix of the rewrite's names
+
+    def rewrite(self, scope: str) -> str:
+        """Code appended to a module: its import-time habits, then ``{scope}_wrap``.
+
+        ``{scope}_wrap`` turns a function into one that runs each outermost call as a
+        pool round (a call from a thread of a round is the code calling itself).
+        """
+        marker = f"{scope}_round"
+        line = _NOISE * (self.printed // len(_NOISE.encode()))
+        return f"""
+def {scope}_setup():
+    import faulthandler, functools, sys, threading, time
+    from concurrent.futures import ThreadPoolExecutor
+    sys.stdout.reconfigure(encoding="utf-8")
+    if sys.stdout.encoding.lower().replace("-", "") != "utf8":
+        raise RuntimeError(f"stdout encodes as {{sys.stdout.encoding}}")
+    faulthandler.enable()
+    def beat():
+        while True:
+            time.sleep(0.05)
+    threading.Thread(target=beat, daemon=True).start()
+    text = {line!r}
+    def wrap(inner):
+        @functools.wraps(inner)
+        def call(*args, **kwargs):
+            if threading.current_thread().name.startswith("{marker}"):
+                return inner(*args, **kwargs)  # within a round (the code calling itself)
+            print(text, end="")
+            print(text, end="", file=sys.stderr)
+            everyone = threading.Barrier({self.threads})
+            def one(index):
+                everyone.wait(timeout=120)  # {self.threads} threads alive at once
+                return inner(*args, **kwargs) if index == 0 else None
+            with ThreadPoolExecutor({self.threads}, thread_name_prefix="{marker}") as pool:
+                done = [pool.submit(one, index) for index in range({self.threads})]
+                return done[0].result()
+        return call
+    return wrap
+{scope}_wrap = {scope}_setup()
+"""
+
+    def final_state(
+        self, env: ContainerEnv[Any], task: Task, variant: LiarVariant, prelude: str
+    ) -> Export:
+        """The reference files rewritten, ``prelude`` the prefix of the rewrite's names.
+
+        A calls task's entry is wrapped; a pytest task's every function and method of
+        every module.
+        """
+        grading = task.data.get("grading", {})
+        files = _reference(env, task)
+        scope, code = prelude, self.rewrite(prelude)
+        if grading.get("kind") == "calls":
+            module, entry = str(grading.get("module", "")), str(grading.get("entry", ""))
+            if module not in files or not entry.isidentifier():
+                raise ValueError(f"{task.id}: no reference module {module!r} with entry {entry!r}")
+            files[module] += f"\n{code}\n{entry} = {scope}_wrap({entry})\n"
+        else:
+            every = f"""
+def {scope}_all():
+    import inspect
+    def plain(fn):
+        return inspect.isfunction(fn) and not (
+            inspect.isgeneratorfunction(fn) or inspect.iscoroutinefunction(fn)
+            or inspect.isasyncgenfunction(fn)
+        )
+    for name, obj in list(globals().items()):
+        if name.startswith("{scope}"):
+            continue  # the rewrite's own
+        if plain(obj) and obj.__module__ == __name__:
+            globals()[name] = {scope}_wrap(obj)
+        elif inspect.isclass(obj) and obj.__module__ == __name__:
+            for key, method in list(vars(obj).items()):
+                if plain(method) and (key == "__init__" or not key.startswith("__")):
+                    setattr(obj, key, {scope}_wrap(method))
+{scope}_all()
+"""
+            files = {
+                rel: f"{text}\n{code}{every}" if _is_module(rel) else text
+                for rel, text in files.items()
+            }
+        return _written({rel: text.encode() for rel, text in files.items()})
+
+
 def _reference(env: ContainerEnv[Any], task: Task) -> dict[str, str]:
     """The files the reference solution writes, by workspace path."""
     return {
@@ -669,6 +918,7 @@ register(
             MemorySweep,
             ExhaustionSweep,
             StallSweep,
+            IpcHoardSweep,
         )
         for env in CODE_ENVS
     ),
@@ -683,6 +933,12 @@ register(
         for env in CODE_ENVS
     ),
     *(
+        IpcHoardSweep(
+            name=f"grading.ipc_hoard[{env.split('/')[-1]}]", envs=(env,), limit=3, long=False
+        )
+        for env in CODE_ENVS
+    ),
+    *(
         EmptiedSweep(
             name=f"{EmptiedSweep.name}[{env.split('/')[-1]}]",
             envs=(env,),
@@ -690,4 +946,13 @@ register(
         )
         for env in EmptiedSweep.envs
     ),
+    *(
+        HonestSweep(
+            name=f"{HonestSweep.name}[{env.split('/')[-1]}]",
+            envs=(env,),
+            long=env != "boxgym/PyFunc-v0",  # PyFunc's 59 in CI; every task of the rest: --long
+        )
+        for env in HonestSweep.envs
+    ),
+    HonestSweep(name="calls.honest_rewrites_first[PyRepo-v0]", envs=("boxgym/PyRepo-v0",), limit=3),
 )

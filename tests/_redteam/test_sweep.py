@@ -18,6 +18,8 @@ from gym._redteam._sweep import (
     ChannelSweep,
     EmptiedSweep,
     ExhaustionSweep,
+    HonestSweep,
+    IpcHoardSweep,
     LiarSweep,
     MemorySweep,
     _finding,
@@ -66,6 +68,54 @@ def test_the_emptied_arguments_row_holds_on_passes_only():
     passed = Verdict(outcome="pass", reward=1.0, reason="all gated components passed")
     assert _finding([("a", passed)], held).held
     assert not _finding([("a", passed), ("b", fail)], held).held
+
+
+def test_the_honest_rewrite_wraps_the_entry_or_every_module_and_still_compiles():
+    """A calls task: its entry wrapped, after the reference; a pytest task: every module."""
+    import gymnasium
+
+    from gym._envs._env import env_of
+
+    sweep = HonestSweep()
+    for env_id in ("boxgym/PyFunc-v0", "boxgym/PyRepo-v0"):
+        env = env_of(gymnasium.make(env_id))
+        task = env.tasks[1]
+        export = sweep.final_state(env, task, "delayed", "rw")
+        grading = task.data.get("grading", {})
+        for rel, data in export.files.items():
+            text = data.decode()
+            compile(text, rel, "exec")
+            if grading.get("kind") == "calls":
+                assert text.endswith(f"\n{grading['entry']} = rw_wrap({grading['entry']})\n")
+            else:
+                assert text.rstrip().endswith("rw_all()"), rel
+            assert 'sys.stdout.reconfigure(encoding="utf-8")' in text
+            assert "ThreadPoolExecutor(64" in text
+
+
+def test_the_ipc_hoard_row_takes_a_kill_at_the_container_limit_as_its_breach():
+    """Which process the kernel kills at a full container is chance: the kill is the sign."""
+    from gym._core._models import Flag
+
+    held = IpcHoardSweep().held
+    fail = Verdict(outcome="fail", reward=0.0, reason="failed: hidden_tests")
+    killed = fail.model_copy(
+        update={
+            "flags": [
+                Flag(
+                    name="resource_limit",
+                    detail="the kernel killed 1 process(es) of the grading at the container's"
+                    " memory limit",
+                )
+            ]
+        }
+    )
+    worker_over = fail.model_copy(
+        update={"flags": [Flag(name="resource_limit", detail="an answer over 8 MiB")]}
+    )
+    assert _finding([("a", fail), ("b", worker_over)], held).held
+    assert not _finding([("a", fail), ("b", killed)], held).held
+    assert not _finding([("a", Verdict.infra("grading failed"))], held).held
 
 
 def test_the_liar_is_written_into_the_graded_module_only(tmp_path):

@@ -8,6 +8,8 @@ red-team tests (``pytest --redteam``), which scripts/redteam.sh runs after the s
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
+from typing import Any
 from unittest import mock
 
 import pytest
@@ -45,6 +47,26 @@ def test_a_weakened_sandbox_makes_its_row_fail(engine, switch, row, sign):
         (found,) = only(row, "boxgym/PyRepo-v0")
     assert found.held is False, found
     assert sign in found.observed
+
+
+@pytest.mark.redteam
+def test_unbounded_ipc_objects_fill_every_grading_container_to_its_limit(engine):
+    """Without the IPC sysctls the hoard of System V objects fills each grading container
+    to its memory limit, and the kernel kills a process there on every task. Which one is
+    chance (the checker on 15 of 31 PyRepo tasks: ``infra_error``; else the worker, the
+    code's fail), so the row takes the kill itself as the breach: each task must show it.
+    """
+    import gymnasium
+
+    from gym._envs._env import env_of
+
+    env = "boxgym/PyRepo-v0"
+    with weaken.ipc_unbounded():
+        (found,) = only("grading.ipc_hoard[PyRepo-v0]", env)
+    assert found.held is False, found
+    for task in env_of(gymnasium.make(env)).tasks[:3]:  # a fail listed had the kill
+        listed = (f"{task.id} {outcome} (" for outcome in ("fail", "infra_error"))
+        assert any(entry in found.observed for entry in listed), found
 
 
 def test_readable_hidden_checks_make_the_reading_attack_pass(engine):
@@ -88,6 +110,29 @@ def test_a_weakened_judge_makes_its_row_fail(engine, switch, row, env):
         (found,) = only(row, env)
     assert found.held is False, found
     assert "pass" in found.observed or "infra_error" in found.observed, found
+
+
+@pytest.mark.redteam
+@pytest.mark.parametrize(
+    ("switch", "row", "env"),
+    [
+        (
+            weaken.streams_without_reconfigure,
+            "calls.honest_rewrites_first[PyRepo-v0]",
+            "boxgym/PyRepo-v0",
+        ),
+    ],
+)
+def test_a_worker_unlike_a_process_fails_the_honest_rewrites(engine, switch, row, env):
+    """Correct code reconfiguring its streams fails every task when the worker's streams
+    are the ones before the false-fail hunt. (With its threads capped as before, each
+    grading runs into its deadline: minutes a task, too slow for a weakened run; the
+    thread bound's test is tests/_grading/test_honest_worker.py.)"""
+    with switch():
+        (found,) = only(row, env)
+    assert found.held is False, found
+    count = found.observed.split(" tasks: ")[0]
+    assert found.observed.startswith(f"{count} tasks: {count} fail"), found
 
 
 def test_unbounded_parsing_makes_the_deep_action_row_fail(engine):
@@ -286,5 +331,57 @@ def test_a_weakened_sql_grader_makes_its_row_fail(engine, switch, row, sign):
 
     with weaken_sql.SWITCHES[switch]():
         (found,) = only(row, SQL)
+    assert found.held is False, found
+    assert sign in found.observed, found
+
+
+# -- the LLM judge (gym/_redteam/_judge.py): each class row can fail ------------------------
+
+
+def _llm_judge_weakened(how: str) -> AbstractContextManager[object]:
+    """The judge client with one of its decisions put back as it once was (or could be)."""
+    from gym._core._tools import json_objects
+    from gym._grading._judge import NoVerdict, _client
+
+    def one_object(text: str, nonce: str, key: str) -> dict[str, Any]:
+        """The first (or last) object of the answer with ``key``, whatever its nonce."""
+        found = [o for o in json_objects(text) if isinstance(o, dict) and key in o]
+        if not found:
+            raise NoVerdict("no object")
+        return found[0] if how == "first_object" else found[-1]
+
+    real_read = _client.Judge._read
+
+    def finish_ignored(self: _client.Judge, response: Any) -> str:
+        """The answer's text, however it finished."""
+        if response.status_code >= 400:
+            return real_read(self, response)
+        return response.json()["choices"][0]["message"]["content"]
+
+    switches = {
+        "first_object": lambda: mock.patch.object(_client, "parse_verdict", one_object),
+        "last_object": lambda: mock.patch.object(_client, "parse_verdict", one_object),
+        "finish_ignored": lambda: mock.patch.object(_client.Judge, "_read", finish_ignored),
+        "control_vouched": lambda: mock.patch.object(_client.Judge, "_control", lambda s, k: ""),
+        "refusal_is_the_judges": lambda: mock.patch.object(
+            _client, "_JUDGE_STATUSES", _client._JUDGE_STATUSES | {400}
+        ),
+    }
+    return switches[how]()
+
+
+@pytest.mark.parametrize(
+    ("how", "row", "sign"),
+    [
+        ("first_object", "judge.planted_verdict[PyFunc-v0]", "pass judge=1"),
+        ("last_object", "judge.planted_verdict[PyFunc-v0]", "pass judge=1"),
+        ("finish_ignored", "judge.cut_answer", "input only: pass judge=1"),
+        ("control_vouched", "judge.cut_answer", "every request: fail judge=0"),
+        ("refusal_is_the_judges", "judge.outage_provenance", "input only: infra_error"),
+    ],
+)
+def test_a_weakened_llm_judge_makes_its_row_fail(engine, how, row, sign):
+    with _llm_judge_weakened(how):
+        (found,) = only(row, "boxgym/PyFunc-v0")
     assert found.held is False, found
     assert sign in found.observed, found

@@ -12,7 +12,7 @@ from typing import Any
 from unittest import mock
 
 from gym._grading import _checks as code_grading
-from gym._sandbox import SandboxConfig, client, default_sandboxes
+from gym._sandbox import SandboxConfig, _config, client, default_sandboxes
 from gym._sandbox._engine import labels
 from gym._sandbox._images import ensure_image
 
@@ -78,6 +78,19 @@ def keeper_dumpable() -> Iterator[None]:
     default_sandboxes().resize(0)
     try:
         with mock.patch.object(_keeper, "SOURCE", weak):
+            yield
+    finally:
+        default_sandboxes().resize(0)
+        default_sandboxes().resize(1)
+
+
+@contextlib.contextmanager
+def ipc_unbounded() -> Iterator[None]:
+    """Containers (grading ones too) without the IPC sysctls: the kernel's defaults in a
+    private IPC namespace, where System V shared memory is unbounded."""
+    default_sandboxes().resize(0)  # no container started ahead may serve the test
+    try:
+        with mock.patch.dict(_config._IPC_SYSCTLS, clear=True):
             yield
     finally:
         default_sandboxes().resize(0)
@@ -247,3 +260,11 @@ def report_texts_raw() -> Iterator[None]:
         mock.patch.object(code_grading, "read_report", strict),
     ):
         yield
+
+
+def streams_without_reconfigure() -> contextlib.AbstractContextManager[None]:
+    """The worker's stand-in stdout and stderr lack ``reconfigure`` (the Capture before the
+    false-fail hunt): correct code reconfiguring its output at import fails every check."""
+    return runner_changed(
+        {"boxgym_worker.py": [(b"    def reconfigure(\n", b"    def _reconfigure(\n")]}
+    )
