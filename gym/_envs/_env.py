@@ -823,12 +823,17 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         """The user's next message (None: the episode ends).
 
         A user that fails (its model's server, a bug) ends the episode as an
-        infrastructure error: the agent did nothing wrong.
+        infrastructure error: the agent did nothing wrong. The time the user takes to
+        answer (a simulated user waits on its own model) is the environment's, not the
+        agent's: it is left out of the episode's time budget.
         """
+        start = time.monotonic()
         try:
             return self.user.reply(task, self.conversation())
         except Exception as exc:
             self._infra(f"the user failed: {type(exc).__name__}: {exc}", exc)
+        finally:
+            self.exclude_wait(time.monotonic() - start)
 
     def _guarded(self, hook: Callable[..., None], *args: Any) -> None:
         """Run a family hook mid-episode: any failure of it is an infrastructure error."""

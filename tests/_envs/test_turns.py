@@ -6,6 +6,7 @@ the notes after each turn, so a turn that ends too early or twice shows in the v
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -185,3 +186,23 @@ def test_render_shows_the_user_turns():
     env.step(SUBMIT)
     assert "# user (turn 1)\nNow store b=2." in (env.render() or "")
     env.close()
+
+
+class Slow(Echo):
+    """A user whose answers take as long as a simulated user's model may."""
+
+    def reply(self, task: gym.Task, conversation: list[dict[str, Any]]) -> str | None:
+        time.sleep(0.6)
+        return super().reply(task, conversation)
+
+
+def test_the_user_s_time_is_not_the_agent_s():
+    """A user slower than the whole time budget spends none of it; the agent's time does."""
+    env = DeskEnv(user=Slow(["Also store b=2."]), max_seconds=0.4)
+    env.reset(options={"task": "one"})
+    env.step(put("a", "1"))
+    *_, terminated, truncated, info = env.step(SUBMIT)
+    assert not (terminated or truncated) and info["user"] == "Also store b=2."
+    time.sleep(0.5)  # the agent's own slowness
+    *_, truncated, info = env.step(put("b", "2"))
+    assert truncated and "time limit" in info["end_reason"]
