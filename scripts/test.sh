@@ -18,7 +18,7 @@ if [ ! -x /usr/bin/chromium ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 set +e
-.venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest --durations=25 "$@"  # the slowest tests, for the CI budget
 code=$?
 set -e
 # pytest exits 5 when no test was collected: that is a failure of the suite, say so.
