@@ -5,7 +5,8 @@ database are mapped into this tree with ``raise ... from``. Messages say what we
 wrong and what to do about it. The command line prints one as a single line and exits
 with its class's ``exit_code``: 2 when what the command line names is wrong or absent
 (``ConfigError``, ``StoreError``: an option, an environment, a task, a run, the store),
-1 when the work failed (the engine, a container, a grader, a model)::
+1 when the work failed (the engine, a container, a grader, a model, a database that
+cannot be reached: ``StoreUnavailable``)::
 
     GymError
      ├── ConfigError            bad input or configuration (fix the call or the file)
@@ -26,6 +27,7 @@ with its class's ``exit_code``: 2 when what the command line names is wrong or a
      ├── GradingError           a grader crashed or could not produce a report
      ├── PolicyError            a policy (model endpoint) failed
      └── StoreError             the run store failed
+          └── StoreUnavailable  the database cannot be reached, or the connection dropped
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ __all__ = [
     "SandboxError",
     "SandboxUnavailable",
     "StoreError",
+    "StoreUnavailable",
     "TaskNotFound",
     "UnsafeArchive",
     "UnsafeConfig",
@@ -152,3 +155,14 @@ class StoreError(GymError):
 
     exit_code: ClassVar[int] = 2
     """Nearly always a run id, episode id or ``--db`` that names nothing: a usage error."""
+
+
+class StoreUnavailable(StoreError):
+    """The database cannot be reached, or its connection dropped (after the retries).
+
+    The work failed, not the command line: once the server answers again, the same
+    command run again resumes the run where it stopped.
+    """
+
+    exit_code: ClassVar[int] = 1
+    """A failure of the work (the database), not of the command line."""

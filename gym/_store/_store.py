@@ -7,15 +7,22 @@ import os
 import random
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
 
 from sqlalchemy import and_, case, event, func, inspect, text
 from sqlalchemy.engine import Connection, Engine, make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.exc import (
+    ArgumentError,
+    DBAPIError,
+    IntegrityError,
+    OperationalError,
+    SQLAlchemyError,
+)
 from sqlmodel import Session, SQLModel, col, create_engine, delete, select
 
-from gym._core._errors import ConfigError, StoreError
+from gym._core._errors import ConfigError, StoreError, StoreUnavailable
 from gym._core._paths import data_dir
 from gym._core._tools import ToolCall
 from gym._store._lineage import LineageRow
@@ -34,7 +41,9 @@ from gym._store._models import (
 )
 
 __all__ = [
+    "COMMIT_TRIES",
     "HEARTBEAT_S",
+    "PG_CONNECT_DEFAULTS",
     "STALE_AFTER_S",
     "LeaseLost",
     "RunBusy",
@@ -49,6 +58,37 @@ STALE_AFTER_S = 60.0
 """A run that says running but has not beaten for this long is shown ``interrupted``
 (``GYM_RUN_STALE_S`` or `Store`'s ``stale_after`` change it)."""
 
+PG_CONNECT_DEFAULTS: dict[str, int] = {
+    "connect_timeout": 10,
+    "keepalives": 1,
+    "keepalives_idle": 30,
+    "keepalives_interval": 10,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 60_000,
+}
+"""libpq settings of every PostgreSQL connection, unless its URL sets them (the URL's
+value wins, as ``?connect_timeout=30``): a server that does not answer fails the open in
+10 s, and a connection whose peer went silent is dropped in about a minute, by keepalives
+while it is idle and by ``tcp_user_timeout`` (ms) while bytes sent wait unacknowledged,
+instead of hanging the run. No ``statement_timeout``: a report or a deletion over a large
+run, and a wait for another process's write lock, may rightly take minutes; a dead peer
+is what hangs, and these settings end that."""
+
+COMMIT_TRIES = 4
+"""How often an episode's commit is tried when the database fails in a way that may pass
+(the connection dropped, a serialization failure, a busy SQLite file): backoff between
+tries of about 0.5, 1 and 2 s; then `StoreUnavailable`."""
+_BACKOFF_S = 0.5
+
+_PG_TRANSIENT = ("40001", "40P01", "57P01", "57P02", "57P03")
+"""SQLSTATEs that may pass: serialization failure, deadlock, the backend terminated or
+the server shutting down or starting (and class 08, connection exceptions)."""
+_PG_REFUSED = ("authentication failed", "does not exist", "no pg_hba.conf", "no password")
+"""A server that answered and refused the URL's user or database: the URL is wrong."""
+
+_T = TypeVar("_T")
+_Row = TypeVar("_Row", bound=SQLModel)
+
 
 class RunBusy(StoreError):
     """Another live process holds the run (its heartbeat is fresh): it is not started twice."""
@@ -59,6 +99,78 @@ class LeaseLost(StoreError):
 
     exit_code: ClassVar[int] = 1
     """A failure of the run, not of its command."""
+
+
+def _transient(exc: BaseException) -> bool:
+    """Whether a database error may pass when the work is tried again.
+
+    The connection dropped or could not be made (the server down, restarting or not
+    answering), a serialization failure or deadlock, a busy or locked SQLite file. Not a
+    server that answered and refused the URL's user or database, nor any other error.
+    """
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    orig = getattr(exc, "orig", None)
+    if isinstance(orig, sqlite3.OperationalError):
+        return orig.sqlite_errorcode & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    state = getattr(orig, "sqlstate", None)
+    if state:
+        return str(state).startswith("08") or state in _PG_TRANSIENT
+    client_side = type(orig).__module__.startswith("psycopg")  # no SQLSTATE: not the server's
+    said = str(orig)
+    return isinstance(exc, OperationalError) and client_side and not _said_any(said, _PG_REFUSED)
+
+
+def _said_any(said: str, words: Sequence[str]) -> bool:
+    return any(w in said for w in words)
+
+
+@dataclass
+class _Try:
+    """One try of a retried write: its number, and whether its COMMIT was sent."""
+
+    number: int
+    committing: bool = False
+
+
+def _retried(write: Callable[[_Try], _T], *, recommit: bool) -> _T:
+    """Run ``write`` again, after a backoff, while it fails with `StoreUnavailable`.
+
+    Args:
+        write: one try, in one transaction; it sets ``committing`` before its COMMIT.
+        recommit: whether a try whose COMMIT was sent may be tried again: the server
+            may have committed it before the connection dropped, so only a write that
+            finds its own earlier try (and does not repeat it) may.
+
+    Raises:
+        StoreUnavailable: the last of `COMMIT_TRIES` tries failed so, or a try failed
+            after its COMMIT was sent (and not ``recommit``).
+    """
+    attempt = _Try(1)
+    while True:
+        try:
+            return write(attempt)
+        except StoreUnavailable as exc:
+            if attempt.committing and not recommit:
+                raise
+            if attempt.number >= COMMIT_TRIES:
+                raise StoreUnavailable(f"{exc} ({attempt.number} tries)") from exc.__cause__
+        time.sleep(_BACKOFF_S * 2 ** (attempt.number - 1) * (0.5 + random.random()))
+        attempt = _Try(attempt.number + 1)
+
+
+def _fresh(row: _Row) -> _Row:
+    """A copy of a row that no session holds (a failed try leaves its rows bound to it)."""
+    return type(row)(**row.model_dump())
+
+
+def _connect_args(url: str) -> dict[str, Any]:
+    """`PG_CONNECT_DEFAULTS` a libpq URL does not set (none for another database)."""
+    parsed = make_url(url)
+    libpq = parsed.get_driver_name() in ("psycopg", "psycopg2")
+    if parsed.get_backend_name() != "postgresql" or not libpq:
+        return {}
+    return {k: v for k, v in PG_CONNECT_DEFAULTS.items() if k not in parsed.query}
 
 
 def _owner() -> str:
@@ -201,7 +313,7 @@ def _read_only_engine(url: str) -> Engine:
         engine = create_engine(url, pool_pre_ping=True)
         _sqlite_pragmas(engine, read_only=True)
         return engine
-    args = {"options": "-c default_transaction_read_only=on"}
+    args = {"options": "-c default_transaction_read_only=on", **_connect_args(url)}
     return create_engine(url, pool_pre_ping=True, connect_args=args)
 
 
@@ -234,7 +346,8 @@ class Store:
                 return
             if (path := _sqlite_file(_normalise(self.url))) is not None:
                 _prepare_file(path)
-            self.engine = create_engine(_normalise(self.url), pool_pre_ping=True)
+            url = _normalise(self.url)
+            self.engine = create_engine(url, pool_pre_ping=True, connect_args=_connect_args(url))
             if self.engine.dialect.name == "sqlite":
                 _sqlite_pragmas(self.engine)
             _create_schema(self.engine)
@@ -242,14 +355,27 @@ class Store:
             raise self._error(exc, "cannot open the run store at {url}: {reason}") from exc
 
     def _error(self, exc: BaseException, template: str) -> StoreError:
-        """A one-line `StoreError` for a database error (``template`` has {url}, {reason})."""
+        """A one-line `StoreError` for a database error (``template`` has {url}, {reason}).
+
+        `StoreUnavailable` when the error may pass (`_transient`): its message says what
+        to check, and that the same command run again resumes the run.
+        """
         url, reason = self._safe_url(), _reason(exc)
         if _not_a_store(reason):
             return StoreError(
                 f"{url} is not a boxgym run store ({reason}); "
                 "pass --db a store made by gym run, or a new path"
             )
-        return StoreError(template.format(url=url, reason=reason))
+        said = template.format(url=url, reason=reason)
+        if not _transient(exc):
+            return StoreError(said)
+        if self.url.startswith("sqlite"):
+            check = "another process holds the store's lock: wait until it is done"
+        else:
+            check = "check that the database server is up and that the URL names it"
+        return StoreUnavailable(
+            f"{said}; {check}, then run the same command again (a run resumes where it stopped)"
+        )
 
     def _safe_url(self) -> str:
         """The URL with its password hidden (for messages)."""
@@ -523,14 +649,59 @@ class Store:
             ("runs", delete(RunRow).where(col(RunRow.id).in_(ids))),
         ]
         counts: dict[str, int] = {}
-        with self.session() as s:
-            for table, statement in deletes:
-                counts[table] = s.exec(statement).rowcount
+        with self._locked("runs:delete") as s:
+            # PostgreSQL: a commit of their episodes in flight is waited for, and one that
+            # comes later waits (`_live_run`), then finds its run gone. SQLite: the whole
+            # file is held from the start (`_lock`).
+            s.exec(select(RunRow.id).where(col(RunRow.id).in_(ids)).with_for_update())
+            try:
+                for table, statement in deletes:
+                    counts[table] = s.exec(statement).rowcount
+            except IntegrityError as exc:
+                s.rollback()
+                raise self._referenced(ids) from exc
             if dry_run:
                 s.rollback()
             else:
                 s.commit()
         return counts
+
+    def _referenced(self, ids: list[str]) -> StoreError:
+        """Why runs could not be deleted (nothing was).
+
+        Rows of a table that is not boxgym's refer to them, or (none) rows of them were
+        written while they were deleted.
+        """
+        named = ", ".join(ids)
+        others = self._foreign_tables()
+        if others:
+            return StoreError(
+                f"run {named} is referred to by table {', '.join(others)}, which is not "
+                "boxgym's: delete its rows that name the run first, then `gym runs rm` "
+                "again; nothing was deleted"
+            )
+        return RunBusy(
+            f"run {named} was being written while it was deleted: stop the run first "
+            "(`gym runs` shows it stopped or interrupted), then `gym runs rm` again; "
+            "nothing was deleted"
+        )
+
+    def _foreign_tables(self) -> list[str]:
+        """The tables not boxgym's with a foreign key to its runs or episodes."""
+        ours = set(SQLModel.metadata.tables)
+        try:
+            found = inspect(self.engine)
+            return sorted(
+                table
+                for table in found.get_table_names()
+                if table not in ours
+                and any(
+                    k["referred_table"] in ("runs", "episodes")
+                    for k in found.get_foreign_keys(table)
+                )
+            )
+        except SQLAlchemyError as exc:
+            raise self._error(exc, "run store error ({url}): {reason}") from exc
 
     # -- episodes --------------------------------------------------------------------
 
@@ -559,7 +730,9 @@ class Store:
         stored (a resumed training step grows the tree again). Those are replaced in the
         same transaction, so no episode is ever duplicated. A run held by another process
         (`start_run` took it over) refuses the commit: the process that lost it writes
-        nothing more, even before its next heartbeat would tell it.
+        nothing more, even before its next heartbeat would tell it. A commit that fails in
+        a way that may pass (the connection dropped, a serialization failure, a busy
+        SQLite file) is tried again, `COMMIT_TRIES` tries in all.
 
         Args:
             episode: the episode.
@@ -576,39 +749,78 @@ class Store:
             Whether it was written (False: the stored one was kept).
 
         Raises:
-            LeaseLost: another process holds the run now; nothing was written.
+            LeaseLost: another process holds the run now, or the run was deleted; nothing
+                was written.
+            StoreUnavailable: the database could not be reached, on every try.
         """
+        # A try again duplicates nothing: each try is one transaction (all of its rows or
+        # none), the episode id is the key of the episode, its turns and its lineage, and
+        # its steps and verdicts are deleted by episode id before they are written. A try
+        # whose COMMIT reached the server before the connection dropped left the episode
+        # stored: the next try finds it, this same attempt, and writes nothing more.
+        rows = _EpisodeRows(episode, steps, verdict, turns, lineage)
+        return _retried(lambda t: self._commit_try(t, rows, owner), recommit=True)
+
+    def _commit_try(self, t: _Try, rows: _EpisodeRows, owner: str | None) -> bool:
+        """One try of `commit_episode`, on fresh copies of its rows."""
+        episode = _fresh(rows.episode)
         with self._locked(f"episode:{episode.id}") as s:
             self._check_held(s, episode.run_id, owner)  # a run nobody claimed takes any
+            run = self._live_run(s, episode.run_id)
             old = s.get(EpisodeRow, episode.id)
+            if old is not None and t.number > 1 and _same_attempt(old, episode):
+                return True  # an earlier try committed it, then its connection dropped
             if old is not None and not self._replaceable(s, old):
                 return False
-            s.exec(delete(StepRow).where(col(StepRow.episode_id) == episode.id))
-            s.exec(delete(VerdictRow).where(col(VerdictRow.episode_id) == episode.id))
-            s.exec(delete(TurnsRow).where(col(TurnsRow.episode_id) == episode.id))
-            s.exec(delete(LineageRow).where(col(LineageRow.episode_id) == episode.id))
-            if old is not None:
-                s.delete(old)
-                s.flush()
-            s.add(episode)
-            s.flush()
-            s.add_all(steps)
-            if verdict is not None:
-                s.add(verdict)
-            if turns is not None:
-                s.add(TurnsRow(**{**turns.model_dump(), "episode_id": episode.id}))
-            if lineage is not None:
-                s.add(LineageRow(**{**lineage.model_dump(), "episode_id": episode.id}))
-            run = s.get(RunRow, episode.run_id)
-            if run is not None:
-                run.updated_at = time.time()
-                s.add(run)
+            self._write_episode(s, episode, rows, old)
+            run.updated_at = time.time()
+            s.add(run)
             status = s.get(RunStatusRow, episode.run_id) if self._has_status else None
             if status is not None and status.state == "running":
                 status.updated_at = time.time()  # a commit is a heartbeat too
                 s.add(status)
+            t.committing = True
             s.commit()
             return True
+
+    def _live_run(self, s: Session, run_id: str) -> RunRow:
+        """The run an episode is committed to, kept from deletion until the commit ends.
+
+        PostgreSQL: its row locked FOR KEY SHARE (as the episode's foreign key would), so
+        a `delete_runs` in flight is waited for, then seen.
+
+        Raises:
+            LeaseLost: the run was deleted (``gym runs rm --force``) while it ran.
+        """
+        run = s.get(RunRow, run_id, with_for_update={"key_share": True})
+        if run is None:
+            raise LeaseLost(
+                f"run {run_id} was deleted (`gym runs rm --force`) while this process ran "
+                "it: this one stops and writes nothing more"
+            )
+        return run
+
+    @staticmethod
+    def _write_episode(
+        s: Session, episode: EpisodeRow, rows: _EpisodeRows, old: EpisodeRow | None
+    ) -> None:
+        """Replace whatever is stored of an episode by its rows (one transaction's part)."""
+        s.exec(delete(StepRow).where(col(StepRow.episode_id) == episode.id))
+        s.exec(delete(VerdictRow).where(col(VerdictRow.episode_id) == episode.id))
+        s.exec(delete(TurnsRow).where(col(TurnsRow.episode_id) == episode.id))
+        s.exec(delete(LineageRow).where(col(LineageRow.episode_id) == episode.id))
+        if old is not None:
+            s.delete(old)
+            s.flush()
+        s.add(episode)
+        s.flush()
+        s.add_all([_fresh(step) for step in rows.steps])
+        if rows.verdict is not None:
+            s.add(_fresh(rows.verdict))
+        if rows.turns is not None:
+            s.add(TurnsRow(**{**rows.turns.model_dump(), "episode_id": episode.id}))
+        if rows.lineage is not None:
+            s.add(LineageRow(**{**rows.lineage.model_dump(), "episode_id": episode.id}))
 
     def _replaceable(self, s: Session, old: EpisodeRow) -> bool:
         """Whether a stored episode gives way to a new commit of it (see `commit_episode`)."""
@@ -753,23 +965,35 @@ class Store:
         attempt replaced it (``--retry-infra``) or it was deleted, the verdict is not this
         episode's and is refused.
 
+        A try that fails before its COMMIT in a way that may pass is tried again (see
+        `commit_episode`); one that fails after it is not: it may have been recorded, and
+        a second would add another verdict.
+
         Returns:
             Whether it was recorded (False: the episode is no longer the attempt graded).
+
+        Raises:
+            StoreUnavailable: the database could not be reached.
         """
-        with self._locked(f"episode:{verdict.episode_id}") as s:
-            episode = s.get(EpisodeRow, verdict.episode_id)
-            if episode is None or not _same_attempt(episode, graded):
-                return False
-            for old in s.exec(
-                select(VerdictRow).where(VerdictRow.episode_id == verdict.episode_id)
-            ):
-                old.current = False
-                s.add(old)
-            s.add(verdict)
-            episode.outcome, episode.reward = outcome, reward
-            s.add(episode)
-            s.commit()
-            return True
+
+        def record(t: _Try) -> bool:
+            with self._locked(f"episode:{verdict.episode_id}") as s:
+                episode = s.get(EpisodeRow, verdict.episode_id)
+                if episode is None or not _same_attempt(episode, graded):
+                    return False
+                for old in s.exec(
+                    select(VerdictRow).where(VerdictRow.episode_id == verdict.episode_id)
+                ):
+                    old.current = False
+                    s.add(old)
+                s.add(_fresh(verdict))
+                episode.outcome, episode.reward = outcome, reward
+                s.add(episode)
+                t.committing = True
+                s.commit()
+                return True
+
+        return _retried(record, recommit=False)
 
     # -- training --------------------------------------------------------------------
 
@@ -811,6 +1035,17 @@ class Store:
         """Check that the database answers."""
         with self.session() as s:
             s.exec(text("SELECT 1"))  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True)
+class _EpisodeRows:
+    """What `Store.commit_episode` writes of one episode (copied afresh by each try)."""
+
+    episode: EpisodeRow
+    steps: Sequence[StepRow]
+    verdict: VerdictRow | None
+    turns: TurnsRow | None
+    lineage: LineageRow | None
 
 
 def _same_attempt(stored: EpisodeRow, graded: EpisodeRow) -> bool:
