@@ -5,7 +5,8 @@ its tools with `@tool`, loads its tasks with `load_tasks` and registers its ids 
 `register`; docs/authoring.md walks through one. The rest is what such a family
 needs beside that: the trajectory it grades (`StepRecord`, `tool_calls`), the tool
 schemas (`ToolSpec`) and spaces (`TextSpace`, `ToolCallSpace`), the limits wrapper
-(`EpisodeLimits`), a task's workspace files (`workspace_files`, `read_tree`), a small cache
+(`EpisodeLimits`), a task's workspace files (`workspace_files`, `read_tree`), a file its
+family's tasks share (`read_inside`), a small cache
 (`LRUCache`), what an episode changed as the viewer shows it (`Changes`, `ChangedFile`:
 the answer of `ContainerEnv.changes`), and the registry's view of what is registered
 (`EnvInfo`, `env_class`, `env_of`, `load_plugins`, `register_local`), and the user an agent works
@@ -26,6 +27,7 @@ from gym._core._cache import LRUCache
 from gym._core._models import Component, Flag, Task, TaskKeys, Verdict, load_tasks
 from gym._core._renamed import renamed
 from gym._core._tools import ToolCall, ToolSpec, tool
+from gym._core._tree import read_inside
 from gym._envs._changes import ChangedFile, Changes
 from gym._envs._code import CodeEnv, read_tree, workspace_files
 from gym._envs._env import ContainerEnv, StepRecord, env_of, tool_calls
@@ -59,6 +61,7 @@ __all__ = [
     "env_of",
     "load_plugins",
     "load_tasks",
+    "read_inside",
     "read_tree",
     "register",
     "register_local",

@@ -11,8 +11,9 @@ task's prompt, tools and system prompt; each step is a tool call (`ToolAction`);
 step that ends the episode carries its verdict (`ToolObservation`: outcome, reward,
 flags). docs/serving.md has the protocol mapping, concurrency and session timeouts.
 
-`ServeConfig`, `serve` and `create_app` import without openenv-core; the models, the
-environment and the client need it (``pip install 'boxgym[openenv]'``).
+`ServeConfig`, `serve`, `create_app` and `MAX_CALLS` (the most calls one step makes)
+import without openenv-core; the models, the environment and the client need it
+(``pip install 'boxgym[openenv]'``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from gym._core._errors import ConfigError
 from gym._serve._app import ServeConfig, create_app, serve
+from gym._serve._limits import MAX_CALLS
 
 if TYPE_CHECKING:
     from gym._serve._client import ServeClient
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from gym._serve._models import Call, EpisodeState, ToolAction, ToolObservation
 
 __all__ = [
+    "MAX_CALLS",
     "BoxgymEnvironment",
     "Call",
     "EpisodeState",

@@ -164,6 +164,7 @@ class TaskSpec(BaseModel):
         gold = gold_file.read_text()
         kind = data.get("kind", "read")
         dump = database_of(task)
+        dump_bytes = _read_dump(dump, task.id) if dump else b""
         ordered = data.get("ordered", kind == "read" and gym.datasets.asks_order(gold))
         spec = cls(
             kind=kind,
@@ -173,7 +174,7 @@ class TaskSpec(BaseModel):
             owns=tuple(data.get("owns", ())),
             ignore_columns=tuple(data.get("ignore_columns", ())),
             database=str(dump or ""),
-            database_sha256=hashlib.sha256(dump.read_bytes()).hexdigest() if dump else "",
+            database_sha256=hashlib.sha256(dump_bytes).hexdigest() if dump else "",
             schema_name=str(data.get("schema", "public" if dump else "shop")),
         )
         bad = [t for t in (*spec.scope, *spec.owns, spec.schema_name) if not IDENT.match(t)]
@@ -183,7 +184,7 @@ class TaskSpec(BaseModel):
 
     def dump(self) -> bytes:
         """The bytes of the task's own database dump (empty for the bundled database)."""
-        return Path(self.database).read_bytes() if self.database else b""
+        return _read_dump(Path(self.database)) if self.database else b""
 
     def table(self, name: str) -> str:
         """A table of the task, qualified with its schema (``shop.customers``)."""
@@ -213,12 +214,29 @@ def database_of(task: gym.Task) -> Path | None:
         )
     stem = name.removesuffix(".sql")
     places = [task.folder() / name, task.folder().parent / DATABASES / f"{stem}.sql"]
-    found = next((p for p in places if p.is_file()), None)
+    found = next((p for p in places if p.is_file() or p.is_symlink()), None)
     if found is None:
         raise gym.ConfigError(
             f"task {task.id}: database = {name!r}: no dump at {places[0]} nor {places[1]}"
         )
     return found
+
+
+def _read_dump(dump: Path, task_id: str = "") -> bytes:
+    """A dump's bytes (`database_of`), read as a regular file of its family's folder.
+
+    A dump is ``<family>/<task>/NAME`` or ``<family>/databases/NAME.sql``: no link in
+    either part is followed (`gym.authoring.read_inside`).
+
+    Raises:
+        ConfigError: it, or its folder, is a symbolic link (or not a regular file); the
+            message names it and says to replace the link by the file.
+    """
+    try:
+        return gym.authoring.read_inside(dump.parent.parent, f"{dump.parent.name}/{dump.name}")
+    except gym.ConfigError as exc:
+        where = f"task {task_id}: " if task_id else ""
+        raise gym.ConfigError(f"{where}database dump refused: {exc}") from None
 
 
 class SQLExport(BaseModel):

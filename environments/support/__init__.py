@@ -70,9 +70,21 @@ PERTURBATION = gym.ToolCall(
 customer's account, never verified, outside every task's scope."""
 
 
+POLICY = "policy.md"
+"""The family's policy document (seeds/<family>/policy.md), the head of every prompt."""
+
+
 @functools.lru_cache(maxsize=8)
-def _policy(path: str) -> str:
-    return Path(path).read_text()
+def _policy(family: str) -> str:
+    """The family's policy.md, a regular file of its folder (a link is refused, unread).
+
+    Raises:
+        ConfigError: policy.md is a symbolic link or not a regular file.
+    """
+    try:
+        return gym.authoring.read_inside(Path(family), POLICY).decode()
+    except gym.ConfigError as exc:
+        raise gym.ConfigError(f"the support policy is refused: {exc}") from None
 
 
 CONVERSATION = """\
@@ -183,7 +195,7 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
 
     def prompt(self, task: gym.Task) -> str:
         """The policy document, the customer's message, then the values to answer with."""
-        policy = _policy(str(task.folder().parent / "policy.md"))
+        policy = _policy(str(task.folder().parent))
         message = task.prompt.strip()
         chat = f"{CONVERSATION}\n\n" if task.user else ""
         return (

@@ -32,7 +32,6 @@ from environments.toolapi._service import (
     ServiceDown,
     exchange,
     load_request,
-    read_modules,
 )
 
 __all__ = ["Backend", "Checkpoint", "Gold", "ToolAPIEnv", "ToolAPIState"]
@@ -58,7 +57,15 @@ deterministic, so a task's gold is replayed once per process."""
 
 @functools.lru_cache(maxsize=16)
 def _modules(folder: str) -> dict[str, str]:
-    return read_modules(Path(folder))
+    """The backend modules (``*.py``) of a family's folder, each read as a regular file.
+
+    Raises:
+        ConfigError: a module is a symbolic link (never followed) or not a regular file.
+    """
+    root = Path(folder)
+    return {
+        p.name: gym.authoring.read_inside(root, p.name).decode() for p in sorted(root.glob("*.py"))
+    }
 
 
 @functools.lru_cache(maxsize=8)

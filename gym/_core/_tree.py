@@ -13,7 +13,7 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import Literal, NoReturn
 
 from gym._core._errors import ConfigError
 
@@ -22,6 +22,7 @@ __all__ = [
     "Kind",
     "confined",
     "link_problem",
+    "read_inside",
     "read_regular",
     "read_tree",
     "tree_names",
@@ -37,11 +38,11 @@ _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0
 _DIR = _FILE | os.O_DIRECTORY
 
 
-def link_problem(rel: str, kind: Kind) -> str:
+def link_problem(rel: str, kind: Kind, rule: str = LINK_RULE) -> str:
     """What is wrong with an entry that is not a regular file, and what to do."""
     if kind == "link":
-        return f"{rel} is a symbolic link: {LINK_RULE}; replace it by the file"
-    return f"{rel} is not a regular file (a fifo, a socket or a device): {LINK_RULE}"
+        return f"{rel} is a symbolic link: {rule}; replace it by the file"
+    return f"{rel} is not a regular file (a fifo, a socket or a device): {rule}"
 
 
 def tree_entries(
@@ -156,6 +157,51 @@ def read_regular(path: Path) -> bytes:
     if data is None:
         raise ConfigError(link_problem(str(path), "other"))
     return data
+
+
+def read_inside(root: Path, rel: str) -> bytes:
+    """The bytes of the regular file ``rel`` under ``root``, following no link below ``root``.
+
+    For a file a family's tasks share (a database dump, a policy): each folder of ``rel``
+    is opened relative to its parent with ``O_NOFOLLOW``, then the file, so a link on the
+    way (or swapped in while reading) is refused, never read through. ``root`` itself is
+    opened as named.
+
+    Raises:
+        ConfigError: ``rel`` is not a plain relative path, or a part of it is a symbolic
+            link or the file is not a regular file (the message names it, and what to do).
+        OSError: it cannot be read (absent among others).
+    """
+    parts = rel.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise ConfigError(f"{rel!r}: a path inside {root}, relative and without '..'")
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        for depth, name in enumerate(parts[:-1], 1):
+            sub = _open(name, fd, _DIR)
+            if sub is None:
+                _refuse(root, parts[:depth], fd, folder=True)
+            os.close(fd)
+            fd = sub
+        data = _read_fd(parts[-1], fd)
+        if data is None:
+            _refuse(root, parts, fd)
+        return data
+    finally:
+        os.close(fd)
+
+
+_FAMILY_RULE = "a family's shared files are read only as regular files inside its folder"
+
+
+def _refuse(root: Path, parts: list[str], dir_fd: int, *, folder: bool = False) -> NoReturn:
+    """Raise what is wrong with ``parts[-1]`` in ``dir_fd``: a link, else not what it must be."""
+    where = "/".join([str(root), *parts])
+    if stat.S_ISLNK(os.lstat(parts[-1], dir_fd=dir_fd).st_mode):
+        raise ConfigError(link_problem(where, "link", _FAMILY_RULE))
+    if folder:
+        raise ConfigError(f"{where} is not a folder")
+    raise ConfigError(link_problem(where, "other", _FAMILY_RULE))
 
 
 def read_tree(folder: Path) -> dict[str, bytes]:

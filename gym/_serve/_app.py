@@ -17,6 +17,7 @@ import functools
 import json
 import logging
 import socket
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +27,7 @@ from gym._core._errors import ConfigError
 from gym._core._version import __version__
 from gym._envs._registry import spec_of
 from gym._run._runner import check_split
+from gym._serve._limits import MAX_CALLS, MAX_FRAME
 
 __all__ = ["ServeConfig", "create_app", "listening", "serve"]
 
@@ -95,6 +97,7 @@ def create_app(config: ServeConfig) -> Any:
         docs_url=None,
         redoc_url=None,
     )
+    http_server.json = _ONCE  # a frame is parsed once (_Once)
     protocol.register_routes(app, mode="production")  # no one-shot /reset, /step, /state
     app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", "") != "/mcp"]
     app.add_exception_handler(404, _not_served)
@@ -180,8 +183,8 @@ class _Guard:
     ``SESSION_ERROR``, and its ``mcp`` messages reached OpenEnv's session methods (one
     closes any session by id). Here such a message is answered with an error that says
     what a message is, and the session goes on; so is a step whose ``calls`` list is
-    over `MAX_CALLS`, before anything reads its calls. (So every text frame is parsed
-    here, then again by openenv: twice a cost that uvicorn's 16 MiB frame limit bounds.)
+    over `MAX_CALLS`, before anything reads its calls. A text frame is parsed once, here:
+    openenv's loop is handed that value (`_Once`).
 
     A client that leaves in the middle of a call: openenv's loop tries to send the
     answer, then an error, then closes, each failing (a four-exception traceback per
@@ -220,8 +223,9 @@ class _Link:
                 self.gone = True
             if message["type"] != "websocket.receive":
                 return message
-            refusal = _refusal(message)
+            refusal, parsed = _read(message)
             if refusal is None:
+                _ONCE.keep(message["text"], parsed)
                 return message
             await self.send({"type": "websocket.send", "text": refusal})
 
@@ -241,24 +245,34 @@ SHAPE = 'a message is a JSON object, {"type": "reset" | "step" | "state" | "clos
 """What a ``/ws`` message is, in the errors refusing one that is not."""
 
 
-def _refusal(message: dict[str, Any]) -> str | None:
-    """The error answering a ``/ws`` frame the session must not read (None: read it).
+def _read(message: dict[str, Any]) -> tuple[str | None, Any]:
+    """A ``/ws`` text frame parsed, or the error answering a frame the session must not read.
 
-    Invalid JSON is left to openenv, which answers it (``INVALID_JSON``) and goes on.
+    Returns (None, the parsed value) for a frame the session reads, and (the error, None)
+    otherwise. Invalid JSON is read (its value: the JSONDecodeError): openenv answers it
+    (``INVALID_JSON``) and goes on.
     """
     from openenv.core.env_server.types import WSErrorCode
 
-    from gym._serve._models import MAX_CALLS
-
     text = message.get("text")
     if text is None:
-        return _error(WSErrorCode.INVALID_JSON, f"binary frames are not read: {SHAPE}, as text")
+        why = f"binary frames are not read: {SHAPE}, as text"
+        return _error(WSErrorCode.INVALID_JSON, why), None
     try:
         parsed = json.loads(text)
-    except json.JSONDecodeError:
-        return None
+    except json.JSONDecodeError as exc:
+        return None, exc
     except RecursionError:
-        return _error(WSErrorCode.INVALID_JSON, f"the JSON is nested too deep to read: {SHAPE}")
+        why = f"the JSON is nested too deep to read: {SHAPE}"
+        return _error(WSErrorCode.INVALID_JSON, why), None
+    refusal = _refusal(parsed)
+    return refusal, None if refusal else parsed
+
+
+def _refusal(parsed: Any) -> str | None:
+    """The error answering a parsed frame the session must not read (None: read it)."""
+    from openenv.core.env_server.types import WSErrorCode
+
     if not isinstance(parsed, dict):
         return _error(WSErrorCode.VALIDATION_ERROR, f"{SHAPE}, not {_json_kind(parsed)}")
     if parsed.get("type") == "mcp":
@@ -272,6 +286,42 @@ def _refusal(message: dict[str, Any]) -> str | None:
             "send them over several steps (none of these was run)",
         )
     return None
+
+
+class _Once(threading.local):
+    """``json`` for openenv's ``/ws`` loop: the frame `_Link` parsed is not parsed again.
+
+    openenv-core 0.3.0's loop reads a frame's text and calls ``json.loads`` on it, with no
+    await between: `_Link.receive` keeps the value it parsed with that very text (the
+    same object), and ``loads`` hands it back (or raises its JSONDecodeError) once. Any
+    other call, or another version's loop, gets json's own (one value kept per thread:
+    each server's event loop runs in one).
+    """
+
+    JSONDecodeError = json.JSONDecodeError
+
+    def __init__(self) -> None:
+        self._kept: tuple[str, Any] | None = None
+
+    def keep(self, text: str, value: Any) -> None:
+        """The value of the frame ``text`` the loop parses next."""
+        self._kept = (text, value)
+
+    def loads(self, text: Any, **kwargs: Any) -> Any:
+        """The kept value when ``text`` is the kept frame, else ``json.loads``."""
+        kept, self._kept = self._kept, None
+        if kept is None or kept[0] is not text or kwargs:
+            return json.loads(text, **kwargs)
+        if isinstance(kept[1], json.JSONDecodeError):
+            raise kept[1]
+        return kept[1]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(json, name)
+
+
+_ONCE = _Once()
+"""What openenv's server module reads as ``json`` once an app is made (`create_app`)."""
 
 
 def _error(code: str, message: str) -> str:
@@ -314,7 +364,8 @@ def listening(config: ServeConfig) -> tuple[Any, socket.socket, str]:
     app = create_app(config)
     sock = _bind(config.host, config.port)
     host, port = sock.getsockname()[:2]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    settings = uvicorn.Config(app, log_level="warning", lifespan="on", ws_max_size=MAX_FRAME)
+    server = uvicorn.Server(settings)
     return server, sock, f"http://{_url_host(host)}:{port}"
 
 

@@ -14,12 +14,9 @@ from openenv.core.env_server.types import Action, Observation, State
 from pydantic import AliasChoices, BaseModel, Field, field_validator, model_validator
 
 from gym._core._models import Outcome
+from gym._serve._limits import MAX_CALLS
 
 __all__ = ["MAX_CALLS", "Call", "EpisodeState", "ToolAction", "ToolObservation"]
-
-MAX_CALLS = 64
-"""The most calls one step makes (``calls``): a step's work and its answer (one output
-per call) stay bounded, as an episode's step budget bounds the calls that can run."""
 
 _TOOL = AliasChoices("tool", "name")
 """A call names its tool as ``tool`` (OpenEnv's examples) or ``name`` (OpenAI's calls)."""

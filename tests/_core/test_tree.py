@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 
 from gym._core._errors import ConfigError
 from gym._core._models import Task, hash_tree, load_tasks
-from gym._core._tree import read_regular, read_tree
+from gym._core._tree import read_inside, read_regular, read_tree
 from gym._grading._code import workspace_files
 
 SECRET = "assert add(2, 2) == 4  # the hidden test\n"
@@ -138,3 +139,50 @@ def test_read_regular_refuses_a_link(tmp_path: Path) -> None:
     assert read_regular(tmp_path / "real.md") == b"hello"
     with pytest.raises(ConfigError, match="link.md is a symbolic link"):
         read_regular(tmp_path / "link.md")
+
+
+def family(tmp_path: Path) -> Path:
+    """A family's folder with a shared file two levels down, and a file outside it."""
+    (tmp_path / "fam" / "shared").mkdir(parents=True)
+    (tmp_path / "fam" / "shared" / "data.sql").write_text("inside")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "data.sql").write_text(SECRET)
+    return tmp_path / "fam"
+
+
+def test_read_inside_reads_a_regular_file_below_the_root(tmp_path: Path) -> None:
+    root = family(tmp_path)
+    assert read_inside(root, "shared/data.sql") == b"inside"
+    (tmp_path / "root-link").symlink_to(root)  # the root itself is opened as named
+    assert read_inside(tmp_path / "root-link", "shared/data.sql") == b"inside"
+    with pytest.raises(FileNotFoundError):
+        read_inside(root, "shared/absent.sql")
+
+
+@pytest.mark.parametrize("swapped", ["shared/data.sql", "shared"])
+def test_read_inside_refuses_a_link_on_the_way(tmp_path: Path, swapped: str) -> None:
+    root = family(tmp_path)
+    target = tmp_path / "elsewhere" / ("data.sql" if swapped.endswith(".sql") else "")
+    path = root / swapped
+    if path.is_dir():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+    path.symlink_to(target)
+    with pytest.raises(ConfigError) as exc:
+        read_inside(root, "shared/data.sql")
+    assert f"{root}/{swapped} is a symbolic link" in str(exc.value)
+    assert "replace it by the file" in str(exc.value) and SECRET not in str(exc.value)
+
+
+@pytest.mark.parametrize("rel", ["../elsewhere/data.sql", "/etc/hostname", "shared//data.sql", ""])
+def test_read_inside_takes_only_a_plain_relative_path(tmp_path: Path, rel: str) -> None:
+    with pytest.raises(ConfigError, match="relative and without '..'"):
+        read_inside(family(tmp_path), rel)
+
+
+def test_read_inside_refuses_a_fifo(tmp_path: Path) -> None:
+    root = family(tmp_path)
+    os.mkfifo(root / "shared" / "pipe.sql")
+    with pytest.raises(ConfigError, match="pipe.sql is not a regular file"):
+        read_inside(root, "shared/pipe.sql")
