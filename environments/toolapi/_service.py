@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -165,8 +164,3 @@ def replay_script(
         requests += [{"op": "call", "name": c.name, "arguments": c.arguments} for c in calls]
         requests.append({"op": "checkpoint"})
     return requests
-
-
-def read_modules(folder: Path) -> dict[str, str]:
-    """The backend modules of a folder: its ``*.py`` files, by name."""
-    return {p.name: p.read_text() for p in sorted(folder.glob("*.py"))}
