@@ -29,9 +29,25 @@ def test_the_200_tasks_ship_with_a_fixed_held_out_split() -> None:
     tasks = BFCLEnv.load_tasks()
     assert len(tasks) == 200 and not tasks.problems  # type: ignore[attr-defined]
     held_out = [t.id for t in tasks if t.split == "test"]
-    assert len(held_out) == 50
+    assert len(held_out) == 49  # every 4th but 43, which opens as 40 does
     assert all(int(t.rsplit("_", 1)[1]) % 4 == 3 for t in held_out)
     assert BFCLEnv.splits == {"train": "training", "test": "held-out"}
+
+
+def test_no_held_out_task_opens_with_a_training_task_s_first_turn() -> None:
+    tasks = BFCLEnv.load_tasks()
+    taught = {t.prompt for t in tasks if t.split == "train"}
+    assert not [t.id for t in tasks if t.split == "test" and t.prompt in taught]
+
+
+def test_the_importer_moves_a_shared_opening_to_training() -> None:
+    records = [
+        {"id": "a", "turns": ["list files", "then x"], "split": "train"},
+        {"id": "b", "turns": ["list files", "then y"], "split": "test"},
+        {"id": "c", "turns": ["other", "then z"], "split": "test"},
+    ]
+    moved = script().shared_openings(records)
+    assert [r["split"] for r in moved] == ["train", "train", "test"]
 
 
 def test_each_task_has_one_gold_turn_per_user_turn_over_its_own_tools() -> None:
