@@ -305,10 +305,11 @@ def labels_from_run(store: Store, run_id: str) -> list[PointwiseLabel]:
     repo; otherwise the last assistant text) and ``label = 1`` for pass. Infra errors
     are left out: they say nothing about the answer.
     """
-    run = store.run(run_id)
+    with store.snapshot():  # the run found and its episodes of one moment
+        episodes = store.episodes(store.run(run_id).id)
     envs: dict[str, dict[str, Task]] = {}
     out: list[PointwiseLabel] = []
-    for e in store.episodes(run.id):
+    for e in episodes:
         if e.outcome not in ("pass", "fail"):
             continue
         tasks = envs.get(e.env_id)

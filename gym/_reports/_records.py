@@ -76,20 +76,14 @@ def episode_record(
 def _records(
     store: Store, run_id: str, allow_eval: bool, only_verified: bool, split: str | None = None
 ) -> list[dict[str, Any]]:
-    run = store.run(run_id)
-    episodes = [e for e in store.episodes(run.id) if split is None or e.split == split]
-    uses = {(e.env_id, e.split): split_use(e.env_id, e.split) for e in episodes}
-    held = [e for e in episodes if uses[(e.env_id, e.split)] == "held-out"]
-    if held and not allow_eval:
-        splits = sorted({f"{e.env_id} {e.split}" for e in held})
-        raise StoreError(
-            f"run {run.id} holds {len(held)} episodes of held-out splits ({', '.join(splits)}); "
-            "they are never exported for training. Pass --for-eval only if the records are "
-            "for evaluation."
-        )
-    verdicts = store.verdicts(run.id)
-    steps = store.run_steps(run.id)
-    turns = store.run_turns(run.id)
+    with store.snapshot():  # a live run: its episodes with the verdicts and steps read
+        run = store.run(run_id)
+        episodes = [e for e in store.episodes(run.id) if split is None or e.split == split]
+        if not allow_eval:
+            _refuse_held_out(run.id, episodes)
+        verdicts = store.verdicts(run.id)
+        steps = store.run_steps(run.id)
+        turns = store.run_turns(run.id)
     out = []
     for e in episodes:
         if e.outcome == "infra_error":
@@ -99,6 +93,19 @@ def _records(
             continue
         out.append(episode_record(e, steps.get(e.id, []), verified, turns.get(e.id)))
     return out
+
+
+def _refuse_held_out(run_id: str, episodes: list[EpisodeRow]) -> None:
+    """Raise `StoreError` when any of a run's episodes is of a held-out split."""
+    uses = {(e.env_id, e.split): split_use(e.env_id, e.split) for e in episodes}
+    held = [e for e in episodes if uses[(e.env_id, e.split)] == "held-out"]
+    if held:
+        splits = sorted({f"{e.env_id} {e.split}" for e in held})
+        raise StoreError(
+            f"run {run_id} holds {len(held)} episodes of held-out splits ({', '.join(splits)}); "
+            "they are never exported for training. Pass --for-eval only if the records are "
+            "for evaluation."
+        )
 
 
 def write_records(

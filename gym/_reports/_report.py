@@ -162,12 +162,14 @@ def _valid_call_rate(episodes: list[EpisodeRow], calls: dict[str, tuple[int, int
 
 
 def build_report(store: Store, run_id: str, *, seed: int = 0) -> Report:
-    """The report of a stored run (by id or unique prefix)."""
-    run = store.run(run_id)
-    episodes = store.episodes(run.id)
-    verdicts = store.verdicts(run.id)
+    """The report of a stored run (by id or unique prefix), read in one `Store.snapshot`."""
+    with store.snapshot():  # a live run: its episodes, verdicts and status of one moment
+        run = store.run(run_id)
+        episodes = store.episodes(run.id)
+        verdicts = store.verdicts(run.id)
+        calls = store.call_counts(run.id)
+        status = store.run_status(run.id)
     flags = {eid: [f["name"] for f in v.flags] for eid, v in verdicts.items()}
-    calls = store.call_counts(run.id)
     by_env: dict[str, list[EpisodeRow]] = defaultdict(list)
     by_slice: dict[str, list[EpisodeRow]] = defaultdict(list)
     for e in episodes:
@@ -181,7 +183,7 @@ def build_report(store: Store, run_id: str, *, seed: int = 0) -> Report:
         overall=group_stats("all", episodes, flags, seed, calls),
         envs=[group_stats(k, v, flags, seed, calls) for k, v in sorted(by_env.items())],
         slices=[group_stats(k, v, flags, seed, calls) for k, v in sorted(by_slice.items())],
-        status=store.run_status(run.id),
+        status=status,
     )
 
 
@@ -212,13 +214,15 @@ def _task_scores(episodes: list[EpisodeRow]) -> dict[tuple[str, str], float]:
 
 def task_scores(store: Store, run_id: str) -> dict[tuple[str, str], float]:
     """(env, task) -> pass@1 of a run's graded episodes, the per-task score `compare` pairs."""
-    return _task_scores(store.episodes(store.run(run_id).id))
+    with store.snapshot():
+        return _task_scores(store.episodes(store.run(run_id).id))
 
 
 def compare(store: Store, run_a: str, run_b: str, *, seed: int = 0) -> Comparison:
     """Pair the tasks two runs share and compare their pass@1."""
-    a_id, b_id = store.run(run_a).id, store.run(run_b).id
-    a, b = _task_scores(store.episodes(a_id)), _task_scores(store.episodes(b_id))
+    with store.snapshot():
+        a_id, b_id = store.run(run_a).id, store.run(run_b).id
+        a, b = _task_scores(store.episodes(a_id)), _task_scores(store.episodes(b_id))
     shared = sorted(set(a) & set(b))
     if not shared:
         raise ConfigError(f"runs {a_id} and {b_id} share no graded tasks")
@@ -288,8 +292,9 @@ def gate(
     store: Store, run_id: str, rules: list[Rule], baseline: str | None = None
 ) -> list[GateResult]:
     """Check a run against rules (and a baseline run where a rule needs one)."""
-    run_eps = store.episodes(store.run(run_id).id)
-    base_eps = store.episodes(store.run(baseline).id) if baseline else None
+    with store.snapshot():
+        run_eps = store.episodes(store.run(run_id).id)
+        base_eps = store.episodes(store.run(baseline).id) if baseline else None
     results = []
     for rule in rules:
         mine = _subset(run_eps, rule)

@@ -6,6 +6,7 @@ import contextlib
 import os
 import random
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -300,6 +301,46 @@ def _not_a_store(reason: str) -> bool:
     )
 
 
+_SNAPSHOT_WRITE = (
+    "the run store is being read in a snapshot (`Store.snapshot`): it is for reads; "
+    "write once it has ended"
+)
+
+
+def _begin_snapshot(s: Session) -> None:
+    """Begin ``s``'s transaction as a snapshot and take it now (its first read does).
+
+    SQLite: an explicit deferred ``BEGIN`` (the driver begins none before a read); other
+    databases: ``REPEATABLE READ``.
+    """
+    dialect = s.get_bind().dialect.name
+    if dialect == "sqlite":
+        conn = s.connection()
+        conn.exec_driver_sql("BEGIN")
+        conn.exec_driver_sql("SELECT count(*) FROM sqlite_master")
+        return
+    # No ``postgresql_readonly``: putting it back on the pooled connection sets READ WRITE,
+    # which undid a read-only store's ``default_transaction_read_only``; the snapshot's
+    # session refuses writes itself (`_refuse_writes`).
+    options: dict[str, Any] = {"isolation_level": "REPEATABLE READ"}
+    s.connection(execution_options=options).exec_driver_sql("SELECT 1")
+
+
+def _refuse_writes(s: Session) -> None:
+    """Make ``s`` raise `StoreError` on a flush, a commit or an ORM insert, update, delete."""
+
+    def refuse(*_args: Any) -> None:
+        raise StoreError(_SNAPSHOT_WRITE)
+
+    def refuse_dml(state: Any) -> None:
+        if state.is_insert or state.is_update or state.is_delete:
+            refuse()
+
+    event.listen(s, "before_flush", refuse)
+    event.listen(s, "before_commit", refuse)
+    event.listen(s, "do_orm_execute", refuse_dml)
+
+
 def _read_only_engine(url: str) -> Engine:
     """An engine whose connections refuse writes (SQLite query_only, PostgreSQL read-only).
 
@@ -340,6 +381,7 @@ class Store:
         self._has_status = not read_only  # a read-write open creates the table
         self._has_turns = not read_only  # and this one
         self._has_lineage = not read_only  # and this one
+        self._snap = threading.local()  # .session: this thread's open `snapshot`
         try:
             if read_only:
                 self.engine = _read_only_engine(_normalise(self.url))
@@ -386,17 +428,69 @@ class Store:
 
     @contextlib.contextmanager
     def session(self) -> Iterator[Session]:
-        """A session; errors become `StoreError`."""
+        """A session; errors become `StoreError`.
+
+        Inside `snapshot` (in the same thread) it is the snapshot's session, whose rows
+        are handed out detached as a session of their own leaves them, and which refuses
+        writes.
+        """
         try:
+            if (snap := self._snapshot_session()) is not None:
+                try:
+                    yield snap
+                finally:
+                    snap.expunge_all()  # as a closed session: later reads load afresh
+                return
             with Session(self.engine, expire_on_commit=False) as session:
                 yield session
         except SQLAlchemyError as exc:
             raise self._error(exc, "run store error ({url}): {reason}") from exc
 
     @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Read the store as of one moment, in one read transaction.
+
+        Every read of this `Store` in this thread inside the block uses it: commits other
+        processes make meanwhile are not seen until the block ends (SQLite: one deferred
+        transaction, stable in WAL mode; PostgreSQL: ``REPEATABLE READ``). A
+        snapshot opened inside another is the same snapshot.
+
+        Raises:
+            StoreError: a write of this `Store` in this thread inside the block.
+        """
+        if self._snapshot_session() is not None:
+            yield
+            return
+        with self.session() as s:
+            _begin_snapshot(s)
+            _refuse_writes(s)
+            self._snap.session = s
+            try:
+                yield
+            finally:
+                self._snap.session = None
+
+    def _snapshot_session(self) -> Session | None:
+        """The session of the `snapshot` open in this thread (None: none is)."""
+        snap: Session | None = getattr(self._snap, "session", None)
+        return snap
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[Session]:
+        """A session to write in.
+
+        Raises:
+            StoreError: a `snapshot` is open in this thread.
+        """
+        if self._snapshot_session() is not None:
+            raise StoreError(_SNAPSHOT_WRITE)
+        with self.session() as s:
+            yield s
+
+    @contextlib.contextmanager
     def _locked(self, key: str) -> Iterator[Session]:
         """A session whose transaction holds the write lock from its start (see `_lock`)."""
-        with self.session() as s:
+        with self._writing() as s:
             _lock(s.connection(), key)
             yield s
 
@@ -415,7 +509,7 @@ class Store:
 
     def ensure_run(self, run: RunRow) -> RunRow:
         """Insert a run unless one with its id exists; return the stored run."""
-        with self.session() as s:
+        with self._writing() as s:
             found = s.get(RunRow, run.id)
             if found is not None:
                 return found
@@ -514,7 +608,7 @@ class Store:
             LeaseLost: another process holds the run now (``owner``: this one by default).
         """
         me = owner or _owner()
-        with self.session() as s:
+        with self._writing() as s:
             self._check_held(s, run_id, me)
             status = s.get(RunStatusRow, run_id)
             if status is not None and status.state == "running":
@@ -531,7 +625,7 @@ class Store:
             LeaseLost: another process holds the run now (``owner``: this one by default).
         """
         me, now = owner or _owner(), time.time()
-        with self.session() as s:
+        with self._writing() as s:
             self._check_held(s, run_id, me)
             status = s.get(RunStatusRow, run_id)
             run = s.get(RunRow, run_id)
@@ -999,7 +1093,7 @@ class Store:
 
     def add_train_step(self, row: TrainStepRow) -> None:
         """Record a training step, replacing an earlier row of the same step (a resume)."""
-        with self.session() as s:
+        with self._writing() as s:
             s.exec(
                 delete(TrainStepRow).where(
                     col(TrainStepRow.train_id) == row.train_id, col(TrainStepRow.step) == row.step
@@ -1027,7 +1121,7 @@ class Store:
 
     def keep_validation(self, row: ValidationRow) -> None:
         """Keep a task's validation result (replacing one of the same fingerprint)."""
-        with self.session() as s:
+        with self._writing() as s:
             s.merge(row)
             s.commit()
 
