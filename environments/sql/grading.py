@@ -108,6 +108,7 @@ FLAGS = {
 }
 
 _EXPORT = f"""set -o pipefail
+export PGOPTIONS='-c search_path=pg_catalog'
 head=$({PG_BIN}/psql -X -q -At -v ON_ERROR_STOP=1 -h {SOCKET} -d shop <<'SQL'
 \\o /dev/null
 ALTER ROLE agent NOLOGIN;
@@ -126,7 +127,15 @@ case "$head" in "dump "*) ;; *) exit 0 ;; esac
 """
 """Freeze, count, describe the roles (one psql session), then dump within the bounds, as
 the server's user. Standard output: the census line (``dump`` or ``skip``, then JSON
-integers), the roles line (JSON, no text of the agent's), then the base64 dump."""
+integers), the roles line (JSON, no text of the agent's), then the base64 dump.
+
+Both sessions are the server's superuser in a database where the agent role may create
+objects (schema ``public`` of a task's own database), so both resolve names in pg_catalog
+only (``PGOPTIONS``, set at connection: no role or database setting of the agent's comes
+after it; pg_dump then empties its search path itself). With the default ``"$user",
+public``, an unqualified name that pg_catalog matches only through a cast (``oid >=
+16384``, ``setrole = 0``, ``rolname !~ '^pg_'``) resolves to an exact-match operator or
+function the agent made in ``public``, run as the superuser (the CVE-2018-1058 pattern)."""
 
 
 class TaskSpec(BaseModel):

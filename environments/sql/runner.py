@@ -1268,10 +1268,16 @@ def answer(sql: str, timeout: float, *, gold: bool = False) -> dict[str, Any]:
     child = context.Process(target=_answer_child, args=(sql, timeout, gold, send), daemon=True)
     child.start()
     send.close()
-    result = None
+    result, late = None, False
     try:
+        # This poll is the answer's real time bound: the session's statement_timeout is
+        # not one (a query can run `SET statement_timeout = 0` itself). A child that has
+        # not answered by then ran too long (it is killed); one that died (EOF) without
+        # answering ran out of memory.
         if receive.poll(timeout + 30):
             result = receive.recv()
+        else:
+            late = True
     except (EOFError, OSError, MemoryError):
         result = None
     finally:
@@ -1279,7 +1285,14 @@ def answer(sql: str, timeout: float, *, gold: bool = False) -> dict[str, Any]:
         if child.is_alive():
             child.kill()
             child.join()
+    if result is None and late:
+        return _too_slow(timeout)
     return result or _too_large()
+
+
+def _too_slow(timeout: float) -> dict[str, Any]:
+    error = f"the answer query did not finish within its time limit ({timeout:g} s)"
+    return {"error": error, "columns": [], "rows": []}
 
 
 def _too_large() -> dict[str, Any]:
