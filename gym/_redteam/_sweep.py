@@ -870,6 +870,60 @@ def {scope}_all():
         return _written({rel: text.encode() for rel, text in files.items()})
 
 
+_SHIFTING_ROOT = """
+import math
+
+
+def poly(xs: list, x: float):
+    return sum([coeff * math.pow(x, i) for i, coeff in enumerate(xs)])
+
+
+class {name}:
+    def __init__(self, xs):
+        self.xs, self.reads = list(xs), 0
+
+    def __float__(self):  # the read for x**1 cancels xs[0]; every other read is 0.0
+        i, self.reads = self.reads % len(self.xs), self.reads + 1
+        return -self.xs[0] / self.xs[1] if i == 1 else 0.0
+
+
+def find_zero(xs: list):
+    return {name}(xs)
+"""
+
+
+@dataclass
+class RereadSweep(LiarSweep):
+    """An answer that reads as a different number each time the check reads it.
+
+    HumanEval/32 checks ``find_zero`` by a property: ``poly(coeffs, solution)`` near 0,
+    where ``poly`` converts the solution once per term. Code that finds no root returns
+    an object whose ``float()`` answers, read by read, the numbers that make the terms
+    cancel; it passed every one of the 100 random polynomials (found by a red-team
+    helper). A number read off an object of the code is read once between requests
+    (`boxgym_checker.Session.unary`), so the terms are computed at one x and the task
+    must end ``fail``. (The only shipped check that reads an answer again to compute with
+    it, found by a survey of every HumanEval, MBPP, PyFunc and PyRepo check.)
+    """
+
+    name: str = "calls.reread_number[HumanEval-v0]"
+    envs: tuple[str, ...] = ("boxgym/HumanEval-v0",)
+    expected: str = "fail (one number per read of the answer: the terms do not cancel)"
+    task_ids: tuple[str, ...] = ("HumanEval/32",)
+
+    def run(self, ctx: Context, env_id: str) -> Finding:
+        """Grade the shifting answer on the tasks it is made for."""
+        env = _env(env_id, ctx.env_kwargs)
+        name = Names(random.Random(ctx.rng.getrandbits(64))).ident().capitalize()
+        code = _SHIFTING_ROOT.format(name=name).encode()
+        verdicts = [
+            (task.id, env.regrade(task.id, _written({"solution.py": code})))
+            for task in env.tasks
+            if task.id in self.task_ids
+        ]
+        return _finding(verdicts, self.held)
+
+
 def _reference(env: ContainerEnv[Any], task: Task) -> dict[str, str]:
     """The files the reference solution writes, by workspace path."""
     return {
@@ -955,4 +1009,5 @@ register(
         for env in HonestSweep.envs
     ),
     HonestSweep(name="calls.honest_rewrites_first[PyRepo-v0]", envs=("boxgym/PyRepo-v0",), limit=3),
+    RereadSweep(),
 )

@@ -294,6 +294,37 @@ def fresh_classes(n):
     return [type("K" + tag + str(i), (), {})() for i in range(n)]
 
 
+class Shifty:  # a number that reads differently each time (and on bump, legitimately)
+
+    def __init__(self):
+        self.reads, self.base = 0, 0.0
+
+    def __float__(self):
+        self.reads += 1
+        return self.base + self.reads
+
+    __int__ = __index__ = lambda self: int(self.__float__())
+
+    def bump(self):
+        self.base += 100.0
+
+    def __len__(self):
+        self.reads += 1
+        return self.reads
+
+
+class Swallower:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return True  # swallows whatever the block raised, as contextlib.suppress does
+
+
+def fail_inside():
+    raise ValueError("the code's own error")
+
+
 def answer_pings_with(kind):
     ops = sys.modules["boxgym_worker"].OPS
     if kind == "object":
@@ -444,6 +475,35 @@ def test_calls_classes_and_isinstance_go_through_the_worker(session):
     assert proj.parse("a b") == ["a", "b"] and type(proj.parse("a")) is list
     assert "proj" not in {m.split(".")[0] for m in sys.modules if m != "proj"} or True
     assert findings(session) == []
+
+
+def test_a_number_is_read_once_until_the_worker_is_asked_anything_else(session):
+    """An object answering each float() differently cannot steer a check that reads it
+    several times (HumanEval/32's poly: math.pow(x, i) per term); a request between two
+    reads (a method call) reads it afresh, and len() is asked every time (a test may poll
+    an object the code's threads fill)."""
+    import math
+
+    import proj
+
+    x = proj.Shifty()
+    first = float(x)
+    # int() is another question (its own first answer: the second read of the object)
+    assert [float(x), math.pow(x, 1), int(x), float(x)] == [first, first, 2, first]
+    x.bump()  # a request: the object may have changed
+    assert float(x) != first and float(x) == float(x)
+    assert len(x) != len(x)
+
+
+def test_a_context_manager_of_the_code_cannot_swallow_the_checks_own_failure(session):
+    import proj
+
+    with pytest.raises(AssertionError), proj.Swallower():
+        assert 1 == 2, "the check's verdict"
+    with proj.Swallower():
+        proj.fail_inside()  # the code's own error: its context manager may swallow it
+    with proj.Swallower():
+        raise KeyError("the check's own KeyError")  # as contextlib.suppress(KeyError) would
 
 
 def test_the_projects_exceptions_are_mirrors_with_builtin_bases(session):

@@ -81,6 +81,7 @@ def test_readable_hidden_checks_make_the_reading_attack_pass(engine):
     ("switch", "row", "env"),
     [
         (weaken.judge_asks_the_object, "calls.liar_sweep[PyFunc-v0]", "boxgym/PyFunc-v0"),
+        (weaken.numbers_read_again, "calls.reread_number[HumanEval-v0]", "boxgym/HumanEval-v0"),
         (weaken.ping_unguarded, "provenance.control_requests_refused", "boxgym/PyRepo-v0"),
         (weaken.malformed_frames_escape, "grading.channel_sweep[PyFunc-v0]", "boxgym/PyFunc-v0"),
         (

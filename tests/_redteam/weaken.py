@@ -220,6 +220,22 @@ def answers_described_by_asking() -> contextlib.AbstractContextManager[None]:
     )
 
 
+def numbers_read_again() -> contextlib.AbstractContextManager[None]:
+    """The checker asks the worker again for every number it reads off an object of the
+    code (the trust it had before a number was read once between requests)."""
+    return runner_changed(
+        {
+            "boxgym_checker.py": [
+                (
+                    b'_READ_ONCE = frozenset("neg pos abs invert index int float complex trunc '
+                    b'floor ceil round".split())',
+                    b"_READ_ONCE = frozenset()",
+                )
+            ]
+        }
+    )
+
+
 def worker_homes_guessable() -> contextlib.AbstractContextManager[None]:
     """Each worker's home has a name the worker before it can predict, and no fallback."""
     return runner_changed(
