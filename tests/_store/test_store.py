@@ -7,80 +7,12 @@ import time
 
 import pytest
 from sqlmodel import select
+from store_rows import episode, run_row, steps, verdict
 
 import gym.errors
-from gym._store import EpisodeRow, RunRow, StepRow, Store, TurnsRow, ValidationRow, VerdictRow
+from gym._store import StepRow, Store, TurnsRow, ValidationRow
 from gym._store._models import RunStatusRow
 from gym.errors import StoreError
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request, tmp_path):
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'runs.db'}"
-    else:
-        url = request.getfixturevalue("postgres_url")
-    s = Store(url)
-    yield s
-    if request.param == "postgres":  # one server for the session: leave it empty
-        from sqlmodel import SQLModel
-
-        SQLModel.metadata.drop_all(s.engine)
-    s.close()
-
-
-def run_row(run_id: str = "run1") -> RunRow:
-    now = time.time()
-    return RunRow(
-        id=run_id,
-        created_at=now,
-        updated_at=now,
-        config={"envs": ["e"]},
-        policy="oracle",
-        boxgym_version="0",
-    )
-
-
-def episode(eid: str, outcome: str = "pass", run_id: str = "run1") -> EpisodeRow:
-    return EpisodeRow(
-        id=eid,
-        run_id=run_id,
-        env_id="boxgym/X-v0",
-        env_version=0,
-        task_id="t",
-        split="train",
-        sample_index=0,
-        seed=1,
-        policy="oracle",
-        outcome=outcome,
-        reward=1.0 if outcome == "pass" else None,
-        messages=[{"role": "user", "content": "hi"}],
-    )
-
-
-def steps(eid: str, n: int = 2) -> list[StepRow]:
-    return [
-        StepRow(
-            episode_id=eid,
-            index=i,
-            tool="bash",
-            arguments={"command": "ls"},
-            observation="out",
-            completion_token_ids=[1, 2],
-            logprobs=[-0.1, -0.2],
-        )
-        for i in range(n)
-    ]
-
-
-def verdict(eid: str, outcome: str = "pass") -> VerdictRow:
-    return VerdictRow(
-        episode_id=eid,
-        created_at=time.time(),
-        outcome=outcome,
-        reward=1.0,
-        flags=[{"name": "loop", "detail": "", "gating": False}],
-    )
 
 
 def test_an_episode_is_committed_with_its_steps_and_verdict(store):
@@ -350,20 +282,10 @@ def old_store(url: str) -> None:
     engine.dispose()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def old_url(request, tmp_path):
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'old.db'}"
-    else:
-        url = request.getfixturevalue("postgres_url")
+@pytest.fixture
+def old_url(url):
     old_store(url)
-    yield url
-    if request.param == "postgres":
-        from sqlmodel import SQLModel, create_engine
-
-        engine = create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
-        SQLModel.metadata.drop_all(engine)
-        engine.dispose()
+    return url
 
 
 def test_a_store_written_before_run_status_is_read_and_then_migrated(old_url):

@@ -14,69 +14,13 @@ import threading
 import time
 
 import pytest
-from sqlmodel import SQLModel, col, select
+from sqlmodel import col, select
+from store_rows import rows, run_row
 
-from gym._store import (
-    EpisodeRow,
-    LeaseLost,
-    RunBusy,
-    RunRow,
-    RunStatusRow,
-    StepRow,
-    Store,
-    VerdictRow,
-)
+from gym._store import LeaseLost, RunBusy, RunStatusRow, Store, VerdictRow
 from gym._store._lineage import LineageRow
 
 A, B = "host-a:101:5", "host-b:202:7"  # processes on other hosts: alive as far as we know
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'runs.db'}"
-        return
-    url = request.getfixturevalue("postgres_url")
-    yield url
-    store = Store(url)  # one server for the session: leave it empty
-    SQLModel.metadata.drop_all(store.engine)
-    store.close()
-
-
-@pytest.fixture
-def store(url):
-    s = Store(url)
-    yield s
-    s.close()
-
-
-def run_row(run_id: str = "run1") -> RunRow:
-    now = time.time()
-    return RunRow(
-        id=run_id, created_at=now, updated_at=now, config={}, policy="oracle", boxgym_version="0"
-    )
-
-
-def episode(eid: str, outcome: str, run_id: str = "run1") -> EpisodeRow:
-    return EpisodeRow(
-        id=eid,
-        run_id=run_id,
-        env_id="boxgym/X-v0",
-        env_version=0,
-        task_id="t",
-        split="train",
-        sample_index=0,
-        seed=1,
-        policy="oracle",
-        outcome=outcome,
-        reward=1.0 if outcome == "pass" else None,
-    )
-
-
-def rows(eid: str, outcome: str, n_steps: int) -> tuple[EpisodeRow, list[StepRow], VerdictRow]:
-    steps = [StepRow(episode_id=eid, index=i, tool="bash") for i in range(n_steps)]
-    verdict = VerdictRow(episode_id=eid, created_at=time.time(), outcome=outcome)
-    return episode(eid, outcome), steps, verdict
 
 
 def age_heartbeat(store: Store, run_id: str, seconds: float) -> None:
@@ -90,21 +34,21 @@ def age_heartbeat(store: Store, run_id: str, seconds: float) -> None:
 
 
 def test_a_second_process_is_refused_while_the_first_beats(store):
-    store.start_run(run_row(), planned=4, owner=A)
+    store.start_run(run_row(config={}), planned=4, owner=A)
     store.heartbeat("run1", owner=A)
     with pytest.raises(RunBusy, match=r"run run1 is running now in another process \(host-a"):
-        store.start_run(run_row(), planned=9, owner=B)
+        store.start_run(run_row(config={}), planned=9, owner=B)
     status = store.run_status("run1")
     assert (status.state, status.planned) == ("running", 4)  # the first's, untouched
     store.heartbeat("run1", owner=A)  # the first still holds it
     store.end_run("run1", "finished", owner=A)
-    store.start_run(run_row(), planned=4, owner=B)  # a run that ended is free to resume
+    store.start_run(run_row(config={}), planned=4, owner=B)  # a run that ended is free to resume
 
 
 def test_a_stale_holder_is_taken_over_and_then_refused(store):
-    store.start_run(run_row(), planned=4, owner=A)
+    store.start_run(run_row(config={}), planned=4, owner=A)
     age_heartbeat(store, "run1", store.stale_after + 1)
-    store.start_run(run_row(), planned=4, owner=B)  # A stopped beating: B takes it over
+    store.start_run(run_row(config={}), planned=4, owner=B)  # A stopped beating: B takes it over
     with pytest.raises(LeaseLost, match="taken over by another process"):
         store.heartbeat("run1", owner=A)
     with pytest.raises(LeaseLost):
@@ -116,14 +60,14 @@ def test_a_stale_holder_is_taken_over_and_then_refused(store):
 
 def test_a_holder_whose_process_is_gone_on_this_host_is_taken_over_at_once(store):
     dead = f"{socket.gethostname()}:999999999:1"  # no such pid
-    store.start_run(run_row(), planned=4, owner=dead)
-    store.start_run(run_row(), planned=4, owner=B)  # its beat is fresh, its process gone
+    store.start_run(run_row(config={}), planned=4, owner=dead)
+    store.start_run(run_row(config={}), planned=4, owner=B)  # its beat is fresh, its process gone
     with pytest.raises(LeaseLost):
         store.heartbeat("run1", owner=dead)
 
 
 def test_a_committed_episode_is_kept_against_a_later_commit(store):
-    store.start_run(run_row(), planned=1, owner=A)
+    store.start_run(run_row(config={}), planned=1, owner=A)
     assert store.commit_episode(*rows("e1", "pass", 3), owner=A)
     assert not store.commit_episode(*rows("e1", "infra_error", 1), owner=A)  # a second commit
     assert not store.commit_episode(*rows("e1", "fail", 2), owner=A)
@@ -132,7 +76,7 @@ def test_a_committed_episode_is_kept_against_a_later_commit(store):
 
 
 def test_an_infra_error_is_replaced_by_the_next_commit_once(store):
-    store.start_run(run_row(), planned=1, owner=A)
+    store.start_run(run_row(config={}), planned=1, owner=A)
     assert store.commit_episode(*rows("e1", "infra_error", 1), owner=A)
     assert store.commit_episode(*rows("e1", "pass", 2), owner=A)  # --retry-infra
     assert not store.commit_episode(*rows("e1", "infra_error", 1), owner=A)
@@ -141,7 +85,7 @@ def test_an_infra_error_is_replaced_by_the_next_commit_once(store):
 
 def test_a_branch_is_replaced_until_its_parent_is_stored(store):
     """A resumed training step grows a tree again: its branches first, then its parent."""
-    store.start_run(run_row(), planned=1, owner=A)
+    store.start_run(run_row(config={}), planned=1, owner=A)
     lineage = LineageRow(episode_id="b1", parent_id="p1", fork_step=1)
     assert store.commit_episode(*rows("b1", "pass", 2), lineage=lineage, owner=A)
     assert store.commit_episode(*rows("b1", "fail", 3), lineage=lineage, owner=A)  # tree regrown
@@ -152,9 +96,9 @@ def test_a_branch_is_replaced_until_its_parent_is_stored(store):
 
 def test_a_process_that_lost_the_run_commits_nothing_more(store):
     """Before its next beat tells it, the old holder's commit is refused, not first to win."""
-    store.start_run(run_row(), planned=2, owner=A)
+    store.start_run(run_row(config={}), planned=2, owner=A)
     age_heartbeat(store, "run1", store.stale_after + 1)  # A stopped beating (paused, cut off)
-    store.start_run(run_row(), planned=2, owner=B)  # B takes the run over
+    store.start_run(run_row(config={}), planned=2, owner=B)  # B takes the run over
     with pytest.raises(LeaseLost, match="taken over by another process"):
         store.commit_episode(*rows("e1", "pass", 2), owner=A)
     assert store.episode_outcomes("run1") == {}  # nothing of A's written
@@ -163,14 +107,14 @@ def test_a_process_that_lost_the_run_commits_nothing_more(store):
 
 
 def test_a_run_nobody_claimed_takes_any_commit(store):
-    store.ensure_run(run_row())
+    store.ensure_run(run_row(config={}))
     assert store.commit_episode(*rows("e1", "pass", 1), owner=B)
 
 
 def test_a_regrade_of_a_replaced_attempt_records_nothing(store):
     """``--retry-infra`` replaced the episode after the regrade read it: the old attempt's
     verdict would land on the new one."""
-    store.start_run(run_row(), planned=1, owner=A)
+    store.start_run(run_row(config={}), planned=1, owner=A)
     ep, st, v = rows("e1", "infra_error", 1)
     ep.export = {"state": "old attempt"}
     assert store.commit_episode(ep, st, v, owner=A)
@@ -197,7 +141,7 @@ def current_verdicts(store: Store, episode_id: str) -> int:
 
 
 def test_regrades_at_once_leave_one_current_verdict(store):
-    store.start_run(run_row(), planned=1, owner=A)
+    store.start_run(run_row(config={}), planned=1, owner=A)
     store.commit_episode(*rows("e1", "fail", 1), owner=A)
     (graded,) = store.episodes("run1")
 

@@ -4,21 +4,14 @@ one line that names the store and what to do, never the SQL or a library's link.
 from __future__ import annotations
 
 import sqlite3
-import time
 
 import pytest
+from store_rows import episode, run_row
 
-from gym._store import EpisodeRow, RunRow, Store
+from gym._store import Store
 from gym.errors import StoreError
 
 NOT_A_STORE = "is not a boxgym run store"
-
-
-def run_row() -> RunRow:
-    now = time.time()
-    return RunRow(
-        id="r1", created_at=now, updated_at=now, config={}, policy="noop", boxgym_version="0"
-    )
 
 
 def one_line(info: pytest.ExceptionInfo[StoreError]) -> str:
@@ -58,7 +51,7 @@ def test_an_empty_file_reads_as_no_store_and_a_run_makes_it_one(tmp_path):
     with pytest.raises(StoreError) as info:
         Store(url, read_only=True)
     assert one_line(info) == f"no run store at {str(path)!r}: `gym run` creates one"
-    Store(url).ensure_run(run_row())
+    Store(url).ensure_run(run_row("r1", config={}, policy="noop"))
     assert [r.id for r in Store(url, read_only=True).runs()] == ["r1"]
 
 
@@ -66,20 +59,9 @@ def test_a_store_in_a_missing_folder_is_made_with_its_folder(tmp_path):
     """As every ``--out`` does: the folder of a new store is made, not refused."""
     path = tmp_path / "no" / "such" / "runs.db"
     store = Store(f"sqlite:///{path}")
-    store.ensure_run(run_row())
-    episode = EpisodeRow(
-        id="e1",
-        run_id="r1",
-        env_id="e",
-        env_version=0,
-        task_id="t",
-        split="train",
-        sample_index=0,
-        seed=0,
-        policy="noop",
-        outcome="fail",
-    )
-    store.commit_episode(episode, [], None)
+    store.ensure_run(run_row("r1", config={}, policy="noop"))
+    row = episode("e1", "fail", "r1", env_id="e", seed=0, policy="noop", messages=[])
+    store.commit_episode(row, [], None)
     assert path.is_file() and store.run("r1").id == "r1"
 
 

@@ -18,8 +18,9 @@ import psycopg
 import pytest
 from sqlalchemy import event
 from sqlmodel import SQLModel
+from store_rows import rows, run_row
 
-from gym._store import EpisodeRow, RunRow, StepRow, Store, VerdictRow
+from gym._store import Store
 from gym._store._store import COMMIT_TRIES
 from gym.errors import StoreError, StoreUnavailable
 
@@ -56,33 +57,6 @@ def pg(postgres_url: str) -> Iterator[Store]:
     yield store
     SQLModel.metadata.drop_all(store.engine)  # one server for the session: leave it empty
     store.close()
-
-
-def run_row(run_id: str = "run1") -> RunRow:
-    now = time.time()
-    return RunRow(
-        id=run_id, created_at=now, updated_at=now, config={}, policy="oracle", boxgym_version="0"
-    )
-
-
-def rows(eid: str, run_id: str = "run1") -> tuple[EpisodeRow, list[StepRow], VerdictRow]:
-    episode = EpisodeRow(
-        id=eid,
-        run_id=run_id,
-        env_id="boxgym/X-v0",
-        env_version=0,
-        task_id="t",
-        split="train",
-        sample_index=0,
-        seed=1,
-        policy="oracle",
-        outcome="pass",
-        reward=1.0,
-        started_at=time.time(),
-    )
-    steps = [StepRow(episode_id=eid, index=i, tool="bash") for i in range(3)]
-    verdict = VerdictRow(episode_id=eid, created_at=time.time(), outcome="pass", reward=1.0)
-    return episode, steps, verdict
 
 
 def terminate(url: str, pid: int | None = None) -> int:
@@ -188,21 +162,21 @@ def drop_within_commits(store: Store, url: str, times: int) -> list[str]:
 
 
 def test_a_connection_terminated_between_two_commits_costs_nothing(pg, postgres_url):
-    pg.ensure_run(run_row())
-    assert pg.commit_episode(*rows("e1"))
+    pg.ensure_run(run_row(config={}))
+    assert pg.commit_episode(*rows("e1", started_at=time.time(), verdict_reward=1.0))
     assert terminate(postgres_url) == 1  # the store's pooled connection
-    assert pg.commit_episode(*rows("e2"))
+    assert pg.commit_episode(*rows("e2", started_at=time.time(), verdict_reward=1.0))
     assert stored(pg) == ({"e1": "pass", "e2": "pass"}, {"e1": 3, "e2": 3}, 2)
 
 
 def test_a_connection_terminated_within_a_commit_is_tried_again_once_without_duplicates(
     pg, postgres_url
 ):
-    pg.ensure_run(run_row())
-    assert pg.commit_episode(*rows("e1"))
+    pg.ensure_run(run_row(config={}))
+    assert pg.commit_episode(*rows("e1", started_at=time.time(), verdict_reward=1.0))
     seen = drop_within_commits(pg, postgres_url, times=1)
     began = time.monotonic()
-    assert pg.commit_episode(*rows("e2"))
+    assert pg.commit_episode(*rows("e2", started_at=time.time(), verdict_reward=1.0))
     took = time.monotonic() - began
     assert len(seen) == 2  # the cut try, then the one that committed
     assert stored(pg) == ({"e1": "pass", "e2": "pass"}, {"e1": 3, "e2": 3}, 2)
@@ -211,10 +185,10 @@ def test_a_connection_terminated_within_a_commit_is_tried_again_once_without_dup
 
 @pytest.mark.timeout(60)
 def test_a_connection_that_drops_on_every_try_is_unavailable_and_leaves_nothing(pg, postgres_url):
-    pg.ensure_run(run_row())
+    pg.ensure_run(run_row(config={}))
     seen = drop_within_commits(pg, postgres_url, times=99)
     with pytest.raises(StoreUnavailable) as info:
-        pg.commit_episode(*rows("e1"))
+        pg.commit_episode(*rows("e1", started_at=time.time(), verdict_reward=1.0))
     assert len(seen) == COMMIT_TRIES
     said = str(info.value)
     assert "\n" not in said and f"({COMMIT_TRIES} tries)" in said
@@ -281,8 +255,8 @@ def test_rm_of_a_run_another_table_refers_to_says_so_in_one_line_and_deletes_not
     path = tmp_path / "runs.db"
     url = f"sqlite:///{path}"
     store = Store(url)
-    store.ensure_run(run_row())
-    store.commit_episode(*rows("e1"))
+    store.ensure_run(run_row(config={}))
+    store.commit_episode(*rows("e1", started_at=time.time(), verdict_reward=1.0))
     store.close()
     with sqlite3.connect(path) as db:
         db.execute("CREATE TABLE notes (run_id TEXT REFERENCES runs(id), body TEXT)")

@@ -10,24 +10,12 @@ import threading
 import time
 
 import pytest
-from sqlmodel import SQLModel, create_engine
+from store_rows import episode, run_row, steps, verdict
 
 from gym._reports._records import write_records
 from gym._reports._report import build_report
-from gym._store import EpisodeRow, RunRow, StepRow, Store, VerdictRow
+from gym._store import EpisodeRow, RunRow, Store, VerdictRow
 from gym.errors import StoreError
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'runs.db'}"
-        return
-    url = request.getfixturevalue("postgres_url")
-    yield url
-    engine = create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
-    SQLModel.metadata.drop_all(engine)  # one server for the session: leave it empty
-    engine.dispose()
 
 
 @pytest.fixture
@@ -48,17 +36,7 @@ def opened(url):
 def writer(url):
     """The store as the process running the run has it, holding episode e1."""
     s = Store(url)
-    now = time.time()
-    s.ensure_run(
-        RunRow(
-            id="run1",
-            created_at=now,
-            updated_at=now,
-            config={},
-            policy="oracle",
-            boxgym_version="0",
-        )
-    )
+    s.ensure_run(run_row(config={}))
     commit(s, "e1")
     yield s
     s.close()
@@ -66,29 +44,9 @@ def writer(url):
 
 def commit(store: Store, eid: str, outcome: str = "pass") -> None:
     """Commit an episode with two steps and a verdict flagged ``loop``."""
-    row = EpisodeRow(
-        id=eid,
-        run_id="run1",
-        env_id="boxgym/X-v0",
-        env_version=0,
-        task_id=f"t-{eid}",
-        split="train",
-        sample_index=0,
-        seed=1,
-        policy="oracle",
-        outcome=outcome,
-        reward=1.0 if outcome == "pass" else 0.0,
-        messages=[{"role": "user", "content": "hi"}],
-    )
-    steps = [StepRow(episode_id=eid, index=i, tool="bash", arguments={}) for i in range(2)]
-    verdict = VerdictRow(
-        episode_id=eid,
-        created_at=time.time(),
-        outcome=outcome,
-        reward=row.reward,
-        flags=[{"name": "loop", "detail": "", "gating": False}],
-    )
-    assert store.commit_episode(row, steps, verdict)
+    row = episode(eid, outcome, task_id=f"t-{eid}", reward=1.0 if outcome == "pass" else 0.0)
+    graded = verdict(eid, outcome, reward=row.reward)
+    assert store.commit_episode(row, steps(eid, detail=False), graded)
 
 
 def seen(store: Store) -> dict[str, list[str]]:

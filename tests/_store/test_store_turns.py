@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 import turns_episode as two
 from sqlmodel import SQLModel, create_engine, select
 
@@ -16,18 +15,6 @@ from gym._store import (
     step_said,
     user_turns,
 )
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'runs.db'}"
-        return
-    url = request.getfixturevalue("postgres_url")
-    yield url
-    engine = create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
-    SQLModel.metadata.drop_all(engine)  # one server for the session: leave it empty
-    engine.dispose()
 
 
 def test_an_episode_of_two_turns_reads_back_with_its_tools_and_turn_ends(url):
