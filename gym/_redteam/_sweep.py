@@ -16,6 +16,7 @@ variant meets every kind of check the corpus holds.
 
 from __future__ import annotations
 
+import ast
 import posixpath
 import random
 import textwrap
@@ -772,6 +773,14 @@ class HonestSweep(EmptiedSweep):
     printed output counted against the checker's limits), so every task must end
     ``pass``.
 
+    Two habits are bounded so that the rewrite changes no answer. Only a module's first
+    `rounds` outermost calls are pool rounds (later calls run directly): a round costs
+    about 20 ms, and a check that calls 8,000 times (roman-strict's round trip of 1..3999)
+    ran past the checks' 120 s even in plain pytest (175 s). A module that prints
+    itself (`_prints`) prints the rewrite's text once, at import, never per call: its
+    printed text is its answer (todo-cli-filter's tests compare ``capsys`` output
+    exactly, and failed with the text in it in plain pytest too).
+
     PyFunc's every task and ``calls.honest_rewrites_first[PyRepo-v0]`` (its first 3)
     in every run; every task of HumanEval, MBPP and PyRepo with ``--long``.
     """
@@ -782,22 +791,30 @@ class HonestSweep(EmptiedSweep):
     threads: int = 64
     printed: int = 200_000
     """Bytes (UTF-8) printed to each stream by each call."""
+    rounds: int = 100
+    """The outermost calls of a module that run as pool rounds (and print); later ones
+    run directly."""
 
     def prelude(self, ctx: Context) -> str:
         names = Names(random.Random(ctx.rng.getrandbits(64)))
         return names.ident()  # the prefix of the rewrite's names
 
-    def rewrite(self, scope: str) -> str:
+    def rewrite(self, scope: str, *, loud: bool = True) -> str:
         """Code appended to a module: its import-time habits, then ``{scope}_wrap``.
 
-        ``{scope}_wrap`` turns a function into one that runs each outermost call as a
-        pool round (a call from a thread of a round is the code calling itself).
+        ``{scope}_wrap`` turns a function into one that runs each of the module's first
+        `rounds` outermost calls as a pool round (a call from a thread of a round is the
+        code calling itself). ``loud``: each round prints; otherwise the module prints
+        once, at import (before any test reads its streams).
         """
         marker = f"{scope}_round"
         line = _NOISE * (self.printed // len(_NOISE.encode()))
+        noise = 'print(text, end="")\nprint(text, end="", file=sys.stderr)\n'
+        per_call = textwrap.indent(noise, " " * 12) if loud else ""
+        at_import = "" if loud else textwrap.indent(noise, " " * 4)
         return f"""
 def {scope}_setup():
-    import faulthandler, functools, sys, threading, time
+    import faulthandler, functools, itertools, sys, threading, time
     from concurrent.futures import ThreadPoolExecutor
     sys.stdout.reconfigure(encoding="utf-8")
     if sys.stdout.encoding.lower().replace("-", "") != "utf8":
@@ -808,14 +825,15 @@ def {scope}_setup():
             time.sleep(0.05)
     threading.Thread(target=beat, daemon=True).start()
     text = {line!r}
+{at_import}    rounds = itertools.count()
     def wrap(inner):
         @functools.wraps(inner)
         def call(*args, **kwargs):
             if threading.current_thread().name.startswith("{marker}"):
                 return inner(*args, **kwargs)  # within a round (the code calling itself)
-            print(text, end="")
-            print(text, end="", file=sys.stderr)
-            everyone = threading.Barrier({self.threads})
+            if next(rounds) >= {self.rounds}:
+                return inner(*args, **kwargs)  # past the module's rounds
+{per_call}            everyone = threading.Barrier({self.threads})
             def one(index):
                 everyone.wait(timeout=120)  # {self.threads} threads alive at once
                 return inner(*args, **kwargs) if index == 0 else None
@@ -864,7 +882,9 @@ def {scope}_all():
 {scope}_all()
 """
             files = {
-                rel: f"{text}\n{code}{every}" if _is_module(rel) else text
+                rel: f"{text}\n{self.rewrite(scope, loud=not _prints(text))}{every}"
+                if _is_module(rel)
+                else text
                 for rel, text in files.items()
             }
         return _written({rel: text.encode() for rel, text in files.items()})
@@ -936,6 +956,19 @@ def _reference(env: ContainerEnv[Any], task: Task) -> dict[str, str]:
 def _is_module(rel: str) -> bool:
     """A Python module of the solution (not a test)."""
     return rel.endswith(".py") and not posixpath.basename(rel).startswith("test")
+
+
+def _prints(source: str) -> bool:
+    """Whether a module prints itself: calls ``print`` or writes to ``sys.stdout``/``stderr``.
+
+    What such a module prints is (part of) its answer, which a test may compare exactly.
+    """
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Name) and node.id == "print":
+            return True
+        if isinstance(node, ast.Attribute) and node.attr in ("stdout", "stderr"):
+            return True
+    return False
 
 
 def _env(env_id: str, kwargs: dict[str, Any]) -> ContainerEnv[Any]:
