@@ -7,10 +7,7 @@ agent's container and in the grading container and grade them there.
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -87,15 +84,6 @@ def test_prompt_panel_and_perturbation_name_the_tasks_own_tables() -> None:
 
 
 # -- with containers ----------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def env(engine: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    seeds = tmp_path_factory.mktemp("own") / "seeds"
-    shutil.copytree(SEEDS, seeds)
-    made = SQLEnv(tasks=list(load_tasks(seeds, "sql")), statement_timeout=5.0)
-    yield made
-    made.close()
 
 
 def play(env: SQLEnv, task: str, calls: list[gym.ToolCall]) -> tuple[gym.Verdict, list[str]]:

@@ -12,18 +12,14 @@ objects, let the export run, and read back, as the superuser, who ran them.
 from __future__ import annotations
 
 import os
-import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import gym
 from environments.sql import SQLEnv, runner
 from environments.sql.grading import PG_BIN, PG_USER, SOCKET, export_state
-from gym._core._models import load_tasks
 
 SEEDS = Path(__file__).parent / "seeds"
 
@@ -94,15 +90,6 @@ CREATE OPERATOR public.>= (LEFTARG = oid, RIGHTARG = integer, FUNCTION = public.
 """
 """The red-team helper's hook: as the superuser, it writes a forged census into the
 export's output (COPY ... TO PROGRAM), which made an agent's fail an infra_error."""
-
-
-@pytest.fixture(scope="module")
-def env(engine: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    seeds = tmp_path_factory.mktemp("own") / "seeds"
-    shutil.copytree(SEEDS, seeds)
-    made = SQLEnv(tasks=list(load_tasks(seeds, "sql")), statement_timeout=5.0)
-    yield made
-    made.close()
 
 
 def step(env: SQLEnv, name: str, **arguments: str) -> tuple[str, gym.Verdict | None]:
