@@ -205,13 +205,13 @@ def live_store(tmp_path, monkeypatch):
 
     Its URL is relative (the pages show it: no path of this machine in a screenshot).
     """
-    from conftest import _train_steps
+    from viewdata import add_train_steps
 
     monkeypatch.chdir(tmp_path)
     url = "sqlite:///runs.db"
     writer = Store(url)
     viewdata.fill(writer)
-    _train_steps(writer)
+    add_train_steps(writer)
     run = viewdata.add_run(
         writer, LIVE, {"is-prime": "PFPPFPPPFPP"}, label="in progress", planned=14, finished=False
     )

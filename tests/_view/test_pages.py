@@ -224,7 +224,7 @@ def crowded_site(crowded):
 
 def test_compare_links_survive_many_newer_runs_of_other_envs(crowded_site):
     """Defect 4: the cap of 12 links was taken before keeping runs of a shared env."""
-    from conftest import CROWD
+    from viewdata import CROWD
 
     assert len(crowded_site.runs()) > 12 + 2
     assert all(r.id in {x.id for x in crowded_site.runs()[:13]} for r in [])  # order: newest
@@ -254,7 +254,7 @@ def test_compare_drills_down_to_both_episodes_of_each_task_with_flags(crowded_si
 
 def test_compare_of_one_shared_task_says_it_has_no_interval(crowded_site):
     """Defect 8: one task gave a degenerate '1.00 [1.00, 1.00]'."""
-    from conftest import ONE_A, ONE_B
+    from viewdata import ONE_A, ONE_B
 
     body = html.unescape(text_of(crowded_site.page(compare_page(ONE_A, ONE_B))))
     assert "1.00 (n=1, no interval)" in body
@@ -277,7 +277,7 @@ def test_an_interval_is_shown_or_its_absence_explained():
 def test_bidi_and_control_characters_never_reach_any_page(crowded_site, crowded):
     """Defect 10: bidi overrides and controls from labels, task ids and messages reached
     the raw text pages; every page, HTML and text, shows them as escapes."""
-    from conftest import HOSTILE_RUN
+    from viewdata import HOSTILE_RUN
 
     store = Store(crowded, read_only=True)
     (episode,) = store.episodes(HOSTILE_RUN)
@@ -301,7 +301,7 @@ def test_bidi_and_control_characters_never_reach_any_page(crowded_site, crowded)
 
 def test_the_raw_arguments_of_an_invalid_call_are_shown_escaped(crowded_site, crowded):
     """Defect 10: the episode page showed no arguments for a call that was not valid."""
-    from conftest import HOSTILE_RUN
+    from viewdata import HOSTILE_RUN
 
     (episode,) = Store(crowded, read_only=True).episodes(HOSTILE_RUN)
     body = text_of(crowded_site.page(episode_page(episode.id)))
@@ -355,7 +355,7 @@ def test_every_table_of_runs_and_episodes_is_sortable(crowded_site):
 
 
 def test_the_training_page_shows_each_step_with_intervals(crowded_site):
-    from conftest import TRAIN
+    from viewdata import TRAIN
 
     from gym._reports._plot import wilson
     from gym._view._links import train_page
@@ -375,7 +375,7 @@ def test_the_training_page_shows_each_step_with_intervals(crowded_site):
 
 
 def test_the_static_copy_says_it_does_not_update_and_has_no_search(crowded_site, tmp_path):
-    from conftest import TRAIN
+    from viewdata import TRAIN
 
     write_site(crowded_site, tmp_path)
     run = (tmp_path / run_page(viewdata.RUN_B)).read_text()

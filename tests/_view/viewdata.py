@@ -270,3 +270,32 @@ def new_run(run_id: str) -> RunRow:
 
 def hostile_id() -> str:
     return f"{RUN_B[:2]}caesar1"
+
+
+CROWD = [f"s{i:02d}sqlrun000{i:02d}" for i in range(13)]
+"""13 runs of another environment, newer than the two runs (issue 28, defect 4)."""
+ONE_A, ONE_B = "c0onetask0000a", "d0onetask0000b"
+"""Two runs sharing one task only: the paired difference has no interval (defect 8)."""
+HOSTILE_RUN = "h0bidi00000003"
+TRAIN = "t0train0000001"
+
+
+def add_train_steps(store: Store) -> None:
+    """Three steps of the training run `TRAIN` over `RUN_A`."""
+    from gym._store import TrainStepRow
+
+    for step, (reward, hidden) in enumerate([(0.1, 0.25), (0.3, 0.5), (0.6, 0.75)]):
+        store.add_train_step(
+            TrainStepRow(
+                train_id=TRAIN,
+                step=step,
+                run_id=RUN_A,
+                created_at=time.time() + step,
+                episodes=9,
+                infra_errors=1,
+                mean_reward=reward,
+                hidden_pass_rate=hidden,
+                flag_rates={"tests_touched": 0.125 * (2 - step)},
+                loss=0.5 - 0.1 * step,
+            )
+        )
