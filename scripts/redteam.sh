@@ -43,7 +43,8 @@ PY
 if [ "${BOXGYM_REDTEAM_WEAKENED:-1}" = 1 ]; then
   echo "[redteam] weakened configurations (the suite can fail), grading attacks, the fast subset" >&2
   set +e
-  .venv/bin/python -m pytest -q -p no:cacheprovider --redteam tests/_redteam/test_weakened.py \
+  # -m redteam: the unmarked tests of these files already ran in the main suite
+  .venv/bin/python -m pytest -q -p no:cacheprovider --redteam -m redteam tests/_redteam/test_weakened.py \
     tests/_redteam/test_fast_suite.py tests/_grading/test_attacks.py
   weak=$?
   set -e

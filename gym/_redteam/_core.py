@@ -85,6 +85,8 @@ class Context:
         destructive: whether faults that disturb the shared engine may run.
         runtime: the OCI runtime the sandboxes run under (``runc``, ``runsc``).
         env_kwargs: extra keyword arguments for every environment made (tests use it).
+        seed: the run's seed (what a row draws a sample of tasks from, so a run replays).
+        long: whether the long rows run: a sampled row then grades every task.
     """
 
     rng: random.Random
@@ -92,6 +94,8 @@ class Context:
     label: str
     destructive: bool = False
     runtime: str = "runc"
+    seed: int = 0
+    long: bool = False
     env_kwargs: dict[str, object] = field(default_factory=dict)
     shared: dict[str, Any] = field(default_factory=dict)
     """What rows of one run share (the faults' run store)."""

@@ -167,6 +167,8 @@ def run_suite(
             destructive=destructive,
             runtime=runtime,
             env_kwargs=dict(env_kwargs or {}),
+            seed=seed,
+            long=long,
         )
         order = {(a.name, e): i for i, (a, e, _) in enumerate(pairs)}
         rows = _run_pairs([p for p in pairs if not p[0].solo], ctx, concurrency, progress)

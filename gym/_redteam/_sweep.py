@@ -79,7 +79,7 @@ class LiarSweep(Attack):
 
     One row per environment (``calls.liar_sweep[PyFunc-v0]``...): a row of one env runs
     there whatever the plan's choice of representatives, so every task of every code
-    environment is graded in every run of the suite.
+    environment is graded in every run of the suite (but a row with a ``sample``).
     """
 
     name: str = "calls.liar_sweep"
@@ -88,10 +88,25 @@ class LiarSweep(Attack):
     solo: bool = True
     limit: int | None = None
     """Grade only the first N tasks (tests); every task when None."""
+    sample: int | None = None
+    """Grade N tasks drawn with the run's seed (every task with ``--long``); None: all."""
+
+    def chosen(self, ctx: Context, tasks: list[Task]) -> list[Task]:
+        """The tasks this run grades: the first ``limit``, then a ``sample`` of them.
+
+        The sample is drawn with the run's seed and the row's name, so a run replays
+        (``gym redteam --seed``) and runs with other seeds see other tasks.
+        """
+        tasks = tasks[: self.limit]
+        if self.sample is None or ctx.long or self.sample >= len(tasks):
+            return tasks
+        drawn = set(random.Random(f"{ctx.seed}:{self.name}").sample(range(len(tasks)), self.sample))
+        return [t for i, t in enumerate(tasks) if i in drawn]
 
     def run(self, ctx: Context, env_id: str) -> Finding:
         """Grade the liar against each task; the row holds when every verdict is ``fail``."""
-        tasks = _tasks(env_id, ctx.env_kwargs)[: self.limit]
+        every = _tasks(env_id, ctx.env_kwargs)
+        tasks = self.chosen(ctx, every)
         variants: list[LiarVariant] = list(LIAR_VARIANTS.values())
         local = threading.local()
 
@@ -106,7 +121,7 @@ class LiarSweep(Attack):
 
         with ThreadPoolExecutor(CONCURRENCY) as pool:
             verdicts = list(pool.map(grade, enumerate(tasks)))
-        return _finding(verdicts, self.held)
+        return _finding(verdicts, self.held, of=len(every) if self.sample else 0)
 
     def held(self, verdict: Verdict) -> bool:
         """Whether one task's verdict is what the row expects: ``fail``."""
@@ -979,10 +994,14 @@ def _tasks(env_id: str, kwargs: dict[str, Any]) -> list[Task]:
     return list(_env(env_id, kwargs).tasks)
 
 
-def _finding(verdicts: list[tuple[str, Verdict]], held: Callable[[Verdict], bool]) -> Finding:
+def _finding(
+    verdicts: list[tuple[str, Verdict]], held: Callable[[Verdict], bool], of: int = 0
+) -> Finding:
+    """The row's finding; ``of``: the environment's tasks, when a sample of them was graded."""
     outcomes = Counter(v.outcome for _, v in verdicts)
     odd = [(t, v) for t, v in verdicts if not held(v)]
-    observed = f"{len(verdicts)} tasks: " + ", ".join(
+    graded = f"{len(verdicts)} of {of}" if of > len(verdicts) else f"{len(verdicts)}"
+    observed = f"{graded} tasks: " + ", ".join(
         f"{outcomes[o]} {o}" for o in ("fail", "pass", "infra_error") if outcomes[o]
     )
     if odd:
@@ -994,9 +1013,21 @@ def _brief(task_id: str, verdict: Verdict) -> str:
     return f"{task_id} {verdict.outcome} ({verdict.reason[:120]})"
 
 
+BOUNDARY_SAMPLE = 250
+"""Tasks of a benchmark-scale environment (MBPP's 974) that a boundary sweep (signals,
+channels, hostile answers: the judge's side of the boundary, the same for every task of
+the family) grades in a run without ``--long``, drawn with the run's seed: CI's budget.
+The liar sweep, whose outcome each task's own checks decide, grades every task always."""
+
+
+def _sample(sweep: type[LiarSweep], env: str) -> int | None:
+    boundary = sweep in (SignalSweep, ChannelSweep, AnswerSweep)
+    return BOUNDARY_SAMPLE if boundary and env == "boxgym/MBPP-v0" else None
+
+
 register(
     *(
-        sweep(name=f"{sweep.name}[{env.split('/')[-1]}]", envs=(env,))
+        sweep(name=f"{sweep.name}[{env.split('/')[-1]}]", envs=(env,), sample=_sample(sweep, env))
         for sweep in (
             LiarSweep,
             SignalSweep,
@@ -1016,7 +1047,13 @@ register(
         for env in CODE_ENVS
     ),
     *(
-        StallSweep(name=f"grading.stall[{env.split('/')[-1]}]", envs=(env,), limit=3, long=False)
+        StallSweep(  # it waits out deadlines, using no CPU: beside other rows, not alone
+            name=f"grading.stall[{env.split('/')[-1]}]",
+            envs=(env,),
+            limit=3,
+            long=False,
+            solo=False,
+        )
         for env in CODE_ENVS
     ),
     *(

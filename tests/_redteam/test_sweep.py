@@ -11,7 +11,7 @@ import random
 import pytest
 
 from gym._core._models import Verdict
-from gym._redteam._core import Context
+from gym._redteam._core import ATTACKS, Context
 from gym._redteam._sweep import (
     CODE_ENVS,
     AnswerSweep,
@@ -22,6 +22,7 @@ from gym._redteam._sweep import (
     IpcHoardSweep,
     LiarSweep,
     MemorySweep,
+    SignalSweep,
     _finding,
     liar_export,
 )
@@ -141,3 +142,33 @@ def test_long_rows_run_only_when_asked():
     assert report.rows == []
     assert len(report.skipped) == len(CODE_ENVS)
     assert all(s.endswith("needs --long") for s in report.skipped), report.skipped
+
+
+def test_a_sampled_sweep_draws_its_tasks_with_the_runs_seed_and_grades_all_with_long():
+    tasks = list(range(974))
+    row = SignalSweep(name="grading.signal_sweep[MBPP-v0]", sample=250)
+
+    def chosen(seed: int, long: bool = False) -> list[int]:
+        ctx = Context(random.Random(0), None, "t", seed=seed, long=long)  # type: ignore[arg-type]
+        return row.chosen(ctx, tasks)  # type: ignore[arg-type]
+
+    first = chosen(7)
+    assert len(first) == 250 and first == sorted(first)  # in the env's order
+    assert chosen(7) == first  # a run replays with its seed
+    assert chosen(8) != first
+    assert chosen(7, long=True) == tasks
+    assert LiarSweep(limit=3).chosen(_context(), tasks) == [0, 1, 2]  # no sample: the first N
+
+
+def test_only_the_boundary_sweeps_of_the_benchmark_scale_env_are_sampled():
+    sampled = {a.name for a in ATTACKS.values() if getattr(a, "sample", None)}
+    assert sampled == {
+        "grading.signal_sweep[MBPP-v0]",
+        "grading.channel_sweep[MBPP-v0]",
+        "grading.answer_sweep[MBPP-v0]",
+    }
+
+
+def test_a_sampled_row_says_how_many_of_the_envs_tasks_it_graded():
+    verdict = Verdict(outcome="fail", reward=0.0, reason="checks failed")
+    assert _finding([("t1", verdict)], lambda v: True, of=974).observed == "1 of 974 tasks: 1 fail"
