@@ -123,14 +123,29 @@ def _verdict_key(verdict: Verdict | None) -> str:
     )
 
 
-def _make(env_id: str, sandboxes: SandboxProvider | None) -> gymnasium.Env[Any, Any]:
-    return make(env_id) if sandboxes is None else make(env_id, sandboxes=sandboxes)
+def _make(
+    env_id: str, sandboxes: SandboxProvider | None, task: Task | None = None
+) -> gymnasium.Env[Any, Any]:
+    """The environment for one check.
+
+    With ``task``, made for it alone (as a run makes one): the env's other tasks are not
+    loaded again for every episode.
+    """
+    kwargs: dict[str, Any] = {} if task is None else {"tasks": [task]}
+    if sandboxes is not None:
+        kwargs["sandboxes"] = sandboxes
+    return make(env_id, **kwargs)
 
 
 def _episode(
-    env_id: str, policy: Policy, task_id: str, seed: int, sandboxes: SandboxProvider | None
+    env_id: str,
+    policy: Policy,
+    task_id: str,
+    seed: int,
+    sandboxes: SandboxProvider | None,
+    task: Task | None = None,
 ) -> EpisodeResult:
-    return run_episode(_make(env_id, sandboxes), policy, task_id=task_id, seed=seed)
+    return run_episode(_make(env_id, sandboxes, task), policy, task_id=task_id, seed=seed)
 
 
 def _regrade(env: ContainerEnv[Any], result: EpisodeResult, repeats: int) -> bool | None:
@@ -145,13 +160,22 @@ def _regrade(env: ContainerEnv[Any], result: EpisodeResult, repeats: int) -> boo
 
 
 def validate_task(
-    env_id: str, task_id: str, repeats: int, *, sandboxes: SandboxProvider | None = None
+    env_id: str,
+    task_id: str,
+    repeats: int,
+    *,
+    sandboxes: SandboxProvider | None = None,
+    task: Task | None = None,
 ) -> TaskCheck:
-    """Run every validation check on one task (its episodes on ``sandboxes``, or the default)."""
+    """Run every validation check on one task (its episodes on ``sandboxes``, or the default).
+
+    ``task``: the task itself, when the caller has it loaded (each check's environment is
+    then made for it alone); None: each environment loads the env's tasks.
+    """
     check = TaskCheck(task_id=task_id, env_id=env_id)
     first: EpisodeResult | None = None
     for i in range(repeats):
-        result = _episode(env_id, OraclePolicy(), task_id, i, sandboxes)
+        result = _episode(env_id, OraclePolicy(), task_id, i, sandboxes, task)
         first = first or result
         check.oracle.append(result.outcome)
         if result.outcome != "pass":
@@ -161,14 +185,14 @@ def validate_task(
             check.problems.append(
                 f"oracle run {i + 1} raised flags: {[f.name for f in result.verdict.flags]}"
             )
-    noop = _episode(env_id, NoopPolicy(), task_id, 0, sandboxes)
+    noop = _episode(env_id, NoopPolicy(), task_id, 0, sandboxes, task)
     check.noop = noop.outcome
     if noop.outcome != "fail":
         why = noop.verdict.reason if noop.verdict else noop.end_reason
         check.problems.append(f"noop: {noop.outcome}: {why[:300]} (it must fail)")
-    env = env_of(_make(env_id, sandboxes))
+    env = env_of(_make(env_id, sandboxes, task))
     if env.perturbed_calls(env.task_by_id(task_id)) is not None:
-        pert = _episode(env_id, PerturbedOraclePolicy(), task_id, 0, sandboxes)
+        pert = _episode(env_id, PerturbedOraclePolicy(), task_id, 0, sandboxes, task)
         flags = [f.name for f in pert.verdict.flags] if pert.verdict else []
         check.perturbed = ",".join(flags) or pert.outcome
         if not flags or pert.outcome != "fail":
@@ -217,9 +241,9 @@ def _play_panel(
     exempt = panel_exemptions(task)
     check.exempt = {name: why for name, why in exempt.items() if name in panel}
     for name, calls in panel.items():
-        result = _episode(env_id, ScriptPolicy(calls), task.id, 0, sandboxes)
+        result = _episode(env_id, ScriptPolicy(calls), task.id, 0, sandboxes, task)
         if result.outcome == "infra_error":  # once more: a transient fault of ours
-            result = _episode(env_id, ScriptPolicy(calls), task.id, 0, sandboxes)
+            result = _episode(env_id, ScriptPolicy(calls), task.id, 0, sandboxes, task)
         check.panel[name] = result.outcome
         why = (result.verdict.reason if result.verdict else result.end_reason)[:300]
         if result.outcome == "infra_error":
@@ -551,7 +575,7 @@ class TaskWork(EpisodeWork):
         with watch_phases(_no_phase):
             try:
                 check = validate_task(
-                    job.env_id, job.task.id, self.repeats, sandboxes=self.sandboxes
+                    job.env_id, job.task.id, self.repeats, sandboxes=self.sandboxes, task=job.task
                 )
             except GymError as exc:  # one task's failure must not end the whole run
                 infra = "infra_error: " if isinstance(exc, SandboxError | InfraError) else ""
