@@ -3,7 +3,7 @@
 # injected faults, each judged from outside (outcome, reward, flags, markers, the host's
 # view, the run store); then the proof that it can fail (tests/_redteam/test_weakened.py:
 # with a wall taken down on purpose, the row aimed at it does not hold). .ci/run calls it
-# after the test suite; it is sized for CI (about 15 minutes on 2 idle cores): each
+# after the test suite; it is sized for CI (about 14 minutes on 2 idle cores): each
 # attack runs in one representative env per family (the row lists the envs it covers),
 # 4 rows at once (they wait on containers more than on the CPU).
 #   scripts/redteam.sh [gym redteam options]   e.g. --family sql, --runtime runsc, --fast
