@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 
 import pytest
 
 import gym
 from environments.sql import SQLEnv, runner
 from environments.sql.grading import PG_BIN, PG_USER, SOCKET, export_state
-
-SEEDS = Path(__file__).parent / "seeds"
 
 RECORDERS = r"""
 CREATE TABLE public.rt_seen (tag text, who text, su text);
