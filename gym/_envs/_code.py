@@ -180,6 +180,27 @@ class CodeEnv(ContainerEnv[Export]):
 
         return code_panel(task)
 
+    def scripted_state(self, task: Task, calls: Sequence[ToolCall]) -> Export | None:
+        """The files written, when ``calls`` are ``write_file`` calls then ``submit``.
+
+        ``write_file`` writes the whole text it is given, so the final state of such a
+        script is its writes (the last one of each path), when each is a plain relative
+        path the task allows and within the size the tool takes. None for any other
+        script: it is played.
+        """
+        *writes, last = calls or [ToolCall(name="bash", arguments={})]
+        if last.name != "submit" or any(c.name != "write_file" for c in writes):
+            return None
+        files = {str(c.arguments["path"]): str(c.arguments["content"]).encode() for c in writes}
+        plain = all(
+            rel == posixpath.normpath(rel)
+            and not rel.startswith(("/", ".."))
+            and matches(rel, task.allowed_paths)
+            and len(data) <= self.max_file_bytes
+            for rel, data in files.items()
+        )
+        return Export.written(files) if plain else None
+
     # -- grading -------------------------------------------------------------------------
 
     def export(self, task: Task, sandbox: Sandbox) -> Export:

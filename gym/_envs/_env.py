@@ -338,6 +338,14 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         """
         return {}
 
+    def scripted_state(self, task: Task, calls: Sequence[ToolCall]) -> FinalState | None:
+        """The final state ``calls`` leave, when it follows from them without playing them.
+
+        Validation grades a panel policy's calls as this state (`regrade`, no agent
+        container) when it is not None, and plays them otherwise. None by default.
+        """
+        return None
+
     @classmethod
     def seeds_dir(cls) -> Path:
         """The seeds/ folder that holds the family's ``<family>/`` folder.

@@ -62,6 +62,15 @@ class Export(BaseModel):
     """The allowed changes exceeded the export cap, or the writable mounts their listing
     cap; none were exported (and ``changes`` is empty in the second case)."""
 
+    @classmethod
+    def written(cls, files: dict[str, bytes]) -> Export:
+        """The final state of an agent that wrote ``files`` (workspace paths) and nothing else."""
+        export = cls(files=dict(files))
+        export.changes = [
+            Change(path=f"{export.workspace}/{rel}", kind="modified") for rel in files
+        ]
+        return export
+
     def applied_to(self, base: dict[str, bytes]) -> dict[str, bytes]:
         """The final files: ``base`` with the exported changes and deletions applied."""
         files = dict(base)

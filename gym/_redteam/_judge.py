@@ -41,7 +41,7 @@ from gym._grading import Export
 from gym._grading._judge._cache import cache_at
 from gym._redteam._core import Attack, Context, Finding, Kind, Names, register
 from gym._redteam._stub import Reply, StubServer
-from gym._redteam._sweep import CODE_ENVS, _is_module, _reference, _written
+from gym._redteam._sweep import CODE_ENVS, _is_module, _reference
 
 __all__ = [
     "JUDGE_TABLE",
@@ -207,7 +207,7 @@ def with_text(env: ContainerEnv[Any], task: Task, comment: str) -> Export:
     if module is None:
         raise ValueError(f"{task.id}: the reference writes no Python module")
     files[module] += "\n" + "".join(f"# {line}\n" for line in comment.splitlines())
-    return _written({rel: text.encode() for rel, text in files.items()})
+    return Export.written({rel: text.encode() for rel, text in files.items()})
 
 
 def judge_says(verdict: Verdict) -> str:

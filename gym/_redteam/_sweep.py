@@ -34,7 +34,6 @@ from gym._envs._env import ContainerEnv, env_of
 from gym._envs._panel import LIAR_VARIANTS, LiarVariant, graded_modules, liar_files
 from gym._grading import Export
 from gym._redteam._core import Attack, Context, Finding, Names, register
-from gym._sandbox import Change
 
 __all__ = [
     "CODE_ENVS",
@@ -61,16 +60,9 @@ def liar_export(task: Task, variant: LiarVariant, prelude: str = "") -> Export:
 
     ``prelude``: code each module runs before the liar's.
     """
-    return _written(
+    return Export.written(
         {rel: (prelude + text).encode() for rel, text in liar_files(task, variant).items()}
     )
-
-
-def _written(files: dict[str, bytes]) -> Export:
-    """The final state of an agent that wrote ``files`` (workspace paths) and nothing else."""
-    export = Export(files=dict(files))
-    export.changes = [Change(path=f"{export.workspace}/{rel}", kind="modified") for rel in files]
-    return export
 
 
 @dataclass
@@ -576,7 +568,7 @@ def {hold}(handler, key):
             rel: text + ("\n" + prelude if _is_module(rel) else "")
             for rel, text in _reference(env, task).items()
         }
-        return _written({rel: text.encode() for rel, text in files.items()})
+        return Export.written({rel: text.encode() for rel, text in files.items()})
 
 
 @dataclass
@@ -706,7 +698,7 @@ threading.Thread(target={loop}, daemon=True).start()
     ) -> Export:
         """The task's graded modules as it hands them over, each ending with ``prelude``."""
         files = {rel: f"{text}\n{prelude}" for rel, text in graded_modules(task).items()}
-        return _written({rel: text.encode() for rel, text in files.items()})
+        return Export.written({rel: text.encode() for rel, text in files.items()})
 
 
 @dataclass
@@ -766,7 +758,7 @@ def {prelude}(inner):
     return emptying
 {entry} = {prelude}({entry})
 """
-        return _written({rel: text.encode() for rel, text in files.items()})
+        return Export.written({rel: text.encode() for rel, text in files.items()})
 
 
 _NOISE = "héllo wörld — ✓ жизнь 漢字 ☃ \u00e9\u2028x\n"
@@ -902,7 +894,7 @@ def {scope}_all():
                 else text
                 for rel, text in files.items()
             }
-        return _written({rel: text.encode() for rel, text in files.items()})
+        return Export.written({rel: text.encode() for rel, text in files.items()})
 
 
 _SHIFTING_ROOT = """
@@ -952,7 +944,7 @@ class RereadSweep(LiarSweep):
         name = Names(random.Random(ctx.rng.getrandbits(64))).ident().capitalize()
         code = _SHIFTING_ROOT.format(name=name).encode()
         verdicts = [
-            (task.id, env.regrade(task.id, _written({"solution.py": code})))
+            (task.id, env.regrade(task.id, Export.written({"solution.py": code})))
             for task in env.tasks
             if task.id in self.task_ids
         ]

@@ -7,7 +7,11 @@ task's *panel* (the environment's ``panel_calls``: generic cheating policies tha
 none of the work, e.g. a liar object, a constant, the visible example echoed, an empty
 answer; gym/_envs/_panel.py for code tasks) must end ``fail``.
 
-A panel episode that ends ``infra_error`` is played once more; if it ends
+A panel policy that plays what noop plays (a bare submit) takes noop's outcome; one whose
+final state follows from its calls alone (`ContainerEnv.scripted_state`: a code task's
+file writes) is graded as that state in a fresh grading container, as `regrade` grades
+a stored one, with no agent container; any other is played as an episode.
+A panel policy that ends ``infra_error`` is graded or played once more; if it ends
 ``infra_error`` again the task is reported as not validated (an ``infra_error``
 problem: not stored, so a rerun plays it again), never as valid. A task may exempt a
 panel policy with a reason (``panel_exempt = {policy = "why"}`` in its data, e.g. a
@@ -205,10 +209,10 @@ def validate_task(
         check.regrade_identical = _regrade(env, first, repeats)
         if check.regrade_identical is False:
             check.problems.append("re-grading the oracle's final state changed the verdict (flaky)")
-    task = env.task_by_id(task_id)
-    panel = env.panel_calls(task)
-    env.close()
-    _play_panel(check, env_id, task, panel, sandboxes)
+    try:
+        _play_panel(check, env_id, env, env.task_by_id(task_id), noop, sandboxes)
+    finally:
+        env.close()
     return check
 
 
@@ -233,30 +237,58 @@ def panel_exemptions(task: Task) -> dict[str, str]:
 def _play_panel(
     check: TaskCheck,
     env_id: str,
+    env: ContainerEnv[Any],
     task: Task,
-    panel: dict[str, list[ToolCall]],
+    noop: EpisodeResult,
     sandboxes: SandboxProvider | None,
 ) -> None:
     """Play every panel policy; each must end ``fail`` (an infra_error is played again)."""
+    panel = env.panel_calls(task)
     exempt = panel_exemptions(task)
     check.exempt = {name: why for name, why in exempt.items() if name in panel}
     for name, calls in panel.items():
-        result = _episode(env_id, ScriptPolicy(calls), task.id, 0, sandboxes, task)
-        if result.outcome == "infra_error":  # once more: a transient fault of ours
-            result = _episode(env_id, ScriptPolicy(calls), task.id, 0, sandboxes, task)
-        check.panel[name] = result.outcome
-        why = (result.verdict.reason if result.verdict else result.end_reason)[:300]
-        if result.outcome == "infra_error":
+        outcome, why = _panel_outcome(env_id, env, task, calls, noop, sandboxes)
+        if outcome == "infra_error":  # once more: a transient fault of ours
+            outcome, why = _panel_outcome(env_id, env, task, calls, None, sandboxes)
+        check.panel[name] = outcome
+        if outcome == "infra_error":
             check.problems.append(
                 f"panel {name}: infra_error twice ({why}): not validated, run it again; if "
                 "it stays, the code under test may turn its fail into infra_error (a grader "
                 "defect)"
             )
-        elif result.outcome != "fail" and name not in exempt:
+        elif outcome != "fail" and name not in exempt:
             check.problems.append(
-                f"panel {name}: {result.outcome}, a policy that does none of the work must "
+                f"panel {name}: {outcome}, a policy that does none of the work must "
                 "fail: strengthen the checks (docs/authoring.md, 'The panel')"
             )
+
+
+def _panel_outcome(
+    env_id: str,
+    env: ContainerEnv[Any],
+    task: Task,
+    calls: list[ToolCall],
+    noop: EpisodeResult | None,
+    sandboxes: SandboxProvider | None,
+) -> tuple[str, str]:
+    """One panel policy's outcome and why (its first 300 characters).
+
+    A policy that plays what noop plays (a bare submit) has noop's outcome; one whose
+    final state follows from its calls (`ContainerEnv.scripted_state`, e.g. a code
+    task's writes) is graded as that state, with no agent container; any other is
+    played.
+    """
+    bare = [ToolCall(name="submit", arguments={})]
+    if noop is not None and [c.model_copy(update={"id": None}) for c in calls] == bare:
+        result = noop
+    elif (state := env.scripted_state(task, calls)) is not None:
+        verdict = env.regrade(task.id, state)
+        return verdict.outcome, verdict.reason[:300]
+    else:
+        result = _episode(env_id, ScriptPolicy(calls), task.id, 0, sandboxes, task)
+    why = result.verdict.reason if result.verdict else result.end_reason
+    return result.outcome, why[:300]
 
 
 class ValidationStore(Store):

@@ -204,6 +204,78 @@ def test_a_panel_infra_error_that_does_not_repeat_is_the_second_runs_outcome(mon
     assert len(seen) == 2 and check.panel == {"once": "fail"} and check.ok
 
 
+def _played(monkeypatch):
+    """The policies validation plays as episodes (each an agent container), in order."""
+    from gym._run import _validate
+
+    played: list[str] = []
+    real = _validate._episode
+
+    def episode(env_id, policy, *args, **kwargs):
+        played.append(getattr(policy, "calls", None) and policy.calls[0].name or policy.name)
+        return real(env_id, policy, *args, **kwargs)
+
+    monkeypatch.setattr(_validate, "_episode", episode)
+    return played
+
+
+def test_a_panel_of_file_writes_is_graded_with_no_agent_container(monkeypatch):
+    played = _played(monkeypatch)
+    graded = []
+    _toy_panel(monkeypatch, {"echo": _writes("5\n"), "empty": _writes("")}, graded.append)
+    (check,) = validate_env(ENV_ID, repeats=1, tasks=["add"])
+    assert played == ["oracle", "noop", "perturbed-oracle"]  # the panel: no episode
+    assert check.panel == {"echo": "pass", "empty": "fail"}
+    assert {f.files.get("answer.txt") for f in graded} >= {b"5\n", b""}  # graded as written
+
+
+def test_a_panel_policy_that_only_submits_takes_noops_outcome(monkeypatch):
+    played = _played(monkeypatch)
+    bare = [gym.ToolCall(name="submit", arguments={}, id="call-1")]
+    _toy_panel(monkeypatch, {"unchanged": bare})
+    (check,) = validate_env(ENV_ID, repeats=1, tasks=["add"])
+    assert played == ["oracle", "noop", "perturbed-oracle"]
+    assert check.panel == {"unchanged": "fail"} == {"unchanged": check.noop} and check.ok
+
+
+def test_a_panel_script_that_runs_a_command_is_played(monkeypatch):
+    played = _played(monkeypatch)
+    shell = [
+        gym.ToolCall(name="bash", arguments={"command": "echo 5 > answer.txt"}),
+        gym.ToolCall(name="submit", arguments={}),
+    ]
+    _toy_panel(monkeypatch, {"shell": shell})
+    (check,) = validate_env(ENV_ID, repeats=1, tasks=["add"])
+    assert played == ["oracle", "noop", "perturbed-oracle", "bash"]
+    assert check.panel == {"shell": "pass"} and not check.ok
+
+
+@pytest.mark.parametrize(
+    ("path", "size", "graded"),
+    [
+        ("answer.txt", 3, True),
+        ("./answer.txt", 3, False),  # not a plain path: played, as the tool resolves it
+        ("../answer.txt", 3, False),
+        ("/workspace/answer.txt", 3, False),
+        ("notes/other.txt", 3, False),  # outside the allowed paths: played, then flagged
+        ("answer.txt", (1 << 20) + 1, False),  # more than write_file takes: played, refused
+    ],
+)
+def test_only_plain_allowed_writes_are_a_scripted_state(path, size, graded):
+    env = gym.authoring.env_of(gym.make(ENV_ID))
+    task = env.task_by_id("add")
+    calls = [
+        gym.ToolCall(name="write_file", arguments={"path": path, "content": "5" * size}),
+        gym.ToolCall(name="submit", arguments={}),
+    ]
+    state = env.scripted_state(task, calls)
+    assert (state is not None) is graded
+    if state is not None:
+        assert state.files == {path: b"5" * size} and state.changes[0].path == f"/workspace/{path}"
+    assert env.scripted_state(task, calls[:1]) is None  # no submit at the end
+    assert env.scripted_state(task, []) is None
+
+
 BIN = Path(sys.executable).parent
 TASKS = [gym.Task(id=f"T/{n}", family="t", prompt="p", split=s) for n, s in
          [(10, "eval"), (2, "train"), (100, "train"), (1, "train"), (11, "eval"), (3, "eval")]]  # fmt: skip
