@@ -20,6 +20,7 @@ from environments.sql.grading import (
     SOCKET,
     SQLExport,
     TaskSpec,
+    checked_answer,
     database_of,
     export_state,
     grade_sql,
@@ -327,6 +328,25 @@ class SQLEnv(gym.ContainerEnv[SQLExport]):
     def panel_calls(self, task: gym.Task) -> dict[str, list[gym.ToolCall]]:
         """Generic cheating policies, each doing none of the task's work (see `panel`)."""
         return panel(TaskSpec.of(task))
+
+    def scripted_state(
+        self,
+        task: gym.Task,
+        calls: Sequence[gym.ToolCall],
+        untouched: SQLExport | None = None,
+    ) -> SQLExport | None:
+        """A lone ``submit``: the untouched database with its answer query.
+
+        Submitting changes nothing in the database, so an episode that only submits
+        leaves the state of one that submitted nothing (``untouched``, exported from a
+        container), with the answer query it gave. None for any other script, or when
+        there is no untouched state to start from.
+        """
+        if untouched is None or untouched.problem or len(calls) != 1 or calls[0].name != "submit":
+            return None
+        value = calls[0].arguments.get("answer_query", "")
+        answer, problem = checked_answer(value if isinstance(value, str) else "")
+        return untouched.model_copy(update={"answer_query": answer, "answer_problem": problem})
 
     def perturbed_calls(self, task: gym.Task) -> list[gym.ToolCall]:
         """The oracle plus one write to a table outside the task's scope (must be flagged).

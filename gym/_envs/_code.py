@@ -180,7 +180,9 @@ class CodeEnv(ContainerEnv[Export]):
 
         return code_panel(task)
 
-    def scripted_state(self, task: Task, calls: Sequence[ToolCall]) -> Export | None:
+    def scripted_state(
+        self, task: Task, calls: Sequence[ToolCall], untouched: Export | None = None
+    ) -> Export | None:
         """The files written, when ``calls`` are ``write_file`` calls then ``submit``.
 
         ``write_file`` writes the whole text it is given, so the final state of such a

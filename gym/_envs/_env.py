@@ -338,11 +338,15 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         """
         return {}
 
-    def scripted_state(self, task: Task, calls: Sequence[ToolCall]) -> FinalState | None:
+    def scripted_state(
+        self, task: Task, calls: Sequence[ToolCall], untouched: FinalState | None = None
+    ) -> FinalState | None:
         """The final state ``calls`` leave, when it follows from them without playing them.
 
-        Validation grades a panel policy's calls as this state (`regrade`, no agent
-        container) when it is not None, and plays them otherwise. None by default.
+        ``untouched``: the final state of an episode that only submitted (noop's), when
+        there is one. Validation grades a panel policy's calls as this state (`regrade`,
+        no agent container) when it is not None, and plays them otherwise. None by
+        default.
         """
         return None
 

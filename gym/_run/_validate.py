@@ -282,13 +282,20 @@ def _panel_outcome(
     bare = [ToolCall(name="submit", arguments={})]
     if noop is not None and [c.model_copy(update={"id": None}) for c in calls] == bare:
         result = noop
-    elif (state := env.scripted_state(task, calls)) is not None:
+    elif (state := env.scripted_state(task, calls, _untouched(env, noop))) is not None:
         verdict = env.regrade(task.id, state)
         return verdict.outcome, verdict.reason[:300]
     else:
         result = _episode(env_id, ScriptPolicy(calls), task.id, 0, sandboxes, task)
     why = result.verdict.reason if result.verdict else result.end_reason
     return result.outcome, why[:300]
+
+
+def _untouched(env: ContainerEnv[Any], noop: EpisodeResult | None) -> BaseModel | None:
+    """Noop's final state, when it ended graded (the state of a task nobody touched)."""
+    if noop is None or noop.export is None or noop.outcome == "infra_error":
+        return None
+    return env.final_state_type.model_validate(noop.export)
 
 
 class ValidationStore(Store):

@@ -877,6 +877,24 @@ def test_the_trivial_panel_fails_a_read_and_a_write_task(env: Any) -> None:
 
 
 @pytest.mark.docker
+def test_a_lone_submit_graded_as_the_untouched_state_gets_the_played_verdict(env: Any) -> None:
+    """Validation grades a panel's lone submit as noop's state with its answer query
+    (SQLEnv.scripted_state): the verdict is the one of playing it, right or wrong."""
+    inner = env.unwrapped
+    _, untouched = play(env, READ_TASK, [submit()])
+    task = inner.task_by_id(READ_TASK)
+    assert inner.scripted_state(task, [sql("SELECT 1"), submit("SELECT 1")], untouched) is None
+    assert inner.scripted_state(task, [submit("SELECT 1")], None) is None
+    outcomes = []
+    for answer in (gold(READ_TASK), "SELECT 1"):
+        played, _ = play(env, READ_TASK, [submit(answer)])
+        state = inner.scripted_state(task, [submit(answer)], untouched)
+        assert state.answer_query == answer and state.dump_sha256 == untouched.dump_sha256
+        outcomes.append((played.outcome, inner.regrade(READ_TASK, state).outcome))
+    assert outcomes == [("pass", "pass"), ("fail", "fail")]
+
+
+@pytest.mark.docker
 @pytest.mark.shipped
 @pytest.mark.timeout(3600)
 def test_the_trivial_panel_fails_every_shipped_task(env: Any) -> None:
