@@ -242,7 +242,7 @@ def _play_panel(
     noop: EpisodeResult,
     sandboxes: SandboxProvider | None,
 ) -> None:
-    """Play every panel policy; each must end ``fail`` (an infra_error is played again)."""
+    """Grade or play every panel policy; each must end ``fail`` (an infra_error: once more)."""
     panel = env.panel_calls(task)
     exempt = panel_exemptions(task)
     check.exempt = {name: why for name, why in exempt.items() if name in panel}
