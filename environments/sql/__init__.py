@@ -344,8 +344,7 @@ class SQLEnv(gym.ContainerEnv[SQLExport]):
         """
         if untouched is None or untouched.problem or len(calls) != 1 or calls[0].name != "submit":
             return None
-        value = calls[0].arguments.get("answer_query", "")
-        answer, problem = checked_answer(value if isinstance(value, str) else "")
+        answer, problem = checked_answer(_answer_of(calls[0]))
         return untouched.model_copy(update={"answer_query": answer, "answer_problem": problem})
 
     def perturbed_calls(self, task: gym.Task) -> list[gym.ToolCall]:
@@ -370,7 +369,7 @@ class SQLEnv(gym.ContainerEnv[SQLExport]):
 
     def export(self, task: gym.Task, sandbox: gym.sandbox.Sandbox) -> SQLExport:
         """Freeze the agent's database, count and dump it, with the submitted answer query."""
-        return export_state(sandbox, TaskSpec.of(task).kind, self._answer())
+        return export_state(sandbox, TaskSpec.of(task).kind, _answer_of(self.final_call))
 
     def grade(
         self, task: gym.Task, final_state: SQLExport, trajectory: Sequence[gym.StepRecord]
@@ -378,6 +377,8 @@ class SQLEnv(gym.ContainerEnv[SQLExport]):
         """Grade the dump and the answer in a fresh grading container."""
         return grade_sql(task, final_state, self.image_digest, sandboxes=self.sandboxes)
 
-    def _answer(self) -> str:
-        value = self.final_call.arguments.get("answer_query", "") if self.final_call else ""
-        return value if isinstance(value, str) else ""
+
+def _answer_of(final: gym.ToolCall | None) -> str:
+    """The answer query a ``submit`` call gave ("" when none, or when it is not text)."""
+    value = final.arguments.get("answer_query", "") if final else ""
+    return value if isinstance(value, str) else ""

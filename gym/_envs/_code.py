@@ -190,10 +190,14 @@ class CodeEnv(ContainerEnv[Export]):
         path the task allows and within the size the tool takes. None for any other
         script: it is played.
         """
-        *writes, last = calls or [ToolCall(name="bash", arguments={})]
-        if last.name != "submit" or any(c.name != "write_file" for c in writes):
+        if not calls or calls[-1].name != "submit":
             return None
-        files = {str(c.arguments["path"]): str(c.arguments["content"]).encode() for c in writes}
+        files: dict[str, bytes] = {}
+        for call in calls[:-1]:
+            rel, text = call.arguments.get("path"), call.arguments.get("content")
+            if call.name != "write_file" or not isinstance(rel, str) or not isinstance(text, str):
+                return None
+            files[rel] = text.encode()
         plain = all(
             rel == posixpath.normpath(rel)
             and not rel.startswith(("/", ".."))

@@ -246,10 +246,11 @@ def _play_panel(
     panel = env.panel_calls(task)
     exempt = panel_exemptions(task)
     check.exempt = {name: why for name, why in exempt.items() if name in panel}
+    untouched = _untouched(env, noop)
     for name, calls in panel.items():
-        outcome, why = _panel_outcome(env_id, env, task, calls, noop, sandboxes)
-        if outcome == "infra_error":  # once more: a transient fault of ours
-            outcome, why = _panel_outcome(env_id, env, task, calls, None, sandboxes)
+        outcome, why = _panel_outcome(env_id, env, task, calls, noop, untouched, sandboxes)
+        if outcome == "infra_error":  # once more, nothing of noop's reused: a fault of ours
+            outcome, why = _panel_outcome(env_id, env, task, calls, None, None, sandboxes)
         check.panel[name] = outcome
         if outcome == "infra_error":
             check.problems.append(
@@ -270,6 +271,7 @@ def _panel_outcome(
     task: Task,
     calls: list[ToolCall],
     noop: EpisodeResult | None,
+    untouched: BaseModel | None,
     sandboxes: SandboxProvider | None,
 ) -> tuple[str, str]:
     """One panel policy's outcome and why (its first 300 characters).
@@ -282,7 +284,7 @@ def _panel_outcome(
     bare = [ToolCall(name="submit", arguments={})]
     if noop is not None and [c.model_copy(update={"id": None}) for c in calls] == bare:
         result = noop
-    elif (state := env.scripted_state(task, calls, _untouched(env, noop))) is not None:
+    elif (state := env.scripted_state(task, calls, untouched)) is not None:
         verdict = env.regrade(task.id, state)
         return verdict.outcome, verdict.reason[:300]
     else:
