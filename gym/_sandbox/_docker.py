@@ -211,6 +211,13 @@ class DockerSandbox(Sandbox):
         """Whether `close` was called."""
         return self._closed
 
+    def link_lost(self) -> bool:
+        """Whether the container is known gone, without asking the engine.
+
+        Its link (the attached input it lives by) was closed at the engine's end.
+        """
+        return self._link is not None and self._link.ended_by_peer()
+
     def close(self) -> None:
         """Remove the container; safe to call more than once."""
         with self._lock:

@@ -114,7 +114,8 @@ class OncePool(_Pool[Started]):
         return start_once(self.config, self.argv, run="pool", urgent=False, gate=self.pools.gate)
 
     def _alive(self, item: Started) -> bool:
-        return True  # a dead one shows as an empty stream: one_shot reports it
+        # a spare writes nothing before its input: a readable end is a container gone
+        return not item.sock.ended_by_peer()
 
     def _drop(self, item: Started) -> None:
         item.sock.close()

@@ -374,7 +374,9 @@ class SandboxPool(_Pool[DockerSandbox]):
         return _prepare(box, False)
 
     def _alive(self, item: DockerSandbox) -> bool:
-        return item.shell.alive
+        # a spare's container can end while it waits (killed, the engine's OOM killer, a
+        # `docker rm`); its shell's socket says so only when read, its link at once
+        return item.shell.alive and not item.link_lost()
 
     def _drop(self, item: DockerSandbox) -> None:
         discard(item)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import select
 import socket
 import struct
 import threading
@@ -131,6 +132,23 @@ class ExecSocket:
     def sendall(self, data: bytes) -> None:
         """Send all of data."""
         self._sock.sendall(data)
+
+    def ended_by_peer(self) -> bool:
+        """Whether the engine closed this connection (its container is gone).
+
+        Nothing is read and nothing waited for: a readable socket whose next byte is the end.
+        """
+        if self._pending:
+            return False
+        try:
+            readable, _, _ = select.select([self._sock], [], [], 0)
+            if not readable:
+                return False
+            return self._sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except (BlockingIOError, InterruptedError):
+            return False
+        except (OSError, ValueError):  # closed here, or reset by the engine
+            return True
 
     def shutdown_write(self) -> None:
         """Close the writing half (the command sees end of input)."""

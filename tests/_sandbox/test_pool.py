@@ -42,6 +42,22 @@ def test_each_acquire_is_a_fresh_container(small_config):
         pool.close()
 
 
+def test_a_spare_whose_container_ended_while_waiting_is_not_handed_out(small_config):
+    pool = SandboxPool(small_config, size=1, run="pytest")
+    try:
+        assert wait_for(lambda: len(pool._ready) == 1)
+        dead = pool._ready[0]
+        dead.container.kill()  # as the engine's OOM killer or a `docker rm -f` would
+        assert wait_for(dead.link_lost, seconds=10)
+        box = pool.acquire()
+        assert box.container.id != dead.container.id
+        assert box.run("echo ready").stdout == "ready\n"
+        assert pool.pools.counts.snapshot().get("agent.spare_dead") == 1
+        box.close()
+    finally:
+        pool.close()
+
+
 def test_resize_and_close_remove_ready_sandboxes(small_config):
     pool = SandboxPool(small_config, size=2, run="pytest")
     assert wait_for(lambda: len(pool._ready) == 2)
