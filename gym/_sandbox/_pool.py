@@ -39,7 +39,7 @@ import weakref
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
-from gym._core._errors import GymError
+from gym._core._errors import GymError, SandboxUnavailable
 from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._docker import DockerSandbox
@@ -388,7 +388,12 @@ class SandboxPool(_Pool[DockerSandbox]):
 def _prepare(sandbox: DockerSandbox, urgent: bool) -> DockerSandbox:
     try:
         sandbox.shell.start(urgent=urgent)
-        sandbox.run("true", timeout=30)
+        ready = sandbox.run("true", timeout=30)
+        if not ready.ok:  # timed out (its processes were killed) or the shell is broken
+            raise SandboxUnavailable(
+                f"container {sandbox.container.id[:12]} did not run `true` in its shell "
+                f"(exit {ready.exit_code}, timed out: {ready.timed_out})"
+            )
     except BaseException:
         sandbox.close()
         raise
