@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import secrets
 import shutil
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -15,7 +18,7 @@ import pytest
 import gym
 from gym import InfraError, OraclePolicy, run_episode
 from gym._grading import _checks as code_grading
-from gym._sandbox import client, list_boxgym, owner_label
+from gym._sandbox import client, list_boxgym
 
 pytestmark = pytest.mark.docker
 
@@ -32,17 +35,30 @@ def test_a_crashing_grader_is_an_infra_error(engine, monkeypatch):
     assert "runner crashed" in result.verdict.reason
 
 
-def test_a_grading_container_that_dies_is_an_infra_error(engine, monkeypatch):
-    monkeypatch.setattr(code_grading, "_BOOT", "import time; time.sleep(30)\n" + code_grading._BOOT)
-    stop = threading.Event()
+DYING_GRADER = """
+import json, sys, gymnasium
+from gym import OraclePolicy, run_episode
+from gym._grading import _checks as code_grading
+code_grading._BOOT = "import time; time.sleep(30)\\n" + code_grading._BOOT
+result = run_episode(gymnasium.make("boxgym/PyRepo-v0"), OraclePolicy(), task_id=sys.argv[1])
+print(json.dumps({"outcome": result.outcome, "reward": result.reward,
+                  "reason": result.verdict.reason if result.verdict else ""}), flush=True)
+"""
+"""An episode whose grading waits 30 s before it reads anything, run in a process of its own:
+the killer below kills that process's grading containers only (this one's warm pools hold
+spares that other tests of this process take later)."""
 
-    mine = owner_label()
+
+def test_a_grading_container_that_dies_is_an_infra_error(engine):
+    proc = subprocess.Popen(
+        [sys.executable, "-c", DYING_GRADER, TASK], stdout=subprocess.PIPE, text=True
+    )
 
     def kill_grading_containers():  # the engine kills the grading container mid-run
-        while not stop.is_set():  # only this process's: the engine is shared
+        while proc.poll() is None:  # only the episode's process's: the engine is shared
             for c in list_boxgym():
-                ours = c.labels.get("boxgym.owner") == mine
-                if ours and c.labels.get("boxgym.role") == "grader" and c.state == "running":
+                theirs = c.labels.get("boxgym.owner", "").split(":")[1:2] == [str(proc.pid)]
+                if theirs and c.labels.get("boxgym.role") == "grader" and c.state == "running":
                     with contextlib.suppress(Exception):
                         client().api.kill(c.id)
             time.sleep(0.2)
@@ -50,11 +66,14 @@ def test_a_grading_container_that_dies_is_an_infra_error(engine, monkeypatch):
     killer = threading.Thread(target=kill_grading_containers, daemon=True)
     killer.start()
     try:
-        result = run_episode(gymnasium.make("boxgym/PyRepo-v0"), OraclePolicy(), task_id=TASK)
+        out, _ = proc.communicate(timeout=180)
     finally:
-        stop.set()
-    assert result.outcome == "infra_error" and result.reward is None
-    assert "ended without a report" in result.verdict.reason
+        proc.kill()
+        killer.join()
+    assert proc.returncode == 0, out
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["outcome"] == "infra_error" and result["reward"] is None
+    assert "ended without a report" in result["reason"]
 
 
 def test_infra_error_raises_from_step_instead_of_returning_a_reward(engine, monkeypatch):
