@@ -211,12 +211,14 @@ class DockerSandbox(Sandbox):
         """Whether `close` was called."""
         return self._closed
 
-    def link_lost(self) -> bool:
-        """Whether the container is known gone, without asking the engine.
+    def known_gone(self) -> bool:
+        """Whether the container is known to have ended, without asking the engine.
 
-        Its link (the attached input it lives by) was closed at the engine's end.
+        The engine ends its shell's exec stream as the shell dies, and a link with output
+        attached (a keeper's) as the container ends; a link of input only (a container
+        without a keeper) stays open until this side closes it.
         """
-        return self._link is not None and self._link.ended_by_peer()
+        return self.shell.ended_by_peer() or (self._link is not None and self._link.ended_by_peer())
 
     def close(self) -> None:
         """Remove the container; safe to call more than once."""

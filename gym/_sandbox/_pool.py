@@ -374,9 +374,9 @@ class SandboxPool(_Pool[DockerSandbox]):
         return _prepare(box, False)
 
     def _alive(self, item: DockerSandbox) -> bool:
-        # a spare's container can end while it waits (killed, the engine's OOM killer, a
-        # `docker rm`); its shell's socket says so only when read, its link at once
-        return item.shell.alive and not item.link_lost()
+        # a spare's container can end while it waits (killed, a `docker rm`, an engine
+        # restart): `alive` knows only what a read of its shell saw
+        return item.shell.alive and not item.known_gone()
 
     def _drop(self, item: DockerSandbox) -> None:
         discard(item)

@@ -142,6 +142,14 @@ class Shell:
         """Whether a session is running (as far as is known without a round trip)."""
         return self._line is not None and not self._line.eof
 
+    def ended_by_peer(self) -> bool:
+        """Whether the engine ended the session's stream, seen without reading or waiting.
+
+        An exec's stream ends as its process dies, so a container killed under an idle
+        shell shows here at once (a keeper's session ends with the keeper's link).
+        """
+        return isinstance(self._line, ExecLine) and self._line.sock.ended_by_peer()
+
     def start(self, *, urgent: bool = True) -> None:
         """Start the bash session now (the pool does this before handing sandboxes out).
 

@@ -2,6 +2,7 @@ import time
 
 import pytest
 
+from gym._sandbox._provider import graded
 from gym.sandbox import SandboxPool
 
 pytestmark = pytest.mark.docker
@@ -42,17 +43,22 @@ def test_each_acquire_is_a_fresh_container(small_config):
         pool.close()
 
 
-def test_a_spare_whose_container_ended_while_waiting_is_not_handed_out(small_config):
-    pool = SandboxPool(small_config, size=1, run="pytest")
+@pytest.mark.parametrize("role", ["agent", "grader"])
+def test_a_spare_whose_container_ended_while_waiting_is_not_handed_out(small_config, role):
+    # an agent's container has a keeper (its link carries output, ended with it); a
+    # grading container has none (its link is input only: its shell's stream tells)
+    config = graded(small_config) if role == "grader" else small_config
+    pool = SandboxPool(config, size=1, run="pytest", role=role)
     try:
         assert wait_for(lambda: len(pool._ready) == 1)
         dead = pool._ready[0]
-        dead.container.kill()  # as the engine's OOM killer or a `docker rm -f` would
-        assert wait_for(dead.link_lost, seconds=10)
+        assert (dead.keeper is None) == (role == "grader")
+        dead.container.kill()  # as a `docker kill` or an engine restart would
+        assert wait_for(dead.known_gone, seconds=5)
         box = pool.acquire()
         assert box.container.id != dead.container.id
         assert box.run("echo ready").stdout == "ready\n"
-        assert pool.pools.counts.snapshot().get("agent.spare_dead") == 1
+        assert pool.pools.counts.snapshot().get(f"{role}.spare_dead") == 1
         box.close()
     finally:
         pool.close()
