@@ -141,8 +141,9 @@ class ExecSocket:
         if self._pending:
             return False
         try:
-            readable, _, _ = select.select([self._sock], [], [], 0)
-            if not readable:
+            waiting = select.poll()  # not select(): a descriptor past 1023 is refused there
+            waiting.register(self._sock, select.POLLIN)
+            if not waiting.poll(0):
                 return False
             return self._sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
         except (BlockingIOError, InterruptedError):
