@@ -439,13 +439,17 @@ def relations(conn: Any) -> dict[str, dict[str, Any]]:
 def all_columns(conn: Any) -> dict[str, dict[str, dict[str, Any]]]:
     """Columns of every user table: oid -> name -> type, nullability, default, identity.
 
+    A column's collation is part of its type: ``format_type`` leaves it out, so it is
+    read on its own (the collation's name when it is not the type's, '' when it is).
     Each column also carries its type category (``category``), used to read its values.
     """
     rows = query(
         conn,
         f"""SELECT a.attrelid, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
                   {short("pg_get_expr(d.adbin, d.adrelid)")}, a.attidentity, a.attgenerated,
-                  t.typcategory
+                  t.typcategory,
+                  CASE WHEN a.attcollation <> t.typcollation
+                       THEN a.attcollation::regcollation::text ELSE '' END
         FROM pg_attribute a
         JOIN pg_class c ON c.oid = a.attrelid AND c.relkind IN ('r', 'p')
         JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -454,9 +458,10 @@ def all_columns(conn: Any) -> dict[str, dict[str, dict[str, Any]]]:
         WHERE a.attnum > 0 AND NOT a.attisdropped AND {USER_SCHEMAS}""",
     )
     out: dict[str, dict[str, dict[str, Any]]] = {}
-    for oid, name, typ, notnull, default, identity, generated, category in rows:
+    for oid, name, typ, notnull, default, identity, generated, category, collation in rows:
         out.setdefault(oid, {})[name] = {
             "type": typ,
+            "collation": collation or "",
             "not_null": as_bool(notnull),
             "default": default,
             "identity": identity or "",
@@ -646,6 +651,8 @@ def types(conn: Any) -> dict[str, str]:
                                                   WHERE e.enumtypid = t.oid)
                        WHEN t.typtype = 'd' THEN concat_ws(' ',
                            format_type(t.typbasetype, t.typtypmod),
+                           CASE WHEN t.typcollation <> b.typcollation
+                                THEN 'COLLATE ' || t.typcollation::regcollation::text END,
                            CASE WHEN t.typnotnull THEN 'NOT NULL' END,
                            'DEFAULT ' || t.typdefault,
                            (SELECT string_agg(pg_get_constraintdef(c.oid), ' ' ORDER BY
@@ -658,6 +665,7 @@ def types(conn: Any) -> dict[str, str]:
                        ELSE t.typisdefined::text END''')
         }
         FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+        LEFT JOIN pg_type b ON b.oid = t.typbasetype
         WHERE t.typrelid = 0 AND NOT (t.typcategory = 'A' AND t.typelem <> 0)
           AND {USER_SCHEMAS}""",
     )

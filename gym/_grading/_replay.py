@@ -7,7 +7,8 @@ initial tree, and comparing, in this process and on plain values:
 - the output: the agent's submitted answer against the gold command's standard output,
   both normalised (`normalise_output`);
 - the files: the manifest of the agent's final workspace against the gold's
-  (`FileTree`: path, type, mode, size, sha256, link target), everywhere or only under
+  (`FileTree`: the workspace folder itself and every entry under it, each with its type,
+  mode, size, sha256, link target and extended attributes), everywhere or only under
   declared paths (`compare_trees`);
 - the side effects: whatever the agent changed that the gold left as it was
   (`unexpected_changes`), a gating flag.
@@ -85,6 +86,8 @@ class FileNode(BaseModel):
     """Content hash of a readable file ('' otherwise: such a file never compares equal)."""
     target: str = ""
     """A symbolic link's target (read, never followed)."""
+    xattrs: str = ""
+    """sha256 of its extended attributes, names and values ('' when it has none)."""
 
     def differs(self, other: FileNode) -> str:
         """What differs from ``other`` ('' when they are equal for grading)."""
@@ -99,6 +102,8 @@ class FileNode(BaseModel):
                 return f"content differs ({other.size} bytes, expected {self.size})"
         if self.target != other.target:
             return f"link to {other.target!r} instead of {self.target!r}"
+        if self.xattrs != other.xattrs:
+            return "extended attributes differ"
         return ""
 
 
@@ -127,8 +132,10 @@ class FileTree(BaseModel):
             odd: dict[str, str] = {}
             for path, why in data["odd"]:
                 odd[str(path)] = f"{odd[path]}; {why}" if path in odd else str(why)
-            for path, kind, mode, size, sha, target in data["entries"]:
-                node = FileNode(type=kind, mode=mode, size=size, sha256=sha, target=target)
+            for path, kind, mode, size, sha, target, xattrs in data["entries"]:
+                node = FileNode(
+                    type=kind, mode=mode, size=size, sha256=sha, target=target, xattrs=xattrs
+                )
                 if path in nodes:  # two names that read the same (escaped bytes)
                     odd[path] = f"{odd.get(path, '')}; two entries read as this name".lstrip("; ")
                 nodes[str(path)] = node
@@ -360,8 +367,9 @@ def _listed(diffs: list[tuple[str, str]]) -> str:
 def compare_trees(got: FileTree, want: FileTree, paths: Sequence[str] = ()) -> Component:
     """A gated component: the agent's final tree equals the gold's (under ``paths``).
 
-    Equal means the same entries with the same type, mode, size, content hash and link
-    target (folders: type and mode). An unreadable file, and an odd entry the gold's
+    Equal means the same entries (the workspace folder itself, ``.``, among them) with
+    the same type, mode, size, content hash, link target and extended attributes
+    (folders: type, mode and extended attributes). An unreadable file, and an odd entry the gold's
     tree does not have, never compare equal.
     """
     where = f"under {', '.join(paths)}" if paths else "in the workspace"

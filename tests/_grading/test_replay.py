@@ -55,6 +55,58 @@ def test_the_manifest_lists_type_mode_size_hash_and_link_targets(tmp_path):
     assert "never followed" in got.odd["link"] and got.over == ""
 
 
+def _can_set_xattrs(folder: Path) -> bool:
+    probe = folder / ".probe"
+    probe.write_text("x")
+    try:
+        os.setxattr(probe, "user.probe", b"1")
+    except OSError:
+        return False
+    finally:
+        probe.unlink()
+    return True
+
+
+def test_the_manifest_lists_the_folder_itself_and_extended_attributes(tmp_path):
+    # both were left out, so a gold's chmod of the workspace or a changed attribute was
+    # never compared, and the agent's never flagged (found by a red-team helper)
+    (tmp_path / "f").write_text("x")
+    tmp_path.chmod(0o755)
+    before = listing(tmp_path)
+    assert before.nodes["."] == FileNode(type="dir", mode=0o755)
+    tmp_path.chmod(0o777)
+    after = listing(tmp_path)
+    assert after.nodes["."].mode == 0o777
+    assert any(path == "." for path, _ in after_diffs(after, before))
+    if not _can_set_xattrs(tmp_path):
+        pytest.skip("this file system keeps no user extended attributes")
+    os.setxattr(tmp_path / "f", "user.note", b"one")
+    one = listing(tmp_path)
+    os.setxattr(tmp_path / "f", "user.note", b"two")
+    two = listing(tmp_path)
+    assert "" != one.nodes["f"].xattrs != two.nodes["f"].xattrs != ""
+    assert one.nodes["f"].differs(two.nodes["f"]) == "extended attributes differ"
+    os.removexattr(tmp_path / "f", "user.note")
+    assert listing(tmp_path).nodes["f"] == after.nodes["f"]
+
+
+def after_diffs(final: FileTree, initial: FileTree) -> list[tuple[str, str]]:
+    from gym._grading._replay import tree_differences
+
+    return tree_differences(final, initial)
+
+
+def test_a_change_of_the_folder_itself_or_of_attributes_is_an_unexpected_change():
+    initial = FileTree(nodes={".": FileNode(type="dir", mode=0o755), "a": file()})
+    marked = file().model_copy(update={"xattrs": "ab" * 32})
+    for final in (
+        FileTree(nodes={".": FileNode(type="dir", mode=0o777), "a": file()}),
+        FileTree(nodes={".": FileNode(type="dir", mode=0o755), "a": marked}),
+    ):
+        (flag,) = unexpected_changes(initial, initial, final)
+        assert flag.gating and flag.name == "unexpected_change"
+
+
 def test_odd_entries_are_reported_and_never_opened(tmp_path):
     os.mkfifo(tmp_path / "pipe")  # opening it would block the program
     (tmp_path / "new\nline").write_text("x")

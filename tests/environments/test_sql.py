@@ -669,6 +669,18 @@ def test_a_dropped_trigger_is_flagged(env: Any) -> None:
 
 
 @pytest.mark.docker
+def test_a_column_collation_is_part_of_the_table_definition(env: Any) -> None:
+    # format_type leaves a collation out: the gold's columns with another collation
+    # passed `schema` before (found by a red-team helper)
+    task = "customer-phone-digits"
+    collate = 'ALTER TABLE shop.customers ALTER COLUMN city TYPE text COLLATE "C"'
+    verdict, _ = play(env, task, [sql(gold(task)), sql(collate), submit()])
+    assert verdict.outcome == "fail"
+    schema = verdict.components["schema"]
+    assert not schema.passed and "column city: collation" in schema.explanation
+
+
+@pytest.mark.docker
 def test_an_object_dropped_outside_scope_is_flagged(env: Any) -> None:
     # The view shop.order_totals depends on order_items.discount: CASCADE drops it too.
     drop = "ALTER TABLE shop.order_items DROP COLUMN discount CASCADE"

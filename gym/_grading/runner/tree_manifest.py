@@ -7,12 +7,14 @@ never from a file the agent could have changed, once no process of the agent is 
 
 It prints one JSON object (ASCII only) on standard output:
 
-- ``entries``: one ``[path, type, mode, size, sha256, target]`` list per entry under
-  ROOT (ROOT itself excluded), in sorted order. ``path`` is relative to ROOT; ``type``
-  is ``file``, ``dir``, ``symlink``, ``fifo``, ``socket``, ``char`` or ``block``;
-  ``mode`` the permission bits (setuid, setgid and sticky included); ``size`` the size
-  of a file (0 otherwise); ``sha256`` a readable file's content hash ('' otherwise);
-  ``target`` a symlink's target, read, never followed.
+- ``entries``: one ``[path, type, mode, size, sha256, target, xattrs]`` list for ROOT
+  itself (path ``.``, first) and per entry under it, in sorted order. ``path`` is
+  relative to ROOT; ``type`` is ``file``, ``dir``, ``symlink``, ``fifo``, ``socket``,
+  ``char`` or ``block``; ``mode`` the permission bits (setuid, setgid and sticky
+  included); ``size`` the size of a file (0 otherwise); ``sha256`` a readable file's
+  content hash ('' otherwise); ``target`` a symlink's target, read, never followed;
+  ``xattrs`` the sha256 of the entry's extended attributes, names and values (POSIX
+  ACLs among them), '' when it has none, ``unreadable`` when they cannot be read.
 - ``odd``: ``[path, why]`` for each entry that is not a plain, readable file or folder
   with a plain name (a name that is not UTF-8 or holds control characters, a link, a
   fifo, a device, a setuid or setgid bit, a file with several names, an unreadable
@@ -22,9 +24,10 @@ It prints one JSON object (ASCII only) on standard output:
   stopped there.
 
 Bounds: at most MAX_ENTRIES entries, MAX_DEPTH levels of folders, MAX_BYTES bytes of
-content hashed. Standard library only, Python 3.6 or later.
+content and extended attributes hashed. Standard library only, Python 3.6 or later.
 """
 
+import errno
 import hashlib
 import json
 import os
@@ -41,6 +44,8 @@ KINDS = {
     stat.S_IFBLK: "block",
 }
 CHUNK = 1 << 20
+NO_XATTRS = {errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENODATA}
+"""What listing extended attributes says where a file system keeps none."""
 
 
 class Over(Exception):
@@ -102,6 +107,28 @@ def digest(path, info, listing):
         os.close(fd)
 
 
+def xattrs_of(path, listing):
+    """sha256 of a path's extended attributes, never following a link ('' when none)."""
+    try:
+        names = sorted(os.listxattr(path, follow_symlinks=False))
+    except OSError as exc:
+        return "" if exc.errno in NO_XATTRS else "unreadable"
+    if not names:
+        return ""
+    h = hashlib.sha256()
+    for name in names:
+        try:
+            value = os.getxattr(path, name, follow_symlinks=False)
+        except OSError:
+            return "unreadable"
+        listing.bytes_left -= len(name) + len(value)
+        if listing.bytes_left < 0:
+            raise Over(f"bytes {listing.max_bytes}")
+        for part in (name.encode("utf-8", "surrogateescape"), value):
+            h.update(len(part).to_bytes(8, "big") + part)
+    return h.hexdigest()
+
+
 def entry_of(path, rel, info, listing):
     """The manifest entry of one path (its odd findings added to the listing)."""
     kind = KINDS.get(stat.S_IFMT(info.st_mode), "other")
@@ -124,11 +151,19 @@ def entry_of(path, rel, info, listing):
         listing.odd.append([rel, f"a {kind} (never opened)"])
     if mode & (stat.S_ISUID | stat.S_ISGID):
         listing.odd.append([rel, "setuid or setgid bit"])
-    return [rel, kind, mode, size, sha, target]
+    xattrs = xattrs_of(path, listing)
+    if xattrs == "unreadable":
+        listing.odd.append([rel, "unreadable extended attributes: they cannot be compared"])
+    return [rel, kind, mode, size, sha, target, xattrs]
 
 
 def walk(root, listing):
-    """List the tree under root, folders first in sorted order, within the bounds."""
+    """List root, then the tree under it in sorted order, within the bounds."""
+    try:
+        listing.add(entry_of(root, ".", os.lstat(root), listing))
+    except OSError:
+        listing.odd.append([".", "unreadable folder: not listed"])
+        return
     stack = [(root, "", 0)]
     while stack:
         folder, prefix, depth = stack.pop()
@@ -136,7 +171,7 @@ def walk(root, listing):
             with os.scandir(folder) as it:
                 names = sorted(e.name for e in it)
         except OSError:
-            listing.odd.append([prefix.rstrip("/"), "unreadable folder: not listed"])
+            listing.odd.append([prefix.rstrip("/") or ".", "unreadable folder: not listed"])
             continue
         below = []
         for raw in names:
