@@ -42,7 +42,7 @@ __all__ = [
     "EmptiedSweep",
     "ExhaustionSweep",
     "HonestSweep",
-    "IpcHoardSweep",
+    "KernelHoardSweep",
     "LiarSweep",
     "MemorySweep",
     "SignalSweep",
@@ -572,30 +572,34 @@ def {hold}(handler, key):
 
 
 @dataclass
-class IpcHoardSweep(LiarSweep):
-    """The task's unimplemented modules, filling the kernel's IPC objects, over every task.
+class KernelHoardSweep(LiarSweep):
+    """The task's unimplemented modules, filling what the kernel keeps beyond their processes.
 
     At import, each graded module (as the task hands it over, with its stubs) takes
     System V shared memory segments, touched page by page, until the container's memory
     (its cgroup's limit and use, read from the cgroup's files) is full but for 1 MiB,
     creates System V message queues and fills each until the kernel refuses, semaphore
-    sets and POSIX message queues until refused, then keeps topping all of it up from a
-    daemon thread every 3 ms. Such objects outlive the processes that made them and no
-    process limit counts them, but their pages are the container's: unbounded, the
+    sets and POSIX message queues until refused, then, in every tmpfs it may write
+    (/tmp, /dev/shm), empty files with long names, each given a 64 KiB extended
+    attribute, until refused; and keeps topping all of it up from a daemon thread every
+    3 ms. Such objects outlive the processes that made them and no process limit (nor a
+    tmpfs's size) counts them, but their memory is the container's: unbounded, the
     grading container filled until the kernel killed the checker and the code's fail
-    became ``infra_error`` (15 of 31 PyRepo tasks). Every task must end ``fail``, and
+    became ``infra_error`` (IPC: 15 of 31 PyRepo tasks; names and attributes: every code
+    environment, found by red-team helpers). Every task must end ``fail``, and
     none with a process killed at the container's memory limit: which process the kernel
     kills there is chance (the worker, whose OOM score is highest, or the checker), so
     the kill itself says the hoard was not bounded, whoever it took.
 
-    A long row over every task; ``grading.ipc_hoard[ENV]`` runs it on the first tasks of
+    A long row over every task; ``grading.kernel_hoard[ENV]`` runs it on the first tasks of
     each environment in every run.
     """
 
-    name: str = "grading.ipc_hoard_sweep"
+    name: str = "grading.kernel_hoard_sweep"
     expected: str = (
         "fail on every task, the container's memory never full"
-        " (the kernel's IPC objects are bounded: no infra_error)"
+        " (the kernel's IPC objects, a tmpfs's inodes and attributes are bounded:"
+        " no infra_error)"
     )
     long: bool = True
 
@@ -608,7 +612,7 @@ class IpcHoardSweep(LiarSweep):
 
     def prelude(self, ctx: Context) -> str:
         names = Names(random.Random(ctx.rng.getrandbits(64)))
-        scope, fill, loop, read = (names.ident() for _ in range(4))
+        scope, fill, loop, read, files = (names.ident() for _ in range(5))
         body = f"""
 import ctypes, os, threading, time
 libc = ctypes.CDLL(None, use_errno=True)
@@ -677,6 +681,19 @@ def {fill}(margin):
             if posix.mq_send(queue, text, 8192, 0) != 0:
                 break
         os.close(queue)
+    {files}()
+def {files}():
+    for top in ("/tmp", "/dev/shm"):
+        for _ in range(100000):
+            path = f"{{top}}/{{os.getpid()}}-{{os.urandom(6).hex()}}" + "n" * 200
+            try:
+                open(path, "w").close()
+            except OSError:
+                break
+            try:
+                os.setxattr(path, "user.a", bytes(65000))
+            except OSError:
+                pass
 def {loop}():
     while True:
         try:
@@ -1028,7 +1045,7 @@ register(
             MemorySweep,
             ExhaustionSweep,
             StallSweep,
-            IpcHoardSweep,
+            KernelHoardSweep,
         )
         for env in CODE_ENVS
     ),
@@ -1049,8 +1066,8 @@ register(
         for env in CODE_ENVS
     ),
     *(
-        IpcHoardSweep(
-            name=f"grading.ipc_hoard[{env.split('/')[-1]}]", envs=(env,), limit=3, long=False
+        KernelHoardSweep(
+            name=f"grading.kernel_hoard[{env.split('/')[-1]}]", envs=(env,), limit=3, long=False
         )
         for env in CODE_ENVS
     ),

@@ -39,6 +39,13 @@ memory: unbounded (a private namespace allows exabytes), code under test filled 
 grading container until the kernel killed the checker (`infra_error`). Shared memory
 gets what /dev/shm gets (64 MiB in all), queues and semaphores about 1 MiB each."""
 _TMPFS_OPT = re.compile(r"^[a-z0-9_]+(=[A-Za-z0-9_.]+)?(,[a-z0-9_]+(=[A-Za-z0-9_.]+)?)*$")
+_TMPFS_SIZE = re.compile(r"(?:^|,)size=([0-9]+)([kmgtpe]?)(?:,|$)", re.IGNORECASE)
+_BYTES_PER_INODE = 16 << 10
+"""A tmpfs's size per inode it may hold, where its options set no ``nr_inodes``."""
+_MIN_INODES = 1024
+_SHM = "/dev/shm"
+_SHM_TMPFS = "size=64m,nr_inodes=4096,mode=1777"
+"""/dev/shm as the engine makes it for a private IPC namespace (64 MiB), inodes bounded."""
 
 
 class SandboxConfig(BaseModel):
@@ -155,6 +162,26 @@ class SandboxConfig(BaseModel):
         """The numeric uid of ``exec_user``."""
         return int(self.exec_user.split(":")[0])
 
+    def mounts(self) -> dict[str, str]:
+        """The container's tmpfs mounts: ``tmpfs``, each with a bound on its inodes.
+
+        A tmpfs's size caps the bytes of its files, not what the kernel keeps for it:
+        an inode and a name per file, folder or link, and extended attributes, whose
+        space is charged to the inodes' budget (``nr_inodes``, 1 KiB of attributes per
+        inode). That memory is the container's and outlives the processes that made it;
+        unbounded (the default is half the host's pages), code under test filled its
+        grading container with empty files and 64 KiB attributes until the kernel killed
+        the checker (`infra_error`). Every mount gets one inode per 16 KiB of its size
+        (at least 1,024) unless its options set ``nr_inodes``, and /dev/shm, which the
+        engine would make unbounded, is mounted the same way (64 MiB, 4,096 inodes).
+        Under gVisor the mounts are its own kernel's and are left as given.
+        """
+        if self.runtime == "runsc":
+            return dict(self.tmpfs)
+        mounts = {path: _inodes_bounded(opts) for path, opts in self.tmpfs.items()}
+        mounts.setdefault(_SHM, _SHM_TMPFS)
+        return mounts
+
     def create_kwargs(self, labels: dict[str, str], command: list[str]) -> dict[str, Any]:
         """Keyword arguments for ``docker.containers.create`` with every hardening set.
 
@@ -176,7 +203,7 @@ class SandboxConfig(BaseModel):
             "memswap_limit": f"{self.memory_mb}m",
             "nano_cpus": int(self.cpus * 1e9),
             "read_only": self.read_only,
-            "tmpfs": dict(self.tmpfs),
+            "tmpfs": self.mounts(),
             "environment": dict(self.env),
             "labels": labels,
             "stop_signal": "SIGKILL",
@@ -195,3 +222,13 @@ class SandboxConfig(BaseModel):
         else:  # gVisor keeps IPC in its own kernel; these sysctls are runc's namespace's
             kwargs["sysctls"] = dict(_IPC_SYSCTLS)
         return kwargs
+
+
+def _inodes_bounded(opts: str) -> str:
+    """Mount options with ``nr_inodes`` set from the size (see `SandboxConfig.mounts`)."""
+    found = _TMPFS_SIZE.search(opts)
+    if "nr_inodes=" in opts or found is None:
+        return opts
+    number, unit = found.groups()
+    size = int(number) << (10 * (" kmgtpe".index(unit.lower() or " ")))
+    return f"{opts},nr_inodes={max(_MIN_INODES, size // _BYTES_PER_INODE)}"

@@ -19,7 +19,7 @@ from gym._redteam._sweep import (
     EmptiedSweep,
     ExhaustionSweep,
     HonestSweep,
-    IpcHoardSweep,
+    KernelHoardSweep,
     LiarSweep,
     MemorySweep,
     SignalSweep,
@@ -94,11 +94,11 @@ def test_the_honest_rewrite_wraps_the_entry_or_every_module_and_still_compiles()
             assert "ThreadPoolExecutor(64" in text
 
 
-def test_the_ipc_hoard_row_takes_a_kill_at_the_container_limit_as_its_breach():
+def test_the_kernel_hoard_row_takes_a_kill_at_the_container_limit_as_its_breach():
     """Which process the kernel kills at a full container is chance: the kill is the sign."""
     from gym._core._models import Flag
 
-    held = IpcHoardSweep().held
+    held = KernelHoardSweep().held
     fail = Verdict(outcome="fail", reward=0.0, reason="failed: hidden_tests")
     killed = fail.model_copy(
         update={

@@ -50,19 +50,21 @@ def test_a_weakened_sandbox_makes_its_row_fail(engine, switch, row, sign):
 
 
 @pytest.mark.redteam
-def test_unbounded_ipc_objects_fill_every_grading_container_to_its_limit(engine):
-    """Without the IPC sysctls the hoard of System V objects fills each grading container
-    to its memory limit, and the kernel kills a process there on every task. Which one is
-    chance (the checker on 15 of 31 PyRepo tasks: ``infra_error``; else the worker, the
-    code's fail), so the row takes the kill itself as the breach: each task must show it.
+@pytest.mark.parametrize("switch", [weaken.ipc_unbounded, weaken.inodes_unbounded])
+def test_unbounded_kernel_objects_fill_every_grading_container_to_its_limit(engine, switch):
+    """Without the IPC sysctls (System V objects), or without a bound on each tmpfs's
+    inodes (names and extended attributes), the hoard fills each grading container to its
+    memory limit, and the kernel kills a process there on every task. Which one is chance
+    (the checker on 15 of 31 PyRepo tasks: ``infra_error``; else the worker, the code's
+    fail), so the row takes the kill itself as the breach: each task must show it.
     """
     import gymnasium
 
     from gym._envs._env import env_of
 
     env = "boxgym/PyRepo-v0"
-    with weaken.ipc_unbounded():
-        (found,) = only("grading.ipc_hoard[PyRepo-v0]", env)
+    with switch():
+        (found,) = only("grading.kernel_hoard[PyRepo-v0]", env)
     assert found.held is False, found
     for task in env_of(gymnasium.make(env)).tasks[:3]:  # a fail listed had the kill
         listed = (f"{task.id} {outcome} (" for outcome in ("fail", "infra_error"))

@@ -97,6 +97,20 @@ def ipc_unbounded() -> Iterator[None]:
         default_sandboxes().resize(1)
 
 
+@contextlib.contextmanager
+def inodes_unbounded() -> Iterator[None]:
+    """Containers (grading ones too) with their tmpfs mounts as given and the engine's
+    /dev/shm: no bound on their inodes, so none on the names and extended attributes the
+    kernel keeps for them."""
+    default_sandboxes().resize(0)  # no container started ahead may serve the test
+    try:
+        with mock.patch.object(_config.SandboxConfig, "mounts", lambda self: dict(self.tmpfs)):
+            yield
+    finally:
+        default_sandboxes().resize(0)
+        default_sandboxes().resize(1)
+
+
 def host_pids() -> contextlib.AbstractContextManager[None]:
     """Agent containers in the host's process namespace."""
     return agent_containers(lambda kw: kw.update(pid_mode="host"))

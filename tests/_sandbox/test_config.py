@@ -60,3 +60,20 @@ def test_the_runtime_comes_from_the_environment_and_must_be_a_name(monkeypatch):
     assert kwargs["ulimits"] == [{"name": "nproc", "soft": 16, "hard": 16}]
     with pytest.raises(UnsafeConfig, match="runtime"):
         SandboxConfig(image="img", runtime="runsc --debug")
+
+
+def test_every_tmpfs_and_dev_shm_get_a_bound_on_their_inodes():
+    config = SandboxConfig(
+        image="x", tmpfs={"/a": "size=256m,mode=1777", "/b": "size=1m", "/c": "size=8m,nr_inodes=9"}
+    )
+    mounts = config.create_kwargs({}, ["true"])["tmpfs"]
+    assert mounts["/a"] == "size=256m,mode=1777,nr_inodes=16384"  # one per 16 KiB
+    assert mounts["/b"] == "size=1m,nr_inodes=1024"  # at least 1,024
+    assert mounts["/c"] == "size=8m,nr_inodes=9"  # a bound given is kept
+    assert mounts["/dev/shm"] == "size=64m,nr_inodes=4096,mode=1777"
+    assert config.tmpfs["/a"] == "size=256m,mode=1777"  # the settings themselves unchanged
+
+
+def test_under_gvisor_the_mounts_are_left_as_given():
+    config = SandboxConfig(image="x", runtime="runsc", tmpfs={"/a": "size=1m"})
+    assert config.create_kwargs({}, ["true"])["tmpfs"] == {"/a": "size=1m"}

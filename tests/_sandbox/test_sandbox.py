@@ -142,6 +142,42 @@ def test_system_v_shared_memory_outliving_its_processes_is_bounded(sandbox):
     assert sandbox.run("echo alive").stdout == "alive\n"
 
 
+_NAMES = """
+import os, sys
+made = attributes = 0
+for top in ("/tmp", "/dev/shm"):
+    for i in range(100000):
+        path = f"{top}/{i:06d}" + "n" * 240
+        try:
+            open(path, "w").close()
+            made += 1
+            os.setxattr(path, "user.a", bytes(65000))
+            attributes += 65000
+        except OSError:
+            if not os.path.exists(path):
+                break
+print(made, attributes >> 20)
+"""
+
+
+def test_names_and_attributes_outliving_their_processes_are_bounded(sandbox):
+    """A tmpfs's size caps its files' bytes, not the inodes, names and extended attributes
+    the kernel keeps for them, which are the container's memory too and outlive their
+    processes: empty files with 64 KiB attributes filled a grading container until the
+    kernel killed the checker (found by a red-team helper). Each mount's inodes are
+    bounded, and attributes are charged to them (1 KiB each)."""
+    hoard = sandbox.run(f"python3 -c '{_NAMES}'", timeout=60)
+    assert hoard.exit_code == 0 and not hoard.oom_killed, f"the hoard filled the memory: {hoard}"
+    made, mib = map(int, hoard.stdout.split())
+    inodes = {
+        path: sandbox.run(f"df --output=itotal {path} | tail -1").stdout
+        for path in ("/tmp", "/dev/shm")
+    }
+    assert 0 < made <= sum(int(n) for n in inodes.values())
+    assert 0 < mib <= sum(int(n) for n in inodes.values()) >> 10
+    assert sandbox.run("echo alive").stdout == "alive\n"
+
+
 def test_orphans_of_the_agent_leave_no_zombies_to_fill_the_pids_limit(sandbox):
     """The main process is the container's init (no engine init: a shared host file). It
     must reap the agent's orphans: 90 of them would fill this sandbox's limit of 64."""
