@@ -479,6 +479,7 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
             reply=reply_of(calls),
             values=values_of(calls),
             audit=export.audit,
+            gold=gold.actions,
         )
         components = {"state": state_component(export, expected), "answer": answer}
         return gym.grading.compose(components, flags, grader=GRADER, version=GRADER_VERSION)

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 import gym
-from environments.support._api import target_of
+from environments.support._api import request_for, target_of
 
 __all__ = [
     "TYPES",
@@ -240,21 +240,63 @@ def values_of(calls: Sequence[gym.ToolCall]) -> Mapping[str, Any]:
     return {}
 
 
-def _seen(reads: set[tuple[str, str]], sources: Sequence[str]) -> bool:
+CLAIMS: Mapping[str, tuple[str, ...]] = {"verify_identity": ("email", "zip_code")}
+"""Actions whose reply judges a claim made in their arguments, not the customer's records.
+
+A reply to such a request shows the customer's answer only when it carried the
+customer's claim (the gold's arguments): with invented details ``verify_identity``
+answers "does not match" for anyone, and a task whose answer is "not verified" passed
+without the customer's details ever being checked (found by a red-team helper)."""
+
+Read = tuple[str, str, tuple[str, ...] | None]
+"""A successful request: its action, target id and claim (`CLAIMS`; () for the rest)."""
+
+
+def _claim(action: str, arguments: Any) -> tuple[str, ...] | None:
+    """The claim a request carried, as the service compares it (None: not readable)."""
+    names = CLAIMS.get(action, ())
+    if not isinstance(arguments, Mapping):
+        return None if names else ()
+    said = [arguments.get(name) for name in names]
+    texts = [value for value in said if isinstance(value, str)]
+    if len(texts) != len(said):
+        return None
+    return tuple(" ".join(text.split()).casefold() for text in texts)
+
+
+def gold_claims(actions: Sequence[gym.ToolCall]) -> dict[tuple[str, str], tuple[str, ...]]:
+    """(action, target id) -> the claim of each of the gold's requests that carries one."""
+    claims = {}
+    for call in actions:
+        if call.name in CLAIMS:
+            _, path, body = request_for(call.name, call.arguments)
+            claim = _claim(call.name, body)
+            if claim is not None:
+                claims[(call.name, target_of(path))] = claim
+    return claims
+
+
+def _seen(
+    reads: set[Read], sources: Sequence[str], claims: Mapping[tuple[str, str], tuple[str, ...]]
+) -> bool:
     for source in sources:
         action, _, target = source.partition(" ")
-        if (action, target.strip().upper()) in reads:
+        key = (action, target.strip().upper())
+        want = claims.get(key) if action in CLAIMS else ()
+        if want is not None and (*key, want) in reads:
             return True
     return False
 
 
-def successful_reads(audit: Sequence[Mapping[str, Any]]) -> set[tuple[str, str]]:
-    """The (action, target id) of every successful request in an audit log."""
-    reads = set()
+def successful_reads(audit: Sequence[Mapping[str, Any]]) -> set[Read]:
+    """The (action, target id, claim) of every successful request in an audit log."""
+    reads: set[Read] = set()
     for entry in audit:
-        if entry.get("ok") is True and isinstance(entry.get("action"), str):
+        action = entry.get("action")
+        if entry.get("ok") is True and isinstance(action, str):
             path = entry.get("path")
-            reads.add((entry["action"], target_of(path if isinstance(path, str) else "")))
+            target = target_of(path if isinstance(path, str) else "")
+            reads.add((action, target, _claim(action, entry.get("body"))))
     return reads
 
 
@@ -265,13 +307,17 @@ def answer_component(
     reply: str,
     values: Mapping[str, Any],
     audit: Sequence[Mapping[str, Any]],
+    gold: Sequence[gym.ToolCall] = (),
 ) -> gym.Component:
     """A gated component: a reply was sent, and every asked value is right and was seen.
 
-    Only the asked names are read from ``values``; other names are ignored.
+    Only the asked names are read from ``values``; other names are ignored. ``gold`` is
+    the gold's actions: a source that judges a claim (`CLAIMS`) counts only when it was
+    asked with the gold's claim.
     """
     truth = {f.name: f for f in facts}
     reads = successful_reads(audit)
+    claims = gold_claims(gold)
     problems, right = [], 0
     for item in asked:
         fact = truth[item.name]
@@ -282,10 +328,11 @@ def answer_component(
             problems.append(f"{item.name}: {problem}")
         elif got != want:
             problems.append(f"{item.name}: {show(given)} is not the right value ({want!r})")
-        elif not _seen(reads, fact.seen_in):
+        elif not _seen(reads, fact.seen_in, claims):
             where = " or ".join(fact.seen_in)
             problems.append(
-                f"{item.name}: right, but never shown to the agent (no successful {where})"
+                f"{item.name}: right, but never shown to the agent (no successful {where}"
+                + (" with the customer's details)" if _claims_any(fact.seen_in) else ")")
             )
         else:
             right += 1
@@ -299,3 +346,7 @@ def answer_component(
 
 
 _MISSING: Any = object()
+
+
+def _claims_any(sources: Sequence[str]) -> bool:
+    return any(source.partition(" ")[0] in CLAIMS for source in sources)

@@ -172,6 +172,51 @@ def test_a_value_never_shown_to_the_agent_fails() -> None:
     )
 
 
+def _verify(email: str, zip_code: str) -> dict[str, Any]:
+    body = {"email": email, "zip_code": zip_code}
+    path = "/customers/C1006/verify"
+    return {"seq": 1, "action": "verify_identity", "path": path, "ok": True, "body": body}
+
+
+@pytest.mark.parametrize(
+    ("audit", "passes"),
+    [
+        ([_verify(" Farah.Haddad@example.com", "02138")], True),  # as the service compares
+        (
+            [_verify("nobody@example.org", "00000"), _verify("farah.haddad@example.com", "02138")],
+            True,
+        ),
+        ([_verify("nobody@example.org", "00000")], False),
+        ([_verify("farah.haddad@example.com", "02139")], False),
+        ([], False),
+    ],
+    ids=["the_customers_details", "after_a_typo", "invented_details", "another_zip", "none"],
+)
+def test_a_verdict_on_a_claim_counts_only_for_the_customers_claim(
+    audit: list[dict[str, Any]], passes: bool
+) -> None:
+    """verify_identity answers "does not match" for any invented details: a "not verified"
+    answer passed without the customer's details ever being checked (found by a red-team
+    helper). Its reply is a source only when the request carried the gold's claim."""
+    gold = [
+        gym.ToolCall(
+            name="verify_identity",
+            arguments={
+                "customer_id": "C1006",
+                "email": "farah.haddad@example.com",
+                "zip_code": "02138",
+            },
+        )
+    ]
+    fact = Fact(name="ok", value=False, seen_in=["verify_identity C1006"])
+    component = answer_component(
+        [FLAG], [fact], reply="Sorry.", values={"ok": False}, audit=audit, gold=gold
+    )
+    assert component.passed is passes, component.explanation
+    if not passes:
+        assert "with the customer's details" in component.explanation
+
+
 def test_an_empty_reply_fails_even_with_right_values() -> None:
     component = _graded({"day": "2026-02-17", "order": "O5016"}, reply="  ")
     assert not component.passed and "empty" in component.explanation
