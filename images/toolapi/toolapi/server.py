@@ -99,9 +99,55 @@ def plain(value, depth=0, ancestors=frozenset()):
     if isinstance(value, (datetime.date, datetime.time, datetime.timedelta)):
         return {"__repr__": repr(value)}
     if hasattr(value, "__dict__") and not inspect.isroutine(value) and not inspect.isclass(value):
-        attrs = {k: sub(v) for k, v in vars(value).items() if not k.startswith("_")}
+        names = _compared(value) if depth else None
+        if names is None:
+            names = [k for k in vars(value) if not k.startswith("_")]
+        attrs = {_key(k): sub(vars(value)[k]) for k in names}
         return {"__class__": type(value).__name__, **attrs}
     return {"__repr__": repr(value)[:4096]}
+
+
+_PROBES = {}
+"""A backend class -> its probe: a subclass recording each attribute read of an object."""
+
+
+def _compared(value):
+    """The attributes of ``value`` its class's ``__eq__`` compares, in order, or None.
+
+    BFCL's checker compares each public attribute of a backend instance with ``==``, so
+    an object held in one is equal as its class's ``__eq__`` says: a ``Directory`` by its
+    name and contents, never by its ``parent`` (which a move leaves pointing at the old,
+    detached folder: projected in full, the same tree read as different; found by a
+    red-team helper). The attributes are found by running that ``__eq__`` once on the
+    object against itself, through a subclass that records what it reads; None when the
+    class keeps ``object``'s, or the probe reads no attribute of the instance.
+    """
+    cls = type(value)
+    if getattr(cls, "__eq__", object.__eq__) is object.__eq__:
+        return None
+    read = []
+    try:
+        probe = object.__new__(_probe_class(cls))
+        object.__setattr__(probe, "_boxgym_probe_of", (value, read))
+        cls.__eq__(probe, probe)
+    except Exception:  # an __eq__ it cannot run this way: every public attribute
+        return None
+    return [n for n in read if n in vars(value)] or None
+
+
+def _probe_class(cls):
+    probe = _PROBES.get(cls)
+    if probe is None:
+
+        class Probe(cls):
+            def __getattribute__(self, name):
+                target, read = object.__getattribute__(self, "_boxgym_probe_of")
+                if name not in read:
+                    read.append(name)
+                return getattr(target, name)
+
+        probe = _PROBES[cls] = Probe
+    return probe
 
 
 def _key(key):

@@ -46,6 +46,42 @@ def test_plain_projects_public_attributes_and_breaks_parent_links() -> None:
     assert plain({"__set__": [1], "_x": 2}) == {"___set__": [1], "_x": 2}
 
 
+class Folder(Directory):
+    """BFCL's Directory: equal by name and contents, whatever its parent."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Folder) and (self.name, self.contents) == (
+            other.name,
+            other.contents,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def test_an_object_held_in_a_backend_is_projected_as_its_own_eq_compares_it() -> None:
+    """BFCL compares a backend's attributes with ``==``: a folder moved away and back is
+    the same tree, though its children's parent links point at the detached old folder
+    (a correct episode failed on them; found by a red-team helper)."""
+    plain = server().plain
+
+    def tree() -> Folder:
+        root = Folder("/")
+        docs = root.contents["docs"] = Folder("docs", root)
+        docs.contents["sub"] = Folder("sub", docs)
+        return root
+
+    gold, moved = tree(), tree()
+    old = moved.contents["docs"]
+    moved.contents["docs"] = Folder("docs", moved)  # as BFCL's mv: contents handed over
+    moved.contents["docs"].contents = old.contents
+    assert gold == moved and plain(gold) == plain(moved)
+    assert "parent" not in plain(gold)["contents"]["docs"]
+    renamed = tree()
+    renamed.contents["docs"].contents["sub"].name = "other"
+    assert plain(gold) != plain(renamed)  # what its __eq__ reads is still compared
+    assert plain(tree())["name"] == "/"  # a backend instance itself: its public attributes
+
+
 def test_results_are_written_as_bfcl_writes_them() -> None:
     as_text = server().as_text
     assert as_text({"a": 1}) == '{"a": 1}'
