@@ -14,7 +14,9 @@ random names, sizes and tools on every run:
   is committed, exported and shown like any other.
 - ``infra.state_over_listing_cap[...]``: the correct work, plus more files than the
   final listing may hold (long paths, many entries): the agent's ``fail`` with
-  ``export_too_large``, never ``infra_error``.
+  ``export_too_large``, never ``infra_error``; or, where the kernel's bound on a
+  tmpfs's inodes refuses the files first (100,000 entries are past what the default
+  mounts hold), the correct work graded ``pass``.
 - ``infra.many_allowed_files_are_exported``: the correct work, plus 1,500 files of long
   names where the task allows writing: their names no longer fit one command line, and
   the export still reads them all (the episode passes; it was ``infra_error``).
@@ -293,6 +295,23 @@ def many_allowed_files(names: Names, task: Task, env: Any) -> list[ToolCall]:
     return [bash(make), *env.oracle_calls(task)[:-1]]
 
 
+def _over_cap_or_refused(ctx: Context, names: Names, result: Any, policy: Any) -> Finding:
+    """Whether the episode ended as its files allow.
+
+    Made past the cap: ``fail`` with ``export_too_large``. Refused by the kernel's inode
+    bound before they were all made: the correct work graded ``pass``.
+    """
+    made = _made(ctx, names, result, policy)
+    verdict = result.verdict
+    flags = {f.name for f in verdict.flags} if verdict is not None else set()
+    outcome = verdict.outcome if verdict is not None else "none"
+    if made.held:
+        held = outcome == "fail" and "export_too_large" in flags
+        return Finding(f"{made.observed}: {outcome}, flags {sorted(flags)}", held)
+    refused = outcome == "pass"
+    return Finding(f"the files were refused (inode bound): {outcome}", refused)
+
+
 def _made(ctx: Context, names: Names, result: Any, policy: Any) -> Finding:
     """Whether the script made all it meant to (its first command counts them).
 
@@ -371,9 +390,10 @@ register(
             name=f"infra.state_over_listing_cap[{kind}]",
             envs=CODE,
             script=over_listing_cap(kind),
-            expect=Expect(flags=frozenset({"export_too_large"})),
-            observers=(_made,),
-            note="correct work plus files past the final listing's cap: fail, not infra",
+            expect=Expect(outcomes=frozenset({"pass", "fail"})),
+            observers=(_over_cap_or_refused,),
+            note="correct work plus files past the final listing's cap: fail, not infra "
+            "(or refused by the inode bound: pass)",
         )
         for kind in ("long_paths", "many_entries")
     ],

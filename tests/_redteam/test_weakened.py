@@ -149,8 +149,13 @@ def test_unbounded_parsing_makes_the_deep_action_row_fail(engine):
 
 def test_a_listing_cap_read_as_a_dead_container_makes_its_row_fail(engine):
     """With the keeper's "over the cap" answer raised as the container gone (the old
-    provenance), the agent's files turn its fail into infra_error: the row does not hold."""
-    with mock.patch("gym._sandbox._keeper.ExportTooLarge", SandboxUnavailable):
+    provenance), the agent's files turn its fail into infra_error: the row does not hold.
+    The mounts' inodes unbounded too, as under gVisor: with the default bound the kernel
+    refuses the 100,000 files before the listing's cap."""
+    with (
+        mock.patch("gym._sandbox._keeper.ExportTooLarge", SandboxUnavailable),
+        weaken.inodes_unbounded(),
+    ):
         (found,) = only("infra.state_over_listing_cap[many_entries]", "boxgym/PyFunc-v0")
     assert found.held is False, found
     assert found.observed.startswith("infra_error"), found
@@ -168,13 +173,13 @@ def _support_membership():
 
     real = support.answer_component
 
-    def weak(asked, facts, *, reply, values, audit):
+    def weak(asked, facts, *, reply, values, audit, **rest):
         truth = {f.name: f.value for f in facts}
         values = {
             k: truth[k] if isinstance(v, list) and truth.get(k) in v else v
             for k, v in values.items()
         }
-        return real(asked, facts, reply=reply, values=values, audit=audit)
+        return real(asked, facts, reply=reply, values=values, audit=audit, **rest)
 
     return mock.patch.object(support, "answer_component", weak)
 
