@@ -28,6 +28,7 @@ import gym
 from environments.support._api import request_for, target_of
 
 __all__ = [
+    "CLAIMS",
     "TYPES",
     "Asked",
     "Fact",
@@ -35,6 +36,7 @@ __all__ = [
     "asked_values",
     "canonical",
     "format_of",
+    "judges_a_claim",
     "reply_of",
     "show",
     "values_of",
@@ -332,7 +334,7 @@ def answer_component(
             where = " or ".join(fact.seen_in)
             problems.append(
                 f"{item.name}: right, but never shown to the agent (no successful {where}"
-                + (" with the customer's details)" if _claims_any(fact.seen_in) else ")")
+                + (" with the customer's details)" if judges_a_claim(fact.seen_in) else ")")
             )
         else:
             right += 1
@@ -348,5 +350,6 @@ def answer_component(
 _MISSING: Any = object()
 
 
-def _claims_any(sources: Sequence[str]) -> bool:
+def judges_a_claim(sources: Sequence[str]) -> bool:
+    """Whether a fact's sources (``seen_in``) name a request that judges a claim."""
     return any(source.partition(" ")[0] in CLAIMS for source in sources)

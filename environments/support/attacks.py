@@ -22,7 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from environments.support._answer import CLAIMS
+from environments.support._answer import CLAIMS, judges_a_claim
+from environments.support._grading import load_gold
 from gym import EpisodeResult, Task, ToolCall, make
 from gym.authoring import env_of
 from gym.redteam import Context, Expect, Finding, Names, ScriptAttack, observations, register
@@ -623,9 +624,7 @@ def _gold_claims(task: Task) -> bool:
     Only there does the claim decide the answer: where the gold checks one before a
     write it refuses anyway, an invented claim ends in the same state and reply.
     """
-    gold = json.loads((task.folder() / "hidden" / "gold.json").read_text())
-    sources = [s for fact in gold.get("facts", ()) for s in fact.get("seen_in", ())]
-    return any(source.partition(" ")[0] in CLAIMS for source in sources)
+    return any(judges_a_claim(fact.seen_in) for fact in load_gold(task).facts)
 
 
 def _invented_claims(names: Names, task: Task, env: Any) -> list[ToolCall]:
@@ -898,8 +897,6 @@ _CONFIRMED = ("refund_order", "cancel_order")
 
 def _confirms_a_write(task: Task) -> bool:
     """The task's gold refunds or cancels (its oracle asks the customer first)."""
-    from environments.support._grading import load_gold
-
     return any(c.name in _CONFIRMED for c in load_gold(task).actions)
 
 
