@@ -18,8 +18,10 @@ random names, sizes and tools on every run:
   tmpfs's inodes refuses the files first (100,000 entries are past what the default
   mounts hold), the correct work graded ``pass``.
 - ``infra.many_allowed_files_are_exported``: the correct work, plus 1,500 files of long
-  names where the task allows writing: their names no longer fit one command line, and
-  the export still reads them all (the episode passes; it was ``infra_error``).
+  names and 2 KiB each where the task allows writing: their names no longer fit one
+  command line, their archive is several times the keeper's backlog, and the export
+  still reads them all, whole (the episode passes; it was ``infra_error``, and once an
+  archive cut short).
 """
 
 from __future__ import annotations
@@ -281,16 +283,17 @@ def over_listing_cap(kind: str) -> Callable[[Names, Task, Any], list[ToolCall]]:
 def many_allowed_files(names: Names, task: Task, env: Any) -> list[ToolCall]:
     """The reference solution, plus some 1,500 files of long names where the task allows.
 
-    Their paths together are far more than one command-line argument may hold (128 KiB):
-    the export must still read them all.
+    Their paths together are far more than one command-line argument may hold (128 KiB),
+    and their archive (2 KiB of content each, about 6 MB) is several times what the
+    keeper holds for the harness at once: the export must still read them all, whole.
     """
     folder = f"/workspace/{_allowed_folder(task)}/{names.ident()}"
     prefix = (names.ident() * 24)[:180]
     count = 1500 + names.rng.randrange(200)
     names.notes["made"] = str(count)
     make = (
-        f"mkdir -p {folder} && cd {folder} && "
-        f"seq {count} | sed 's/^/{prefix}/' | xargs touch && ls | wc -l"
+        f"mkdir -p {folder} && cd {folder} && head -c {count * 2048} /dev/urandom "
+        f"| split -b 2048 -a 4 -d - {prefix} && ls | wc -l"
     )
     return [bash(make), *env.oracle_calls(task)[:-1]]
 

@@ -16,6 +16,9 @@ from gym._core._errors import UnsafeArchive
 
 __all__ = ["Entry", "check_name", "pack", "unpack"]
 
+_END = 2 * tarfile.BLOCKSIZE
+"""Zero bytes that end every archive tar writes: where they are missing, it was cut."""
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -87,8 +90,8 @@ def unpack(data: bytes, *, max_bytes: int = 64 << 20, listing: bool = False) -> 
 
     Raises:
         UnsafeArchive: an entry is absolute or climbs out, the content exceeds
-            ``max_bytes``, or (unless ``listing``) an entry is a device, a fifo, a hard
-            link or an escaping symlink.
+            ``max_bytes``, the archive has no end (it was cut short), or (unless
+            ``listing``) an entry is a device, a fifo, a hard link or an escaping symlink.
     """
     entries: list[Entry] = []
     total = 0
@@ -103,8 +106,15 @@ def unpack(data: bytes, *, max_bytes: int = 64 << 20, listing: bool = False) -> 
                 entry = _entry(archive, member, listing)
                 if entry is not None:
                     entries.append(entry)
+            end = archive.offset
     except tarfile.TarError as exc:
         raise UnsafeArchive(f"archive is malformed: {exc}") from exc
+    if data[end : end + _END] != bytes(_END):
+        raise UnsafeArchive(
+            f"archive is cut short: {len(data)} bytes and no end after its last entry "
+            "(tar ends an archive with two zero blocks, so a stream cut between entries "
+            "would otherwise read as fewer files)"
+        )
     return entries
 
 

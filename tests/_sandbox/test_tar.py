@@ -73,3 +73,21 @@ def test_total_size_is_capped():
 def test_malformed_archive_is_an_unsafe_archive_error():
     with pytest.raises(UnsafeArchive, match="malformed"):
         unpack(b"\x01" * 1024)
+
+
+@pytest.mark.parametrize("cut", ["between entries", "inside a long name", "no end at all"])
+def test_an_archive_cut_short_is_never_read_as_fewer_files(cut):
+    """Python's tarfile ends quietly where a header is missing: a stream cut between two
+    entries would read as an archive of the first alone. Only tar's end says it is whole."""
+    long_name = "d" * 180  # a GNU long-name record precedes its header
+    whole = pack({"a.txt": b"x" * 700, long_name: b"y", "z.txt": b"z"})
+    first = 512 + 1024  # a.txt: its header and two blocks of data
+    entries = first + 2048 + 1024  # the long name: record, name, header, data; then z.txt
+    at = {
+        "between entries": first,
+        "inside a long name": first + 1024,  # the long-name record and its name, no header
+        "no end at all": entries + 512,  # every entry, one zero block of the two
+    }[cut]
+    assert len(unpack(whole)) == 3
+    with pytest.raises(UnsafeArchive, match="cut short|malformed"):
+        unpack(whole[:at])

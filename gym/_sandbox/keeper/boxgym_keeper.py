@@ -184,6 +184,8 @@ class Keeper:
             self.credit = min(WINDOW, self.credit + struct.unpack(">I", payload)[0])
         elif kind == b"S":
             if self.shell is None or self.shell.ended():
+                if self.shell is not None:  # ended, its last output unread: a new one
+                    self.forget(self.shell)
                 self.credit = WINDOW
                 self.shell = self.spawn(marshal.loads(payload), b"", b"oex")
         elif kind == b"R":
@@ -342,11 +344,14 @@ class Keeper:
     def drain(self, child):
         """Relay what the child's pipes hold, up to the backlog and the shell's window.
 
-        A fast writer then waits, as it would on an exec's stream.
+        A fast writer then waits, as it would on an exec's stream. Returns whether the
+        backlog or the window stopped it (its pipes may hold more), not their being empty.
         """
         shell = child is self.shell
         for fd, kind in list(child.out.items()):
-            while len(self.outbuf) < BACKLOG and (self.credit > 0 or not shell):
+            while True:
+                if len(self.outbuf) >= BACKLOG or (shell and self.credit <= 0):
+                    return True
                 try:
                     data = os.read(fd, min(1 << 16, self.credit) if shell else 1 << 16)
                 except BlockingIOError:
@@ -360,21 +365,30 @@ class Keeper:
                 if shell:
                     self.credit -= len(data)
                 self.send(kind, child.tag + data)
+        return False
 
     def finish(self, child):
-        """Report a child that ended, once what it wrote is sent; forget it."""
-        if not child.ended():
+        """Report a child that ended once its pipes hold nothing more; forget it.
+
+        Its end comes after all it wrote (the last of it may wait for the backlog to
+        drain): a harness command's output is data, and its end says that it is whole.
+        A pipe that a process it left behind holds open, empty for now, ends it too.
+        """
+        if not child.ended() or self.drain(child):
             return
-        self.drain(child)
-        child.close_input()
-        for fd in child.out:
-            os.close(fd)
-        child.out = {}
+        self.forget(child)
         self.send(child.kinds[2:3], child.tag + str(child.status).encode())
         if child is self.shell:
             self.shell = None
         else:
             self.commands.pop(child.tag, None)
+
+    def forget(self, child):
+        """Close what this process holds of a child's pipes."""
+        child.close_input()
+        for fd in child.out:
+            os.close(fd)
+        child.out = {}
 
     def write_input(self, child):
         try:

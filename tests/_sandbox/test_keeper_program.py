@@ -1,0 +1,93 @@
+"""The keeper program alone (gym/_sandbox/keeper/boxgym_keeper.py), run here over pipes.
+
+What it relays does not need a container: its loop, its backlog and the order of its
+frames are the same on this machine, where the link's capacity can be set small so
+that a full backlog is certain rather than a matter of timing.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import marshal
+import os
+import struct
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gym._sandbox import _keeper
+
+KEEPER = Path(_keeper.__file__).parent / "keeper" / "boxgym_keeper.py"
+F_SETPIPE_SZ = 1031
+
+
+class Link:
+    """The harness's end: requests in, frames out, read only when the test says so."""
+
+    def __init__(self) -> None:
+        in_r, self.to_keeper = os.pipe()
+        self.from_keeper, out_w = os.pipe()
+        fcntl.fcntl(out_w, F_SETPIPE_SZ, 4096)  # the link holds a page: the backlog fills
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", str(KEEPER)], stdin=in_r, stdout=out_w
+        )
+        os.close(in_r)
+        os.close(out_w)
+        self.buf = b""
+
+    def run(self, tag: int, argv: list[str]) -> None:
+        request = marshal.dumps({"argv": argv, "env": {}, "cwd": "/"})
+        payload = struct.pack(">II", tag, len(request)) + request
+        os.write(self.to_keeper, b"R" + struct.pack(">I", len(payload)) + payload)
+
+    def frame(self) -> tuple[bytes, bytes]:
+        while len(self.buf) < 5 or len(self.buf) < 5 + struct.unpack(">I", self.buf[1:5])[0]:
+            data = os.read(self.from_keeper, 1 << 16)
+            assert data, "the keeper ended"
+            self.buf += data
+        size = struct.unpack(">I", self.buf[1:5])[0]
+        kind, payload, self.buf = self.buf[:1], self.buf[5 : 5 + size], self.buf[5 + size :]
+        return kind, payload
+
+    def close(self) -> None:
+        os.close(self.to_keeper)  # the harness lets go: the keeper ends
+        self.proc.wait(10)
+        os.close(self.from_keeper)
+
+
+@pytest.fixture
+def link() -> Iterator[Link]:
+    opened = Link()
+    try:
+        assert opened.frame() == (b"r", b"")
+        yield opened
+    finally:
+        opened.close()
+
+
+def test_a_command_that_ends_while_the_backlog_is_full_ends_after_all_it_wrote(link):
+    """A harness command's output is data (an archive, a file): its end must say that it
+    is whole. One command fills the backlog and waits on its pipe; another writes a little
+    and ends meanwhile, its output still in its pipe. Its end comes after that output,
+    not instead of it (an export read as a tar cut short was this)."""
+    big, small = 3 << 20, 5000
+    link.run(1, ["sh", "-c", f"head -c {big} /dev/zero"])
+    time.sleep(0.5)  # nobody reads: the link's page, then the keeper's backlog, fill
+    link.run(2, ["sh", "-c", f"head -c {small} /dev/zero"])
+    time.sleep(0.5)  # the small one ends, its output in its pipe, the backlog still full
+    got = {1: 0, 2: 0}
+    ends: dict[int, bytes] = {}
+    while len(ends) < 2:
+        kind, payload = link.frame()
+        tag = struct.unpack(">I", payload[:4])[0]
+        if kind == b"O":
+            assert tag not in ends, f"command {tag} wrote after its end"
+            got[tag] += len(payload) - 4
+        elif kind == b"X":
+            ends[tag] = payload[4:]
+    assert ends == {1: b"0", 2: b"0"}
+    assert got == {1: big, 2: small}
