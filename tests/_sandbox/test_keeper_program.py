@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import marshal
 import os
+import select
 import struct
 import subprocess
 import sys
@@ -44,8 +45,11 @@ class Link:
         payload = struct.pack(">II", tag, len(request)) + request
         os.write(self.to_keeper, b"R" + struct.pack(">I", len(payload)) + payload)
 
-    def frame(self) -> tuple[bytes, bytes]:
+    def frame(self, timeout: float = 30.0) -> tuple[bytes, bytes]:
+        deadline = time.monotonic() + timeout
         while len(self.buf) < 5 or len(self.buf) < 5 + struct.unpack(">I", self.buf[1:5])[0]:
+            ready, _, _ = select.select([self.from_keeper], [], [], deadline - time.monotonic())
+            assert ready, "no frame from the keeper in time"
             data = os.read(self.from_keeper, 1 << 16)
             assert data, "the keeper ended"
             self.buf += data
@@ -91,3 +95,17 @@ def test_a_command_that_ends_while_the_backlog_is_full_ends_after_all_it_wrote(l
             ends[tag] = payload[4:]
     assert ends == {1: b"0", 2: b"0"}
     assert got == {1: big, 2: small}
+
+
+def test_a_process_left_behind_writing_without_end_does_not_hold_the_end(link):
+    """What a command's pipes held when it ended is relayed, not what a process it left
+    behind goes on writing: the end comes at once."""
+    link.run(7, ["sh", "-c", "(yes left-behind &); echo mine"])
+    out, start = b"", time.monotonic()
+    while True:
+        kind, payload = link.frame(timeout=10)
+        if kind == b"X":
+            break
+        out += payload[4:]
+    assert payload == struct.pack(">I", 7) + b"0"
+    assert b"mine" in out.split(b"\n") and time.monotonic() - start < 5

@@ -45,6 +45,7 @@ the same way past its ``cap`` bytes (``A`` with ``over``).
 """
 
 import _signal as signal  # the module without its enums: a keeper starts in every episode
+import fcntl
 import marshal
 import os
 import select
@@ -69,6 +70,8 @@ file of a terabyte must not hold the freeze for hours."""
 BACKLOG = 1 << 20
 """Bytes waiting for the harness past which the children's output is left in their pipes
 (they block, as they would writing to a ``docker exec``'s stream)."""
+F_GETPIPE_SZ = 1032
+"""``fcntl``'s query of a pipe's size (Linux, every architecture)."""
 WINDOW = 1 << 20
 """Bytes of the shell's output sent that the harness has not read yet, at most: between
 the agent's commands nobody reads them, and a background job writing without end blocks,
@@ -184,8 +187,6 @@ class Keeper:
             self.credit = min(WINDOW, self.credit + struct.unpack(">I", payload)[0])
         elif kind == b"S":
             if self.shell is None or self.shell.ended():
-                if self.shell is not None:  # ended, its last output unread: a new one
-                    self.forget(self.shell)
                 self.credit = WINDOW
                 self.shell = self.spawn(marshal.loads(payload), b"", b"oex")
         elif kind == b"R":
@@ -344,14 +345,11 @@ class Keeper:
     def drain(self, child):
         """Relay what the child's pipes hold, up to the backlog and the shell's window.
 
-        A fast writer then waits, as it would on an exec's stream. Returns whether the
-        backlog or the window stopped it (its pipes may hold more), not their being empty.
+        A fast writer then waits, as it would on an exec's stream.
         """
         shell = child is self.shell
         for fd, kind in list(child.out.items()):
-            while True:
-                if len(self.outbuf) >= BACKLOG or (shell and self.credit <= 0):
-                    return True
+            while len(self.outbuf) < BACKLOG and (self.credit > 0 or not shell):
                 try:
                     data = os.read(fd, min(1 << 16, self.credit) if shell else 1 << 16)
                 except BlockingIOError:
@@ -365,30 +363,45 @@ class Keeper:
                 if shell:
                     self.credit -= len(data)
                 self.send(kind, child.tag + data)
-        return False
 
     def finish(self, child):
-        """Report a child that ended once its pipes hold nothing more; forget it.
+        """Report a child that ended, after all it wrote; forget it.
 
-        Its end comes after all it wrote (the last of it may wait for the backlog to
-        drain): a harness command's output is data, and its end says that it is whole.
-        A pipe that a process it left behind holds open, empty for now, ends it too.
+        Its end says that its output is whole (a harness command's output is data: an
+        archive, a file). So what its pipes hold is relayed first, past the backlog and
+        the shell's window: at most a pipe's size each, where all it wrote before it
+        ended is. A process it left behind is not waited for; what that writes later is
+        not relayed.
         """
-        if not child.ended() or self.drain(child):
+        if not child.ended():
             return
-        self.forget(child)
+        for fd, kind in child.out.items():
+            self.relay_rest(fd, kind, child.tag)
+        child.close_input()
+        for fd in child.out:
+            os.close(fd)
+        child.out = {}
         self.send(child.kinds[2:3], child.tag + str(child.status).encode())
         if child is self.shell:
             self.shell = None
         else:
             self.commands.pop(child.tag, None)
 
-    def forget(self, child):
-        """Close what this process holds of a child's pipes."""
-        child.close_input()
-        for fd in child.out:
-            os.close(fd)
-        child.out = {}
+    def relay_rest(self, fd, kind, tag):
+        """Relay what a pipe holds now, at most its size (its writer ended)."""
+        try:
+            left = fcntl.fcntl(fd, F_GETPIPE_SZ)
+        except OSError:
+            left = 1 << 20  # the most an unprivileged process may make a pipe hold
+        while left > 0:
+            try:
+                data = os.read(fd, min(left, 1 << 16))
+            except OSError:  # empty for now (BlockingIOError), or gone
+                return
+            if not data:
+                return
+            left -= len(data)
+            self.send(kind, tag + data)
 
     def write_input(self, child):
         try:
