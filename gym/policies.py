@@ -9,6 +9,8 @@ stored episode); `OpenAIPolicy` talks to any OpenAI-compatible endpoint (vLLM fi
 `LocalPolicy` runs a transformers model on the CPU, `TinyPolicy` a tiny random model
 for tests. `SimulatedUser` plays a task's customer with a policy of its own (seeded,
 its transcript recorded); `user_from_name` makes the one ``gym run --user`` names.
+A policy whose conversation outgrows its model's context raises `ContextFull`: the
+episode (or, for a user, the conversation) ends there and is graded.
 `policy_from_name` makes a policy from its command-line name (`POLICIES`)::
 
     >>> from gym.policies import policy_from_name
@@ -18,6 +20,7 @@ its transcript recorded); `user_from_name` makes the one ``gym run --user`` name
 from gym._policy import (
     DEFAULT_MODEL,
     POLICIES,
+    ContextFull,
     LocalPolicy,
     NamedUser,
     NoopPolicy,
@@ -38,6 +41,7 @@ from gym._run._replay import ReplayPolicy
 __all__ = [
     "DEFAULT_MODEL",
     "POLICIES",
+    "ContextFull",
     "LocalPolicy",
     "NamedUser",
     "NoopPolicy",

@@ -11,7 +11,7 @@ import inspect
 from typing import Any
 
 from gym._core._errors import ConfigError
-from gym._policy._base import Policy, Turn
+from gym._policy._base import ContextFull, Policy, Turn
 from gym._policy._local import DEFAULT_MODEL, LocalPolicy, ensure_local_model
 from gym._policy._openai import OpenAIPolicy
 from gym._policy._parse import parse_tool_call
@@ -26,6 +26,7 @@ from gym._policy._tiny import TinyPolicy, build_tiny, save_tiny
 from gym._policy._user import USERS, NamedUser, SimulatedUser, user_from_name
 
 __all__ = [
+    "ContextFull",
     "DEFAULT_MODEL",
     "LocalPolicy",
     "NamedUser",

@@ -31,7 +31,7 @@ from gym._core._errors import ConfigError
 from gym._core._models import Task
 from gym._core._tools import decode_arguments
 from gym._envs._users import ScriptedUser, User
-from gym._policy._base import Policy
+from gym._policy._base import ContextFull, Policy
 
 __all__ = [
     "STOP",
@@ -78,12 +78,13 @@ class UserTurn(BaseModel):
     """What the agent was sent; None: the user ended the conversation here."""
     source: Literal["task", "policy", "limit"]
     """``task`` for the task's first message, ``policy`` for the user policy's turns,
-    ``limit`` when ``max_turns`` ended the conversation without asking the policy."""
+    ``limit`` when a limit ended the conversation (``max_turns``, without asking the
+    policy; ``context_full``, the conversation past the policy's context)."""
     raw: str = ""
     """The user policy's whole text, as it wrote it (stop token included)."""
     ended: str = ""
     """Why the conversation ended here: ``stop`` (an ending token), ``empty`` (nothing
-    written) or ``max_turns``; '' when it goes on."""
+    written), ``max_turns`` or ``context_full``; '' when it goes on."""
     usage: dict[str, int] = Field(default_factory=dict)
     """Token counts of the user policy's turn."""
     latency_s: float = 0.0
@@ -288,6 +289,8 @@ class SimulatedUser:
 
         Raises:
             ConfigError: called before `start`.
+            ContextFull: the scenario alone is past the user policy's context (the
+                conversation past it ends it instead: ``context_full``).
         """
         if not self._started:
             raise ConfigError("SimulatedUser.reply before start(): the environment starts it")
@@ -306,7 +309,12 @@ class SimulatedUser:
                 reply_argument=self.reply_argument,
             ),
         ]
-        out = self.policy.act(messages, [])
+        try:
+            out = self.policy.act(messages, [])
+        except ContextFull:
+            self._check_the_scenario_fits(task)
+            self._record(UserTurn(turn=turn, message=None, source="limit", ended="context_full"))
+            return None
         raw = _text(out.message.get("content"))
         message, ended = read_reply(raw)
         self._record(
@@ -323,6 +331,25 @@ class SimulatedUser:
         if message is not None:
             self._said.append(message)
         return message
+
+    def _check_the_scenario_fits(self, task: Task) -> None:
+        """Ask once with the scenario and the first message alone (after a `ContextFull`).
+
+        Which text filled the user's context decides whose doing it is. The scenario is
+        the task's and the environment's; the conversation is the agent's as much as the
+        user's (its replies, and the user's answers to them): past the context, the
+        conversation ends as at ``max_turns``, and the episode is graded. Only a scenario
+        that does not fit alone is the environment's fault.
+
+        Raises:
+            ContextFull: the scenario alone is past the user policy's context.
+        """
+        alone = [
+            {"role": "system", "content": user_prompt(task)},
+            {"role": "assistant", "content": self._said[0]},
+            {"role": "user", "content": "Hi."},
+        ]
+        self.policy.act(alone, [])
 
     def _scripted_reply(self, turn: int) -> str | None:
         """A task without a scenario: its scripted turns, in order."""

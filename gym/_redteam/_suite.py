@@ -31,6 +31,7 @@ HARNESS = (
     "gym._redteam._sweep",
     "gym._redteam._fork",
     "gym._redteam._judge",
+    "gym._redteam._user",
 )
 """boxgym's faults of the harness, the grading channel's and the sweeps over tasks,
 shown after the families' own attacks."""

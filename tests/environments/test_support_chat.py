@@ -132,6 +132,41 @@ def test_the_customer_answers_each_submit_and_the_last_one_is_graded(engine):
     assert user.transcript[-1]["ended"] == "stop" and user.transcript[-1]["raw"] == LINES[2]
 
 
+class SmallContext(Policy):
+    """A stand-in user policy whose model holds ``room`` characters: past them it is
+    refused as a served model's context is (`ContextFull`)."""
+
+    name = "small-context"
+
+    def __init__(self, room: int) -> None:
+        self.room = room
+
+    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
+        size = sum(len(str(m.get("content") or "")) for m in messages)
+        if size > self.room:
+            raise gym.policies.ContextFull(f"{size} characters", context_tokens=self.room)
+        return Turn(message={"role": "assistant", "content": "It is order O5010."})
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(
+    ("room", "outcome"), [(20_000, "fail"), (200, "infra_error")], ids=["reply", "scenario"]
+)
+def test_a_user_context_filled_by_the_agents_reply_is_graded_not_infra(engine, room, outcome):
+    """The agent's reply is as long as it makes it: one past the user's context ends the
+    conversation, as its turn limit does, and the episode is graded (it was infra_error,
+    the agent's failure turned into the environment's). Only a scenario that does not fit
+    the user's model alone is the environment's fault."""
+    user = SimulatedUser(SmallContext(room), seed=0)
+    env = gym.make(CHAT, user=user, max_steps=4)
+    wall = call("submit", answer="Thank you for writing to us. " * 2000)
+    result = gym.run_episode(env, ScriptPolicy([wall]), task_id="chat-cancel-blender", seed=0)
+    assert result.outcome == outcome, result.verdict
+    if outcome == "fail":
+        assert user.transcript[-1]["ended"] == "context_full"
+        assert user.transcript[-1]["source"] == "limit"
+
+
 @pytest.mark.docker
 def test_without_a_user_only_the_scripted_turns_answer(engine):
     env = gym.make(CHAT, max_steps=12)
