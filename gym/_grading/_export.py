@@ -148,10 +148,23 @@ def export_workspace(
                 export.files[entry.path] = entry.data
             elif entry.kind in ("symlink", "special"):
                 export.links.append(entry.path)
+        export.links += unread(wanted, entries)
         export.links += hard_links(sandbox, root, [e.path for e in entries if e.kind == "file"])
         if not _hard_links_as_files(export, entries, max_bytes):
             return Export(workspace=root, changes=export.changes, oversized=True)
     return export
+
+
+def unread(wanted: list[str], entries: list[Entry]) -> list[str]:
+    """Listed changes the archive does not hold: what the agent's uid cannot read.
+
+    tar leaves out what it cannot read (``--ignore-failed-read``: a file made
+    unreadable, or under a folder made unsearchable). Such a change is never applied, as
+    a link is not: where a file of the task was, the grader would grade the pristine
+    file instead of what the agent left, so it is listed among the links (which gates).
+    """
+    read = {entry.path for entry in entries}
+    return [path for path in wanted if path not in read]
 
 
 def _hard_links_as_files(export: Export, entries: list[Entry], max_bytes: int) -> bool:

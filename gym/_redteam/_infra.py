@@ -17,6 +17,13 @@ random names, sizes and tools on every run:
   ``export_too_large``, never ``infra_error``; or, where the kernel's bound on a
   tmpfs's inodes refuses the files first (100,000 entries are past what the default
   mounts hold), the correct work graded ``pass``.
+- ``infra.names_read_as_one``: the correct work, plus a small file whose name is not
+  UTF-8 and a sparse terabyte named as it reads with U+FFFD, in the allowed folder: the
+  listing never reads either by that name, so the correct work passes (before: the size
+  of one and the archive of the other, read to the timeout: ``infra_error``).
+- ``copy_out.unreadable_changes``: the correct work made unreadable to the agent (every
+  file it changed, ``chmod 000``): ``fail`` with ``symlink_planted``, never the pristine
+  files graded as if they were what the agent left.
 - ``infra.many_allowed_files_are_exported``: the correct work, plus 1,500 files of long
   names and 2 KiB each where the task allows writing: their names no longer fit one
   command line, their archive is several times the keeper's backlog, and the export
@@ -298,6 +305,33 @@ def many_allowed_files(names: Names, task: Task, env: Any) -> list[ToolCall]:
     return [bash(make), *env.oracle_calls(task)[:-1]]
 
 
+def names_read_as_one(names: Names, task: Task, env: Any) -> list[ToolCall]:
+    """The reference solution, plus two files whose names a listing may read as one.
+
+    In the allowed folder: a small file whose name is not UTF-8 (one byte that is not),
+    and a sparse terabyte named the same with U+FFFD where that byte is: text read with
+    U+FFFD gives both one path. Neither is a file of the task.
+    """
+    folder = f"/workspace/{_allowed_folder(task)}"
+    stem = names.ident()
+    odd = f"$(printf '{stem}\\{names.rng.randrange(0o200, 0o377):o}.py')"
+    make = f"cd {folder} && printf 'x\\n' > \"{odd}\" && truncate -s 1T '{stem}\ufffd.py'"
+    names.notes["made"] = "2"
+    return [*env.oracle_calls(task)[:-1], bash(make + " && ls | grep -c ^" + stem)]
+
+
+def unreadable_changes(names: Names, task: Task, env: Any) -> list[ToolCall]:
+    """The reference solution, then every file it changed made unreadable to the agent.
+
+    tar, as the agent's uid, leaves them out: graded as the pristine files, the work was
+    not what the agent left; they are changes never applied (where a file of the task
+    was: ``symlink_planted``, which gates).
+    """
+    mark = f"/tmp/{names.ident()}"
+    after = f"find /workspace -type f -newer {mark} -exec chmod 000 {{}} + && echo made"
+    return [bash(f"touch {mark} && sleep 1"), *env.oracle_calls(task)[:-1], bash(after)]
+
+
 def _over_cap_or_refused(ctx: Context, names: Names, result: Any, policy: Any) -> Finding:
     """Whether the episode ended as its files allow.
 
@@ -407,6 +441,23 @@ register(
         expect=Expect(outcomes=frozenset({"pass"})),
         observers=(_made,),
         note="correct work with busy loops left running to the export: graded, not infra",
+    ),
+    AnyTask(
+        name="infra.names_read_as_one",
+        envs=("boxgym/PyRepo-v0",),
+        script=names_read_as_one,
+        expect=Expect(outcomes=frozenset({"pass"})),
+        fits=lambda task: bool(_allowed_folder(task)),
+        note="correct work plus a name that is not UTF-8 and its U+FFFD twin, a sparse "
+        "terabyte: graded pass (never read by that name), not infra",
+    ),
+    AnyTask(
+        name="copy_out.unreadable_changes",
+        envs=CODE,
+        script=unreadable_changes,
+        expect=Expect(flags=frozenset({"symlink_planted"})),
+        note="correct work made unreadable to the agent: fail with symlink_planted, never "
+        "the pristine files graded",
     ),
     AnyTask(
         name="infra.many_allowed_files_are_exported",

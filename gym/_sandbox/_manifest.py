@@ -48,7 +48,8 @@ class Node(BaseModel):
     """One filesystem entry in a manifest."""
 
     kind: str
-    """``f`` file, ``d`` directory, ``l`` symlink, or another find(1) type letter."""
+    """``f`` file, ``d`` directory, ``l`` symlink, or another find(1) type letter;
+    ``?`` for a path that is not UTF-8, or that two entries read as (`UNNAMED`)."""
     mode: int = 0
     """Permission bits."""
     size: int = 0
@@ -190,11 +191,32 @@ def parse_manifest(raw: bytes, split: str) -> Manifest:
     for rec in listing.split(b"\0"):
         if not rec:
             continue
-        kind, mode, size, path = decode(rec).split(" ", 3)
-        nodes[path] = Node(kind=kind, mode=int(mode, 8), size=int(size))
+        kind, mode, size, raw = rec.split(b" ", 3)
+        path, exact = _path_of(raw)
+        node = Node(kind=decode(kind), mode=int(mode, 8), size=int(size))
+        if not exact or path in nodes:  # never read by a name that is not its own
+            node.kind = UNNAMED
+        nodes[path] = node
     for rec in hashes.split(b"\0"):
         if rec:
-            digest, _, path = decode(rec).partition("  ")
-            if path in nodes:
-                nodes[path].sha256 = digest
+            digest, _, raw = rec.partition(b"  ")
+            path, exact = _path_of(raw)
+            if exact and path in nodes and nodes[path].kind != UNNAMED:
+                nodes[path].sha256 = decode(digest)
     return Manifest(nodes=nodes)
+
+
+UNNAMED = "?"
+"""The kind of a listed entry whose path is not UTF-8, or that two entries read as: its
+text is not a name of it alone (a name that is not UTF-8 reads with U+FFFD, as another
+name may be spelt), so nothing is ever read by it; a change to it is listed, and never
+exported (a file of 6 bytes named ``h\\xff`` beside a sparse terabyte named ``h`` and
+U+FFFD read as one path: the size of one, the archive of the other)."""
+
+
+def _path_of(raw: bytes) -> tuple[str, bool]:
+    """A listed path as text, and whether it is that path exactly (UTF-8)."""
+    try:
+        return raw.decode("utf-8"), True
+    except UnicodeDecodeError:
+        return decode(raw), False

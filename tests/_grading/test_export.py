@@ -75,3 +75,32 @@ def test_a_socket_where_a_file_may_be_is_listed_as_special(box):
     assert box.run(steps).ok
     export = export_workspace(box, ("*.py", "*/*.py"))
     assert export.links == ["b.py"] and export.files == {"pkg/c.py": b"z\n"}
+
+
+def test_names_that_read_as_one_are_never_exported_by_that_name(box):
+    """A name that is not UTF-8 reads with U+FFFD, as another name may be spelt: the
+    listing's size was one file's and the archive the other's (6 bytes listed, a sparse
+    terabyte read until the 60 s timeout: infra_error; found by a red-team helper).
+    Neither is read by that name; both are listed changes, never applied."""
+    twin = "h\ufffd.py"
+    steps = (
+        "cd /workspace && printf 'x = 1\\n' > \"$(printf 'h\\377.py')\""
+        f" && truncate -s 1T '{twin}' && printf 'y = 2\\n' > solution.py"
+    )
+    assert box.run(steps).ok
+    export = export_workspace(box, ("*.py",))
+    assert not export.oversized and export.files == {"solution.py": b"y = 2\n"}
+    assert export.links == [twin]
+
+
+def test_a_change_the_agent_made_unreadable_is_never_graded_as_the_pristine_file(box):
+    """tar leaves out what the agent's uid cannot read: the change stays listed and is
+    never applied (among the links: where a file of the task was, that gates), never
+    dropped so that the grader reads the pristine file (found by a red-team helper)."""
+    steps = "cd /workspace && printf 'x = (\\n' > solution.py && chmod 000 solution.py"
+    assert box.run(steps).ok
+    export = export_workspace(box, ("*.py",))
+    assert export.files == {} and export.links == ["solution.py"]
+    assert [c.path for c in export.changes if c.path.startswith("/workspace")] == [
+        "/workspace/solution.py"
+    ]
