@@ -114,6 +114,17 @@ for _ in range(int(sys.argv[3])):  # past 32 levels and past PATH_MAX: only rela
     os.chdir(sys.argv[2])
 open("leaf", "w").write("x")
 """
+UNLISTED = """
+import os, sys
+os.makedirs(sys.argv[1])
+os.chdir(sys.argv[1])
+odd = bytes([int(sys.argv[2])])
+for i in range(15):  # names that are not UTF-8, 4 characters a byte once escaped
+    os.mkdir(odd * 250 + bytes([0x80 + i]))
+    os.chdir(odd * 250 + bytes([0x80 + i]))
+for i in range(int(sys.argv[3])):  # their paths past PATH_MAX: no lstat reaches them
+    os.mkdir(odd * 252 + bytes([0x80 + (i >> 12) % 64, 0x80 + (i >> 6) % 64, 0x80 + i % 64]))
+"""
 ODD_ENTRIES = """
 import os, socket, sys
 top = sys.argv[1]
@@ -139,6 +150,17 @@ def _odd_entries(names: Names, top: str) -> list[ToolCall]:
         bash(_python(DEEP, top, name, "40")),
         bash(WRITER.format(path=f"{top}/written")),
     ]
+
+
+def _unlisted(names: Names, top: str) -> list[ToolCall]:
+    """15,000 folders past PATH_MAX named in bytes that are not UTF-8, and /tmp filled.
+
+    What the manifest program holds of their names is bounded, never the container's
+    memory left (it was killed for memory: infra_error; found by a red-team helper).
+    """
+    byte = str(names.rng.randrange(0x80, 0x100))
+    fill = "head -c 250m /dev/zero > /tmp/.f; head -c 60m /dev/zero > $HOME/.f; true"
+    return [bash(_python(UNLISTED, top, byte, "15000")), bash(fill)]
 
 
 def _in_workspace(adversity: Any) -> Any:
@@ -330,6 +352,12 @@ def _rows() -> list[ScriptAttack]:
             _in_workspace(_many),
             FAIL,
             note="12,000 files: past the manifest's 10,000 entries, on every kind of task",
+        ),
+        every(
+            "fail_to_infra[unlisted_names]",
+            _in_workspace(_unlisted),
+            FAIL,
+            note="15,000 names that are not UTF-8 past PATH_MAX, /tmp and the home folder full",
         ),
         every(
             "fail_to_infra[large_listing]",

@@ -158,7 +158,7 @@ def read_file_tree(
         GradingError: its output is malformed.
     """
     argv = ["python3", "-I", "-c", TREE_PROGRAM, root]
-    argv += [str(MAX_ENTRIES), str(MAX_DEPTH), str(MAX_HASHED)]
+    argv += [str(MAX_ENTRIES), str(MAX_DEPTH), str(MAX_HASHED), str(MAX_LISTING - 4096)]
     result = sandbox.exec(argv, user=user, timeout=timeout, max_output=MAX_LISTING, cwd="/")
     if result.timed_out:
         raise GradingError(f"listing {root} did not finish within {timeout:.0f} s")

@@ -26,10 +26,13 @@ from gym._grading._replay import (
 from gym._sandbox._stream import ExecResult
 
 
-def listing(root: Path, entries: int = 100, depth: int = 8, hashed: int = 1 << 20) -> FileTree:
+def listing(
+    root: Path, entries: int = 100, depth: int = 8, hashed: int = 1 << 20, printed: int = 1 << 20
+) -> FileTree:
     """The manifest program run on a local folder, as it runs in a container."""
     argv = [sys.executable, "-I", "-c", TREE_PROGRAM, str(root), str(entries), str(depth)]
-    out = subprocess.run([*argv, str(hashed)], capture_output=True, check=True, text=True)
+    argv += [str(hashed), str(printed)]
+    out = subprocess.run(argv, capture_output=True, check=True, text=True)
     return FileTree.parse(out.stdout)
 
 
@@ -147,6 +150,21 @@ def test_the_listing_stops_at_its_bounds(tmp_path):
     got = listing(tmp_path, depth=2)
     assert "d/e" in got.nodes and "d/e/f" not in got.nodes
     assert "deeper than 2" in got.odd["d/e"]
+
+
+def test_odd_findings_and_long_names_count_against_the_bounds(tmp_path):
+    """What the program holds is bounded by the tree's names, not only by its entries:
+    entries it cannot even stat were kept without count, and names that are not UTF-8
+    grow fourfold escaped (15,000 of them past PATH_MAX got it killed for memory, a
+    Shell agent's fail turned into infra_error; found by a red-team helper)."""
+    odd = os.fsencode(tmp_path) + b"/" + b"\xff" * 200
+    os.mkdir(odd)
+    for n in range(40):
+        os.mkdir(odd + b"/" + b"\xfe" * 200 + str(n).encode())
+    assert listing(tmp_path, entries=60).over == "entries 60"  # 42 entries, 41 odd
+    assert listing(tmp_path, entries=1000, printed=20_000).over == "listing 20000"
+    whole = listing(tmp_path, entries=1000)
+    assert whole.over == "" and len(whole.nodes) == 42
 
 
 def test_a_tree_over_its_bounds_fails_the_files_part_with_the_bound_named():

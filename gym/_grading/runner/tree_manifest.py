@@ -3,7 +3,7 @@
 Run by the harness inside a container, from its own text (``python3 -I -c SOURCE``),
 never from a file the agent could have changed, once no process of the agent is left:
 
-    python3 -I -c SOURCE ROOT MAX_ENTRIES MAX_DEPTH MAX_BYTES
+    python3 -I -c SOURCE ROOT MAX_ENTRIES MAX_DEPTH MAX_BYTES MAX_LISTING
 
 It prints one JSON object (ASCII only) on standard output:
 
@@ -20,11 +20,14 @@ It prints one JSON object (ASCII only) on standard output:
   fifo, a device, a setuid or setgid bit, a file with several names, an unreadable
   file or folder, a folder deeper than MAX_DEPTH). They are reported, never followed
   nor opened in a way that blocks.
-- ``over``: '' or what was over its bound (``entries N`` or ``bytes N``): the listing
-  stopped there.
+- ``over``: '' or what was over its bound (``entries N``, ``bytes N`` or ``listing
+  N``): the listing stopped there.
 
-Bounds: at most MAX_ENTRIES entries, MAX_DEPTH levels of folders, MAX_BYTES bytes of
-content and extended attributes hashed. Standard library only, Python 3.6 or later.
+Bounds: at most MAX_ENTRIES entries and odd findings together, MAX_DEPTH levels of
+folders, MAX_BYTES bytes of content and extended attributes hashed, MAX_LISTING bytes of
+what it prints (counted as each entry and finding is kept: what it holds is bounded by
+the tree's names too, not only by their number). Standard library only, Python 3.6 or
+later.
 """
 
 import errno
@@ -52,20 +55,43 @@ class Over(Exception):
     """A bound was reached: the listing stops."""
 
 
+class Odd(list):
+    """The odd findings, each counted against the listing's bounds as it is kept."""
+
+    def __init__(self, listing):
+        super().__init__()
+        self.listing = listing
+
+    def append(self, finding):
+        self.listing.count(finding)
+        super().append(finding)
+
+
 class Listing:
     """The state of one listing: what was found and what is left of the bounds."""
 
-    def __init__(self, max_entries, max_depth, max_bytes):
+    def __init__(self, max_entries, max_depth, max_bytes, max_listing):
         self.entries = []
-        self.odd = []
+        self.odd = Odd(self)
         self.max_entries = max_entries
         self.max_depth = max_depth
         self.bytes_left = max_bytes
         self.max_bytes = max_bytes
+        self.kept = 0
+        self.printed = 64  # the object around the lists
+        self.max_listing = max_listing
+
+    def count(self, record):
+        """Count one entry or finding against the bounds, before it is kept."""
+        self.kept += 1
+        if self.kept > self.max_entries:
+            raise Over(f"entries {self.max_entries}")
+        self.printed += len(json.dumps(record, ensure_ascii=True, separators=(",", ":"))) + 1
+        if self.printed > self.max_listing:
+            raise Over(f"listing {self.max_listing}")
 
     def add(self, entry):
-        if len(self.entries) >= self.max_entries:
-            raise Over(f"entries {self.max_entries}")
+        self.count(entry)
         self.entries.append(entry)
 
 
@@ -196,7 +222,7 @@ def walk(root, listing):
 
 def main(argv):
     root = os.fsencode(argv[1])
-    listing = Listing(int(argv[2]), int(argv[3]), int(argv[4]))
+    listing = Listing(int(argv[2]), int(argv[3]), int(argv[4]), int(argv[5]))
     over = ""
     try:
         walk(root, listing)
