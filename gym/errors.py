@@ -29,6 +29,7 @@ from gym._core._errors import (
     StoreError,
     StoreUnavailable,
     TaskNotFound,
+    UnreadableState,
     UnsafeArchive,
     UnsafeConfig,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "TaskNotFound",
+    "UnreadableState",
     "UnsafeArchive",
     "UnsafeConfig",
 ]

@@ -21,6 +21,7 @@ cannot be reached: ``StoreUnavailable``)::
      │    ├── SandboxUnavailable the container vanished or died (not a failed command)
      │    ├── ExecTimeout       a harness-side operation ran out of time
      │    ├── ExportTooLarge    files to export exceed their size cap
+     │    │    └── UnreadableState   files the agent made unreadable to itself
      │    └── UnsafeArchive     an archive from a container tried to escape
      ├── InfraError             an episode could not be completed or graded for reasons
      │                          outside the agent's control; carries the infra verdict
@@ -52,6 +53,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "TaskNotFound",
+    "UnreadableState",
     "UnsafeArchive",
     "UnsafeConfig",
 ]
@@ -113,6 +115,14 @@ class ExecTimeout(SandboxError):
 
 class ExportTooLarge(SandboxError):
     """Files to copy out of a container exceed their size cap."""
+
+
+class UnreadableState(ExportTooLarge):
+    """Files the agent made unreadable to its own user cannot be copied out whole.
+
+    As a state too large, the agent's doing: a copy without them (a fork's) would not be
+    the state it left.
+    """
 
 
 class UnsafeArchive(SandboxError):

@@ -27,7 +27,10 @@ is not available on the engine (`docker checkpoint` needs an experimental daemon
 
 What is not carried: processes the agent started (background jobs die with the parent's
 view of them), shell variables that were not exported, shell functions, aliases and
-options. Families whose state is more than files and shell (a database server, an API
+options, extended attributes, /dev/shm, the holes of a sparse file (it is written out)
+and space reserved past a file's end. A file or folder the agent made unreadable to its
+own user cannot be copied: the fork is refused as the agent's state (`UnreadableState`),
+never made without it. Families whose state is more than files and shell (a database server, an API
 service) refuse to fork until they say how (`forkable`).
 """
 
@@ -50,6 +53,7 @@ from gym._core._errors import (
     HeldOutError,
     SandboxError,
     SandboxUnavailable,
+    UnreadableState,
 )
 from gym._grading import Export
 from gym._sandbox import DockerSandbox, LazySandbox, Sandbox, SandboxConfig, quote
@@ -66,6 +70,9 @@ _TAR_ENTRY_BYTES = 3 * 512
 name record for a name of up to 511 bytes."""
 
 _PAGE = 4096
+_LINK_INLINE = 128
+"""A symbolic link's target from this many bytes is kept by tmpfs in a page of the mount
+(a shorter one in the inode)."""
 """What tmpfs charges a file's bytes in: whole pages (4 KiB, the smallest a kernel has)."""
 
 SHELL_STATE_MAX_BYTES = 8 << 20
@@ -78,10 +85,21 @@ _SHELL_STATE = "builtin printf '%q\\n' \"$PWD\"; builtin declare -px"
 """Bash text that prints the shell's directory (quoted, one line), then its exported
 variables, as bash source."""
 
-_UNPACK = ("tar", "-x", "-p", "--no-same-owner", "--no-recursion", "--anchored", "--no-wildcards")
+_UNPACK = (
+    "tar",
+    "-x",
+    "-p",
+    "--no-same-owner",
+    "--no-recursion",
+    "--anchored",
+    "--no-wildcards",
+    "--delay-directory-restore",
+)
 """``tar -x`` as a branch unpacks the parent's archive, as the agent's user; followed by an
 ``--exclude`` of each mount (the archive's entries for the mounts themselves, whose owner
-and times are not the agent's to set: /tmp is root's) and ``-C`` the mounts' folder."""
+and times are not the agent's to set: /tmp is root's) and ``-C`` the mounts' folder. A
+folder's mode is set once what it holds is written (a folder the agent made read-only,
+with files in it, could not be filled otherwise: every fork of it failed as ours)."""
 
 
 class Lineage(BaseModel):
@@ -154,8 +172,10 @@ def fork(
         ConfigError: no episode is running, ``k`` is under 1, or the family cannot fork.
         HeldOutError: ``training`` and the task is of a held-out split.
         ExportTooLarge: the parent's files are over `fork_max_bytes` or, as a branch
-            writes them, over what one of its mounts holds (a sparse file), or its
-            shell's exported variables over `SHELL_STATE_MAX_BYTES` (the agent's doing).
+            writes them, over what one of its mounts holds (a sparse file, links with
+            long targets), or its shell's exported variables over
+            `SHELL_STATE_MAX_BYTES`, or some are unreadable to the agent's own user
+            (`UnreadableState`): the agent's doing, a state no branch could copy.
         SandboxError: a sandbox failed (no branch is left running).
     """
     _check(env, k, training)
@@ -179,7 +199,9 @@ def fork(
             env.sandboxes.release(box)
         raise errors[0]
     spent = time.monotonic() - began
-    return [_branch(env, box, line, spent) for box, line in zip(boxes, lineage, strict=True)]
+    branches = [_branch(env, box, line, spent) for box, line in zip(boxes, lineage, strict=True)]
+    env.exclude_wait(spent)  # the fork's time is the harness's, in the parent too
+    return branches
 
 
 def _check(env: ContainerEnv[Any], k: int, training: bool) -> None:
@@ -267,6 +289,8 @@ def _archive(box: Sandbox, root: str) -> bytes:
         deadline = time.monotonic() + 120
         try:
             return inner.keeper.archive(root, _mounts(inner, root), deadline, cap)
+        except UnreadableState:
+            raise
         except ExportTooLarge as exc:
             raise ExportTooLarge(too_large) from exc
     argv = ["tar", "-c", "--ignore-failed-read", "-C", root, "--", *_mounts(box, root)]
@@ -284,11 +308,12 @@ def _fits(archive: bytes, config: SandboxConfig) -> None:
 
     Each regular file's bytes, in whole pages, are summed per mount it lands in (the
     longest of the config's mounts its name is under; a link to a file already in the
-    archive costs nothing); a mount's sum over its ``size=`` (`mount_sizes`) can only come
-    of a sparse file, which the parent holds in few pages and the archive carries in
-    full: the agent's state. Within them a branch holds what the parent held, so an
-    unpack that still fails is ours (`SandboxError`). ``archive`` is named relative to
-    the folder the mounts are under, as ``config`` names them.
+    archive costs nothing, a symbolic link a page where its target is long); a mount's
+    sum over its ``size=`` (`mount_sizes`) can only come of a sparse file, which the
+    parent holds in few pages and the archive carries in full: the agent's state.
+    Within them a branch holds what the parent held, so an unpack that still fails is
+    ours (`SandboxError`). ``archive`` is named relative to the folder the mounts are
+    under, as ``config`` names them.
 
     Raises:
         ExportTooLarge: a mount's files, written out, would be over what it holds.
@@ -314,6 +339,8 @@ def _fits(archive: bytes, config: SandboxConfig) -> None:
 def _files(archive: bytes) -> Iterator[tuple[str, int]]:
     """Each regular file of a tar archive: its name and the bytes ``tar -x`` writes of it.
 
+    A symbolic link whose target tmpfs keeps in a page comes as one byte (a page).
+
     Only the headers are read (``tarfile``, which checks and decodes each, took 3.7 s
     over the 100,000 entries an archive may have, this 0.5 s): the GNU format the keeper
     and ``tar`` write, its long names (``L``), POSIX ``ustar`` prefixes and pax ``path``
@@ -322,7 +349,7 @@ def _files(archive: bytes) -> Iterator[tuple[str, int]]:
     Raises:
         SandboxError: a header's size is not a number (the archive is the harness's own).
     """
-    pos, name, size = 0, b"", -1  # a name and a size from the records before a header
+    pos, name, size, target = 0, b"", -1, b""  # from the records before a header
     while pos + 512 <= len(archive):
         header = archive[pos : pos + 512]
         if not header.strip(b"\0"):
@@ -338,22 +365,26 @@ def _files(archive: bytes) -> Iterator[tuple[str, int]]:
             raise SandboxError("could not read the parent's archive to fork it") from None
         if kind not in (b"L", b"K", b"x", b"g") and size >= 0:
             stored = size  # pax's size is the member's
-        data = archive[pos + 512 : pos + 512 + stored] if kind in (b"L", b"x") else b""
+        data = archive[pos + 512 : pos + 512 + stored] if kind in (b"L", b"K", b"x") else b""
         pos += 512 + (
             0 if kind in (b"1", b"2", b"3", b"4", b"5", b"6") else -(-stored // 512) * 512
         )
         if kind == b"L":
             name = data.split(b"\0", 1)[0]
+        elif kind == b"K":  # a target of over 100 bytes (the header holds 100)
+            target = data.split(b"\0", 1)[0]
         elif kind == b"x":
             name, size = _pax(data, name, size)
-        elif kind not in (b"K", b"g"):
+        elif kind != b"g":
             if not name:
                 name = header[:100].split(b"\0", 1)[0]
                 if header[257:263] == b"ustar\0" and header[345]:
                     name = header[345:500].split(b"\0", 1)[0] + b"/" + name
             if kind in (b"0", b"\0", b"7", b"S"):
                 yield name.decode(errors="surrogateescape"), stored
-            name, size = b"", -1
+            elif kind == b"2" and len(target) >= _LINK_INLINE:
+                yield name.decode(errors="surrogateescape"), 1  # its target in a page
+            name, size, target = b"", -1, b""
 
 
 def _pax(data: bytes, name: bytes, size: int) -> tuple[bytes, int]:

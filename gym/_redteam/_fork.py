@@ -119,11 +119,12 @@ class RefusedByAgentState(Attack):
     name: str = "fork.refused_by_agent_state"
     envs: tuple[str, ...] = ("boxgym/PyFunc-v0",)
     expected: str = (
-        "files just under the fork cap fork; files over it, a sparse file under it but "
-        "over its mount written out, and exported variables over the shell state's cap "
-        "are refused with ExportTooLarge (the agent's state, which step sampling counts "
-        "as K failed branches), never another error (a fault, skipped); the parent is "
-        "graded"
+        "files just under the fork cap and a read-only folder with files fork; files over "
+        "the cap, a sparse file under it but over its mount written out (alone, or with "
+        "links whose targets take a page), files or folders unreadable to the agent and "
+        "exported variables over the shell state's cap are refused with ExportTooLarge "
+        "(the agent's state, which step sampling counts as K failed branches), never "
+        "another error (a fault, skipped); the parent is graded"
     )
 
     def run(self, ctx: Context, env_id: str) -> Finding:
@@ -135,12 +136,30 @@ class RefusedByAgentState(Attack):
             mount, room = min(mount_sizes(env.sandbox_config()).items(), key=lambda m: m[1])
         finally:
             env.close()
+        names = ctx.names()
         size = 1 << 17  # a variable under the kernel's limit on one string
         fill = "head -c {} /dev/zero | tee /tmp/.c > /workspace/.c"
         states = {
             "files under the cap": (fill.format((cap >> 1) - (4 << 20)), True),
             "files over the cap": (fill.format((cap >> 1) + 1), False),
             "a sparse file over its mount": (f"truncate -s {room + 1} {mount}/.s", False),
+            "a sparse file and long links over its mount": (
+                f"truncate -s {room - (64 << 10)} {mount}/.s && cd {mount} && for i in "
+                f"$(seq 40); do ln -s {names.ident() * 20} .l$i; done",
+                False,
+            ),
+            "a read-only folder with files": (
+                f"mkdir /workspace/{names.ident()} && cd $_ && echo x > f && chmod 555 .",
+                True,
+            ),
+            "a file unreadable to the agent": (
+                f"echo x > {mount}/.u && chmod 000 {mount}/.u",
+                False,
+            ),
+            "a folder unlistable to the agent": (
+                f"mkdir {mount}/.d && echo x > {mount}/.d/f && chmod 300 {mount}/.d",
+                False,
+            ),
             "variables over the cap": (
                 f"printf -v x '%0*d' {size} 0; for ((i = 0; i <= "
                 f'{SHELL_STATE_MAX_BYTES // size}; i++)); do export V$i="$x"; done',
@@ -171,7 +190,8 @@ def _state(
     finally:
         for env in (*branches, parent):
             env.close()
-    held = got == ("forked" if forks else "ExportTooLarge") and graded != "infra_error"
+    refused = got in ("ExportTooLarge", "UnreadableState")  # the agent's state, both
+    held = (got == "forked" if forks else refused) and graded != "infra_error"
     return f"{way}: {got}, parent {graded}", held
 
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from gym._core._errors import ExecTimeout, ExportTooLarge, SandboxUnavailable
+from gym._core._errors import ExecTimeout, ExportTooLarge, SandboxUnavailable, UnreadableState
 from gym._sandbox._manifest import Manifest, new_split, parse_manifest
 from gym._sandbox._stream import STDERR, STDOUT, Capture, ExecSocket, FrameReader
 
@@ -349,15 +349,23 @@ class KeeperLink:
         Raises:
             ExportTooLarge: the archive would be over ``cap`` bytes or its entries over
                 `listing_entries` (the keeper said so).
+            UnreadableState: files or folders under the roots are unreadable to the
+                agent's user (the keeper said so): the archive is not the state.
             SandboxUnavailable: the keeper or its container is gone.
             ExecTimeout: no answer by the deadline.
         """
         request = {"base": base, "roots": list(roots), "cap": cap, "entries": self.listing_entries}
-        data, over = self._bounded(b"A", b"a", request, deadline)
+        data, over, end = self._bounded(b"A", b"a", request, deadline)
         if over:
             what, _, limit = over.partition(" ")
             raise ExportTooLarge(
                 f"the files under {', '.join(roots)} are over the archive cap ({limit} {what})"
+            )
+        if end.startswith(b"unread "):
+            count = end[7:].decode("ascii", errors="replace")[:12]
+            raise UnreadableState(
+                f"{count} of the files or folders under {', '.join(roots)} are unreadable to "
+                "the agent's own user (it made them so): they cannot be copied"
             )
         return data
 
@@ -393,19 +401,20 @@ class KeeperLink:
             "entries": entries,
             "hashed": self.hashed,
         }
-        data, over = self._bounded(kind, b"m", request, deadline)
+        data, over, _ = self._bounded(kind, b"m", request, deadline)
         if over:
             raise ExportTooLarge(_too_large(roots, over))
         return parse_manifest(data, split)
 
     def _bounded(
         self, kind: bytes, part: bytes, request: dict[str, Any], deadline: float
-    ) -> tuple[bytes, str]:
+    ) -> tuple[bytes, str, bytes]:
         """Send a request whose answer is ``part`` frames ended by ``part.upper()``.
 
-        Returns the answer's bytes and what was over its ``request["cap"]`` ('' if
+        Returns the answer's bytes, what was over its ``request["cap"]`` ('' if
         nothing): the keeper's word (the end saying ``over``), or more bytes than the cap
-        counted here. Either way the answer is read to its end, so the link stays in step.
+        counted here, and the end's payload. Either way the answer is read to its end,
+        so the link stays in step.
         """
         data, over, cap, end = bytearray(), "", request["cap"], part.upper()
         with self._control_lock:
@@ -420,7 +429,7 @@ class KeeperLink:
                     else:
                         data += payload
                 elif got == end:
-                    return bytes(data), over or _over(payload)
+                    return bytes(data), over or _over(payload), payload
 
     def _control_frame(self, deadline: float) -> tuple[bytes, bytes]:
         """The next frame of a control answer (listing, archive, freeze, OOM count).

@@ -172,6 +172,20 @@ def test_a_fork_whose_files_one_mount_cannot_take_in_is_the_agents_state():
         _fits(b"x" * 1024, config)
 
 
+def test_links_whose_targets_tmpfs_keeps_in_a_page_count_a_page():
+    """A symbolic link's target of 128 bytes or more takes a page of its mount: a sparse
+    file written out beside many of them passed the sum and filled the branch's mount
+    (an unpack that failed as ours; found by a red-team helper)."""
+    config = SandboxConfig(image="x", tmpfs={"/h": "size=16k"})
+    short, long = _member("h/s", kind=tarfile.SYMTYPE), _member("h/l", kind=tarfile.SYMTYPE)
+    other = _member("h/l2", kind=tarfile.SYMTYPE)
+    short.linkname, long.linkname, other.linkname = "t" * 127, "t" * 128, "u" * 300
+    assert list(_files(_tar([short, long]))) == [("h/l", 1)]
+    _fits(_tar([_member("h/big", 12288), short]), config)
+    with pytest.raises(gym.errors.ExportTooLarge, match="under /h are 20480 bytes"):
+        _fits(_tar([_member("h/big", 12288), long, other]), config)
+
+
 def test_a_family_with_services_refuses_to_fork():
     sql = gym.make("boxgym/SQL-v0").unwrapped  # its state includes a database server
     assert can_fork(sql) is False and can_fork(toy_env.ToyEnv()) is True
@@ -358,3 +372,32 @@ def test_the_unpack_alone_decides_whether_a_branch_was_seeded(engine):
     finally:
         for box in boxes:
             box.close()
+
+
+@pytest.mark.docker
+def test_pyrepo_forks_a_read_only_folder_and_refuses_what_the_agent_cannot_read(engine):
+    """A folder made read-only with files in it is copied (its mode set once they are
+    written: before, every unpack failed as ours); a file or folder the agent made
+    unreadable to itself cannot be copied, and a fork without it would not be the
+    parent's state: refused as the agent's doing (found by a red-team helper). The fork's
+    seconds are left out of the parent's clock, as out of each branch's."""
+    env = gym.make("boxgym/PyRepo-v0", run="pytest-fork").unwrapped
+    env.reset(options={"task": "calc-precedence"})
+    branches: list[gym.ContainerEnv] = []
+    try:
+        env.step(
+            bash("mkdir /workspace/ro && echo kept > /workspace/ro/a && chmod 555 /workspace/ro")
+        )
+        started = env._started
+        branches = env.fork(1)
+        assert env._started > started
+        seen = _obs(branches[0], "cat /workspace/ro/a; stat -c %a /workspace/ro")
+        assert seen.startswith("kept\n555\n")
+        ro = "/workspace/ro"
+        for hidden in (f"chmod 000 {ro}/a", f"chmod 555 {ro}/a && chmod 300 {ro}"):
+            env.step(bash(f"chmod 755 {ro} && {hidden}"))
+            with pytest.raises(gym.errors.UnreadableState, match="unreadable"):
+                env.fork(1)
+    finally:
+        for e in (env, *branches):
+            e.close()

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from gym._core._errors import ExecTimeout, ExportTooLarge, SandboxUnavailable
+from gym._core._errors import ExecTimeout, ExportTooLarge, SandboxUnavailable, UnreadableState
 from gym._sandbox import DockerSandbox, SandboxConfig
 from gym._sandbox._docker import _no_keeper, keeps
 from gym._sandbox._keeper import KEEPER_COMMAND, boot_input
@@ -267,13 +267,16 @@ def members(archive: bytes) -> dict[str, tuple]:
 def test_the_keepers_archive_is_what_tar_makes_of_the_mounts(kept):
     assert kept.run(TRICKY_TREE, timeout=60).stdout.strip() == "ok"
     mounts = [m.lstrip("/") for m in kept.config.tmpfs]
+    with pytest.raises(UnreadableState, match="1 of the files"):  # private: not the state
+        kept.keeper.archive("/", mounts, time.monotonic() + 30, 64 << 20)
+    assert kept.run("chmod 644 /workspace/private").ok
     ours = kept.keeper.archive("/", mounts, time.monotonic() + 30, 64 << 20)
     argv = ["tar", "-c", "--ignore-failed-read", "-C", "/", "--", *mounts]
     made, theirs = kept._exec(argv, 60, max_output=64 << 20)
     assert made.exit_code == 0, made.stderr
     got, want = members(ours), members(theirs)
     assert got == want
-    assert "workspace/private" not in got and "workspace/sock" not in got, "as tar leaves out"
+    assert "workspace/sock" not in got, "as tar leaves out"
     assert got["workspace/old"][2] == 0 and got["workspace/longlink"][3] == "t" * 150
     assert any(len(name) > 240 for name in got), "names past 100 bytes"
 
@@ -307,13 +310,14 @@ def test_an_archive_over_its_cap_is_too_large_and_the_link_stays_in_step(kept):
 
 
 def test_entries_left_out_of_an_archive_still_count_against_its_entries_cap(kept, monkeypatch):
-    """Unreadable files add no bytes; the keeper's walk is bounded all the same."""
+    """Unreadable files add no bytes; the keeper's walk is bounded all the same, and the
+    archive without them is refused (it is not the state)."""
     made = kept.run("cd /tmp && seq 300 | sed 's/^/locked-/' | xargs touch && chmod 0 locked-*")
     assert made.ok, made.stderr
     monkeypatch.setattr(kept.keeper, "listing_entries", 50)
     with pytest.raises(ExportTooLarge, match=r"over the archive cap \(50 entries\)"):
         kept.keeper.archive("/", ["tmp"], time.monotonic() + 30, 64 << 20)
     monkeypatch.setattr(kept.keeper, "listing_entries", 100_000)
-    whole = kept.keeper.archive("/", ["tmp"], time.monotonic() + 30, 64 << 20)
-    assert not any(name.startswith("tmp/locked-") for name in members(whole))
+    with pytest.raises(UnreadableState, match="300 of the files"):
+        kept.keeper.archive("/", ["tmp"], time.monotonic() + 30, 64 << 20)
     assert kept.exec(["echo", "alive"]).stdout == "alive\n"

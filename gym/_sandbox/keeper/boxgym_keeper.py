@@ -45,6 +45,7 @@ the same way past its ``cap`` bytes (``A`` with ``over``).
 """
 
 import _signal as signal  # the module without its enums: a keeper starts in every episode
+import errno
 import fcntl
 import marshal
 import os
@@ -307,26 +308,29 @@ class Keeper:
         themselves are not entries). Links are never followed; a file this uid cannot
         read is left out (``--ignore-failed-read``); sockets and devices are left out.
         Sent in ``a`` frames, ended by ``A``; past ``cap`` bytes or ``entries`` entries
-        (each entry walked, one left out too) it stops and ``A`` says ``over``. No
-        process is started: a fork's copy costs one round trip.
+        (each entry walked, one left out too) it stops and ``A`` says ``over``; where
+        this uid could not read a file, a folder's list or a link, ``A`` says ``unread``
+        and how many (the archive is not the state). No process is started: a fork's
+        copy costs one round trip.
         """
         out = Listing(self, request.get("cap"), request.get("entries"), b"a")
         base = os.fsencode(request["base"]).rstrip(b"/") + b"/"
         links = {}  # (device, inode) -> the name of a file with several links, once sent
+        unread = []  # what this uid could not read: a file, a folder's list, a link
         try:
             for root in request["roots"]:
-                for path, info in tree(os.path.join(base, os.fsencode(root))):
+                for path, info in tree(os.path.join(base, os.fsencode(root)), unread):
                     out.add(b"", entry=True)  # every entry counts, one left out too
                     if stat.S_ISREG(info.st_mode) and info.st_size > out.room():
                         raise Over(b"bytes %d" % out.cap)  # before it is read
-                    for piece in tar_entry(path, path[len(base) :], info, links):
+                    for piece in tar_entry(path, path[len(base) :], info, links, unread):
                         out.add(piece)
             out.add(bytes(1024))
         except Over as over:
             self.send(b"A", b"over " + over.args[0])
             return
         out.spill(force=True)
-        self.send(b"A")
+        self.send(b"A", b"unread %d" % len(unread) if unread else b"")
 
     # -- children ---------------------------------------------------------------------------
 
@@ -501,10 +505,12 @@ class Listing:
             self.keeper.flush(block=True)
 
 
-def tree(top):
+def tree(top, unread=None):
     """(path, lstat) of everything under top, folders before what they hold.
 
-    Never through a link, never onto another filesystem, without recursion.
+    Never through a link, never onto another filesystem, without recursion. A folder
+    this uid may not list, or an entry it may not stat, is added to ``unread`` if given
+    (one that vanished as it was walked is not).
     """
     try:
         device = os.lstat(top).st_dev
@@ -512,14 +518,17 @@ def tree(top):
         return
     folders = [top]
     while folders:
+        folder = folders.pop()
         try:
-            entries = list(os.scandir(folders.pop()))
-        except OSError:
+            entries = list(os.scandir(folder))
+        except OSError as exc:
+            refused(exc, folder, unread)
             continue
         for entry in entries:
             try:
                 info = entry.stat(follow_symlinks=False)
-            except OSError:
+            except OSError as exc:
+                refused(exc, entry.path, unread)
                 continue
             yield entry.path, info
             if stat.S_ISDIR(info.st_mode) and info.st_dev == device:
@@ -529,17 +538,25 @@ def tree(top):
 _TAR_TYPES = {stat.S_IFREG: b"0", stat.S_IFDIR: b"5", stat.S_IFLNK: b"2", stat.S_IFIFO: b"6"}
 
 
-def tar_entry(path, name, info, links):
+def refused(exc, path, unread):
+    """Add ``path`` to ``unread`` (if given) when ``exc`` says this uid may not read it."""
+    if unread is not None and exc.errno in (errno.EACCES, errno.EPERM):
+        unread.append(path)
+
+
+def tar_entry(path, name, info, links, unread):
     """The pieces of one member of a GNU tar: its header, then its contents.
 
-    Contents come in blocks of at most 1 MiB; nothing for what is left out.
+    Contents come in blocks of at most 1 MiB; nothing for what is left out (a socket, a
+    device), nor for what this uid cannot read (added to ``unread``).
     """
     kind = _TAR_TYPES.get(stat.S_IFMT(info.st_mode))
     target, fd = b"", None
     if kind == b"2":
         try:
             target = os.readlink(path)
-        except OSError:
+        except OSError as exc:
+            refused(exc, path, unread)
             return
     elif kind == b"5":
         name += b"/"
@@ -550,6 +567,8 @@ def tar_entry(path, name, info, links):
         else:
             fd = open_regular(path, info)
             if fd is None:
+                if not os.access(path, os.R_OK, follow_symlinks=False):
+                    unread.append(path)  # not one replaced or gone as it was read
                 return
             if info.st_nlink > 1:
                 links[key] = name
