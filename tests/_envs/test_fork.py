@@ -219,6 +219,19 @@ def test_lineage_is_stored_with_the_branch_and_read_back(tmp_path: Path):
 # -- the real engine: PyRepo, as the issue's done-when asks ------------------------------
 
 
+@pytest.fixture
+def pyrepo(engine) -> Iterator[tuple[gym.ContainerEnv, list[gym.ContainerEnv]]]:
+    """A PyRepo episode begun, and the list its test puts its branches in (all closed)."""
+    env = gym.make("boxgym/PyRepo-v0", run="pytest-fork").unwrapped
+    env.reset(options={"task": "calc-precedence"})
+    branches: list[gym.ContainerEnv] = []
+    try:
+        yield env, branches
+    finally:
+        for e in (env, *branches):
+            e.close()
+
+
 @pytest.mark.docker
 def test_pyrepo_fork_at_step_3_branches_equal_the_parent_then_diverge(engine):
     env = gym.make("boxgym/PyRepo-v0", run="pytest-fork").unwrapped
@@ -271,32 +284,26 @@ def test_pyrepo_fork_carries_odd_variables_unset_ones_modes_and_links(engine):
 
 
 @pytest.mark.docker
-def test_pyrepo_forks_variables_up_to_the_kernels_limit_and_refuses_files_over_the_cap(engine):
+def test_pyrepo_forks_variables_up_to_the_kernels_limit_and_refuses_files_over_the_cap(pyrepo):
     """Exported variables any program can still start with (1.8 MiB of control bytes,
     7 MiB as ``declare -px`` writes them) fork; files over the fork cap, or a sparse
     file that under it overflows its mount in a branch, are refused as the agent's state
     (`ExportTooLarge`), whatever the mounts could hold."""
-    env = gym.make("boxgym/PyRepo-v0", run="pytest-fork").unwrapped
-    env.reset(options={"task": "calc-precedence"})
-    branches: list[gym.ContainerEnv] = []
+    env, branches = pyrepo
     fill = "for i in $(seq 15); do export V$i=$(head -c 122880 /dev/zero | tr '\\0' '\\1'); done"
     probe = "env | grep '^V[0-9]' | md5sum; /bin/true && echo started"
-    try:
-        env.step(bash(fill))
-        want = _obs(env, probe)
-        assert "started" in want
-        branches = env.fork(1)
-        assert _obs(branches[0], probe) == want
-        env.step(bash("truncate -s 64M ~/hole && head -c 1 /dev/zero > ~/more"))
-        with pytest.raises(gym.errors.ExportTooLarge, match="/home/agent are 67112960 bytes"):
-            env.fork(1)  # a sparse file, in full, over its mount: not a failed unpack
-        half = (fork_max_bytes(env.sandbox.config) >> 1) + 1
-        env.step(bash(f"rm ~/hole; head -c {half} /dev/zero | tee /tmp/a > /workspace/a"))
-        with pytest.raises(gym.errors.ExportTooLarge, match="over the fork cap"):
-            env.fork(1)
-    finally:
-        for e in (env, *branches):
-            e.close()
+    env.step(bash(fill))
+    want = _obs(env, probe)
+    assert "started" in want
+    branches += env.fork(1)
+    assert _obs(branches[0], probe) == want
+    env.step(bash("truncate -s 64M ~/hole && head -c 1 /dev/zero > ~/more"))
+    with pytest.raises(gym.errors.ExportTooLarge, match="/home/agent are 67112960 bytes"):
+        env.fork(1)  # a sparse file, in full, over its mount: not a failed unpack
+    half = (fork_max_bytes(env.sandbox.config) >> 1) + 1
+    env.step(bash(f"rm ~/hole; head -c {half} /dev/zero | tee /tmp/a > /workspace/a"))
+    with pytest.raises(gym.errors.ExportTooLarge, match="over the fork cap"):
+        env.fork(1)
 
 
 @pytest.mark.docker
@@ -375,29 +382,20 @@ def test_the_unpack_alone_decides_whether_a_branch_was_seeded(engine):
 
 
 @pytest.mark.docker
-def test_pyrepo_forks_a_read_only_folder_and_refuses_what_the_agent_cannot_read(engine):
+def test_pyrepo_forks_a_read_only_folder_and_refuses_what_the_agent_cannot_read(pyrepo):
     """A folder made read-only with files in it is copied (its mode set once they are
     written: before, every unpack failed as ours); a file or folder the agent made
     unreadable to itself cannot be copied, and a fork without it would not be the
     parent's state: refused as the agent's doing (found by a red-team helper). The fork's
     seconds are left out of the parent's clock, as out of each branch's."""
-    env = gym.make("boxgym/PyRepo-v0", run="pytest-fork").unwrapped
-    env.reset(options={"task": "calc-precedence"})
-    branches: list[gym.ContainerEnv] = []
-    try:
-        env.step(
-            bash("mkdir /workspace/ro && echo kept > /workspace/ro/a && chmod 555 /workspace/ro")
-        )
-        started = env._started
-        branches = env.fork(1)
-        assert env._started > started
-        seen = _obs(branches[0], "cat /workspace/ro/a; stat -c %a /workspace/ro")
-        assert seen.startswith("kept\n555\n")
-        ro = "/workspace/ro"
-        for hidden in (f"chmod 000 {ro}/a", f"chmod 555 {ro}/a && chmod 300 {ro}"):
-            env.step(bash(f"chmod 755 {ro} && {hidden}"))
-            with pytest.raises(gym.errors.UnreadableState, match="unreadable"):
-                env.fork(1)
-    finally:
-        for e in (env, *branches):
-            e.close()
+    env, branches = pyrepo
+    ro = "/workspace/ro"
+    env.step(bash(f"mkdir {ro} && echo kept > {ro}/a && chmod 555 {ro}"))
+    started = env._started
+    branches += env.fork(1)
+    assert env._started > started
+    assert _obs(branches[0], f"cat {ro}/a; stat -c %a {ro}").startswith("kept\n555\n")
+    for hidden in (f"chmod 000 {ro}/a", f"chmod 555 {ro}/a && chmod 300 {ro}"):
+        env.step(bash(f"chmod 755 {ro} && {hidden}"))
+        with pytest.raises(gym.errors.UnreadableState, match="unreadable"):
+            env.fork(1)
