@@ -393,3 +393,44 @@ def test_a_weakened_llm_judge_makes_its_row_fail(engine, how, row, sign):
         (found,) = only(row, "boxgym/PyFunc-v0")
     assert found.held is False, found
     assert sign in found.observed, found
+
+
+# -- this stop's class rows: each fails with its wall taken down ------------------------
+
+
+@pytest.mark.redteam
+def test_unread_changes_dropped_again_make_the_unreadable_row_fail(engine):
+    """With the changes tar left out dropped (as before), the correct work made
+    unreadable is graded as the pristine files, unflagged."""
+    with mock.patch("gym._grading._export.unread", lambda wanted, entries: []):
+        (found,) = only("copy_out.unreadable_changes", "boxgym/PyFunc-v0")
+    assert found.held is False, found
+    assert "expected flag missing" in found.observed, found
+
+
+@pytest.mark.redteam
+def test_a_user_refusal_taken_as_the_environments_makes_the_user_row_fail(engine):
+    """With every refusal of the user's model the environment's (as before), the agent's
+    wall of text ends its episodes as infra_error."""
+    from gym._policy._base import ContextFull
+
+    def refused(self: Any, task: Any) -> None:
+        raise ContextFull("taken as the scenario's", context_tokens=1)
+
+    with mock.patch("gym._policy._user.SimulatedUser._check_the_scenario_fits", refused):
+        (found,) = only("user.context_filled_by_the_agent", "boxgym/SupportChat-v0")
+    assert found.held is False, found
+    assert "infra_error after" in found.observed, found
+
+
+@pytest.mark.redteam
+def test_folder_modes_set_before_their_files_make_the_fork_row_fail(engine):
+    """With a folder's mode set as soon as it is made (tar's default for an existing
+    tree), a read-only folder with files fails every unpack: a fault, not the agent's."""
+    import gym._envs._fork as forking
+
+    plain = tuple(a for a in forking._UNPACK if a != "--delay-directory-restore")
+    with mock.patch.object(forking, "_UNPACK", plain):
+        (found,) = only("fork.refused_by_agent_state", "boxgym/PyFunc-v0")
+    assert found.held is False, found
+    assert "a read-only folder with files: SandboxError" in found.observed, found
