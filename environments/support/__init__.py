@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -378,6 +379,9 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
     def _exchange(self, request: Request) -> tuple[int, Any]:
         """Send one request to the service in the sandbox; status and JSON body.
 
+        A request cut short by the episode's deadline (its time budget, the agent's) is
+        no fault: it answers 504 and the step ends the episode at its time limit.
+
         Raises:
             gym.errors.SandboxUnavailable: the service did not answer (an infrastructure fault).
         """
@@ -387,6 +391,8 @@ class SupportEnv(gym.ContainerEnv[SupportExport]):
             exchange_command(request), timeout=self.command_timeout(), max_output=self.max_reply
         )
         self.note(result.exit_code, result.timed_out)
+        if result.timed_out and self.deadline is not None and time.monotonic() >= self.deadline:
+            return 504, {"error": "the episode's time ran out before the service answered"}
         if not result.ok or result.stdout_truncated:
             why = "timed out" if result.timed_out else f"exit {result.exit_code}"
             raise gym.errors.SandboxUnavailable(

@@ -800,3 +800,28 @@ def test_grading_failures_are_infra_errors(engine: None, env_class: type[Support
     assert result.outcome == "infra_error" and result.reward is None
     assert result.verdict is not None and result.verdict.outcome == "infra_error"
     assert "grading failed" in result.verdict.reason
+
+
+@pytest.mark.docker
+def test_a_request_the_episodes_deadline_cuts_short_ends_it_graded_not_infra(engine):
+    """The service paused past the episode's last second: the request is cut by the time
+    budget (the agent's), so the step ends the episode at its time limit, graded; before,
+    it was the service not answering, infra_error."""
+    import threading
+    import time
+
+    env = SupportEnv(max_seconds=6.0)
+    try:
+        env.reset(seed=0, options={"task": "refund-damaged-kettle"})
+        assert env.deadline is not None
+        time.sleep(max(0.0, env.deadline - time.monotonic() - 1.5))  # 1.5 s left
+        container = env.sandbox.container
+        container.pause()
+        threading.Timer(2.5, container.unpause).start()
+        obs, reward, terminated, truncated, info = env.step(
+            {"name": "get_customer", "arguments": {"customer_id": "C1001"}}
+        )
+        assert "Error (504)" in str(obs) and truncated, obs
+        assert info["verdict"]["outcome"] == "fail", info["verdict"]
+    finally:
+        env.close()
