@@ -259,24 +259,32 @@ class ShellEnv(gym.ContainerEnv[ShellExport]):
         ).hexdigest()
         found = _replays.get(key)
         if found is None:
+            uid = gym.grading.gold_uid()
             found = gym.grading.replay_gold(
                 self.sandboxes,
-                self._grading_config(image),
+                self._grading_config(image, uid),
                 archive,
                 spec.gold,
+                user=f"{uid}:{uid}",
                 timeout=spec.gold_timeout,
             )
             _replays.put(key, found)
         return found
 
-    def _grading_config(self, image: str) -> gym.sandbox.SandboxConfig:
-        """A grading container with the agent's workspace (its uid may write it)."""
+    def _grading_config(self, image: str, uid: int) -> gym.sandbox.SandboxConfig:
+        """A grading container whose workspace and home ``uid`` may write (the gold's).
+
+        Not the agents' uid: the kernel's per-uid counts (epoll and inotify watches,
+        pipes, pending signals) are shared by every process of a uid on the machine, so
+        an agent running at the same time could make the gold fail (found by a red-team
+        helper: a gold using asyncio printed nothing, and its cached output graded).
+        """
         return gym.grading.grader_config(
             image,
             tmpfs={
-                "/workspace": WORKSPACE_TMPFS,
+                "/workspace": WORKSPACE_TMPFS.replace("uid=1000,gid=1000", f"uid={uid},gid={uid}"),
                 "/tmp": "size=256m,mode=1777",
-                "/home/agent": "size=64m,uid=1000,gid=1000,mode=0755",
+                "/home/agent": f"size=64m,uid={uid},gid={uid},mode=0755",
             },
         )
 

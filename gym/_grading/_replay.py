@@ -25,6 +25,7 @@ import hashlib
 import io
 import json
 import os
+import secrets
 import tarfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -44,6 +45,7 @@ __all__ = [
     "TREE_PROGRAM",
     "compare_output",
     "compare_trees",
+    "gold_uid",
     "normalise_output",
     "put_tree",
     "read_file_tree",
@@ -261,13 +263,16 @@ def replay_gold(
     """Run a gold command in a fresh grading container from the task's initial tree.
 
     The tree (`tree_archive`) is unpacked under ``workdir``, its manifest read, the
-    command run by ``bash`` in ``workdir`` as ``user`` (the agent's uid by default),
-    then the manifest read again. The container is a grading container of
-    ``sandboxes`` (``grader``: used once, no network), given back at the end.
+    command run by ``bash`` in ``workdir`` as ``user``, then the manifest read again.
+    The container is a grading container of ``sandboxes`` (``grader``: used once, no
+    network), given back at the end. Give ``user`` a uid no agent runs as (`gold_uid`):
+    what the kernel counts per uid (processes, pipes, epoll and inotify watches, pending
+    signals) is shared by every process of that uid on the machine, agents' included.
 
     Raises:
-        GradingError: the gold command timed out, printed more than `MAX_OUTPUT`, or its
-            tree is over the manifest's bounds (a task defect, never the agent's).
+        GradingError: the gold command timed out, printed more than `MAX_OUTPUT`, exited
+            with a status other than 0, or its tree is over the manifest's bounds (a task
+            defect or a fault, never the agent's, and never a reference to grade by).
         SandboxError: the grading container failed.
     """
     sandbox = sandboxes.grader(config)
@@ -277,8 +282,14 @@ def replay_gold(
         result = sandbox.exec(
             ["bash", "-c", command], cwd=workdir, user=user, timeout=timeout, max_output=MAX_OUTPUT
         )
-        if result.timed_out or result.stdout_truncated:
-            why = "timed out" if result.timed_out else f"printed over {MAX_OUTPUT} bytes"
+        if result.timed_out or result.stdout_truncated or result.exit_code != 0:
+            why = (
+                "timed out"
+                if result.timed_out
+                else f"printed over {MAX_OUTPUT} bytes"
+                if result.stdout_truncated
+                else f"exited with status {result.exit_code}: {result.stderr.strip()[-300:]}"
+            )
             raise GradingError(f"the gold command {why}: the task must be fixed")
         final = read_file_tree(sandbox, workdir, user=user)
     finally:
@@ -288,6 +299,16 @@ def replay_gold(
     return GoldReplay(
         stdout=result.stdout, exit_code=result.exit_code, initial=initial, final=final
     )
+
+
+def gold_uid() -> int:
+    """A uid for one gold replay: drawn anew, in the range no agent or image uses.
+
+    Agents run as 1000 (every agent container on the machine); a grading's code runs
+    under uids drawn from 2**24 up (`boxgym_runner.Uids`); a gold drawn there too shares
+    no per-uid count of the kernel's with any of them but by chance.
+    """
+    return (1 << 24) + secrets.randbelow((1 << 31) - (1 << 24))
 
 
 def replay_key(*parts: str | bytes) -> str:

@@ -142,3 +142,28 @@ def test_oracle_answers_come_from_the_replay(tmp_path, monkeypatch):
     perturbed = env.perturbed_calls(task)
     assert "boxgym-perturbed.txt" in perturbed[-2].arguments["command"]
     env.close()
+
+
+@pytest.mark.docker
+def test_the_gold_runs_as_a_uid_no_agent_runs_as_and_a_failing_gold_is_no_reference(
+    engine, tmp_path
+):
+    """What the kernel counts per uid is shared by every process of that uid: a gold run
+    as the agents' uid failed while a concurrent agent held its epoll watches, printed
+    nothing, and that output was cached and graded by (found by a red-team helper). The
+    gold runs as a uid drawn per replay; a gold that fails is a grading error, never a
+    reference, and is not kept."""
+    whoami = make_task(tmp_path, "who", "id -u\n", {}, compare=["output"])
+    broken = make_task(tmp_path, "broken", "echo partial; exit 3\n", {}, compare=["output"])
+    env = gymnasium.make("boxgym/Shell-v0", tasks=[whoami, broken], max_steps=4)
+    try:
+        shell = env_of(env)
+        uid = int(shell.replay(whoami).stdout)
+        assert uid >= 1 << 24, uid
+        for _ in range(2):  # not cached: each grading replays it again
+            with pytest.raises(gym.errors.GradingError, match="exited with status 3"):
+                shell.replay(broken)
+        with pytest.raises(gym.InfraError, match="exited with status 3"):
+            play(env, "broken", answer="partial")  # an episode graded by it: infra_error
+    finally:
+        env.close()
