@@ -320,6 +320,21 @@ def _many_tables(names: Names, task: Task, env: Any) -> list[ToolCall]:
     return [*calls, *_gold(env, task), _submit(_gold_answer(env, task))]
 
 
+def _routine_twins(names: Names, task: Task, env: Any) -> list[ToolCall]:
+    """A function and a procedure whose signatures print alike (an IN and an OUT integer).
+
+    The restore locks every routine of the agent's before the data loads; named as
+    ``ROUTINE name(integer)`` the two were one ambiguous name, and the lock's error was
+    the runner's crash: infra_error, in any task (found by a red-team helper).
+    """
+    twin = f"shop.{names.ident()}"
+    make = (
+        f"CREATE FUNCTION {twin}(integer) RETURNS integer LANGUAGE sql AS 'SELECT 1'; "
+        f"CREATE PROCEDURE {twin}(OUT integer) LANGUAGE sql AS 'SELECT 1'"
+    )
+    return [sql(make), _submit("SELECT 1")]
+
+
 def _gold_answer(env: Any, task: Task) -> str:
     return str(env.oracle_calls(task)[-1].arguments.get("answer_query", ""))
 
@@ -420,12 +435,15 @@ def _undone_at_restore(how: str) -> Any:
     ``how``: the construct PostgreSQL would evaluate while loading the state: a
     materialized view whose query calls ``setval`` once a knob is turned after it was
     made (its refresh runs at the end of a restore), a table CHECK and a domain CHECK
-    calling ``setval`` with the value the row holds (evaluated for each row loaded).
+    calling ``setval`` with the value the row holds (evaluated for each row loaded); a
+    CHECK added after the data and the sequences' values (it names its own table's row
+    type), calling ``setval``.
     """
 
     def script(names: Names, task: Task, env: Any) -> list[ToolCall]:
         seq = "shop." + names.rng.choice(["orders_id_seq", "customers_id_seq", "payments_id_seq"])
         hook, knob, domain = (f"shop.{names.ident()}" for _ in range(3))
+        rule = knob.split(".")[1]  # a constraint's name
         first = f"SELECT last_value FROM {seq}"
         plant = {
             "matview": (
@@ -441,6 +459,15 @@ def _undone_at_restore(how: str) -> Any:
             "domain_check": (
                 f"CREATE DOMAIN {domain} AS bigint CHECK (pg_catalog.setval('{seq}', VALUE) > 0); "
                 f"CREATE TABLE {hook} (v {domain}); INSERT INTO {hook} {first}"
+            ),
+            # a CHECK naming its own table's row type: pg_dump adds it after the data and
+            # the sequences' values, so the restore validates it last (found by a helper)
+            "late_check": (
+                f"DO $d$ DECLARE v bigint; BEGIN SELECT last_value INTO v FROM {seq}; "
+                f"CREATE TABLE {hook} (n int); INSERT INTO {hook} VALUES (1); "
+                f"EXECUTE pg_catalog.format('ALTER TABLE {hook} ADD CONSTRAINT {rule} "
+                f"CHECK (pg_catalog.setval(%L, %s, true) > 0 AND (NULL::{hook}) IS NULL)', "
+                f"'{seq}', v); END $d$"
             ),
         }[how]
         rewind = f"SELECT setval('{seq}', 1, false)"
@@ -661,6 +688,12 @@ def _class_rows() -> list[ScriptAttack]:
             note="a constraint named like a fault of ours, failing the restore",
         ),
         one(
+            "fail_to_infra[routine_twins]",
+            READ_TASK,
+            _routine_twins,
+            note="a function and a procedure printing one signature: the agent's fail",
+        ),
+        one(
             "fail_to_infra[values_python_cannot_hold]",
             FIX_TASK,
             _odd_values,
@@ -703,6 +736,16 @@ def _class_rows() -> list[ScriptAttack]:
                 note="built-in functions the restore would evaluate: the grader sees the rewind",
             )
             for how in ("matview", "table_check", "domain_check")
+        ),
+        *(
+            one(
+                f"state_diff[undone_at_restore:{how}]",
+                FIX_TASK,
+                _undone_at_restore(how),
+                observers=(_reason("changed as it was restored"),),
+                note="a CHECK validated after the data: the state it changes is not graded",
+            )
+            for how in ("late_check",)
         ),
         one("state_diff[role_settings]", READ_TASK, _role_settings, flagged("role_changed")),
         one(

@@ -518,6 +518,12 @@ def _graded_report(
         # One restore step is enough when no function could be called (see runner).
         "nothing_callable": export.census.get("routines") == 0
         and export.census.get("agent_sessions") == 0,
+        # What built-ins with effects change, as the agent left it (see runner).
+        "restored_state": {
+            k: export.census[k]
+            for k in ("sequences_state", "large_objects_state")
+            if k in export.census
+        },
         "expected_rows": {t: [d for d, _ in rows] for t, rows in gold["rows"].items()}
         if gold
         else {},

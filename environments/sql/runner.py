@@ -149,6 +149,36 @@ LIMIT_WORDS: dict[str, str] = {
     "database_mb": "MiB of database",
 }
 
+
+def _digest(rows: str) -> str:
+    """SQL of a bigint (60 bits of md5) of ``rows``' ordered text, 0 for none."""
+    return f"('x' || substr(md5(coalesce(({rows}), '')), 1, 15))::bit(60)::bigint"
+
+
+STATE_PARTS = f"""'sequences_state', {
+    _digest(
+        "SELECT string_agg(format('%I.%I=%s', n.nspname, c.relname, "
+        "pg_sequence_last_value(c.oid)), ',' ORDER BY n.nspname, c.relname) "
+        "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        f"WHERE c.relkind = 'S' AND c.oid >= {FIRST_USER_OID} AND c.relpersistence <> 't' "
+        "AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_class'::regclass "
+        "AND d.objid = c.oid AND d.deptype = 'e')"
+    )
+},
+    'large_objects_state', {
+    _digest(
+        "SELECT string_agg(format('%s=%s', l.oid, md5(lo_get(l.oid))), ',' ORDER BY l.oid) "
+        "FROM pg_largeobject_metadata l"
+    )
+}"""
+"""What built-in functions with effects change (``setval``, ``lo_unlink``...), as two
+integers: each sequence's last value by name, each large object's content by oid (the
+sequences a dump carries: no temporary one, none of an extension's)."""
+
+STATE_SQL = f"SELECT json_build_object({STATE_PARTS})"
+"""The `STATE_PARTS` of the current database, one JSON object (sessions resolving names
+in pg_catalog only, as the census's)."""
+
 CENSUS_SQL = f"""SELECT json_build_object(
     'relations', (SELECT count(*) FROM pg_catalog.pg_class WHERE oid >= {FIRST_USER_OID}),
     'columns', (SELECT count(*) FROM pg_catalog.pg_attribute
@@ -169,12 +199,13 @@ CENSUS_SQL = f"""SELECT json_build_object(
                  AND prorettype NOT IN ('pg_catalog.trigger'::pg_catalog.regtype,
                                         'pg_catalog.event_trigger'::pg_catalog.regtype)),
     'agent_sessions', (SELECT count(*) FROM pg_catalog.pg_stat_activity
-                       WHERE usename = 'agent'))"""
+                       WHERE usename = 'agent'),
+    {STATE_PARTS})"""
 """The object counts of the current database: one JSON object of integers only. Besides
 the bounded counts (`LIMITS`): ``routines``, the functions that could be called (not
 trigger functions), and ``agent_sessions``, the agent's sessions still alive."""
 
-CENSUS_EXTRA = ("routines", "agent_sessions")
+CENSUS_EXTRA = ("routines", "agent_sessions", "sequences_state", "large_objects_state")
 """Counts of the census that are not bounds."""
 
 WITHIN_SQL = " AND ".join(f"(c.j->>'{k}')::bigint <= {v}" for k, v in LIMITS.items())
@@ -1087,17 +1118,22 @@ def run_gold_write(spec: dict[str, Any]) -> str | None:
 LOCK_FUNCTIONS = f"""DO $$
 DECLARE f record;
 BEGIN
-  FOR f IN SELECT p.oid::regprocedure AS sig FROM pg_proc p
-           JOIN pg_namespace n ON n.oid = p.pronamespace
+  FOR f IN SELECT CASE p.prokind WHEN 'p' THEN 'PROCEDURE' ELSE 'FUNCTION' END AS kind,
+                  format('%I.%I(%s)', n.nspname, p.proname,
+                         pg_get_function_identity_arguments(p.oid)) AS sig
+           FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
            WHERE {USER_SCHEMAS}
              AND p.prorettype NOT IN ('trigger'::regtype, 'event_trigger'::regtype)
   LOOP
-    EXECUTE format('REVOKE EXECUTE ON ROUTINE %s FROM PUBLIC, agent', f.sig);
+    EXECUTE format('REVOKE EXECUTE ON %s %s FROM PUBLIC, agent', f.kind, f.sig);
   END LOOP;
 END $$"""
 """Take EXECUTE away from every function of the restored definitions (run as the
 superuser, between the two steps of the restore). Trigger functions keep it: CREATE
-TRIGGER needs it, and a trigger function cannot be called, only fire on a later write."""
+TRIGGER needs it, and a trigger function cannot be called, only fire on a later write.
+Each routine is named as pg_dump names it in a GRANT: its kind and its identity
+arguments (a procedure's OUT ones among them), so a function and a procedure of one
+name and printed signature are never one ambiguous ROUTINE."""
 
 
 _MATVIEW_DATA = re.compile(rb"^\d+; \d+ \d+ MATERIALIZED VIEW DATA ")
@@ -1157,6 +1193,8 @@ def restore_final(dump_path: str, timeout: float, *, split: bool = True) -> str 
         "-d",
         "final",
     ]
+    import psycopg2
+
     deadline = time.monotonic() + RESTORE_SECONDS
     try:
         listed = restore_list(dump_path)
@@ -1169,6 +1207,8 @@ def restore_final(dump_path: str, timeout: float, *, split: bool = True) -> str 
             conn = connect("final", search_path="pg_catalog")
             try:
                 query_none(conn, LOCK_FUNCTIONS)
+            except psycopg2.Error as exc:  # on the agent's routines: its state, not ours
+                return f"the final state's routines could not be locked: {error_text(exc)}"
             finally:
                 conn.close()
         left = deadline - time.monotonic()
@@ -1186,6 +1226,34 @@ def restore_final(dump_path: str, timeout: float, *, split: bool = True) -> str 
             text = raw[-2000:].decode("utf-8", "replace").strip()
             return text or f"pg_restore exited with status {proc.returncode}"
     return None
+
+
+def changed_on_restore(left: dict[str, int]) -> str | None:
+    """Why the restored ``final`` is not the state the agent left (None: it is).
+
+    ``left`` is `STATE_PARTS` as the export's census read it in the agent's database,
+    once its sessions had ended. The restore runs expressions of the agent's: a CHECK
+    validated as a constraint is added, a domain's as a row loads. Its own functions are
+    locked by then (`LOCK_FUNCTIONS`), but built-in ones with effects (``setval``,
+    ``lo_unlink``) are not: a state that changes as it is restored cannot be graded as
+    left, and that is the agent's doing.
+    """
+    if not left:
+        return None
+    conn = connect("final", search_path="pg_catalog")
+    try:
+        ((raw,),) = query(conn, STATE_SQL + "::text")
+    finally:
+        conn.close()
+    now = json.loads(raw)
+    moved = [k.split("_state")[0].replace("_", " ") for k in left if now.get(k) != left[k]]
+    if not moved:
+        return None
+    return (
+        f"the final state's {' and '.join(moved)} changed as it was restored: an expression "
+        "of the agent's (a constraint, a domain) ran a function with effects, so the "
+        "state it left cannot be graded"
+    )
 
 
 def disk_free_mb() -> int:
@@ -1420,6 +1488,9 @@ def grade(spec: dict[str, Any]) -> dict[str, Any]:
     if report["final_error"] is not None:
         report["restore_failed"] = True
         report["disk_free_mb"] = disk_free_mb()
+        return report
+    report["final_error"] = changed_on_restore(spec.get("restored_state") or {})
+    if report["final_error"] is not None:
         return report
     part = read_final(spec, expected)
     if part.get("crash"):

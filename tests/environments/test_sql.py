@@ -25,6 +25,7 @@ from environments.sql.grading import (
 )
 from environments.sql.panel import READ_PANEL, WRITE_PANEL
 from environments.sql.runner import (
+    CENSUS_EXTRA,
     LIMITS,
     canon,
     canon_text,
@@ -432,7 +433,7 @@ def test_census_bounds_name_what_is_over() -> None:
 def _census_line(word: str = "dump", **counts: int) -> str:
     import json
 
-    extra = {"routines": 0, "agent_sessions": 0}
+    extra = dict.fromkeys(CENSUS_EXTRA, 0)
     return word + " " + json.dumps({**dict.fromkeys(LIMITS, 0), **extra, **counts})
 
 
