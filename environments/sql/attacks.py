@@ -335,6 +335,38 @@ def _routine_twins(names: Names, task: Task, env: Any) -> list[ToolCall]:
     return [sql(make), _submit("SELECT 1")]
 
 
+def _table_behaviour(how: str) -> Any:
+    """A write task done right, then what its first table does changed without a column.
+
+    ``how``: a child table whose rows the table's reads now show (``INHERITS``); a rule
+    that swallows every later UPDATE of it; a partial unique index over a predicate on
+    its key (an index more that refuses rows). Each passed as the gold's state before
+    (found by a red-team helper): rows were read from the table alone, rules counted as
+    objects left behind, and only missing indexes as a difference.
+    """
+
+    def script(names: Names, task: Task, env: Any) -> list[ToolCall]:
+        table, name = f"shop.{task.data['tables'][0]}", f"shop.{names.ident()}"
+        change = {
+            "child_rows": (
+                f"CREATE TABLE {name} () INHERITS ({table}); "
+                f"INSERT INTO {name} SELECT * FROM ONLY {table} LIMIT 3"
+            ),
+            "rule": f"CREATE RULE {name.split('.')[1]} AS ON UPDATE TO {table} DO INSTEAD NOTHING",
+            "refusing_index": (  # one row past 2**31 - 1 more at most, by its key
+                "DO $d$ DECLARE k text; BEGIN SELECT a.attname INTO k FROM pg_catalog.pg_index "
+                "i JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = "
+                f"i.indkey[0] WHERE i.indrelid = '{table}'::regclass AND i.indisprimary; "
+                f"EXECUTE pg_catalog.format('CREATE UNIQUE INDEX {name.split('.')[1]} ON {table} "
+                "((true)) WHERE %I > 2000000000', k); END $d$"
+            ),
+        }[how]
+        return [*_gold(env, task), sql(change), _submit()]
+
+    script.__doc__ = _table_behaviour.__doc__
+    return script
+
+
 def _gold_answer(env: Any, task: Task) -> str:
     return str(env.oracle_calls(task)[-1].arguments.get("answer_query", ""))
 
@@ -746,6 +778,17 @@ def _class_rows() -> list[ScriptAttack]:
                 note="a CHECK validated after the data: the state it changes is not graded",
             )
             for how in ("late_check",)
+        ),
+        *(
+            one(
+                f"state_diff[table_behaviour:{how}]",
+                COLUMN_TASK,
+                _table_behaviour(how),
+                observers=(_reason("schema"),),
+                note="the table's columns and rows as the gold's, what it does on reads or "
+                "writes not",
+            )
+            for how in ("child_rows", "rule", "refusing_index")
         ),
         one("state_diff[role_settings]", READ_TASK, _role_settings, flagged("role_changed")),
         one(

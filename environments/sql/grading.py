@@ -929,7 +929,11 @@ def _row_problem(
 def schema_component(
     expected: dict[str, Any], final: dict[str, Any], scope: set[str]
 ) -> gym.Component:
-    """Gated: tables in scope have the gold's columns, options, constraints, triggers, indexes."""
+    """Gated: tables in scope have the gold's definition.
+
+    Columns, options, constraints, triggers, indexes (none more that refuses rows),
+    rules and inheritance children.
+    """
     bad = []
     for name in sorted(scope):
         e, f = expected["tables"].get(name), final["tables"].get(name)
@@ -972,6 +976,10 @@ def _schema_problems(name: str, expected: dict[str, Any], final: dict[str, Any])
         problems += [f"unexpected {kind[:-1]}: {k[-2]}" for k in sorted(got - want)]
     want, got = defs(expected, "indexes", "def"), defs(final, "indexes", "def")
     problems += [f"index missing: {k[0]}" for k in sorted(want - got)]
+    refusing = Counter(
+        _key(x, "def") for x in final["indexes"] if x["table"] == name and x.get("refuses")
+    )  # an index more that refuses rows changes what the table takes; a plain one not
+    problems += [f"unexpected unique index: {k[0]}" for k in sorted(refusing - want)]
     return problems
 
 

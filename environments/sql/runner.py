@@ -429,6 +429,14 @@ def over_limits(counts: dict[str, int]) -> list[str]:
 # -- snapshots -----------------------------------------------------------------------------
 
 
+_RULES_OF = (
+    "(SELECT string_agg(pg_get_ruledef(r.oid), ' ' ORDER BY r.rulename) FROM pg_rewrite r "
+    "WHERE r.ev_class = c.oid AND r.rulename <> '_RETURN')"
+)
+"""The rules of relation ``c`` but a view's own, in one text: part of a table's props, as
+what it does on a write is (a rule DO INSTEAD NOTHING swallows every UPDATE)."""
+
+
 def relations(conn: Any) -> dict[str, dict[str, Any]]:
     """Tables, views, sequences and composite types of the user schemas, by name."""
     rows = query(
@@ -437,7 +445,11 @@ def relations(conn: Any) -> dict[str, dict[str, Any]]:
                {short("CASE WHEN c.relkind IN ('v', 'm') THEN pg_get_viewdef(c.oid, true) END")},
                concat('persistence=', c.relpersistence, ' rls=', c.relrowsecurity,
                       ' force_rls=', c.relforcerowsecurity, ' replica_identity=',
-                      c.relreplident, ' options=', array_to_string(c.reloptions, ','))
+                      c.relreplident, ' options=', array_to_string(c.reloptions, ','),
+                      ' children=', (SELECT string_agg(h.inhrelid::regclass::text, ','
+                                                       ORDER BY h.inhrelid::regclass::text)
+                                     FROM pg_inherits h WHERE h.inhparent = c.oid),
+                      ' rules=', {short(_RULES_OF)})
         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f', 'c') AND {USER_SCHEMAS}""",
     )
@@ -612,12 +624,16 @@ def constraints(conn: Any) -> list[dict[str, Any]]:
 
 
 def indexes(conn: Any) -> list[dict[str, Any]]:
-    """Every index of a user table, its definition without its own name."""
+    """Every index of a user table: its definition without its name, and whether it refuses.
+
+    It refuses rows when it is unique, or an exclusion constraint's.
+    """
     rows = query(
         conn,
         f"""SELECT n.nspname || '.' || t.relname, ic.relname,
                    replace({short("pg_get_indexdef(i.indexrelid)")},
-                           ' ' || quote_ident(ic.relname) || ' ON ', ' ON ')
+                           ' ' || quote_ident(ic.relname) || ' ON ', ' ON '),
+                   i.indisunique OR i.indisexclusion
         FROM pg_index i
         JOIN pg_class ic ON ic.oid = i.indexrelid
         JOIN pg_class t ON t.oid = i.indrelid
@@ -625,7 +641,7 @@ def indexes(conn: Any) -> list[dict[str, Any]]:
         WHERE {USER_SCHEMAS}
         ORDER BY 1, 2""",
     )
-    return [{"table": t, "name": name, "def": d} for t, name, d in rows]
+    return [{"table": t, "name": name, "def": d, "refuses": as_bool(u)} for t, name, d, u in rows]
 
 
 def triggers(conn: Any) -> list[dict[str, Any]]:
