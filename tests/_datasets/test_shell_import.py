@@ -43,7 +43,7 @@ def test_each_record_becomes_a_task_folder(tmp_path: Path) -> None:
     tasks = {t.id: t for t in gym.load_tasks(tmp_path, "shelltoy")}
     run = tasks["shelltoy/run-script"]
     assert ShellSpec.of(run).compare == ("output", "files")
-    assert ShellSpec.of(run).gold == "chmod 744 tools/hello.sh && ./tools/hello.sh"
+    assert ShellSpec.of(run).gold == "chmod 744 tools/hello.sh && sh tools/hello.sh"
     assert run.tags["difficulty"] == "easy"
     assert ShellSpec.of(tasks["shelltoy/longest-word"]).compare == ("output",)
 
