@@ -25,7 +25,8 @@ MAX_ANSWER = 1 << 20
 """Characters of a submitted answer kept (more is cut, and cannot equal a shorter output)."""
 PERTURBED = "boxgym-perturbed.txt"
 """The file the perturbed oracle leaves in the workspace (a change the gold never makes)."""
-WORKSPACE_TMPFS = "size=256m,uid=1000,gid=1000,mode=0755"
+WORKSPACE_TMPFS = "size=256m,uid={uid},gid={uid},mode=0755"
+"""A grading container's workspace mount, for the uid its gold runs as (``uid``)."""
 
 RULES_OUTPUT = (
     "When you have the answer, call `submit` with `answer` set to exactly the output the "
@@ -282,7 +283,7 @@ class ShellEnv(gym.ContainerEnv[ShellExport]):
         return gym.grading.grader_config(
             image,
             tmpfs={
-                "/workspace": WORKSPACE_TMPFS.replace("uid=1000,gid=1000", f"uid={uid},gid={uid}"),
+                "/workspace": WORKSPACE_TMPFS.format(uid=uid),
                 "/tmp": "size=256m,mode=1777",
                 "/home/agent": f"size=64m,uid={uid},gid={uid},mode=0755",
             },

@@ -41,6 +41,7 @@ from environments.sql.runner import (
     CENSUS_SQL,
     LIMITS,
     ROLES_SQL,
+    STATE_KEYS,
     WITHIN_SQL,
     over_limits,
 )
@@ -519,11 +520,7 @@ def _graded_report(
         "nothing_callable": export.census.get("routines") == 0
         and export.census.get("agent_sessions") == 0,
         # What built-ins with effects change, as the agent left it (see runner).
-        "restored_state": {
-            k: export.census[k]
-            for k in ("sequences_state", "large_objects_state")
-            if k in export.census
-        },
+        "restored_state": {k: export.census[k] for k in STATE_KEYS if k in export.census},
         "expected_rows": {t: [d for d, _ in rows] for t, rows in gold["rows"].items()}
         if gold
         else {},

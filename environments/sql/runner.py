@@ -175,6 +175,9 @@ STATE_PARTS = f"""'sequences_state', {
 integers: each sequence's last value by name, each large object's content by oid (the
 sequences a dump carries: no temporary one, none of an extension's)."""
 
+STATE_KEYS = ("sequences_state", "large_objects_state")
+"""The names of `STATE_PARTS`' two integers."""
+
 STATE_SQL = f"SELECT json_build_object({STATE_PARTS})"
 """The `STATE_PARTS` of the current database, one JSON object (sessions resolving names
 in pg_catalog only, as the census's)."""
@@ -205,7 +208,7 @@ CENSUS_SQL = f"""SELECT json_build_object(
 the bounded counts (`LIMITS`): ``routines``, the functions that could be called (not
 trigger functions), and ``agent_sessions``, the agent's sessions still alive."""
 
-CENSUS_EXTRA = ("routines", "agent_sessions", "sequences_state", "large_objects_state")
+CENSUS_EXTRA = ("routines", "agent_sessions", *STATE_KEYS)
 """Counts of the census that are not bounds."""
 
 WITHIN_SQL = " AND ".join(f"(c.j->>'{k}')::bigint <= {v}" for k, v in LIMITS.items())

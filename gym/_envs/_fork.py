@@ -30,8 +30,8 @@ view of them), shell variables that were not exported, shell functions, aliases 
 options, extended attributes, /dev/shm, the holes of a sparse file (it is written out)
 and space reserved past a file's end. A file or folder the agent made unreadable to its
 own user cannot be copied: the fork is refused as the agent's state (`UnreadableState`),
-never made without it. Families whose state is more than files and shell (a database server, an API
-service) refuse to fork until they say how (`forkable`).
+never made without it. Families whose state is more than files and shell (a database
+server, an API service) refuse to fork until they say how (`forkable`).
 """
 
 from __future__ import annotations
@@ -70,10 +70,11 @@ _TAR_ENTRY_BYTES = 3 * 512
 name record for a name of up to 511 bytes."""
 
 _PAGE = 4096
+"""What tmpfs charges a file's bytes in: whole pages (4 KiB, the smallest a kernel has)."""
+
 _LINK_INLINE = 128
 """A symbolic link's target from this many bytes is kept by tmpfs in a page of the mount
 (a shorter one in the inode)."""
-"""What tmpfs charges a file's bytes in: whole pages (4 KiB, the smallest a kernel has)."""
 
 SHELL_STATE_MAX_BYTES = 8 << 20
 """The most bytes of shell state (``declare -px``) a fork reads: the kernel's limit on a

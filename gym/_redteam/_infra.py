@@ -316,7 +316,6 @@ def names_read_as_one(names: Names, task: Task, env: Any) -> list[ToolCall]:
     stem = names.ident()
     odd = f"$(printf '{stem}\\{names.rng.randrange(0o200, 0o377):o}.py')"
     make = f"cd {folder} && printf 'x\\n' > \"{odd}\" && truncate -s 1T '{stem}\ufffd.py'"
-    names.notes["made"] = "2"
     return [*env.oracle_calls(task)[:-1], bash(make + " && ls | grep -c ^" + stem)]
 
 
