@@ -26,11 +26,21 @@ can know them in advance); docs/security.md has the rules every attack keeps.
 """
 
 from gym._redteam._core import ATTACKS, Attack, Context, Finding, Names, Row, register
-from gym._redteam._episode import AttackPolicy, Expect, ScriptAttack, bash, observations, sql, write
+from gym._redteam._episode import (
+    AnyTask,
+    AttackPolicy,
+    Expect,
+    ScriptAttack,
+    bash,
+    observations,
+    sql,
+    write,
+)
 from gym._redteam._suite import Report, registered, run_suite
 
 __all__ = [
     "ATTACKS",
+    "AnyTask",
     "Attack",
     "AttackPolicy",
     "Context",

@@ -24,7 +24,17 @@ from __future__ import annotations
 from typing import Any
 
 from gym import EpisodeResult, Task, ToolCall, Verdict
-from gym.redteam import Context, Expect, Finding, Names, ScriptAttack, observations, register, sql
+from gym.redteam import (
+    AnyTask,
+    Context,
+    Expect,
+    Finding,
+    Names,
+    ScriptAttack,
+    observations,
+    register,
+    sql,
+)
 
 __all__: list[str] = []
 
@@ -719,11 +729,13 @@ def _class_rows() -> list[ScriptAttack]:
             observers=(_reason("could not be loaded"),),
             note="a constraint named like a fault of ours, failing the restore",
         ),
-        one(
-            "fail_to_infra[routine_twins]",
-            READ_TASK,
-            _routine_twins,
-            note="a function and a procedure printing one signature: the agent's fail",
+        AnyTask(
+            name="sql.fail_to_infra[routine_twins]",
+            envs=SQL,
+            script=_routine_twins,
+            expect=FAIL,
+            note="a function and a procedure printing one signature, on a task drawn from "
+            "every SQL task each run: the agent's fail",
         ),
         one(
             "fail_to_infra[values_python_cannot_hold]",

@@ -17,12 +17,13 @@ from typing import Any
 
 from gym._core._models import Task
 from gym._core._tools import ToolCall
-from gym._envs._registry import make
+from gym._envs._registry import make, tasks_of
 from gym._policy import ScriptPolicy
 from gym._redteam._core import Attack, Context, Finding, Names
 from gym._run._rollout import EpisodeResult, run_episode
 
 __all__ = [
+    "AnyTask",
     "AttackPolicy",
     "Beside",
     "Expect",
@@ -265,3 +266,32 @@ def _never_started(result: EpisodeResult | Finding) -> bool:
     if not isinstance(result, EpisodeResult):
         return False
     return result.outcome == "infra_error" and not result.steps
+
+
+@dataclass(eq=False, repr=False)
+class AnyTask(ScriptAttack):
+    """A scripted attack on a task drawn from the run's random source, in each run anew.
+
+    Attributes:
+        fits: only tasks it holds for are drawn (all by default).
+    """
+
+    fits: Callable[[Task], bool] = lambda task: True  # noqa: E731
+    chosen: dict[str, str] = field(default_factory=dict)
+
+    def run(self, ctx: Context, env_id: str) -> Finding:
+        """Draw the task, then run as `ScriptAttack` does."""
+        tasks = self._fitting(env_id)
+        if not tasks:
+            return Finding(f"no task of {env_id} fits this row", False)
+        self.chosen[env_id] = ctx.rng.choice(tasks)
+        return super().run(ctx, env_id)
+
+    def task_for(self, env_id: str) -> str:
+        """The task drawn for this environment (before a run: the first that fits)."""
+        if env_id not in self.chosen:
+            return next(iter(self._fitting(env_id)), "")
+        return self.chosen[env_id]
+
+    def _fitting(self, env_id: str) -> list[str]:
+        return sorted(t.id for t in tasks_of(env_id) if self.fits(t))

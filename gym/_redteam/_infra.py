@@ -40,16 +40,15 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gym._core._models import Task
 from gym._core._tools import ToolCall
 from gym._redteam._core import Attack, Context, Finding, Names, register
-from gym._redteam._episode import Expect, ScriptAttack, bash
+from gym._redteam._episode import AnyTask, Expect, bash
 
-__all__ = ["AnyTask", "DeepAction", "many_allowed_files", "over_listing_cap"]
+__all__ = ["DeepAction", "many_allowed_files", "over_listing_cap"]
 
 CODE = ("boxgym/PyFunc-v0", "boxgym/PyRepo-v0", "boxgym/HumanEval-v0", "boxgym/MBPP-v0")
 EVERY = (*CODE, "boxgym/SQL-v0", "boxgym/Support-v0")
@@ -386,37 +385,6 @@ def busy_at_export(names: Names, task: Task, env: Any) -> list[ToolCall]:
     )
     names.notes["made"], names.notes["what"] = "4", "busy processes"
     return [bash(start), *env.oracle_calls(task)[:-1]]
-
-
-@dataclass(eq=False, repr=False)
-class AnyTask(ScriptAttack):
-    """A scripted attack on a task drawn from the run's random source, in each run anew.
-
-    Attributes:
-        fits: only tasks it holds for are drawn (all by default).
-    """
-
-    fits: Callable[[Task], bool] = lambda task: True  # noqa: E731
-    chosen: dict[str, str] = field(default_factory=dict)
-
-    def run(self, ctx: Context, env_id: str) -> Finding:
-        """Draw the task, then run as `ScriptAttack` does."""
-        tasks = self._fitting(env_id)
-        if not tasks:
-            return Finding(f"no task of {env_id} fits this row", False)
-        self.chosen[env_id] = ctx.rng.choice(tasks)
-        return super().run(ctx, env_id)
-
-    def task_for(self, env_id: str) -> str:
-        """The task drawn for this environment (before a run: the first that fits)."""
-        if env_id not in self.chosen:
-            return next(iter(self._fitting(env_id)), "")
-        return self.chosen[env_id]
-
-    def _fitting(self, env_id: str) -> list[str]:
-        from gym._envs._registry import tasks_of
-
-        return sorted(t.id for t in tasks_of(env_id) if self.fits(t))
 
 
 register(
