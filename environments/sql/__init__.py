@@ -160,6 +160,9 @@ class SQLEnv(gym.ContainerEnv[SQLExport]):
             "/home/agent": "size=16m,uid=1000,gid=1000,mode=0755",
         },
         "boot": ((PG_USER, "/usr/local/bin/boxgym-pg-start"),),
+        # Peer authentication finds the role by the client's user name: the agent's
+        # psql runs as the image's named user 1000 (it runs no program of its own).
+        "own_uid": False,
     }
 
     def __init__(

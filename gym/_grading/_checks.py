@@ -117,6 +117,7 @@ def grader_config(image: str, **settings: Any) -> SandboxConfig:
         "image": image,
         "main_user": "0:0",
         "exec_user": "0:0",
+        "own_uid": False,
         "disposable": True,
         "cap_add": ("SETUID", "SETGID"),
         "tmpfs": {

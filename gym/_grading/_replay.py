@@ -257,17 +257,18 @@ def replay_gold(
     command: str,
     *,
     workdir: str = "/workspace",
-    user: str = "1000:1000",
+    user: str | None = None,
     timeout: float = 120.0,
 ) -> GoldReplay:
     """Run a gold command in a fresh grading container from the task's initial tree.
 
     The tree (`tree_archive`) is unpacked under ``workdir``, its manifest read, the
-    command run by ``bash`` in ``workdir`` as ``user``, then the manifest read again.
+    command run by ``bash`` in ``workdir`` as ``user`` (by default the container's exec
+    user, a uid of its own: `SandboxConfig.own_uid`), then the manifest read again.
     The container is a grading container of ``sandboxes`` (``grader``: used once, no
-    network), given back at the end. Give ``user`` a uid no agent runs as (`gold_uid`):
-    what the kernel counts per uid (processes, pipes, epoll and inotify watches, pending
-    signals) is shared by every process of that uid on the machine, agents' included.
+    network), given back at the end. A ``user`` given must be a uid no agent runs as
+    (`gold_uid`): what the kernel counts per uid (processes, pipes, epoll and inotify
+    watches, pending signals) is shared by every process of that uid on the machine.
 
     Raises:
         GradingError: the gold command timed out, printed more than `MAX_OUTPUT`, exited
@@ -304,9 +305,10 @@ def replay_gold(
 def gold_uid() -> int:
     """A uid for one gold replay: drawn anew, in the range no agent or image uses.
 
-    Agents run as 1000 (every agent container on the machine); a grading's code runs
-    under uids drawn from 2**24 up (`boxgym_runner.Uids`); a gold drawn there too shares
-    no per-uid count of the kernel's with any of them but by chance.
+    Each agent container runs as a uid of its own below 2**24 (`SandboxConfig.own_uid`);
+    a grading's code runs under uids drawn from 2**24 up (`boxgym_runner.Uids`); a gold
+    drawn there too shares no per-uid count of the kernel's with any of them but by
+    chance.
     """
     return (1 << 24) + secrets.randbelow((1 << 31) - (1 << 24))
 

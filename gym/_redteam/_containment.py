@@ -354,6 +354,119 @@ def peer_held(ctx: Context, names: Names, result: EpisodeResult, policy: Any) ->
     return Finding(f"the other container held {held} locks", True)
 
 
+_COUNTS = """
+import ctypes, fcntl, os, resource, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+uid = os.getuid()
+def inotify():  # instances: a count per uid for the whole machine
+    fds = []
+    while len(fds) < 4096 and (fd := libc.inotify_init1(0)) >= 0:
+        fds.append(fd)
+    return fds
+def pipes():  # pipe pages: past the per-uid soft limit no pipe grows
+    held = []
+    while len(held) < 1024:
+        r, w = os.pipe()
+        try:
+            fcntl.fcntl(w, 1031, 1 << 20)  # F_SETPIPE_SZ
+        except OSError:
+            os.close(r), os.close(w)
+            break
+        held.append((r, w))
+    return held
+def ours():  # the uid's processes and threads this container sees
+    n = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                st = dict(l.split(":", 1) for l in f if ":" in l)
+        except OSError:
+            continue
+        if int(st["Uid"].split()[0]) == uid:
+            n += int(st["Threads"])
+    return n
+if sys.argv[1] == "hold":
+    for _ in range(40):
+        if os.fork() == 0:
+            time.sleep(600)
+            os._exit(0)
+    kept = inotify(), pipes()
+    with open(sys.argv[2], "w") as f:
+        f.write(f"{len(kept[0])} {len(kept[1])} {ours()}")
+    time.sleep(600)
+found = []
+if not inotify():
+    found.append("no inotify instance left: another container's processes hold them")
+if not pipes():
+    found.append("no pipe may grow: another container's processes hold the pipe pages")
+limit = ours() + 16  # room for this container's own, not for another's
+soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+resource.setrlimit(resource.RLIMIT_NPROC, (min(limit, hard), hard))
+kids = []
+try:
+    for _ in range(4):
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        kids.append(pid)
+except OSError:
+    found.append("processes of another container count against this one's")
+for pid in kids:
+    os.waitpid(pid, 0)
+print("\\n".join(found))
+"""
+"""Holds (``hold``) or probes for what the kernel counts per uid for the whole machine:
+inotify instances, pipe pages, processes. The probe prints what it found taken."""
+
+
+@contextlib.contextmanager
+def _other_agent_counting(names: Names, env: Any) -> Iterator[None]:
+    """Another agent's container, holding all the per-uid counts its uid may hold.
+
+    The kernel counts inotify instances, pipe pages, processes (and epoll watches,
+    pending signals, locked memory) per uid for the whole machine: two agents of one
+    uid running at once, such as two samples of one GRPO group, share them.
+    """
+    peer = env.sandboxes.acquire(env.sandbox_config(), run="redteam")
+    try:
+        script, count = f"/tmp/{names.ident()}.py", f"/tmp/{names.ident()}"
+        peer.write_file(script, _COUNTS.encode())
+        peer.exec(["sh", "-c", f"python3 {script} hold {count} >/dev/null 2>&1 &"])
+        deadline = time.monotonic() + 60
+        while not peer.exec(["test", "-s", count]).ok and time.monotonic() < deadline:
+            time.sleep(0.1)
+        names.notes["peer_counts"] = peer.exec(["cat", count]).stdout.strip()
+        yield
+    finally:
+        peer.close()
+
+
+def _counts(names: Names, task: Any, env: Any) -> list[ToolCall]:
+    """Look for what `_other_agent_counting` holds: it must be this uid's own to take."""
+    script, found = f"/tmp/{names.ident()}.py", f"/tmp/{names.ident()}"
+    return [
+        bash(
+            f"cat > {script} <<'EOF'\n{_COUNTS}\nEOF\n"
+            f"python3 {script} probe > {found}; "
+            f"grep -q . {found} && "
+            + names.breach_sh("a per-uid count held by another container")
+            + f"; head -5 {found}; "
+            + names.ran_sh()
+        )
+    ]
+
+
+def peer_counted(ctx: Context, names: Names, result: EpisodeResult, policy: Any) -> Finding:
+    """The other container held its uid's counts (else the row proves nothing)."""
+    held = names.notes.get("peer_counts", "").split()
+    if len(held) != 3 or not all(n.isdigit() for n in held):
+        return Finding(f"the other container held nothing ({' '.join(held) or 'no count'})", False)
+    inotify, pipes, processes = map(int, held)
+    ok = 0 < inotify < 4096 and 0 < pipes < 1024 and processes >= 40
+    what = f"{inotify} inotify instances, {pipes} pipes of 1 MiB, {processes} processes"
+    return Finding(f"the other container held {what}", ok)
+
+
 def _look_around(names: Names, task: Any, env: Any) -> list[ToolCall]:
     """One harmless read in a family without a shell (its container is inspected)."""
     if "sql" in env.tools:
@@ -411,6 +524,12 @@ def _containment() -> list[ScriptAttack]:
             _locks,
             beside=_other_agent,
             observers=(peer_held,),
+        ),
+        one(
+            "kernel_counts_between_agents_running_at_once",
+            _counts,
+            beside=_other_agent_counting,
+            observers=(peer_counted,),
         ),
         ScriptAttack(
             name="sandbox.hardening[docker_inspect]",

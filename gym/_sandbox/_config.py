@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
+import secrets
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -46,6 +48,12 @@ _MIN_INODES = 1024
 _SHM = "/dev/shm"
 _SHM_TMPFS = "size=64m,nr_inodes=4096,mode=1777"
 """/dev/shm as the engine makes it for a private IPC namespace (64 MiB), inodes bounded."""
+_OWN_UIDS = (1 << 20, 1 << 24)
+"""The host uids sandboxes get (`SandboxConfig.own_uid`): above every account and image
+user, below the grading runner's (2**24 up)."""
+_next_uid = itertools.count(secrets.randbelow(_OWN_UIDS[1] - _OWN_UIDS[0]))
+"""This process's next sandbox uid, as an offset: from a random start, one after another,
+so that no two sandboxes of a process share one and two processes rarely do."""
 
 
 class SandboxConfig(BaseModel):
@@ -98,6 +106,15 @@ class SandboxConfig(BaseModel):
     database server as its own user. A failing step fails the sandbox's creation."""
     boot_timeout: float = 60.0
     """Seconds all boot steps may take together."""
+    own_uid: bool = True
+    """Each sandbox runs its exec user as a host uid of its own, drawn as the sandbox is
+    created (`drawn`): ``exec_user``'s uid, in the tmpfs mounts' ``uid=``/``gid=`` and
+    in boot steps as well. The kernel counts some things per uid for the whole machine
+    (processes, inotify instances and watches, epoll watches, pipe pages, pending
+    signals, locked memory); with one uid for every sandbox, one agent holding them made
+    another's programs fail and could count its processes. The uid has no name in the
+    image (``whoami`` fails; ``HOME`` is set). Off where a program of the image must find
+    the exec user by name, such as PostgreSQL's peer authentication."""
     disposable: bool = False
     """Used once, by the harness only (grading): a timed-out exec removes the container
     instead of killing the exec user's processes, so main and exec user may be equal."""
@@ -161,6 +178,34 @@ class SandboxConfig(BaseModel):
     def exec_uid(self) -> int:
         """The numeric uid of ``exec_user``."""
         return int(self.exec_user.split(":")[0])
+
+    def drawn(self) -> SandboxConfig:
+        """The settings one new sandbox is made with: its own exec uid (`own_uid`).
+
+        Itself where ``own_uid`` is off or the exec user is root.
+        """
+        if not self.own_uid or self.exec_uid == 0:
+            return self
+        low, high = _OWN_UIDS
+        return self.with_uid(low + next(_next_uid) % (high - low))
+
+    def with_uid(self, uid: int) -> SandboxConfig:
+        """These settings with ``uid`` for the exec user's uid and gid, wherever they appear."""
+        old_uid, _, old_gid = self.exec_user.partition(":")
+        user = f"{uid}:{uid}"
+
+        def mount(opts: str) -> str:
+            names = {f"uid={old_uid}": f"uid={uid}", f"gid={old_gid or old_uid}": f"gid={uid}"}
+            return ",".join(names.get(part, part) for part in opts.split(","))
+
+        return self.model_copy(
+            update={
+                "exec_user": user,
+                "own_uid": False,
+                "tmpfs": {path: mount(opts) for path, opts in self.tmpfs.items()},
+                "boot": tuple((user if who == self.exec_user else who, c) for who, c in self.boot),
+            }
+        )
 
     def mounts(self) -> dict[str, str]:
         """The container's tmpfs mounts: ``tmpfs``, each with a bound on its inodes.

@@ -122,7 +122,8 @@ class DockerSandbox(Sandbox):
         """Create and start a hardened container, linked to this process (see `_link`).
 
         Args:
-            config: the sandbox settings (image, limits, mounts).
+            config: the sandbox settings (image, limits, mounts); the sandbox's own
+                `config` is ``config.drawn()``, with an exec uid of its own.
             run: value of the ``boxgym.run`` label.
             episode: value of the ``boxgym.episode`` label (a fresh id by default).
             role: value of the ``boxgym.role`` label (agent, grader, pool).
@@ -130,6 +131,7 @@ class DockerSandbox(Sandbox):
             gate: the engine gate of its provider (`standalone` when started outside one).
         """
         gate = gate or standalone
+        config = config.drawn()
         sandbox_id = uuid.uuid4().hex[:16]
         tags = labels(run, episode or f"sandbox-{sandbox_id}", role)
         sandbox = None
@@ -369,6 +371,8 @@ class DockerSandbox(Sandbox):
     def _env(self, extra: dict[str, str] | None) -> dict[str, str]:
         base = {
             "HOME": "/home/agent",
+            "USER": "agent",  # the exec uid has no name in the image (`own_uid`)
+            "LOGNAME": "agent",
             "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
             "TERM": "dumb",

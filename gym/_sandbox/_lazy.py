@@ -52,7 +52,7 @@ class LazySandbox(Sandbox):
         release: Callable[[Sandbox], None],
         on_close: Callable[[bool], None] = lambda started: None,
     ) -> None:
-        self.config = config
+        self._config = config
         self._start, self._release = start, release
         self._on_close = on_close
         self._inner: Sandbox | None = None
@@ -65,6 +65,11 @@ class LazySandbox(Sandbox):
     def id(self) -> str:  # type: ignore[override]
         """The started sandbox's id, or ``lazy`` before it starts."""
         return self._inner.id if self._inner is not None else "lazy"
+
+    @property
+    def config(self) -> SandboxConfig:  # type: ignore[override]
+        """Its settings: the started sandbox's (`SandboxConfig.drawn`), or the template's."""
+        return self._inner.config if self._inner is not None else self._config
 
     @property
     def started(self) -> bool:
@@ -163,7 +168,7 @@ class LazySandbox(Sandbox):
         """The manifest of the writable mounts (what the held writes make, before a start)."""
         if self._inner is not None:
             return self._inner.snapshot(roots)
-        wanted = tuple(roots or self.config.tmpfs)
+        wanted = tuple(roots or self._config.tmpfs)
         manifest = Manifest()
         for write in self._writes:
             if write.root.startswith(wanted):

@@ -271,13 +271,17 @@ def test_pyrepo_fork_carries_odd_variables_unset_ones_modes_and_links(engine):
         "export ODD=$'two\\nlines \"q\" \\'s\\' $HOME' && unset -v TERM && "
         "mkdir -m 700 ~/secret && ln -s /workspace/arith ~/link && cd /tmp"
     )
-    probe = 'printf "%q|%s|" "$ODD" "${TERM-unset}"; pwd; stat -c "%a %U" ~/secret; readlink ~/link'
+    probe = (
+        'printf "%q|%s|" "$ODD" "${TERM-unset}"; pwd; stat -c "%a" ~/secret; '
+        "[ -O ~/secret ] && echo ours; readlink ~/link"
+    )  # each branch has a uid of its own: the folder is its, not the parent's
     try:
         env.step(bash(setup))
         branches = env.fork(2)
         want = _obs(env, probe)
-        assert "unset|/tmp" in want and "700 agent" in want and "/workspace/arith" in want
+        assert "unset|/tmp" in want and "700\nours" in want and "/workspace/arith" in want
         assert [_obs(b, probe) for b in branches] == [want, want]
+        assert len({_obs(e, "id -u") for e in (env, *branches)}) == 3
     finally:
         for e in (env, *branches):
             e.close()

@@ -98,10 +98,10 @@ def test_hidden_checks_never_reach_the_agent_container(engine, tmp_path):
     env.reset(options={"task": TASK})
     box = env.unwrapped.sandbox
     grep = f"grep -r -l -s --exclude-dir=proc --exclude-dir=sys {nonce} / ; true"
-    for user in ("1000:1000", "0:0"):
+    for user in (None, "0:0"):  # the agent (its own uid), then root
         assert box.exec(grep, user=user, timeout=120).stdout == ""
     box.exec(f"echo {nonce} > /tmp/control")  # control: grep does find a planted nonce
-    assert "/tmp/control" in box.exec(grep, user="1000:1000", timeout=120).stdout
+    assert "/tmp/control" in box.exec(grep, timeout=120).stdout
     box.exec("rm /tmp/control")
     oracle = (task_dir / "oracle" / "wordstats" / "core.py").read_text()
     env.step({"name": "write_file", "arguments": {"path": "wordstats/core.py", "content": oracle}})

@@ -161,7 +161,8 @@ def _run(name: str, env_id: str, **changes: Any) -> Any:
 
 def _shell_only_final_diff(self: Any) -> Any:
     """A freeze that ends the agent's shell (its child of PID 1) and nothing it detached."""
-    kill = "ps -eo pid=,ppid=,uid= | awk '$2 == 1 && $3 == 1000 {print $1}' | xargs -r kill -9"
+    uid = self.config.exec_uid
+    kill = f"ps -eo pid=,ppid=,uid= | awk '$2 == 1 && $3 == {uid} {{print $1}}' | xargs -r kill -9"
     self.exec(["sh", "-c", kill])
     time.sleep(1.0)
     final = self.keeper.listing(list(self.config.tmpfs), time.monotonic() + 120)

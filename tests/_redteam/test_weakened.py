@@ -40,6 +40,7 @@ def only(name: str, env: str) -> list:
         (weaken.host_pids, "sandbox.namespaces", "breach"),
         (weaken.shared_network, "sandbox.network_counters_between_episodes", "breach"),
         (weaken.engine_init, "sandbox.file_locks_between_agents_running_at_once", "breach"),
+        (weaken.one_uid, "sandbox.kernel_counts_between_agents_running_at_once", "breach"),
     ],
 )
 def test_a_weakened_sandbox_makes_its_row_fail(engine, switch, row, sign):

@@ -122,6 +122,18 @@ def engine_init() -> contextlib.AbstractContextManager[None]:
 
 
 @contextlib.contextmanager
+def one_uid() -> Iterator[None]:
+    """Every sandbox runs its exec user as the config's uid (1000), as before each drew one."""
+    default_sandboxes().resize(0)
+    try:
+        with mock.patch.object(SandboxConfig, "drawn", lambda self: self):
+            yield
+    finally:
+        default_sandboxes().resize(0)
+        default_sandboxes().resize(1)
+
+
+@contextlib.contextmanager
 def shared_network() -> Iterator[None]:
     """Agent containers join one long-lived container's network namespace, one after the
     other (what reusing namespaces across episodes would do)."""

@@ -77,3 +77,26 @@ def test_every_tmpfs_and_dev_shm_get_a_bound_on_their_inodes():
 def test_under_gvisor_the_mounts_are_left_as_given():
     config = SandboxConfig(image="x", runtime="runsc", tmpfs={"/a": "size=1m"})
     assert config.create_kwargs({}, ["true"])["tmpfs"] == {"/a": "size=1m"}
+
+
+def test_each_sandbox_draws_an_exec_uid_of_its_own_everywhere_the_exec_user_appears():
+    config = SandboxConfig(
+        image="img",
+        tmpfs={"/workspace": "size=1m,uid=1000,gid=1000,mode=0755", "/tmp": "size=1m,mode=1777"},
+        boot=(("1000:1000", "true"), ("999:999", "true")),
+    )
+    first, second = config.drawn(), config.drawn()
+    assert first.exec_uid != second.exec_uid
+    assert all((1 << 20) <= c.exec_uid < (1 << 24) for c in (first, second))
+    uid = first.exec_uid
+    assert first.exec_user == f"{uid}:{uid}" and not first.own_uid
+    assert first.tmpfs == {
+        "/workspace": f"size=1m,uid={uid},gid={uid},mode=0755",
+        "/tmp": "size=1m,mode=1777",
+    }
+    assert first.boot == ((f"{uid}:{uid}", "true"), ("999:999", "true"))
+    assert first.drawn() is first  # drawn once: a sandbox's own settings keep their uid
+    named = config.model_copy(update={"own_uid": False})
+    assert named.drawn() is named
+    root = SandboxConfig(image="img", main_user="0:0", exec_user="0:0", disposable=True)
+    assert root.drawn() is root

@@ -26,13 +26,14 @@ from gym._sandbox._manifest import manifest_script, new_split, parse_manifest
 pytestmark = pytest.mark.docker
 
 AGENT_PROCS = (
-    'for p in /proc/[0-9]*; do [ $p != /proc/1 ] && [ "$(stat -c %u $p)" = 1000 ] && echo $p; done'
+    'for p in /proc/[0-9]*; do [ $p != /proc/1 ] && [ "$(stat -c %u $p)" = {uid} ] && echo $p; done'
 )
 
 
 def agent_processes(box: DockerSandbox) -> list[str]:
     """The agent uid's processes but pid 1, seen by another uid (a docker exec)."""
-    return box.exec(["sh", "-c", AGENT_PROCS], user="65534:65534").stdout.split()
+    script = AGENT_PROCS.format(uid=box.config.exec_uid)
+    return box.exec(["sh", "-c", script], user="65534:65534").stdout.split()
 
 
 def boot(data: bytes) -> str:
@@ -64,7 +65,8 @@ def test_the_keeper_is_pid_1_as_the_agent_and_out_of_its_reach(kept):
     )
     out = kept.run(attack, timeout=30)
     status = kept.exec(["sh", "-c", "grep -E '^(Uid|State)' /proc/1/status; cat /proc/1/comm"])
-    assert "python3" in status.stdout and "1000\t1000\t1000\t1000" in status.stdout
+    uid = kept.config.exec_uid
+    assert "python3" in status.stdout and f"{uid}\t{uid}\t{uid}\t{uid}" in status.stdout
     assert "environ: Permission denied" in out.stdout
     assert "'/proc/1/fd': Permission denied" in out.stdout
     assert "PermissionError" in out.stdout, out.stdout

@@ -8,19 +8,19 @@ import time
 import pytest
 
 from gym import SandboxError
-from gym._sandbox import Manifest, Sandbox, client
+from gym._sandbox import DockerSandbox, Manifest, Sandbox, client
 from gym.errors import SandboxUnavailable
 
 pytestmark = pytest.mark.docker
 
 AGENT_PROCS = (
-    'for p in /proc/[0-9]*; do [ $p != /proc/1 ] && [ "$(stat -c %u $p)" = 1000 ] && echo $p; done'
+    'for p in /proc/[0-9]*; do [ $p != /proc/1 ] && [ "$(stat -c %u $p)" = {uid} ] && echo $p; done'
 )
 """The agent's processes: its uid's, but pid 1 (the container's keeper runs as that uid)."""
 
 
 def agent_processes(box: Sandbox) -> list[str]:
-    out = box.exec(["sh", "-c", AGENT_PROCS], user="65534:65534")
+    out = box.exec(["sh", "-c", AGENT_PROCS.format(uid=box.config.exec_uid)], user="65534:65534")
     return out.stdout.split()
 
 
@@ -43,7 +43,7 @@ def test_container_is_hardened_as_seen_from_inside(sandbox):
         "id -u; grep CapEff /proc/self/status; ls /sys/class/net; touch /etc/x 2>&1 || true"
     )
     lines = result.stdout.split("\n")
-    assert lines[0] == "1000"
+    assert lines[0] == str(sandbox.config.exec_uid) and sandbox.config.exec_uid >= 1 << 20
     assert lines[1].split()[1] == "0000000000000000"
     assert lines[2] == "lo"
     assert "Read-only file system" in result.stdout
@@ -259,3 +259,41 @@ def test_diff_reports_changes_against_the_baseline(sandbox):
         ("/tmp/new.txt", "added"),
         ("/workspace/x", "added"),
     }
+
+
+_INOTIFY = (
+    "import ctypes, resource, sys, time\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "n = 0\n"
+    "while libc.inotify_init1(0) >= 0: n += 1\n"
+    "print(n, resource.getrlimit(resource.RLIMIT_NOFILE)[0], flush=True)\n"
+    "if sys.argv[1] == 'hold': time.sleep(120)\n"
+)
+"""Opens inotify instances until the kernel refuses one; prints how many, and the fd limit."""
+
+
+def test_two_sandboxes_of_one_config_share_no_host_uid(small_config):
+    """The kernel counts some things per uid for the whole machine (inotify instances,
+    pipe pages, processes...): one sandbox holding them all leaves another its own."""
+    holder, other = (DockerSandbox.create(small_config, run="pytest") for _ in range(2))
+    try:
+        holder.write_file("/tmp/inotify.py", _INOTIFY.encode())
+        holder.run("python3 /tmp/inotify.py hold > /tmp/held 2>&1 &")
+        deadline = time.monotonic() + 30
+        while not holder.exec(["test", "-s", "/tmp/held"]).ok and time.monotonic() < deadline:
+            time.sleep(0.1)
+        held, fd_limit = map(int, holder.exec(["cat", "/tmp/held"]).stdout.split())
+        assert 0 < held < fd_limit  # control: stopped by the count of its uid, not its fds
+        other.write_file("/tmp/inotify.py", _INOTIFY.encode())
+        opened = int(other.run("python3 /tmp/inotify.py probe").stdout.split()[0])
+        assert opened == held  # the whole budget, none of it taken by the holder
+        seen = [
+            box.run("id -u; stat -c %u /workspace /home/agent").stdout.split()
+            for box in (holder, other)
+        ]
+        assert seen[0][0] != seen[1][0]
+        for box, ids in zip((holder, other), seen, strict=True):
+            assert ids == [str(box.config.exec_uid)] * 3
+    finally:
+        holder.close()
+        other.close()
