@@ -79,7 +79,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_HALF_EVEN, Context, Decimal, InvalidOperation
 from typing import Any
 
 RUNNER_VERSION = "2"
@@ -256,14 +256,19 @@ class Bound(Exception):
 
 
 def canon_number(value: Decimal) -> str:
-    """A number as a plain decimal string, rounded to 4 places, no trailing zeros."""
+    """A number as a plain decimal string, rounded to 4 places, no trailing zeros.
+
+    Exact to its last digit whatever its size: the arithmetic's precision is the
+    number's own digits, not the default 28 (under which two 30-digit numbers that
+    differ in their last digits read as one).
+    """
     if not value.is_finite():
         return str(value)
-    try:
-        value = value.quantize(QUANTUM, rounding=ROUND_HALF_EVEN)
-    except InvalidOperation:  # too many digits to quantize: keep it as it is
-        pass
-    text = format(value.normalize(), "f")
+    _, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)
+    exact = Context(prec=len(digits) + max(exponent, 0) + 8, Emax=MAX_EMAX, Emin=MIN_EMIN)
+    value = value.quantize(QUANTUM, rounding=ROUND_HALF_EVEN, context=exact)
+    text = format(value.normalize(context=exact), "f")
     return "0" if text in ("-0", "0") else text
 
 

@@ -76,6 +76,20 @@ def test_values_are_canonicalised(value: Any, expected: Any) -> None:
     assert canon(value) == expected
 
 
+def test_numbers_past_28_digits_keep_every_digit() -> None:
+    """Decimal's default precision is 28 digits: under it two 32-digit numbers that differ
+    in their last digits read as one, and a 27-digit number lost its decimals."""
+    big = "12345678901234567890123456789012"
+    assert canon(Decimal(big)) == big != canon(Decimal(big[:-1] + "9"))
+    assert canon_text("N", big) == big
+    assert canon_text("N", big + ".00005") == big  # half-even at 4 places, then no zeros
+    assert canon_text("N", "123456789012345678901234567.12346") == (
+        "123456789012345678901234567.1235"
+    )
+    assert canon_text("N", "9" * 1000 + ".99995") == "1" + "0" * 1000
+    assert canon(Decimal("1E+40")) == "1" + "0" * 40
+
+
 def test_table_hash_ignores_row_order_but_not_multiplicity() -> None:
     a = [row_digest(row_key(["1", "x"])), row_digest(row_key(["2", None]))]
     assert table_hash(a) == table_hash(list(reversed(a)))
