@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import gym
 import gym.authoring
@@ -254,7 +254,11 @@ class ToolAPIEnv(gym.ContainerEnv[ToolAPIState]):
         if reply.get("ok") is not True:
             self._service_error = f"the backend's state could not be read: {reply.get('error')}"
             return None
-        return Checkpoint.model_validate(reply)
+        try:
+            return Checkpoint.model_validate(reply)
+        except ValidationError as exc:  # as a reply that is not ok: the turn's state is unread
+            self._service_error = f"the backend's state did not read as a checkpoint: {exc}"[:500]
+            return None
 
     def export(self, task: gym.Task, sandbox: gym.sandbox.Sandbox) -> ToolAPIState:
         """The checkpoints of the turns so far (the current turn's taken now if needed).

@@ -202,3 +202,14 @@ def test_a_backend_error_is_the_agents_observation_not_an_infra_error(engine: No
     finally:
         env.close()
     assert info["verdict"]["outcome"] == "fail"
+
+
+def test_a_checkpoint_reply_that_does_not_validate_is_the_turns_unread_state(monkeypatch) -> None:
+    """Like a reply that is not ok: the turn's state is unread (its turn fails), never a
+    validation error out of the episode (which the runner would record as ``infra_error``)."""
+    import environments.toolapi as toolapi
+
+    env = gym.make(ENV_ID).unwrapped
+    monkeypatch.setattr(toolapi, "exchange", lambda *a, **k: {"ok": True, "state": 3})
+    assert env._checkpoint(sandbox=None) is None
+    assert "did not read as a checkpoint" in env._service_error
