@@ -256,19 +256,19 @@ def replay_gold(
     archive: bytes,
     command: str,
     *,
+    user: str,
     workdir: str = "/workspace",
-    user: str | None = None,
     timeout: float = 120.0,
 ) -> GoldReplay:
     """Run a gold command in a fresh grading container from the task's initial tree.
 
     The tree (`tree_archive`) is unpacked under ``workdir``, its manifest read, the
-    command run by ``bash`` in ``workdir`` as ``user`` (by default the container's exec
-    user, a uid of its own: `SandboxConfig.own_uid`), then the manifest read again.
+    command run by ``bash`` in ``workdir`` as ``user``, then the manifest read again.
     The container is a grading container of ``sandboxes`` (``grader``: used once, no
-    network), given back at the end. A ``user`` given must be a uid no agent runs as
-    (`gold_uid`): what the kernel counts per uid (processes, pipes, epoll and inotify
-    watches, pending signals) is shared by every process of that uid on the machine.
+    network), given back at the end. ``user`` is ``uid:gid`` of a uid no agent runs as
+    (`gold_uid`), which ``config``'s mounts let write: what the kernel counts per uid
+    (processes, pipes, epoll and inotify watches, pending signals) is shared by every
+    process of that uid on the machine, and a grading container's exec user is root.
 
     Raises:
         GradingError: the gold command timed out, printed more than `MAX_OUTPUT`, exited

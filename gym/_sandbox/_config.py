@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import os
 import re
@@ -51,9 +50,6 @@ _SHM_TMPFS = "size=64m,nr_inodes=4096,mode=1777"
 _OWN_UIDS = (1 << 20, 1 << 24)
 """The host uids sandboxes get (`SandboxConfig.own_uid`): above every account and image
 user, below the grading runner's (2**24 up)."""
-_next_uid = itertools.count(secrets.randbelow(_OWN_UIDS[1] - _OWN_UIDS[0]))
-"""This process's next sandbox uid, as an offset: from a random start, one after another,
-so that no two sandboxes of a process share one and two processes rarely do."""
 
 
 class SandboxConfig(BaseModel):
@@ -108,13 +104,14 @@ class SandboxConfig(BaseModel):
     """Seconds all boot steps may take together."""
     own_uid: bool = True
     """Each sandbox runs its exec user as a host uid of its own, drawn as the sandbox is
-    created (`drawn`): ``exec_user``'s uid, in the tmpfs mounts' ``uid=``/``gid=`` and
-    in boot steps as well. The kernel counts some things per uid for the whole machine
-    (processes, inotify instances and watches, epoll watches, pipe pages, pending
-    signals, locked memory); with one uid for every sandbox, one agent holding them made
-    another's programs fail and could count its processes. The uid has no name in the
-    image (``whoami`` fails; ``HOME`` is set). Off where a program of the image must find
-    the exec user by name, such as PostgreSQL's peer authentication."""
+    created (`drawn`) and held by its container's name: ``exec_user``'s uid, in the
+    tmpfs mounts' ``uid=``/``gid=`` and in boot steps as well. The kernel counts some
+    things per uid for the whole machine (processes, inotify instances and watches, epoll
+    watches, pipe pages, pending signals, locked memory); with one uid for every sandbox,
+    one agent holding them made another's programs fail and could count its processes.
+    The uid has no name in the image (``whoami`` fails; ``HOME``, ``USER`` and
+    ``LOGNAME`` are set). Off where a program of the image must find the exec user by
+    name, such as PostgreSQL's peer authentication."""
     disposable: bool = False
     """Used once, by the harness only (grading): a timed-out exec removes the container
     instead of killing the exec user's processes, so main and exec user may be equal."""
@@ -180,14 +177,18 @@ class SandboxConfig(BaseModel):
         return int(self.exec_user.split(":")[0])
 
     def drawn(self) -> SandboxConfig:
-        """The settings one new sandbox is made with: its own exec uid (`own_uid`).
+        """The settings one new sandbox is made with: an exec uid drawn at random (`own_uid`).
 
-        Itself where ``own_uid`` is off or the exec user is root.
+        At random, not in turn: a sequence would be shared by processes forked from one
+        (gymnasium's vector envs), and would tell an agent how many sandboxes started
+        between two of its own. No two containers of an engine run as one drawn uid: the
+        container's name holds it (`gym._sandbox._docker.uid_lease`). Itself where
+        ``own_uid`` is off or the exec user is root.
         """
         if not self.own_uid or self.exec_uid == 0:
             return self
         low, high = _OWN_UIDS
-        return self.with_uid(low + next(_next_uid) % (high - low))
+        return self.with_uid(low + secrets.randbelow(high - low))
 
     def with_uid(self, uid: int) -> SandboxConfig:
         """These settings with ``uid`` for the exec user's uid and gid, wherever they appear."""

@@ -23,7 +23,7 @@ from gym._sandbox._keeper import (
     KeeperLink,
     KeeperShell,
 )
-from gym._sandbox._link import LINK_COMMAND, remove_later, start_linked
+from gym._sandbox._link import LINK_COMMAND, NameTaken, remove_later, start_linked
 from gym._sandbox._manifest import (
     Change,
     Manifest,
@@ -51,6 +51,19 @@ _OOM_PROBE = (
     "cat /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events 2>/dev/null"
     " | sed -n 's/^oom_kill //p' | head -n1"
 )
+
+_UID_DRAWS = 16
+"""Uids drawn for one sandbox before giving up (each taken one is a container on the engine)."""
+
+
+def uid_lease(uid: int) -> str:
+    """The name of the container that runs as ``uid`` (`SandboxConfig.own_uid`).
+
+    The engine refuses a second container of one name, whoever creates it: the name is
+    the hold on the uid for the container's life, across every process on the engine.
+    """
+    return f"boxgym-uid-{uid}"
+
 
 _QUICK_S = 30.0
 """Seconds a harness script (a kill, a probe) may take."""
@@ -123,7 +136,8 @@ class DockerSandbox(Sandbox):
 
         Args:
             config: the sandbox settings (image, limits, mounts); the sandbox's own
-                `config` is ``config.drawn()``, with an exec uid of its own.
+                `config` is ``config.drawn()``, with an exec uid of its own that no other
+                container of the engine has (its name holds it: `uid_lease`).
             run: value of the ``boxgym.run`` label.
             episode: value of the ``boxgym.episode`` label (a fresh id by default).
             role: value of the ``boxgym.role`` label (agent, grader, pool).
@@ -131,17 +145,21 @@ class DockerSandbox(Sandbox):
             gate: the engine gate of its provider (`standalone` when started outside one).
         """
         gate = gate or standalone
-        config = config.drawn()
         sandbox_id = uuid.uuid4().hex[:16]
         tags = labels(run, episode or f"sandbox-{sandbox_id}", role)
-        sandbox = None
-        if keeps(config):
-            sandbox = cls._with_keeper(config, sandbox_id, tags, urgent, gate)
-        if sandbox is None:
-            kwargs = config.create_kwargs(tags, command=LINK_COMMAND)
-            container_id, link = start_linked(kwargs, gate=gate, urgent=urgent)
-            container = client().containers.prepare_model({"Id": container_id})
-            sandbox = cls(container, config, sandbox_id, link, gate=gate)
+        for _ in range(_UID_DRAWS):
+            drawn = config.drawn()
+            lease = None if drawn is config else uid_lease(drawn.exec_uid)
+            try:
+                sandbox = cls._started(drawn, lease, sandbox_id, tags, urgent, gate)
+                break
+            except NameTaken:  # another sandbox on this engine holds the uid: draw again
+                continue
+        else:
+            raise SandboxUnavailable(
+                f"no free uid in {_UID_DRAWS} draws: the engine holds a container named "
+                f"{uid_lease(0).removesuffix('0')}... for each (remove stale ones)"
+            )
         try:
             sandbox._boot()
         except BaseException:
@@ -150,9 +168,36 @@ class DockerSandbox(Sandbox):
         return sandbox
 
     @classmethod
+    def _started(
+        cls,
+        config: SandboxConfig,
+        lease: str | None,
+        sandbox_id: str,
+        tags: dict[str, str],
+        urgent: bool,
+        gate: EngineGate,
+    ) -> DockerSandbox:
+        """The container started, named ``lease`` (the hold on its uid), not yet booted.
+
+        Raises:
+            NameTaken: a container of that name exists on the engine.
+        """
+        if keeps(config):
+            sandbox = cls._with_keeper(config, lease, sandbox_id, tags, urgent, gate)
+            if sandbox is not None:
+                return sandbox
+        kwargs = config.create_kwargs(tags, command=LINK_COMMAND)
+        if lease is not None:
+            kwargs["name"] = lease
+        container_id, link = start_linked(kwargs, gate=gate, urgent=urgent)
+        container = client().containers.prepare_model({"Id": container_id})
+        return cls(container, config, sandbox_id, link, gate=gate)
+
+    @classmethod
     def _with_keeper(
         cls,
         config: SandboxConfig,
+        lease: str | None,
         sandbox_id: str,
         tags: dict[str, str],
         urgent: bool,
@@ -164,6 +209,8 @@ class DockerSandbox(Sandbox):
         """
         kwargs = config.create_kwargs(tags, command=KEEPER_COMMAND)
         kwargs["user"] = config.exec_user
+        if lease is not None:
+            kwargs["name"] = lease
         try:
             container_id, link = start_linked(kwargs, gate=gate, output=True, urgent=urgent)
         except SandboxError as exc:

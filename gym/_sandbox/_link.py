@@ -33,7 +33,7 @@ import requests.exceptions
 from docker.models.containers import _create_container_args
 from docker.types import LogConfig
 
-from gym._core._errors import GymError, ImageError, SandboxUnavailable
+from gym._core._errors import GymError, ImageError, SandboxError, SandboxUnavailable
 from gym._sandbox import _netless, _seccomp
 from gym._sandbox._engine import client, docker_errors, owner_label, remove_container
 from gym._sandbox._gate import EngineGate
@@ -104,6 +104,10 @@ def refuse_new() -> None:
     _refusing.set()
 
 
+class NameTaken(SandboxError):
+    """The engine holds a container of the name asked for (`start_linked`)."""
+
+
 def start_linked(
     kwargs: dict[str, Any],
     *,
@@ -128,6 +132,7 @@ def start_linked(
 
     Raises:
         ImageError: the image is not in the engine.
+        NameTaken: ``kwargs`` names the container, and the engine holds one of that name.
         SandboxUnavailable: the container could not be created or started.
     """
     if _refusing.is_set():
@@ -182,8 +187,13 @@ def _create(engine: docker.DockerClient, args: dict[str, Any], fast: dict[str, A
 
 def _create_as(engine: docker.DockerClient, args: dict[str, Any]) -> str:
     # what `containers.create` adds; the docker SDK's helper pops keys from the dict it gets
-    args = {**args, "version": engine.api._version}
-    return str(engine.api.create_container(**_create_container_args(args))["Id"])
+    args, name = {**args, "version": engine.api._version}, args.get("name")
+    try:
+        return str(engine.api.create_container(**_create_container_args(args))["Id"])
+    except docker.errors.APIError as exc:
+        if exc.status_code == 409 and name:
+            raise NameTaken(f"a container named {name} is on the engine") from exc
+        raise
 
 
 def remove_quietly(container_id: str) -> None:

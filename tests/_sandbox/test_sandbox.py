@@ -297,3 +297,24 @@ def test_two_sandboxes_of_one_config_share_no_host_uid(small_config):
     finally:
         holder.close()
         other.close()
+
+
+def test_a_uid_held_by_a_container_of_the_engine_is_drawn_again(small_config, monkeypatch):
+    """The container's name holds its uid on the engine, for every process that uses it:
+    a draw of a uid another container runs as is refused by the engine, and drawn again."""
+    from gym._sandbox import _config
+
+    draws = iter([7, 7, 8])
+    monkeypatch.setattr(_config.secrets, "randbelow", lambda n: next(draws))
+    first = DockerSandbox.create(small_config, run="pytest")
+    try:
+        second = DockerSandbox.create(small_config, run="pytest")
+        try:
+            assert first.config.exec_uid == (1 << 20) + 7
+            assert second.config.exec_uid == (1 << 20) + 8
+            names = [box.inspect()["Name"] for box in (first, second)]
+            assert names == [f"/boxgym-uid-{(1 << 20) + n}" for n in (7, 8)]
+        finally:
+            second.close()
+    finally:
+        first.close()
