@@ -485,6 +485,8 @@ def main() -> None:
         return
     opts.work.mkdir(parents=True, exist_ok=True)
     tasks = sorted(p.name for p in (ROOT / "seeds" / "pyfunc").iterdir() if p.is_dir())
+    if opts.episodes > len(tasks):  # a run is one episode per task: more would be counted, not run
+        parser.error(f"--episodes: PyFunc-v0 has {len(tasks)} tasks, one episode each")
     agentbox = AgentBox(opts.work)
     agentbox.prepare(ROOT / "seeds", tasks[: opts.episodes])
     subprocess.run(
