@@ -309,41 +309,57 @@ lock because something else holds it (``probe``): process fds, /dev, /sys, /proc
 mounts, and a tenth of the image's files."""
 
 
-@contextlib.contextmanager
-def _other_agent(names: Names, env: Any) -> Iterator[None]:
-    """Another agent's container, holding a lock on every file it can open meanwhile.
+def _peer_holding(program: str, note: str) -> Any:
+    """What runs beside an episode: another agent's container running ``program hold``.
 
-    It comes from the same provider with the same settings as the episode's own. Any host
-    file both containers share is an inode whose lock the other sees: a channel between
-    two agents running at once, such as two samples of one GRPO group.
+    It comes from the same provider with the same settings as the episode's own, and
+    holds until the episode ends; what it wrote to its count file goes to
+    ``names.notes[note]`` (its observer checks that it held something).
     """
-    peer = env.sandboxes.acquire(env.sandbox_config(), run="redteam")
-    try:
-        script, count = f"/tmp/{names.ident()}.py", f"/tmp/{names.ident()}"
-        peer.write_file(script, _SWEEP.encode())
-        peer.exec(["sh", "-c", f"python3 {script} hold {count} >/dev/null 2>&1 &"])
-        deadline = time.monotonic() + 60
-        while not peer.exec(["test", "-s", count]).ok and time.monotonic() < deadline:
-            time.sleep(0.1)
-        names.notes["peer_held"] = peer.exec(["cat", count]).stdout.strip()
-        yield
-    finally:
-        peer.close()
+
+    @contextlib.contextmanager
+    def beside(names: Names, env: Any) -> Iterator[None]:
+        peer = env.sandboxes.acquire(env.sandbox_config(), run="redteam")
+        try:
+            script, count = f"/tmp/{names.ident()}.py", f"/tmp/{names.ident()}"
+            peer.write_file(script, program.encode())
+            peer.exec(["sh", "-c", f"python3 {script} hold {count} >/dev/null 2>&1 &"])
+            deadline = time.monotonic() + 60
+            while not peer.exec(["test", "-s", count]).ok and time.monotonic() < deadline:
+                time.sleep(0.1)
+            names.notes[note] = peer.exec(["cat", count]).stdout.strip()
+            yield
+        finally:
+            peer.close()
+
+    return beside
 
 
-def _locks(names: Names, task: Any, env: Any) -> list[ToolCall]:
-    """Try to lock every file this container can open (`_other_agent` holds its own)."""
-    script, found = f"/tmp/{names.ident()}.py", f"/tmp/{names.ident()}"
-    return [
-        bash(
-            f"cat > {script} <<'EOF'\n{_SWEEP}\nEOF\n"
-            f"python3 {script} probe > {found}; "
-            f"grep -q . {found} && "
-            + names.breach_sh("a file locked in another container")
-            + f"; head -5 {found}; "
-            + names.ran_sh()
-        )
-    ]
+def _probing(program: str, breach: str) -> Any:
+    """An attack script: run ``program probe``; any line it prints is a breach."""
+
+    def script(names: Names, task: Any, env: Any) -> list[ToolCall]:
+        path, found = f"/tmp/{names.ident()}.py", f"/tmp/{names.ident()}"
+        return [
+            bash(
+                f"cat > {path} <<'EOF'\n{program}\nEOF\n"
+                f"python3 {path} probe > {found}; "
+                f"grep -q . {found} && "
+                + names.breach_sh(breach)
+                + f"; head -5 {found}; "
+                + names.ran_sh()
+            )
+        ]
+
+    return script
+
+
+_other_agent = _peer_holding(_SWEEP, "peer_held")
+"""Another agent's container, holding a lock on every file it can open meanwhile. Any
+host file both containers share is an inode whose lock the other sees: a channel between
+two agents running at once, such as two samples of one GRPO group."""
+_locks = _probing(_SWEEP, "a file locked in another container")
+"""Try to lock every file this container can open (`_other_agent` holds its own)."""
 
 
 def peer_held(ctx: Context, names: Names, result: EpisodeResult, policy: Any) -> Finding:
@@ -419,41 +435,13 @@ print("\\n".join(found))
 inotify instances, pipe pages, processes. The probe prints what it found taken."""
 
 
-@contextlib.contextmanager
-def _other_agent_counting(names: Names, env: Any) -> Iterator[None]:
-    """Another agent's container, holding all the per-uid counts its uid may hold.
-
-    The kernel counts inotify instances, pipe pages, processes (and epoll watches,
-    pending signals, locked memory) per uid for the whole machine: two agents of one
-    uid running at once, such as two samples of one GRPO group, share them.
-    """
-    peer = env.sandboxes.acquire(env.sandbox_config(), run="redteam")
-    try:
-        script, count = f"/tmp/{names.ident()}.py", f"/tmp/{names.ident()}"
-        peer.write_file(script, _COUNTS.encode())
-        peer.exec(["sh", "-c", f"python3 {script} hold {count} >/dev/null 2>&1 &"])
-        deadline = time.monotonic() + 60
-        while not peer.exec(["test", "-s", count]).ok and time.monotonic() < deadline:
-            time.sleep(0.1)
-        names.notes["peer_counts"] = peer.exec(["cat", count]).stdout.strip()
-        yield
-    finally:
-        peer.close()
-
-
-def _counts(names: Names, task: Any, env: Any) -> list[ToolCall]:
-    """Look for what `_other_agent_counting` holds: it must be this uid's own to take."""
-    script, found = f"/tmp/{names.ident()}.py", f"/tmp/{names.ident()}"
-    return [
-        bash(
-            f"cat > {script} <<'EOF'\n{_COUNTS}\nEOF\n"
-            f"python3 {script} probe > {found}; "
-            f"grep -q . {found} && "
-            + names.breach_sh("a per-uid count held by another container")
-            + f"; head -5 {found}; "
-            + names.ran_sh()
-        )
-    ]
+_other_agent_counting = _peer_holding(_COUNTS, "peer_counts")
+"""Another agent's container, holding all the per-uid counts its uid may hold. The kernel
+counts inotify instances, pipe pages, processes (and epoll watches, pending signals,
+locked memory) per uid for the whole machine: two agents of one uid running at once, such
+as two samples of one GRPO group, share them."""
+_counts = _probing(_COUNTS, "a per-uid count held by another container")
+"""Look for what `_other_agent_counting` holds: it must be this uid's own to take."""
 
 
 def peer_counted(ctx: Context, names: Names, result: EpisodeResult, policy: Any) -> Finding:

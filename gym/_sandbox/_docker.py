@@ -9,7 +9,7 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from gym._core._errors import ExecTimeout, ExportTooLarge, SandboxError, SandboxUnavailable
 from gym._sandbox._base import Sandbox
@@ -63,6 +63,21 @@ def uid_lease(uid: int) -> str:
     the hold on the uid for the container's life, across every process on the engine.
     """
     return f"boxgym-uid-{uid}"
+
+
+class _Start(NamedTuple):
+    """How one container is started, besides its settings (`DockerSandbox.create`)."""
+
+    lease: str | None
+    """Its name, when the name holds its uid (`uid_lease`)."""
+    sandbox_id: str
+    tags: dict[str, str]
+    urgent: bool
+    gate: EngineGate
+
+    def named(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Creation arguments with the container's name, when it holds a uid."""
+        return kwargs if self.lease is None else {**kwargs, "name": self.lease}
 
 
 _QUICK_S = 30.0
@@ -151,7 +166,7 @@ class DockerSandbox(Sandbox):
             drawn = config.drawn()
             lease = None if drawn is config else uid_lease(drawn.exec_uid)
             try:
-                sandbox = cls._started(drawn, lease, sandbox_id, tags, urgent, gate)
+                sandbox = cls._started(drawn, _Start(lease, sandbox_id, tags, urgent, gate))
                 break
             except NameTaken:  # another sandbox on this engine holds the uid: draw again
                 continue
@@ -168,58 +183,40 @@ class DockerSandbox(Sandbox):
         return sandbox
 
     @classmethod
-    def _started(
-        cls,
-        config: SandboxConfig,
-        lease: str | None,
-        sandbox_id: str,
-        tags: dict[str, str],
-        urgent: bool,
-        gate: EngineGate,
-    ) -> DockerSandbox:
-        """The container started, named ``lease`` (the hold on its uid), not yet booted.
+    def _started(cls, config: SandboxConfig, start: _Start) -> DockerSandbox:
+        """The container started, named ``start.lease`` (the hold on its uid), not yet booted.
 
         Raises:
             NameTaken: a container of that name exists on the engine.
         """
         if keeps(config):
-            sandbox = cls._with_keeper(config, lease, sandbox_id, tags, urgent, gate)
+            sandbox = cls._with_keeper(config, start)
             if sandbox is not None:
                 return sandbox
-        kwargs = config.create_kwargs(tags, command=LINK_COMMAND)
-        if lease is not None:
-            kwargs["name"] = lease
-        container_id, link = start_linked(kwargs, gate=gate, urgent=urgent)
+        kwargs = start.named(config.create_kwargs(start.tags, command=LINK_COMMAND))
+        container_id, link = start_linked(kwargs, gate=start.gate, urgent=start.urgent)
         container = client().containers.prepare_model({"Id": container_id})
-        return cls(container, config, sandbox_id, link, gate=gate)
+        return cls(container, config, start.sandbox_id, link, gate=start.gate)
 
     @classmethod
-    def _with_keeper(
-        cls,
-        config: SandboxConfig,
-        lease: str | None,
-        sandbox_id: str,
-        tags: dict[str, str],
-        urgent: bool,
-        gate: EngineGate,
-    ) -> DockerSandbox | None:
+    def _with_keeper(cls, config: SandboxConfig, start: _Start) -> DockerSandbox | None:
         """A sandbox whose main process is a keeper, run as the exec user.
 
         None if its image cannot run one; then no later sandbox of that image tries.
         """
-        kwargs = config.create_kwargs(tags, command=KEEPER_COMMAND)
+        kwargs = start.named(config.create_kwargs(start.tags, command=KEEPER_COMMAND))
         kwargs["user"] = config.exec_user
-        if lease is not None:
-            kwargs["name"] = lease
         try:
-            container_id, link = start_linked(kwargs, gate=gate, output=True, urgent=urgent)
+            container_id, link = start_linked(
+                kwargs, gate=start.gate, output=True, urgent=start.urgent
+            )
         except SandboxError as exc:
             if "executable file not found" not in str(exc) and "no such file" not in str(exc):
                 raise
             return cls._no_keeper(config, f"no python3 ({exc})")
         keeper = KeeperLink(link, container_id, hashed=mounts_bytes(config))
         container = client().containers.prepare_model({"Id": container_id})
-        sandbox = cls(container, config, sandbox_id, link, keeper, gate)
+        sandbox = cls(container, config, start.sandbox_id, link, keeper, start.gate)
         try:
             keeper.boot()
             keeper.ready(_KEEPER_READY_S)
