@@ -969,8 +969,9 @@ def _schema_problems(name: str, expected: dict[str, Any], final: dict[str, Any])
         want, got = defs(expected, kind, *fields), defs(final, kind, *fields)
         if kind == "constraints":
             want, got = _loose(want), _loose(got)
-        problems += [f"{kind[:-1]} missing: {k[-2]}" for k in sorted(want - got)]
-        problems += [f"unexpected {kind[:-1]}: {k[-2]}" for k in sorted(got - want)]
+        shown = fields.index("def")  # what a reader can act on: the definition
+        problems += [f"{kind[:-1]} missing: {k[shown]}" for k in sorted(want - got)]
+        problems += [f"unexpected {kind[:-1]}: {k[shown]}" for k in sorted(got - want)]
     want, got = defs(expected, "indexes", "def"), defs(final, "indexes", "def")
     problems += [f"index missing: {k[0]}" for k in sorted(want - got)]
     refusing = Counter(

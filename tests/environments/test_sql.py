@@ -955,3 +955,26 @@ def test_a_dump_that_fails_in_a_running_container_is_a_fail_and_a_killed_one_inf
     with pytest.raises(gym.InfraError, match="could not export the final state") as caught:
         play(env, READ_TASK, [submit(gold(READ_TASK))])
     assert caught.value.verdict["outcome"] == "infra_error"
+
+
+def test_a_schema_difference_names_the_constraints_and_triggers_definition() -> None:
+    """Not the constraint's type letter (``c``), which told a reader nothing."""
+    table = {"columns": {}, "props": None}
+
+    def snap(constraint: str, trigger: str) -> dict[str, Any]:
+        return {
+            "tables": {"shop.t": table},
+            "constraints": [{"table": "shop.t", "type": "c", "def": constraint}],
+            "triggers": [{"table": "shop.t", "def": trigger, "enabled": "O"}],
+            "indexes": [],
+        }
+
+    problems = grading._schema_problems(
+        "shop.t", snap("CHECK ((qty > 0))", "CREATE TRIGGER a"), snap("CHECK ((qty >= 0))", "x")
+    )
+    assert problems == [
+        "constraint missing: CHECK ((qty > 0))",
+        "unexpected constraint: CHECK ((qty >= 0))",
+        "trigger missing: CREATE TRIGGER a",
+        "unexpected trigger: x",
+    ]
