@@ -513,9 +513,12 @@ def _containment() -> list[ScriptAttack]:
             beside=_other_agent,
             observers=(peer_held,),
         ),
-        one(
-            "kernel_counts_between_agents_running_at_once",
-            _counts,
+        ScriptAttack(  # every family whose agent runs programs: the uid is no task's
+            name="sandbox.kernel_counts_between_agents_running_at_once",
+            envs=(*CODE, "boxgym/Shell-v0"),
+            tasks={**TASKS, "boxgym/Shell-v0": "count-errors"},
+            script=_counts,
+            expect=CONTAINED,
             beside=_other_agent_counting,
             observers=(peer_counted,),
         ),

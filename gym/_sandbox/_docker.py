@@ -173,7 +173,7 @@ class DockerSandbox(Sandbox):
         else:
             raise SandboxUnavailable(
                 f"no free uid in {_UID_DRAWS} draws: the engine holds a container named "
-                f"{uid_lease(0).removesuffix('0')}... for each (remove stale ones)"
+                "boxgym-uid-N for each (remove stale ones)"
             )
         try:
             sandbox._boot()
