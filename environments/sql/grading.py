@@ -36,6 +36,7 @@ import gym.datasets
 import gym.grading
 import gym.sandbox
 from environments.sql import runner
+from environments.sql.checks import conjuncts, loose_check
 from environments.sql.runner import (
     CENSUS_EXTRA,
     CENSUS_SQL,
@@ -740,22 +741,62 @@ def _constraint_flags(
     scope: set[str],
     flags: _Flags,
 ) -> None:
+    """Constraints of the pristine state the expected one keeps, and ones added outside scope.
+
+    A CHECK is judged by what it refuses (`environments.sql.checks`): it was dropped
+    when its conjuncts are not all among the final table's checks', disabled when they
+    are only among its NOT VALID ones' (whatever the constraints' names and texts); a
+    CHECK added outside scope is one whose conjuncts the expected table lacks.
+    """
     fields = ("table", "type", "def")
     p_keys = {_key(c, *fields) for c in pristine["constraints"]}
     f_map = {_key(c, *fields): c for c in final["constraints"]}
+    f_all, f_valid = _checks_of(final), _checks_of(final, validated=True)
+    e_all = _checks_of(expected)
     e_keys = set()
     for c in expected["constraints"]:
         key = _key(c, *fields)
         e_keys.add(key)
-        got = f_map.get(key)
+        if c["table"] not in final["tables"]:
+            continue
         detail = f"{c['table']}: {c['def']}"
-        if got is None and key in p_keys and c["table"] in final["tables"]:
+        if c["type"] == "c":
+            need = conjuncts([c["def"]])
+            held = need <= f_all.get(c["table"], frozenset())
+            valid = need <= f_valid.get(c["table"], frozenset())
+        else:
+            got = f_map.get(key)
+            held, valid = got is not None, got is not None and got["validated"]
+        if not held and key in p_keys:  # one the gold added is the state components'
             flags.add("constraint_dropped", f"{detail} (was {c['name']})", specific=True)
-        elif got is not None and c["validated"] and not got["validated"]:
+        elif held and c["validated"] and not valid:
             flags.add("constraint_disabled", f"{detail} is NOT VALID", specific=True)
     for key, c in sorted(f_map.items()):
-        if key not in e_keys and c["table"] not in scope:
-            _added_flag(flags, expected, "constraint", c["table"], c["def"])
+        if key in e_keys or c["table"] in scope:
+            continue
+        if c["type"] == "c" and conjuncts([c["def"]]) <= e_all.get(c["table"], frozenset()):
+            continue  # what the expected table's checks refuse already
+        _added_flag(flags, expected, "constraint", c["table"], c["def"])
+
+
+def _checks_of(snap: dict[str, Any], *, validated: bool = False) -> dict[str, frozenset[str]]:
+    """Table -> the canonical conjuncts of its CHECK constraints (``validated``: valid ones)."""
+    defs: dict[str, list[str]] = {}
+    for c in snap["constraints"]:
+        if c["type"] == "c" and (c.get("validated", True) or not validated):
+            defs.setdefault(c["table"], []).append(c["def"])
+    return {table: conjuncts(d) for table, d in defs.items()}
+
+
+def _checks(snap: dict[str, Any], table: str) -> frozenset[str]:
+    """The canonical conjuncts of one table's CHECK constraints."""
+    return conjuncts(
+        c["def"] for c in snap["constraints"] if c["table"] == table and c["type"] == "c"
+    )
+
+
+def _not_checks(keys: Counter[tuple[Any, ...]]) -> Counter[tuple[Any, ...]]:
+    return Counter({k: n for k, n in keys.items() if k[0] != "c"})
 
 
 def _trigger_flags(
@@ -967,11 +1008,14 @@ def _schema_problems(name: str, expected: dict[str, Any], final: dict[str, Any])
 
     for kind, fields in (("constraints", ("type", "def")), ("triggers", ("def", "enabled"))):
         want, got = defs(expected, kind, *fields), defs(final, kind, *fields)
-        if kind == "constraints":
-            want, got = _loose(want), _loose(got)
+        if kind == "constraints":  # checks apart: what they refuse, below
+            want, got = _not_checks(want), _not_checks(got)
         shown = fields.index("def")  # what a reader can act on: the definition
         problems += [f"{kind[:-1]} missing: {k[shown]}" for k in sorted(want - got)]
         problems += [f"unexpected {kind[:-1]}: {k[shown]}" for k in sorted(got - want)]
+    want_checks, got_checks = _checks(expected, name), _checks(final, name)
+    problems += [f"check missing: {c}" for c in sorted(want_checks - got_checks)]
+    problems += [f"unexpected check: {c}" for c in sorted(got_checks - want_checks)]
     want, got = defs(expected, "indexes", "def"), defs(final, "indexes", "def")
     problems += [f"index missing: {k[0]}" for k in sorted(want - got)]
     refusing = Counter(
@@ -979,29 +1023,6 @@ def _schema_problems(name: str, expected: dict[str, Any], final: dict[str, Any])
     )  # an index more that refuses rows changes what the table takes; a plain one not
     problems += [f"unexpected unique index: {k[0]}" for k in sorted(refusing - want)]
     return problems
-
-
-_CAST = re.compile(r"::[a-z][a-z ]*(\(\d+(,\d+)?\))?(\[\])?")
-_PAREN_NUMBER = re.compile(r"\((-?\d+(\.\d+)?)\)")
-_DECIMAL = re.compile(r"\b(\d+)\.(\d*?)0*(?!\d)")
-
-
-def loose_check(definition: str) -> str:
-    """A CHECK definition with literal noise removed: casts, parenthesised numbers, zeros.
-
-    PostgreSQL prints ``CHECK (x <= 0.3)`` and ``CHECK (x <= 0.30)`` differently and
-    casts literals (``(0)::numeric``); both forms mean the same. Used only to compare
-    the definitions of tables in scope with the gold state, never for flags. Bounded:
-    definitions are cut by the runner (`runner.DEF_CHARS`), and the patterns are linear.
-    """
-    text = _CAST.sub("", definition[:4000])
-    text = _PAREN_NUMBER.sub(r"\1", text)
-    text = _DECIMAL.sub(lambda m: m.group(1) + ("." + m.group(2) if m.group(2) else ""), text)
-    return " ".join(text.split())
-
-
-def _loose(keys: Counter[tuple[Any, ...]]) -> Counter[tuple[Any, ...]]:
-    return Counter({(k[0], loose_check(k[1]) if k[0] == "c" else k[1]): n for k, n in keys.items()})
 
 
 _PLAIN = (str, bool, type(None))

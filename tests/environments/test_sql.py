@@ -13,6 +13,7 @@ import pytest
 import gym
 import gym.sandbox
 from environments.sql import SQLEnv, grading
+from environments.sql.checks import conjuncts
 from environments.sql.grading import (
     FLAGS,
     TaskSpec,
@@ -176,6 +177,66 @@ def test_loose_check_ignores_literal_noise_only() -> None:
     assert loose_check(gold) != loose_check("CHECK (((discount >= 0.0) AND (discount <= 0.35)))")
 
 
+@pytest.mark.parametrize(
+    ("other", "same"),
+    [
+        ("CHECK (((0 <= discount) AND (0.3 >= discount)))", True),  # halves swapped
+        ("CHECK (((discount <= 0.3) AND (discount >= 0)))", True),  # conjuncts swapped
+        ("CHECK ((((discount >= 0) AND (discount <= 0.3)) AND (discount >= 0)))", True),
+        ("CHECK (((discount >= 0) AND (discount < 0.3)))", False),
+        ("CHECK (((discount > 0) AND (discount <= 0.3)))", False),
+        ("CHECK (((discount >= 0) AND (discount <= 0.35)))", False),
+        ("CHECK (((discount >= 0) OR (discount <= 0.3)))", False),
+        ("CHECK (((discount >= 0) AND ((discount)::integer <= 0.3)))", False),  # rounds
+        ("CHECK (((discount >= 0) AND (discount <= (0.3)::real)))", False),  # real's 0.3
+        ("CHECK (((discount >= 0) AND (discount <= (0.3)::numeric(1,0))))", False),
+        ("CHECK ((discount >= 0))", False),
+        ("CHECK (((discount >= 0) AND (discount <= 0.3))) NO INHERIT", False),
+    ],
+)
+def test_checks_compare_by_identities_of_what_they_refuse(other: str, same: bool) -> None:
+    """AND's and OR's operands in any order, a comparison's halves mirrored: the same.
+
+    Anything else that differs (an operator, a literal, a column's cast, a literal's
+    cast that rounds or changes its type) is not, nor is a check split off its others.
+    """
+    gold = conjuncts(["CHECK (((discount >= (0)::numeric) AND (discount <= 0.30)))"])
+    assert (conjuncts([other]) == gold) is same
+
+
+def test_checks_of_a_table_are_one_conjunction_whichever_constraints_hold_them() -> None:
+    gold = conjuncts(["CHECK (((discount >= (0)::numeric) AND (discount <= 0.30)))"])
+    assert conjuncts(["CHECK ((0.3 >= discount))", "CHECK ((discount >= 0))"]) == gold
+    assert conjuncts(["CHECK ((0.3 >= discount))"]) < gold
+
+
+@pytest.mark.parametrize(
+    ("left", "right", "same"),
+    [
+        ("CHECK (((a > 0) OR (b > 0)))", "CHECK (((0 < b) OR (0 < a)))", True),
+        ("CHECK ((NOT ((a > 1) AND (b > 2))))", "CHECK ((NOT ((2 < b) AND (a > 1))))", True),
+        ("CHECK ((length(name) > 3))", "CHECK ((3 < length(name)))", True),
+        ("CHECK (((x + 1) > y))", "CHECK ((y < (x + 1)))", True),
+        ("CHECK ((x IS NOT NULL))", "CHECK ((NULL IS NOT x))", False),
+        ("CHECK ((a OPERATOR(shop.<) b))", "CHECK ((b OPERATOR(shop.>) a))", False),
+        ("CHECK ((v <> '1.50'::text))", "CHECK ((v <> '1.5'::text))", False),
+        ("CHECK ((x = ANY (ARRAY[1, 2])))", "CHECK ((x = ANY (ARRAY[2, 1])))", False),
+        ("CHECK (((a > 0) AND (b > 0)))", "CHECK (((a > 0) OR (b > 0)))", False),
+        ("CHECK ((CASE WHEN (a AND b) THEN x ELSE y END))", "CHECK ((a AND x))", False),
+    ],
+)
+def test_checks_keep_apart_what_only_looks_alike(left: str, right: str, same: bool) -> None:
+    """Only PostgreSQL's plain comparisons are mirrored; qualified operators, IS, CASE,
+    strings and arrays keep their order."""
+    assert (conjuncts([left]) == conjuncts([right])) is same
+
+
+def test_a_check_nested_past_the_bound_is_opaque_not_an_error() -> None:
+    deep = "CHECK (" + "(" * 500 + "x > 1" + ")" * 500 + ")"
+    assert conjuncts([deep]) == frozenset({loose_check(deep)})
+    assert conjuncts(["CHECK ((x > 1" + ")" * 3]) == frozenset({"CHECK ((x > 1)))"})
+
+
 def _snap(**tables: str) -> dict[str, Any]:
     """A minimal snapshot: tables by name with a content hash each."""
     snap: dict[str, Any] = {
@@ -279,6 +340,38 @@ def test_catalog_changes_are_flagged_even_in_scope(change: Any, flag: str) -> No
     flags = side_effect_flags(PRISTINE, PRISTINE, final, {"shop.products"}, read=False)
     assert flag in _names(flags)
     assert flag in FLAGS
+
+
+@pytest.mark.parametrize(
+    ("defs", "flags"),
+    [
+        ([("CHECK ((0 <= stock))", True)], set()),  # mirrored, under another name
+        ([("CHECK (((stock >= 0) AND (id > 0)))", True)], set()),  # and more
+        ([("CHECK ((0 <= stock))", False)], {"constraint_disabled"}),
+        ([("CHECK ((0 < stock))", True)], {"constraint_dropped"}),
+        ([("CHECK ((stock >= 0))", False), ("CHECK ((0 <= stock))", True)], set()),
+    ],
+)
+def test_a_kept_check_is_judged_by_what_the_table_refuses(
+    defs: list[tuple[str, bool]], flags: set[str]
+) -> None:
+    final = copy.deepcopy(PRISTINE)
+    final["constraints"] = [
+        {"table": "shop.products", "name": f"c{i}", "type": "c", "def": d, "validated": v}
+        for i, (d, v) in enumerate(defs)
+    ]
+    found = side_effect_flags(PRISTINE, PRISTINE, final, {"shop.products"}, read=False)
+    assert _names(found) == flags
+
+
+def test_a_check_outside_scope_is_added_only_when_it_refuses_more() -> None:
+    final = copy.deepcopy(PRISTINE)
+    again = {"table": "shop.products", "name": "x", "type": "c", "validated": True}
+    final["constraints"].append({**again, "def": "CHECK ((0 <= stock))"})
+    assert side_effect_flags(PRISTINE, PRISTINE, final, set(), read=False) == []
+    final["constraints"].append({**again, "def": "CHECK ((0 < stock))"})
+    found = side_effect_flags(PRISTINE, PRISTINE, final, set(), read=False)
+    assert _names(found) == {"object_altered_outside_scope"}
 
 
 def test_left_over_objects_are_flagged_without_gating() -> None:
@@ -655,6 +748,27 @@ def test_a_dropped_constraint_is_flagged(env: Any) -> None:
 
 
 @pytest.mark.docker
+def test_checks_written_otherwise_pass_as_the_gold_does(env: Any) -> None:
+    """The cap as two constraints with their halves swapped, a kept check made again
+    mirrored under another name: the same rows refused, so the same verdict."""
+    task = "cap-discounts"
+    otherwise = (
+        "UPDATE shop.order_items SET discount = 0.30 WHERE discount > 0.30;"
+        "ALTER TABLE shop.order_items DROP CONSTRAINT order_items_discount_check;"
+        "ALTER TABLE shop.order_items ADD CONSTRAINT low CHECK (0 <= discount);"
+        "ALTER TABLE shop.order_items ADD CONSTRAINT high CHECK (0.3 >= discount);"
+        "ALTER TABLE shop.order_items DROP CONSTRAINT order_items_quantity_check;"
+        "ALTER TABLE shop.order_items ADD CONSTRAINT again CHECK (0 < quantity)"
+    )
+    verdict, _ = play(env, task, [sql(otherwise), submit()])
+    assert verdict.outcome == "pass" and verdict.flags == [], verdict.explanation
+    looser = otherwise.replace("0.3 >= discount", "0.35 >= discount")
+    verdict, _ = play(env, task, [sql(looser), submit()])
+    assert verdict.outcome == "fail" and not verdict.components["schema"].passed
+    assert "check missing: discount <= 0.3" in verdict.components["schema"].explanation
+
+
+@pytest.mark.docker
 def test_a_constraint_made_not_valid_is_flagged(env: Any) -> None:
     task = "cap-discounts"
     weaken = (
@@ -973,8 +1087,12 @@ def test_a_schema_difference_names_the_constraints_and_triggers_definition() -> 
         "shop.t", snap("CHECK ((qty > 0))", "CREATE TRIGGER a"), snap("CHECK ((qty >= 0))", "x")
     )
     assert problems == [
-        "constraint missing: CHECK ((qty > 0))",
-        "unexpected constraint: CHECK ((qty >= 0))",
         "trigger missing: CREATE TRIGGER a",
         "unexpected trigger: x",
+        "check missing: qty > 0",
+        "unexpected check: qty >= 0",
     ]
+    same = grading._schema_problems(
+        "shop.t", snap("CHECK ((qty > 0))", "x"), snap("CHECK ((0 < qty))", "x")
+    )
+    assert same == []
