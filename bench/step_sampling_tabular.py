@@ -1,7 +1,8 @@
 """Step-level against full-trajectory sampling with an exact, tabular policy: no containers.
 
     python bench/step_sampling_tabular.py [--presses 3,5] [--seeds 40] [--lr 0.1,0.3]
-        [--parents 4] [-K 2] [--branches-per-parent 6] [--mu 4] [--steps 15] [--write]
+        [--parents 4] [-K 2] [--branches-per-parent 6|auto] [--mu 4] [--steps 15]
+        [--step-reward W] [--judge-accuracy A] [--sees presses|turn] [--write [--section S]]
 
 `bench/step_sampling.py` compares the two modes with the tiny language model on real
 LearnLock-v0 containers, three seeds in 20 minutes. This asks the same question of an
@@ -16,6 +17,13 @@ its branches last (the rest before its last turn), each credited by boxgym's own
 `gym.train._credit.tree_credit` (``tree``: step + outcome, the default; ``outcome``: the
 value after the turn minus the root's; ``step``: the value after it minus that before
 it). Every advantage is divided by the task's signal std, as ``grpo`` does.
+
+Issue 32's premise, "at the same dense reward": ``--step-reward W`` gives both modes a
+judge of each press (1 when it is the key's, right with ``--judge-accuracy``): trajectory
+sampling adds W times the mean of an episode's step rewards to its signal, step sampling
+W times a branch's branching step reward (`gym.train._steps.branch_signal`). ``--sees
+turn`` gives the policy one logit per turn instead of per prefix, a policy that carries
+what it learnt at one prefix to the others (as a language model partly does).
 
 Per mode and learning rate, over ``--seeds`` seeds: the steps until a step's mean reward
 over all its episodes reaches 0.8 (mean and median; a run that never does counts as
@@ -58,6 +66,8 @@ class Lock:
     presses: int
     seed: int
     lr: float
+    sees: str = "presses"
+    """The policy's state: ``presses`` (the presses so far) or ``turn`` (their count)."""
     theta: dict[State, float] = field(default_factory=dict)
     moments: dict[State, tuple[float, float]] = field(default_factory=dict)
     updates: int = 0
@@ -66,18 +76,30 @@ class Lock:
         self.rng = np.random.default_rng(self.seed)
         self.key = tuple(int(b) for b in self.rng.integers(0, 2, self.presses))
 
+    def state(self, presses: Sequence[int]) -> State:
+        """What the policy conditions on before its next press."""
+        return tuple(presses) if self.sees == "presses" else (len(presses),)
+
     def rollout(self, prefix: State = ()) -> tuple[State, float]:
         """Play on from ``prefix`` to the N-th press: the presses and the reward."""
         presses = list(prefix)
         while len(presses) < self.presses:
-            right = 1 / (1 + math.exp(-self.theta.get(tuple(presses), 0.0)))
+            right = 1 / (1 + math.exp(-self.theta.get(self.state(presses), 0.0)))
             presses.append(int(self.rng.random() < right))
         return tuple(presses), float(tuple(presses) == self.key)
+
+    def judge(self, presses: State, turn: int, accuracy: float) -> float:
+        """A dense step reward: whether press ``turn`` is the key's, right with ``accuracy``."""
+        right = presses[turn] == self.key[turn]
+        if accuracy < 1 and self.rng.random() >= accuracy:
+            right = not right
+        return float(right)
 
     def update(self, samples: Sequence[Sample]) -> None:
         """One Adam step on the mean of the samples' policy-gradient terms."""
         grads: dict[State, float] = {}
-        for state, press, advantage in samples:
+        for presses, press, advantage in samples:
+            state = self.state(presses)
             right = 1 / (1 + math.exp(-self.theta.get(state, 0.0)))
             grads[state] = grads.get(state, 0.0) + advantage * (press - right) / len(samples)
         self.updates += 1
@@ -91,14 +113,41 @@ class Lock:
             )
 
 
-def trajectory_step(lock: Lock, group: int) -> tuple[list[Sample], list[float]]:
-    """Trajectory sampling: each turn's raw advantage, and the rewards."""
+@dataclass
+class Dense:
+    """The dense step reward both modes get (issue 32's "at the same dense reward")."""
+
+    weight: float = 0.0
+    """Its weight in a signal (0: none, outcome reward alone)."""
+    accuracy: float = 1.0
+    """How often the judge is right about a press."""
+
+
+def trajectory_step(
+    lock: Lock, group: int, dense: Dense
+) -> tuple[list[Sample], list[float], list[float]]:
+    """Trajectory sampling: each turn's raw advantage, the rewards and the signals.
+
+    An episode's signal is its reward plus ``dense.weight`` times the mean of its presses'
+    step rewards: every turn of it gets the same advantage.
+    """
     played = [lock.rollout() for _ in range(group)]
     rewards = [r for _, r in played]
-    if len(set(rewards)) < 2:
-        return [], rewards
-    mean = statistics.fmean(rewards)
-    return [(p[:t], p[t], r - mean) for p, r in played for t in range(lock.presses)], rewards
+    signals = [
+        r + dense.weight * statistics.fmean(lock.judge(p, t, dense.accuracy) for t in range(len(p)))
+        if dense.weight
+        else r
+        for p, r in played
+    ]
+    if len(set(signals)) < 2:
+        return [], rewards, signals
+    mean = statistics.fmean(signals)
+    raw = [
+        (p[:t], p[t], v - mean)
+        for (p, _), v in zip(played, signals, strict=True)
+        for t in range(lock.presses)
+    ]
+    return raw, rewards, signals
 
 
 def forks(presses: int, branches: int, k: int) -> list[int]:
@@ -108,27 +157,35 @@ def forks(presses: int, branches: int, k: int) -> list[int]:
 
 
 def step_step(
-    lock: Lock, parents: int, branch_turns: list[int], term: str
-) -> tuple[list[Sample], list[float]]:
-    """Step sampling credited by `tree_credit`: each credited turn's raw credit, the rewards."""
+    lock: Lock, parents: int, branch_turns: list[int], term: str, dense: Dense
+) -> tuple[list[Sample], list[float], list[float]]:
+    """Step sampling credited by `tree_credit`: the credited turns, the rewards, the signals.
+
+    A branch's signal is its reward plus ``dense.weight`` times the step reward of its
+    branching turn (`gym.train._steps.branch_signal`); a parent's is its reward.
+    """
     played: dict[str, tuple[State, float]] = {}
+    signals: dict[str, float] = {}
     lineage: dict[str, Any] = {}
     for p in range(parents):
         played[f"p{p}"] = parent = lock.rollout()
+        signals[f"p{p}"] = parent[1]
         for b, turn in enumerate(branch_turns):
-            played[f"p{p}b{b}"] = lock.rollout(parent[0][:turn])
+            played[f"p{p}b{b}"] = branch = lock.rollout(parent[0][:turn])
+            step = lock.judge(branch[0], turn, dense.accuracy) if dense.weight else 0.0
+            signals[f"p{p}b{b}"] = branch[1] + dense.weight * step
             lineage[f"p{p}b{b}"] = SimpleNamespace(parent_id=f"p{p}", turn=turn)
     episodes = [
         SimpleNamespace(episode=SimpleNamespace(episode_id=i, group="lock", turns=p))
         for i, (p, _) in played.items()
     ]
-    tree = tree_credit(episodes, lineage, {i: r for i, (_, r) in played.items()})  # type: ignore[arg-type]
+    tree = tree_credit(episodes, lineage, signals)  # type: ignore[arg-type]
     raw = []
     for c in tree.credits:
         presses = played[c.episode_id][0]
         value = {"tree": c.raw, "outcome": c.outcome, "step": c.step}[term]
         raw.append((presses[: c.turn], presses[c.turn], value))
-    return raw, [r for _, r in played.values()]
+    return raw, [r for _, r in played.values()], list(signals.values())
 
 
 def noise(estimates: Sequence[Sample]) -> float | None:
@@ -143,23 +200,25 @@ def noise(estimates: Sequence[Sample]) -> float | None:
 
 def run(opts: argparse.Namespace, presses: int, lr: float, seed: int, mode: str) -> dict[str, Any]:
     """One training run: the step it reached 0.8 at (or None) and its advantage figures."""
-    lock = Lock(presses, seed, lr)
-    group = opts.parents * (1 + opts.branches_per_parent)
-    turns = forks(presses, opts.branches_per_parent, opts.K)
+    lock = Lock(presses, seed, lr, opts.sees)
+    dense = Dense(opts.step_reward, opts.judge_accuracy)
+    branches = opts.branches_per_parent or opts.K * presses
+    group = opts.parents * (1 + branches)
+    turns = forks(presses, branches, opts.K)
     variance: list[float] = []
     noisy: list[float] = []
     for step in range(opts.steps):
         if mode == "trajectory":
-            raw, rewards = trajectory_step(lock, group)
+            raw, rewards, signals = trajectory_step(lock, group, dense)
         else:
-            raw, rewards = step_step(lock, opts.parents, turns, mode)
+            raw, rewards, signals = step_step(lock, opts.parents, turns, mode, dense)
         if statistics.fmean(rewards) >= opts.target:
             return {"reached": step, "variance": variance, "noise": noisy}
         if len(raw) > 1:
             variance.append(statistics.pvariance([v for *_, v in raw]))
             if (n := noise(raw)) is not None:
                 noisy.append(n)
-            std = statistics.stdev(rewards)  # grpo's division; nonzero: the values differ
+            std = statistics.stdev(signals)  # grpo's division; nonzero: the values differ
             samples = [(s, a, v / std) for s, a, v in raw if v]
             for _ in range(opts.mu):
                 lock.update(samples)
@@ -168,12 +227,26 @@ def run(opts: argparse.Namespace, presses: int, lr: float, seed: int, mode: str)
 
 def table(opts: argparse.Namespace) -> str:
     """Every (presses, lr, mode) over the seeds, as a markdown table."""
-    group = opts.parents * (1 + opts.branches_per_parent)
+    if opts.branches_per_parent:
+        group = opts.parents * (1 + opts.branches_per_parent)
+        per_step = (
+            f"{group} in both modes (step: {opts.parents} parents x "
+            f"(1 + {opts.branches_per_parent}) branches, K = {opts.K})"
+        )
+    else:
+        per_step = (
+            f"{opts.parents} x (1 + K x presses) in both modes (step: {opts.parents} parents, "
+            f"K = {opts.K} branches before each of their turns)"
+        )
     lines = [
-        f"Episodes per step: {group} in both modes (step: {opts.parents} parents x "
-        f"(1 + {opts.branches_per_parent}) branches, K = {opts.K}); {opts.seeds} seeds; "
+        f"Episodes per step: {per_step}; {opts.seeds} seeds; "
         f"mu {opts.mu}; at most {opts.steps} steps (a run short of {opts.target} counts "
-        f"{opts.steps}).",
+        f"{opts.steps}); the policy sees {opts.sees}; "
+        + (
+            f"dense step reward weight {opts.step_reward}, judge accuracy {opts.judge_accuracy}."
+            if opts.step_reward
+            else "outcome reward only."
+        ),
         "",
         "| presses | lr | mode | reached | steps to 0.8, mean / median | advantage variance "
         "| noise | x trajectory's (variance / noise) |",
@@ -203,19 +276,38 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=40)
     parser.add_argument("--parents", type=int, default=4)
     parser.add_argument("-K", type=int, default=2)
-    parser.add_argument("--branches-per-parent", type=int, default=6)
+    parser.add_argument(
+        "--branches-per-parent",
+        type=lambda v: None if v == "auto" else int(v),
+        default=6,
+        help="branches per parent, or auto: K before each of its turns",
+    )
     parser.add_argument("--mu", type=int, default=4)
     parser.add_argument("--steps", type=int, default=15)
     parser.add_argument("--target", type=float, default=0.8)
     parser.add_argument(
         "--modes", default="trajectory,tree,outcome,step", type=lambda s: s.split(",")
     )
+    parser.add_argument(
+        "--step-reward",
+        type=float,
+        default=0.0,
+        help="weight of a dense step reward (a judge of each press) in both modes' signals",
+    )
+    parser.add_argument("--judge-accuracy", type=float, default=1.0)
+    parser.add_argument(
+        "--sees",
+        choices=["presses", "turn"],
+        default="presses",
+        help="the policy's state: the presses so far, or only how many",
+    )
+    parser.add_argument("--section", default="step_sampling_tabular")
     parser.add_argument("--write", action="store_true", help="into docs/benchmarks.md")
     opts = parser.parse_args()
     body = table(opts)
     print(body)
     if opts.write:
-        write_section("step_sampling_tabular", body)
+        write_section(opts.section, body)
 
 
 if __name__ == "__main__":
