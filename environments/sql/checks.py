@@ -1,71 +1,54 @@
 """What a table's CHECK constraints refuse, as a set of conjuncts in a canonical form.
 
-A row is refused when any CHECK of its table is false (NULL passes), so a table's checks
-mean the conjunction of all their conjuncts, whichever constraints hold them:
-``CHECK (a AND b)`` refuses what ``CHECK (a)`` and ``CHECK (b)`` together do (in
-three-valued logic too: ``a AND b`` is false exactly when one of them is). The grader
-compares these sets, not the constraints' texts.
+A row is refused when any CHECK of its table is false or raises an error (NULL passes).
+So a table's checks mean one conjunction of all their top-level conjuncts, whichever
+constraints hold them and in whatever order: ``CHECK (a AND b)`` refuses exactly the rows
+``CHECK (a)`` and ``CHECK (b)`` together do (``a AND b`` is false, or raises, exactly
+when one of them is false or raises: a refusal either way). The grader compares these
+sets, not the constraints' texts.
 
 Each conjunct is written in a canonical form by identities only, never by likeness:
 
-- the operands of AND and of OR are flattened, repeated ones kept once and sorted
-  (``a AND b`` is ``b AND a``; AND, OR and their truth tables are symmetric);
-- a comparison of two plain operands puts the side that sorts first (`_side`: a name
-  before a literal) on the left, its operator mirrored (``0 <= x`` is ``x >= 0``: the
-  built-in ``<``, ``<=``, ``>``, ``>=``, ``=`` and ``<>`` are each other's
-  commutators; an operator PostgreSQL prints qualified, ``OPERATOR(s.<)``, is never
-  touched);
-- literal noise is loosened (`loose_check`: casts of literals, parenthesised numbers,
-  trailing zeros).
+- a comparison of two operands with one of the built-in ``<``, ``<=``, ``>``, ``>=``,
+  ``=``, ``<>`` (each other's commutators) puts the side that sorts first (a name
+  before a literal, then by text) on the left, its operator mirrored: ``0 <= x`` is
+  ``x >= 0``.
+  An operator PostgreSQL prints qualified, ``OPERATOR(s.<)``, is never touched;
+- a literal compared directly with a column of the table loses what cannot change the
+  comparison: its trailing zeros (``0.30`` is ``0.3``), its brackets (``(0)``) and a cast
+  to the column's own type (``(0)::numeric`` against a ``numeric(3,2)`` column), but
+  never a cast to an integer type of a number with a fraction (it rounds). A literal
+  anywhere else (in arithmetic, a call's arguments, against another literal) keeps
+  every character: ``7 / 2`` is not ``7.0 / 2.0``;
+- the operands of an AND or an OR below the top level are flattened in order, and
+  sorted (and kept once) only when each of them is a comparison of two single names or
+  literals, which never raises: PostgreSQL evaluates them from the left and stops at
+  the first that decides, so ``q = 0 OR 10 / q > 1`` is not ``10 / q > 1 OR q = 0``
+  (the second refuses ``q = 0`` with a division by zero).
 
-So two sets that are equal always refuse the same rows, and a definition written
-otherwise than the gold's passes when only these identities separate them. Sets that
-differ may still refuse the same rows (this is no decision procedure): such work fails,
-as every different text did before. A definition that does not parse as expected (an
-unbalanced text, a cut one: `runner.DEF_CHARS`) is one opaque conjunct, its loosened text.
+So two sets that are equal refuse the same rows, and a definition written otherwise than
+the gold's passes when only these identities separate them. Sets that differ may still
+refuse the same rows (this is no decision procedure): such work fails, as every different
+text did before. A definition that does not parse as expected (an unbalanced text, one
+cut by the runner: `runner.DEF_CHARS`, one nested past `MAX_DEPTH`) is one opaque
+conjunct, its exact text.
 
 The text is PostgreSQL's own print of the parsed expression (``pg_get_constraintdef``
-under a search path of ``pg_catalog`` alone, so any operator or function of another
-schema is printed qualified), which brackets every operator expression; nothing here
-reads the agent's words. Bounded: linear patterns, brackets at most `MAX_DEPTH` deep.
+under a search path of ``pg_catalog`` alone, so any operator, function or type of
+another schema is printed qualified), which brackets every operator expression; nothing
+here reads the agent's words. Linear: one tokenizer pass per definition.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["conjuncts", "loose_check"]
+__all__ = ["MAX_DEPTH", "conjuncts"]
 
-_LITERAL_CAST = re.compile(
-    r"('(?:[^']|'')*'|\(-?\d+(?:\.\d+)?\)|\b\d+(?:\.\d+)?)"
-    r"::(?!real\b|double\b)[a-z](?:[a-z ]*[a-z])?(\[\])?(?=\s*(?:$|[^a-z(\s]))"
-)
-_PAREN_NUMBER = re.compile(r"(?<![\w\]])\((-?\d+(\.\d+)?)\)")
-"""A parenthesised number that is no function's or type's argument list."""
-_QUOTED = re.compile(r"""(E?'(?:[^']|'')*'|"(?:[^"]|"")*")""")
-_DECIMAL = re.compile(r"\b(\d+)\.(\d*?)0*(?!\d)")
-
-
-def loose_check(definition: str) -> str:
-    """A CHECK definition with literal noise removed: literals' casts, their parentheses, zeros.
-
-    PostgreSQL prints ``CHECK (x <= 0.3)`` and ``CHECK (x <= 0.30)`` differently and
-    casts literals (``(0)::numeric``, ``'a'::text``); both forms mean the same, since an
-    uncast literal takes the type of what it is compared with. Only a literal's cast
-    goes (not a column's: ``(x)::integer`` rounds), never one with a modifier
-    (``numeric(3,2)`` rounds, ``character varying(2)`` cuts), nor one to ``real`` or
-    ``double precision`` (whose 0.3 is not numeric's). Bounded: definitions are cut by
-    the runner (`runner.DEF_CHARS`), and the patterns are linear.
-    """
-    pieces = _QUOTED.split(_LITERAL_CAST.sub(r"\1", definition[:4000]))
-    for i in range(0, len(pieces), 2):  # outside quotes: '1.50' is not the text '1.5'
-        text = _PAREN_NUMBER.sub(r"\1", pieces[i])
-        text = _DECIMAL.sub(lambda m: m.group(1) + ("." + m.group(2) if m.group(2) else ""), text)
-        pieces[i] = " ".join(text.split())
-    return " ".join(p for p in pieces if p)
-
+MAX_DEPTH = 40
+"""Brackets nested deeper make a definition opaque (the canonical form recurses)."""
 
 _TOKEN = re.compile(
     r"""(?P<space>\s+)
@@ -79,10 +62,15 @@ _TOKEN = re.compile(
     |(?P<punct>::|[.,:;])""",
     re.VERBOSE,
 )
-MAX_DEPTH = 40
-"""Brackets nested deeper make a definition opaque (the canonical form recurses)."""
 _MIRROR = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "=": "=", "<>": "<>"}
 _BOOL = ("AND", "OR")
+_OPERATOR = re.compile(r"[+\-*/<>=~!@#%^&|`?]+")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+_NAME = re.compile(r'[a-z_][a-z0-9_$]*|"(?:[^"]|"")*"')
+_CALLS = frozenset({"ARRAY", "COALESCE", "GREATEST", "LEAST", "NULLIF"})
+"""Capital words that are calls when a bracket follows them."""
+_INTEGERS = frozenset({"smallint", "integer", "bigint"})
+_MODIFIER = re.compile(r"\([^()]*\)")
 
 
 @dataclass(frozen=True)
@@ -96,20 +84,39 @@ class _Group:
 _Item = str | _Group
 
 
-def conjuncts(definitions: Iterable[str]) -> frozenset[str]:
-    """The canonical conjuncts of CHECK definitions (``pg_get_constraintdef`` texts)."""
+@dataclass(frozen=True)
+class _Node:
+    """An expression: AND, OR or ATOM, its canonical operands, and whether it never raises."""
+
+    kind: str
+    operands: tuple[str, ...]
+    safe: bool
+
+    def render(self) -> str:
+        if self.kind == "ATOM":
+            return self.operands[0]
+        return "(" + f" {self.kind} ".join(self.operands) + ")"
+
+
+def conjuncts(
+    definitions: Iterable[str], columns: Mapping[str, str] | None = None
+) -> frozenset[str]:
+    """The canonical conjuncts of one table's CHECK definitions (``pg_get_constraintdef``).
+
+    ``columns``: the table's column names and types (``format_type``), which say when a
+    literal's cast is the column's own; without them no cast is dropped.
+    """
     out: set[str] = set()
     for definition in definitions:
-        out |= _of_check(loose_check(definition))
+        out |= _of_check(definition, columns or {})
     return frozenset(out)
 
 
-def _of_check(text: str) -> frozenset[str]:
+def _of_check(text: str, columns: Mapping[str, str]) -> frozenset[str]:
     items = _parse(text)
     if items is None or len(items) != 2 or items[0] != "CHECK" or not isinstance(items[1], _Group):
         return frozenset({text})  # NO INHERIT, a cut text, anything unexpected: opaque
-    kind, parts = _node(list(items[1].items))
-    return parts if kind == "AND" else frozenset({_render(kind, parts)})
+    return frozenset(_top(list(items[1].items), columns))
 
 
 def _parse(text: str) -> tuple[_Item, ...] | None:
@@ -137,26 +144,47 @@ def _parse(text: str) -> tuple[_Item, ...] | None:
     return tuple(stack[0][1]) if len(stack) == 1 else None
 
 
-def _node(items: list[_Item]) -> tuple[str, frozenset[str]]:
-    """An expression as (AND | OR | ATOM, its canonical operands)."""
+def _unwrap(items: list[_Item]) -> list[_Item]:
+    """Brackets around a whole expression dropped (a row, ``(a, b)``, keeps its own)."""
     while len(items) == 1 and isinstance(items[0], _Group) and items[0].bracket == "(":
         if "," in items[0].items:
-            break  # a row, (a, b): not a parenthesised expression
+            break
         items = list(items[0].items)
-    if any(_keyword(items, i) and items[i] not in _BOOL for i in range(len(items))):
-        return "ATOM", frozenset({_plain(items)})  # CASE, IS, NOT ...: its AND is its own
+    return items
+
+
+def _top(items: list[_Item], columns: Mapping[str, str]) -> list[str]:
+    """The conjuncts of a check's expression: its top-level AND split, at any depth."""
+    items = _unwrap(items)
+    parts = _split(items, "AND")
+    if len(parts) > 1 and all(parts) and "OR" not in items and not _has_keyword(items):
+        return [c for part in parts for c in _top(part, columns)]
+    return [_node(items, columns).render()]
+
+
+def _node(items: list[_Item], columns: Mapping[str, str]) -> _Node:
+    """An expression below the top level as a `_Node`."""
+    items = _unwrap(items)
+    if _has_keyword(items):
+        return _Node("ATOM", (_plain(items, columns),), False)  # CASE, IS, NOT: its AND its own
     for word in _BOOL:
         parts = _split(items, word)
         if len(parts) == 1:
             continue
         if any(w in items for w in _BOOL if w != word) or not all(parts):
-            return "ATOM", frozenset({_plain(items)})  # mixed: never printed so
-        operands: set[str] = set()
-        for part in parts:
-            kind, sub = _node(part)
-            operands |= sub if kind == word else {_render(kind, sub)}
-        return (word, frozenset(operands)) if len(operands) > 1 else ("ATOM", frozenset(operands))
-    return "ATOM", frozenset({_comparison(items) or _plain(items)})
+            return _Node("ATOM", (_plain(items, columns),), False)  # mixed: never printed so
+        nodes = [_node(part, columns) for part in parts]
+        operands = [o for n in nodes for o in (n.operands if n.kind == word else (n.render(),))]
+        safe = all(n.safe for n in nodes)
+        if safe:  # none raises: the order of evaluation cannot show
+            operands = sorted(set(operands))
+        if len(operands) == 1:
+            return _Node("ATOM", tuple(operands), safe)
+        return _Node(word, tuple(operands), safe)
+    compared = _comparison(items, columns)
+    if compared is not None:
+        return compared
+    return _Node("ATOM", (_plain(items, columns),), False)
 
 
 def _split(items: Sequence[_Item], word: str) -> list[list[_Item]]:
@@ -167,11 +195,6 @@ def _split(items: Sequence[_Item], word: str) -> list[list[_Item]]:
         else:
             parts[-1].append(item)
     return parts
-
-
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
-_CALLS = frozenset({"ARRAY", "COALESCE", "GREATEST", "LEAST", "NULLIF"})
-"""Capital words that are calls when a bracket follows them."""
 
 
 def _keyword(items: Sequence[_Item], i: int) -> bool:
@@ -187,12 +210,17 @@ def _keyword(items: Sequence[_Item], i: int) -> bool:
     return not (called and item in _CALLS)
 
 
-def _comparison(items: Sequence[_Item]) -> str | None:
-    """``left op right`` in one order for both of its forms, if it is a plain comparison.
+def _has_keyword(items: Sequence[_Item]) -> bool:
+    return any(_keyword(items, i) and items[i] not in _BOOL for i in range(len(items)))
+
+
+def _comparison(items: Sequence[_Item], columns: Mapping[str, str]) -> _Node | None:
+    """A plain comparison in one order for both of its forms, its literals loosened.
 
     Plain: one operator at the top level, one of `_MIRROR`'s, and no keyword on either
     side (anything that binds more loosely than the comparison is bracketed or a
-    keyword; PostgreSQL brackets every operator expression it prints).
+    keyword; PostgreSQL brackets every operator expression it prints). Safe (it never
+    raises) when each side is a single name or literal.
     """
     ops = [i for i, item in enumerate(items) if isinstance(item, str) and _OPERATOR.fullmatch(item)]
     if len(ops) != 1 or items[ops[0]] not in _MIRROR or ops[0] in (0, len(items) - 1):
@@ -200,21 +228,62 @@ def _comparison(items: Sequence[_Item]) -> str | None:
     if any(_keyword(items, i) for i in range(len(items))) or "," in items:
         return None
     at = ops[0]
-    op, left, right = str(items[at]), _plain(items[:at]), _plain(items[at + 1 :])
-    if _side(right) < _side(left):  # one order for both: a name before a literal
-        left, op, right = right, _MIRROR[op], left
-    return f"{left} {op} {right}"
+    left, right = list(items[:at]), list(items[at + 1 :])
+    left, right = _loosened(left, right, columns), _loosened(right, left, columns)
+    op, a, b = str(items[at]), _plain(left, columns), _plain(right, columns)
+    if (_literal(right), b) < (_literal(left), a):  # one order for both: names first
+        a, op, b = b, _MIRROR[op], a
+    safe = len(left) == 1 == len(right) and all(isinstance(s[0], str) for s in (left, right))
+    return _Node("ATOM", (f"{a} {op} {b}",), safe)
 
 
-def _side(text: str) -> tuple[bool, str]:
-    """How a comparison's side sorts: names and calls first, then literals; then by text."""
-    return text[:1] in "0123456789'-E", text
+def _literal(side: Sequence[_Item]) -> bool:
+    """Whether a comparison's side starts with a literal (a number, a string, ``(0)``)."""
+    first = side[0]
+    if isinstance(first, _Group):
+        return len(first.items) == 1 and _literal(first.items)
+    return first[:1] in "0123456789'" or first.startswith("E'")
 
 
-_OPERATOR = re.compile(r"[+\-*/<>=~!@#%^&|`?]+")
+def _loosened(side: list[_Item], other: list[_Item], columns: Mapping[str, str]) -> list[_Item]:
+    """``side`` with its literal's noise dropped, when ``other`` is a column of the table."""
+    if len(other) != 1 or not isinstance(other[0], str) or not _NAME.fullmatch(other[0]):
+        return side
+    name = other[0][1:-1].replace('""', '"') if other[0].startswith('"') else other[0]
+    column = columns.get(name)
+    if column is None:
+        return side
+    literal, cast = side[:1], side[1:]
+    if literal and isinstance(literal[0], _Group) and len(literal[0].items) == 1:
+        literal = list(literal[0].items)  # (0)::numeric: the brackets of a cast number
+    if len(literal) != 1 or not isinstance(literal[0], str):
+        return side
+    value = literal[0]
+    number = bool(re.fullmatch(r"\d+(\.\d*)?", value))
+    if not number and not value.startswith("'"):
+        return side
+    if cast:
+        kind = _cast_type(cast)
+        same = kind is not None and kind == _MODIFIER.sub("", column).replace("  ", " ").strip()
+        rounds = number and kind in _INTEGERS and "." in value
+        if not same or rounds:
+            return side
+    if number and "." in value:
+        value = value.rstrip("0").rstrip(".") or "0"
+    return [value]
 
 
-def _plain(items: Sequence[_Item]) -> str:
+def _cast_type(cast: Sequence[_Item]) -> str | None:
+    """The type of ``::type words``, without a modifier or an array bracket; else None."""
+    if len(cast) < 2 or cast[0] != "::":
+        return None
+    words = cast[1:]
+    if not all(isinstance(w, str) and re.fullmatch(r"[a-z_][a-z0-9_]*", w) for w in words):
+        return None
+    return " ".join(str(w) for w in words)
+
+
+def _plain(items: Sequence[_Item], columns: Mapping[str, str]) -> str:
     """The items as text, each bracketed part canonical inside, in its place."""
     out = []
     for item in items:
@@ -222,21 +291,8 @@ def _plain(items: Sequence[_Item]) -> str:
             out.append(item)
         elif item.bracket == "[" or "," in item.items:
             close = "]" if item.bracket == "[" else ")"
-            out.append(
-                item.bracket + ", ".join(_expression(p) for p in _split(item.items, ",")) + close
-            )
+            pieces = (_node(p, columns).render() for p in _split(item.items, ","))
+            out.append(item.bracket + ", ".join(pieces) + close)
         else:
-            out.append("(" + _expression(list(item.items)) + ")")
+            out.append("(" + _node(list(item.items), columns).render() + ")")
     return " ".join(out)
-
-
-def _expression(items: list[_Item]) -> str:
-    kind, parts = _node(items)
-    return _render(kind, parts)
-
-
-def _render(kind: str, parts: frozenset[str]) -> str:
-    if kind == "ATOM":
-        (only,) = parts
-        return only
-    return "(" + f" {kind} ".join(sorted(parts)) + ")"

@@ -36,7 +36,7 @@ import gym.datasets
 import gym.grading
 import gym.sandbox
 from environments.sql import runner
-from environments.sql.checks import conjuncts, loose_check
+from environments.sql.checks import conjuncts
 from environments.sql.runner import (
     CENSUS_EXTRA,
     CENSUS_SQL,
@@ -60,7 +60,6 @@ __all__ = [
     "export_state",
     "grade_sql",
     "grading_config",
-    "loose_check",
     "parse_export",
     "run_runner",
 ]
@@ -761,7 +760,7 @@ def _constraint_flags(
             continue
         detail = f"{c['table']}: {c['def']}"
         if c["type"] == "c":
-            need = conjuncts([c["def"]])
+            need = conjuncts([c["def"]], _types(expected, c["table"]))
             held = need <= f_all.get(c["table"], frozenset())
             valid = need <= f_valid.get(c["table"], frozenset())
         else:
@@ -774,7 +773,8 @@ def _constraint_flags(
     for key, c in sorted(f_map.items()):
         if key in e_keys or c["table"] in scope:
             continue
-        if c["type"] == "c" and conjuncts([c["def"]]) <= e_all.get(c["table"], frozenset()):
+        own = conjuncts([c["def"]], _types(final, c["table"])) if c["type"] == "c" else None
+        if own is not None and own <= e_all.get(c["table"], frozenset()):
             continue  # what the expected table's checks refuse already
         _added_flag(flags, expected, "constraint", c["table"], c["def"])
 
@@ -785,14 +785,19 @@ def _checks_of(snap: dict[str, Any], *, validated: bool = False) -> dict[str, fr
     for c in snap["constraints"]:
         if c["type"] == "c" and (c.get("validated", True) or not validated):
             defs.setdefault(c["table"], []).append(c["def"])
-    return {table: conjuncts(d) for table, d in defs.items()}
+    return {table: conjuncts(d, _types(snap, table)) for table, d in defs.items()}
 
 
 def _checks(snap: dict[str, Any], table: str) -> frozenset[str]:
     """The canonical conjuncts of one table's CHECK constraints."""
-    return conjuncts(
-        c["def"] for c in snap["constraints"] if c["table"] == table and c["type"] == "c"
-    )
+    defs = [c["def"] for c in snap["constraints"] if c["table"] == table and c["type"] == "c"]
+    return conjuncts(defs, _types(snap, table))
+
+
+def _types(snap: dict[str, Any], table: str) -> dict[str, str]:
+    """A table's column names and types (what says when a literal's cast is its column's)."""
+    columns = snap["tables"].get(table, {}).get("columns", {})
+    return {name: str(col.get("type", "")) for name, col in columns.items()}
 
 
 def _not_checks(keys: Counter[tuple[Any, ...]]) -> Counter[tuple[Any, ...]]:
