@@ -258,7 +258,7 @@ def _literal(side: Sequence[_Item]) -> bool:
     first = side[0]
     if isinstance(first, _Group):
         return len(first.items) == 1 and _literal(first.items)
-    return first[:1] in "0123456789'" or first.startswith("E'")
+    return first[:1] in "0123456789'-" or first.startswith("E'")
 
 
 def _loosened(side: list[_Item], other: list[_Item], columns: Mapping[str, str]) -> list[_Item]:
@@ -266,7 +266,8 @@ def _loosened(side: list[_Item], other: list[_Item], columns: Mapping[str, str])
 
     Only what cannot change the comparison nor make it raise: a string literal's cast to
     the column's own type (the parser turns both forms into one constant as the check is
-    made), and for a column of a numeric type (`_NUMBERS`) a number's brackets, its
+    made; for a numeric type, a string holding a number is that number: ``'-1'::integer``
+    is -1), and for a column of a numeric type (`_NUMBERS`) a number's brackets, its
     trailing zeros and a cast that neither rounds nor overflows (`_keeps_value`).
     """
     column = _column_type(other, columns)
@@ -279,7 +280,13 @@ def _loosened(side: list[_Item], other: list[_Item], columns: Mapping[str, str])
         return side
     value = literal[0]
     if value.startswith("'"):
-        return [value] if cast and _cast_type(cast) == column else side
+        if not cast or _cast_type(cast) != column:
+            return side
+        number = re.fullmatch(r"'(-?)(\d+(\.\d*)?)'", value)
+        if number is None or column not in _NUMBERS:
+            return [value]
+        sign, digits = number.group(1), number.group(2)  # '-1'::integer: one constant
+        return [sign + (digits.rstrip("0").rstrip(".") or "0" if "." in digits else digits)]
     if not re.fullmatch(r"\d+(\.\d*)?", value) or column not in _NUMBERS:
         return side
     if cast and not (_cast_type(cast) == column and _keeps_value(value, column)):

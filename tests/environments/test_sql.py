@@ -184,6 +184,8 @@ CAP = "CHECK (((discount >= (0)::numeric) AND (discount <= 0.30)))"
         ("CHECK (((discount <= 0.3) AND (discount >= 0)))", True),  # conjuncts swapped
         ("CHECK ((((discount >= 0) AND (discount <= 0.3)) AND (discount >= 0)))", True),
         ("CHECK (((discount >= 0.0) AND (discount <= (0.300)::numeric)))", True),
+        ("CHECK (((discount >= '0'::numeric) AND (discount <= '0.30'::numeric)))", True),
+        ("CHECK (((discount >= '-0.1'::numeric) AND (discount <= 0.3)))", False),
         ("CHECK (((discount >= 0) AND (discount < 0.3)))", False),
         ("CHECK (((discount > 0) AND (discount <= 0.3)))", False),
         ("CHECK (((discount >= 0) AND (discount <= 0.35)))", False),
