@@ -46,6 +46,9 @@ OWNED_TASK = "cap-discounts"
 FIX_TASK = "normalize-countries"
 TRIGGER_TASK = "split-product-inventory"
 """A write task whose table with a trigger (products) the agent owns."""
+CHECKED_TASKS = (OWNED_TASK, TRIGGER_TASK, "add-order-total-column")
+"""Every shipped task whose owned tables hold a CHECK comparing a column (the other owned
+tables hold none, or only ``= ANY`` of a list, which the rewrite leaves alone)."""
 COLUMN_TASK = "customer-phone-digits"
 """A write task whose table with text columns (customers) the agent owns, no view on it."""
 CONTAINED = Expect(probes=True)
@@ -898,7 +901,7 @@ def _class_rows() -> list[ScriptAttack]:
                 PASS_CLEAN,
                 observers=(_some_rewritten,),
             )
-            for task in (OWNED_TASK, TRIGGER_TASK)
+            for task in CHECKED_TASKS
         ),
         one(
             "false_positive[trigger_dropped_or_disabled]",

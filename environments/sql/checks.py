@@ -234,7 +234,7 @@ def _comparison(items: Sequence[_Item], columns: Mapping[str, str]) -> _Node | N
     ops = [i for i, item in enumerate(items) if isinstance(item, str) and _OPERATOR.fullmatch(item)]
     if len(ops) != 1 or items[ops[0]] not in _MIRROR or ops[0] in (0, len(items) - 1):
         return None
-    if any(_keyword(items, i) for i in range(len(items))) or "," in items:
+    if "," in items:  # `_node` calls it with no keyword left: AND, OR and the rest
         return None
     at = ops[0]
     left, right = list(items[:at]), list(items[at + 1 :])
@@ -285,13 +285,17 @@ def _loosened(side: list[_Item], other: list[_Item], columns: Mapping[str, str])
         number = re.fullmatch(r"'(-?)(\d+(\.\d*)?)'", value)
         if number is None or column not in _NUMBERS:
             return [value]
-        sign, digits = number.group(1), number.group(2)  # '-1'::integer: one constant
-        return [sign + (digits.rstrip("0").rstrip(".") or "0" if "." in digits else digits)]
+        return [number.group(1) + _digits(number.group(2))]  # '-1'::integer: one constant
     if not re.fullmatch(r"\d+(\.\d*)?", value) or column not in _NUMBERS:
         return side
     if cast and not (_cast_type(cast) == column and _keeps_value(value, column)):
         return side
-    return [value.rstrip("0").rstrip(".") or "0" if "." in value else value]
+    return [_digits(value)]
+
+
+def _digits(number: str) -> str:
+    """A decimal without its trailing zeros (``0.30`` is ``0.3``, ``5.0`` is ``5``)."""
+    return number.rstrip("0").rstrip(".") or "0" if "." in number else number
 
 
 _NUMBERS = {"smallint": 2**15, "integer": 2**31, "bigint": 2**63, "numeric": None}

@@ -788,12 +788,6 @@ def _checks_of(snap: dict[str, Any], *, validated: bool = False) -> dict[str, fr
     return {table: conjuncts(d, _types(snap, table)) for table, d in defs.items()}
 
 
-def _checks(snap: dict[str, Any], table: str) -> frozenset[str]:
-    """The canonical conjuncts of one table's CHECK constraints."""
-    defs = [c["def"] for c in snap["constraints"] if c["table"] == table and c["type"] == "c"]
-    return conjuncts(defs, _types(snap, table))
-
-
 def _types(snap: dict[str, Any], table: str) -> dict[str, str]:
     """A table's column names and types (what says when a literal's cast is its column's)."""
     columns = snap["tables"].get(table, {}).get("columns", {})
@@ -1018,7 +1012,8 @@ def _schema_problems(name: str, expected: dict[str, Any], final: dict[str, Any])
         shown = fields.index("def")  # what a reader can act on: the definition
         problems += [f"{kind[:-1]} missing: {k[shown]}" for k in sorted(want - got)]
         problems += [f"unexpected {kind[:-1]}: {k[shown]}" for k in sorted(got - want)]
-    want_checks, got_checks = _checks(expected, name), _checks(final, name)
+    want_checks = _checks_of(expected).get(name, frozenset())
+    got_checks = _checks_of(final).get(name, frozenset())
     problems += [f"check missing: {c}" for c in sorted(want_checks - got_checks)]
     problems += [f"unexpected check: {c}" for c in sorted(got_checks - want_checks)]
     want, got = defs(expected, "indexes", "def"), defs(final, "indexes", "def")
