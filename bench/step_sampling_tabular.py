@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from gym.train._credit import tree_credit
+from gym.train._steps import branch_signal
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _report import write_section  # noqa: E402
@@ -172,8 +173,8 @@ def step_step(
         signals[f"p{p}"] = parent[1]
         for b, turn in enumerate(branch_turns):
             played[f"p{p}b{b}"] = branch = lock.rollout(parent[0][:turn])
-            step = lock.judge(branch[0], turn, dense.accuracy) if dense.weight else 0.0
-            signals[f"p{p}b{b}"] = branch[1] + dense.weight * step
+            step = lock.judge(branch[0], turn, dense.accuracy) if dense.weight else None
+            signals[f"p{p}b{b}"] = branch_signal(branch[1], step, dense.weight) or 0.0
             lineage[f"p{p}b{b}"] = SimpleNamespace(parent_id=f"p{p}", turn=turn)
     episodes = [
         SimpleNamespace(episode=SimpleNamespace(episode_id=i, group="lock", turns=p))
