@@ -43,9 +43,11 @@ PY
 if [ "${BOXGYM_REDTEAM_WEAKENED:-1}" = 1 ]; then
   echo "[redteam] weakened configurations (the suite can fail), grading attacks, the fast subset" >&2
   set +e
-  # -m redteam: the unmarked tests of these files already ran in the main suite
-  .venv/bin/python -m pytest -q -p no:cacheprovider --redteam -m redteam tests/_redteam/test_weakened.py \
-    tests/_redteam/test_fast_suite.py tests/_grading/test_attacks.py
+  # -m redteam: the unmarked tests of these files already ran in the main suite. One
+  # process per file (they wait on containers: one process kept 2 cores half busy, 193 s
+  # against 118 s spread; --dist load, which starts each worker's fixtures again, 156 s)
+  .venv/bin/python -m pytest -q -p no:cacheprovider --redteam -m redteam -n 3 --dist loadfile \
+    tests/_redteam/test_weakened.py tests/_redteam/test_fast_suite.py tests/_grading/test_attacks.py
   weak=$?
   set -e
   if [ "$code" = 0 ]; then code=$weak; fi

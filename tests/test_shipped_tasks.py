@@ -8,7 +8,9 @@ The main suite validates a sample of each environment's tasks, a different one e
 task is seen and any failure can be replayed. Every task of every environment but the
 benchmark-scale ones is validated by the ``shipped`` suite (scripts/validate-shipped.sh,
 run by .ci/run after the test suite): that is `gym env validate --all -k 1`; the same
-with ``-k 3`` runs before a release. MBPP's 974 tasks: scripts/validate-benchmarks.sh.
+with ``-k 3`` runs before a release. BFCL's 200 multi-turn tasks: a fifth each day there,
+all of them in five days (`ROTATED`). MBPP's 974 tasks and all of BFCL's:
+scripts/validate-benchmarks.sh.
 .ci/run sets ``GYM_SHIPPED_FOLLOWS=1``: the sample of an environment the shipped suite then
 validates in full is skipped (about 70 s of CI's budget); MBPP's sample still runs.
 """
@@ -35,11 +37,16 @@ from toy_env import ENV_ID as TOY
 import gym
 from gym._envs._panel import code_panel, trivial_sources
 from gym._envs._registry import tasks_of
-from gym._run._validate import panel_exemptions
+from gym._run._validate import panel_exemptions, select_tasks
 from gym.runs import validate_env
 
 BENCHMARK_SCALE = {"boxgym/MBPP-v0"}
 """Validated in full by tests/environments/test_mbpp.py's benchmark test, not here."""
+ROTATED = {"boxgym/BFCL-MultiTurn-v0": 5}
+"""Environments the shipped suite validates one share of N at a time, the share chosen
+by the day (``GYM_SAMPLE_SEED``): every task within N days (BFCL's 200 multi-turn tasks
+cost 4.5 minutes of CI's budget in full; a fifth, 55 s). In full: the benchmark test
+below (scripts/validate-benchmarks.sh)."""
 SAMPLE = 3
 """Tasks per environment in the main suite's sample."""
 SEED = int(os.environ.get("GYM_SAMPLE_SEED") or datetime.date.today().toordinal())
@@ -83,6 +90,34 @@ def test_the_sample_changes_with_the_seed_and_stays_within_the_tasks():
 @pytest.mark.timeout(3600)
 @pytest.mark.parametrize("env_id", [e for e in SHIPPED if e not in BENCHMARK_SCALE])
 def test_every_task_of_the_environment_is_valid(engine, env_id):
+    shares = ROTATED.get(env_id)
+    if shares is None:
+        assert _problems(env_id, None) == {}
+        return
+    tasks = todays_share(env_id, SEED, shares)
+    assert _problems(env_id, tasks) == {}, f"replay: GYM_SAMPLE_SEED={SEED} pytest {__file__}"
+
+
+def todays_share(env_id: str, seed: int, shares: int) -> list[str]:
+    """The ids of share ``seed mod shares`` of the environment's tasks (natural id order)."""
+    chosen = select_tasks(tasks_of(env_id), shard=(seed % shares + 1, shares))
+    return [t.id for t in chosen]
+
+
+def test_the_shares_of_consecutive_days_cover_every_task_once():
+    env_id, shares = next(iter(ROTATED.items()))
+    days = [todays_share(env_id, SEED + d, shares) for d in range(shares)]
+    every = sorted(t.id for t in tasks_of(env_id))
+    assert sorted(i for day in days for i in day) == every
+    assert todays_share(env_id, SEED + shares, shares) == days[0]
+
+
+@pytest.mark.docker
+@pytest.mark.benchmark
+@pytest.mark.timeout(4 * 3600)
+@pytest.mark.parametrize("env_id", sorted(ROTATED))
+def test_every_task_of_a_rotated_environment_is_valid(engine, env_id):
+    """All of its tasks (scripts/validate-benchmarks.sh; BFCL's 200: about 4.5 minutes)."""
     assert _problems(env_id, None) == {}
 
 
