@@ -28,7 +28,10 @@ Each conjunct is written in a canonical form by identities only, never by likene
   (`_SAFE`; text can meet a collation conflict, an array or a record an element type
   with no operator). PostgreSQL evaluates them from the left and stops at the first
   that decides, so ``q = 0 OR 10 / q > 1`` is not ``10 / q > 1 OR q = 0`` (the second
-  refuses ``q = 0`` with a division by zero).
+  refuses ``q = 0`` with a division by zero);
+- a check's ``x IS NULL OR c`` is ``c`` (and splits as ``c`` does) when ``c`` is NULL
+  wherever the column ``x`` is and never raises: AND and OR of comparisons of ``x``
+  itself with a literal or a column of a `_SAFE` type (a check passes NULL anyway).
 
 So two sets that are equal refuse the same rows, and a definition written otherwise than
 the gold's passes when only these identities separate them. Sets that differ may still
@@ -168,7 +171,67 @@ def _top(items: list[_Item], columns: Mapping[str, str]) -> list[str]:
     parts = _split(items, "AND")
     if len(parts) > 1 and all(parts) and "OR" not in items and not _has_keyword(items):
         return [c for part in parts for c in _top(part, columns)]
+    unguarded = _unguarded(items, columns)
+    if unguarded is not None:
+        return _top(unguarded, columns)
     return [_node(items, columns).render()]
+
+
+def _unguarded(items: list[_Item], columns: Mapping[str, str]) -> list[_Item] | None:
+    """A check's ``x IS NULL OR c`` as ``c``, where that refuses the same rows; else None.
+
+    A check refuses a row only where it is false or raises, so the guard changes nothing
+    when ``c`` is NULL wherever ``x`` is NULL and never raises: each of its comparisons
+    compares the column ``x`` itself, with a literal or a column (`_never_raises`), by a
+    built-in operator, which is NULL when an operand is; AND and OR of NULLs are NULL.
+    Where ``x`` is not NULL the guard is false and ``c`` decides, as alone.
+    """
+    parts = [_unwrap(part) for part in _split(items, "OR")]
+    if len(parts) < 2 or not all(parts):
+        return None
+    guards = [i for i, part in enumerate(parts) if _null_test(part, columns)]
+    if len(guards) != 1:
+        return None
+    name = parts[guards[0]][0]
+    rest = [part for i, part in enumerate(parts) if i != guards[0]]
+    if not all(_strict_in(part, str(name), columns) for part in rest):
+        return None
+    out: list[_Item] = []
+    for part in rest:
+        out += ["OR", _Group("(", tuple(part))] if out else [_Group("(", tuple(part))]
+    return out
+
+
+def _null_test(items: Sequence[_Item], columns: Mapping[str, str]) -> bool:
+    """Whether the items are ``x IS NULL`` for a column ``x`` of the table."""
+    return (
+        len(items) == 3
+        and items[1:] == ["IS", "NULL"]
+        and _column_type(items[:1], columns) is not None
+    )
+
+
+def _strict_in(items: list[_Item], name: str, columns: Mapping[str, str]) -> bool:
+    """Whether the expression is NULL wherever column ``name`` is NULL, and never raises.
+
+    AND and OR of plain comparisons, each of ``name`` itself with a literal or a column,
+    which never raises (`_never_raises`).
+    """
+    items = _unwrap(items)
+    if _has_keyword(items):
+        return False
+    for word in _BOOL:
+        parts = _split(items, word)
+        if len(parts) > 1:
+            return all(parts) and all(_strict_in(part, name, columns) for part in parts)
+    ops = [i for i, item in enumerate(items) if isinstance(item, str) and _OPERATOR.fullmatch(item)]
+    if len(ops) != 1 or items[ops[0]] not in _MIRROR or ops[0] in (0, len(items) - 1):
+        return False
+    if "," in items:
+        return False
+    left, right = list(items[: ops[0]]), list(items[ops[0] + 1 :])
+    left, right = _loosened(left, right, columns), _loosened(right, left, columns)
+    return [name] in (left, right) and _never_raises(left, right, columns)
 
 
 def _node(items: list[_Item], columns: Mapping[str, str]) -> _Node:

@@ -196,6 +196,14 @@ CAP = "CHECK (((discount >= (0)::numeric) AND (discount <= 0.30)))"
         ("CHECK (((discount >= 0) AND (discount <= (0.3)::integer)))", False),  # rounds
         ("CHECK ((discount >= 0))", False),
         ("CHECK (((discount >= 0) AND (discount <= 0.3))) NO INHERIT", False),
+        # a guard for NULL, which the check passes anyway
+        (
+            "CHECK (((discount IS NULL) OR ((discount >= (0)::numeric) AND (discount <= 0.3))))",
+            True,
+        ),
+        ("CHECK ((((discount >= 0) AND (discount <= 0.3)) OR (discount IS NULL)))", True),
+        ("CHECK (((id IS NULL) OR ((discount >= 0) AND (discount <= 0.3))))", False),
+        ("CHECK (((discount IS NULL) OR (id IS NULL) OR (discount <= 0.3)))", False),
     ],
 )
 def test_checks_compare_by_identities_of_what_they_refuse(other: str, same: bool) -> None:
@@ -234,6 +242,10 @@ def test_a_literals_cast_is_dropped_only_against_a_column_of_its_type() -> None:
         ("CHECK ((x = ANY (ARRAY[1, 2])))", "CHECK ((x = ANY (ARRAY[2, 1])))", False),
         ("CHECK (((a > 0) AND (b > 0)))", "CHECK (((a > 0) OR (b > 0)))", False),
         ("CHECK ((CASE WHEN (a AND b) THEN x ELSE y END))", "CHECK ((a AND x))", False),
+        # a NULL x passes the guarded check with y = -1, the other refuses it
+        ("CHECK (((x IS NULL) OR ((x > 0) AND (y > 0))))", "CHECK (((x > 0) AND (y > 0)))", False),
+        # a call on the other side is not taken for one that never raises
+        ("CHECK (((x IS NULL) OR (x > length(v))))", "CHECK ((x > length(v)))", False),
     ],
 )
 def test_checks_keep_apart_what_only_looks_alike(left: str, right: str, same: bool) -> None:
