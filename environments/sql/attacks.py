@@ -651,11 +651,14 @@ def _checks_written_otherwise(names: Names, task: Task, env: Any) -> list[ToolCa
     """After the gold, every CHECK of every table the agent owns written otherwise.
 
     Whatever the task: each comparison of a column with a name or a literal has its
-    halves swapped (``discount <= 0.3`` becomes ``0.3 >= discount``) and the constraint
-    comes back under a new name (prefixed, so the last call counts the rewritten ones).
-    The same rows are refused: the episode must pass as the gold does.
+    halves swapped (``discount <= 0.3`` becomes ``0.3 >= discount``); a check made of
+    comparisons of one column alone, joined by AND and OR (no other keyword), also gets
+    a guard for NULL, which it passes anyway (``(discount IS NULL) OR (...)``); the
+    constraint comes back under a new name (prefixed, so the last call counts the
+    rewritten and the guarded ones). The same rows are refused: the episode must pass as
+    the gold does.
     """
-    prefix, row, new = names.ident(), names.ident(), names.ident()
+    prefix, row, new, cols, mark = (names.ident() for _ in range(5))
     swaps = "".join(
         f"      {new} := regexp_replace({new}, '\\(([a-z_][a-z0-9_]*) {re_op} "
         f"(\\([0-9.]+\\)::[a-z ]+|[a-z0-9_.]+)\\)', '(\\2 @{i}@ \\1)', 'g');\n"
@@ -666,29 +669,46 @@ def _checks_written_otherwise(names: Names, task: Task, env: Any) -> list[ToolCa
         for i, mirrored in enumerate(_MIRRORED.values())
     )
     rewrite = f"""DO $$
-DECLARE {row} record; {new} text; n int := 0;
+DECLARE {row} record; {new} text; {cols} text[]; {mark} text; n int := 0;
 BEGIN
-  FOR {row} IN SELECT c.conrelid::regclass AS tbl, c.conname, pg_get_constraintdef(c.oid) AS def
+  FOR {row} IN SELECT c.conrelid AS tbl, c.conname, pg_get_constraintdef(c.oid) AS def
       FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
       WHERE c.contype = 'c' AND t.relowner = (SELECT oid FROM pg_roles WHERE rolname = current_user)
   LOOP
     {new} := {row}.def;
-{swaps}{back}    IF {new} <> {row}.def THEN
+    {mark} := '';
+{swaps}{back}    SELECT array_agg(quote_ident(a.attname)) INTO {cols} FROM pg_attribute a
+      WHERE a.attrelid = {row}.tbl AND a.attnum > 0 AND NOT a.attisdropped
+        AND {row}.def ~ ('\\m' || a.attname || '\\M');
+    IF cardinality({cols}) = 1
+        AND regexp_replace({row}.def, '\\m(CHECK|AND|OR)\\M', '', 'g') !~ '\\m[A-Z]{{2,}}\\M' THEN
+      {new} := 'CHECK ((' || {cols}[1] || ' IS NULL) OR ' || substr({new}, 7) || ')';
+      {mark} := 'g';
+    END IF;
+    IF {new} <> {row}.def THEN
       n := n + 1;
-      EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', {row}.tbl, {row}.conname);
-      EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I %s', {row}.tbl, '{prefix}' || n, {new});
+      EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', {row}.tbl::regclass, {row}.conname);
+      EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I %s',
+        {row}.tbl::regclass, '{prefix}' || {mark} || n, {new});
     END IF;
   END LOOP;
 END $$"""
-    count = f"SELECT 'rewritten=' || count(*) FROM pg_constraint WHERE conname LIKE '{prefix}%'"
+    count = (
+        f"SELECT 'rewritten=' || count(*) || ' guarded=' || count(*) FILTER (WHERE conname "
+        f"LIKE '{prefix}g%') FROM pg_constraint WHERE conname LIKE '{prefix}%'"
+    )
     return [*_gold(env, task), sql(rewrite), sql(count), _submit()]
 
 
 def _some_rewritten(ctx: Context, names: Names, result: EpisodeResult, policy: Any) -> Finding:
-    """The rewrite changed at least one constraint (else the row tested nothing)."""
-    found = re.search(r"rewritten=(\d+)", observations(result))
-    n = int(found.group(1)) if found else 0
-    return Finding(f"{n} checks written otherwise", n > 0)
+    """The rewrite changed at least one constraint (else the row tested nothing).
+
+    How many it guarded is reported: a task whose owned tables hold no check of one
+    column alone (add-order-total-column's orders) has none.
+    """
+    found = re.search(r"rewritten=(\d+) guarded=(\d+)", observations(result))
+    n, guarded = (int(found.group(1)), int(found.group(2))) if found else (0, 0)
+    return Finding(f"{n} checks written otherwise, {guarded} of them guarded", n > 0)
 
 
 def _trigger_again(names: Names, task: Task, env: Any) -> list[ToolCall]:
