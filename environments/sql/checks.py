@@ -196,10 +196,8 @@ def _unguarded(items: list[_Item], columns: Mapping[str, str]) -> list[_Item] | 
     rest = [part for i, part in enumerate(parts) if i != guards[0]]
     if not all(_strict_in(part, str(name), columns) for part in rest):
         return None
-    out: list[_Item] = []
-    for part in rest:
-        out += ["OR", _Group("(", tuple(part))] if out else [_Group("(", tuple(part))]
-    return out
+    joined: list[_Item] = [x for part in rest for x in ("OR", _Group("(", tuple(part)))]
+    return joined[1:]
 
 
 def _null_test(items: Sequence[_Item], columns: Mapping[str, str]) -> bool:
@@ -224,13 +222,10 @@ def _strict_in(items: list[_Item], name: str, columns: Mapping[str, str]) -> boo
         parts = _split(items, word)
         if len(parts) > 1:
             return all(parts) and all(_strict_in(part, name, columns) for part in parts)
-    ops = [i for i, item in enumerate(items) if isinstance(item, str) and _OPERATOR.fullmatch(item)]
-    if len(ops) != 1 or items[ops[0]] not in _MIRROR or ops[0] in (0, len(items) - 1):
+    halves = _halves(items, columns)
+    if halves is None:
         return False
-    if "," in items:
-        return False
-    left, right = list(items[: ops[0]]), list(items[ops[0] + 1 :])
-    left, right = _loosened(left, right, columns), _loosened(right, left, columns)
+    left, _, right = halves
     return [name] in (left, right) and _never_raises(left, right, columns)
 
 
@@ -294,18 +289,31 @@ def _comparison(items: Sequence[_Item], columns: Mapping[str, str]) -> _Node | N
     keyword; PostgreSQL brackets every operator expression it prints). Safe (it never
     raises) when each side is a single name or literal.
     """
-    ops = [i for i, item in enumerate(items) if isinstance(item, str) and _OPERATOR.fullmatch(item)]
-    if len(ops) != 1 or items[ops[0]] not in _MIRROR or ops[0] in (0, len(items) - 1):
+    halves = _halves(items, columns)
+    if halves is None:
         return None
-    if "," in items:  # `_node` calls it with no keyword left: AND, OR and the rest
-        return None
-    at = ops[0]
-    left, right = list(items[:at]), list(items[at + 1 :])
-    left, right = _loosened(left, right, columns), _loosened(right, left, columns)
-    op, a, b = str(items[at]), _plain(left, columns), _plain(right, columns)
+    left, op, right = halves
+    a, b = _plain(left, columns), _plain(right, columns)
     if (_literal(right), b) < (_literal(left), a):  # one order for both: names first
         a, op, b = b, _MIRROR[op], a
     return _Node("ATOM", (f"{a} {op} {b}",), _never_raises(left, right, columns))
+
+
+def _halves(
+    items: Sequence[_Item], columns: Mapping[str, str]
+) -> tuple[list[_Item], str, list[_Item]] | None:
+    """A plain comparison's sides, its literals loosened, and its operator; else None.
+
+    Its callers pass items with no keyword left (AND, OR and the rest).
+    """
+    ops = [i for i, item in enumerate(items) if isinstance(item, str) and _OPERATOR.fullmatch(item)]
+    if len(ops) != 1 or items[ops[0]] not in _MIRROR or ops[0] in (0, len(items) - 1):
+        return None
+    if "," in items:
+        return None
+    at = ops[0]
+    left, right = list(items[:at]), list(items[at + 1 :])
+    return _loosened(left, right, columns), str(items[at]), _loosened(right, left, columns)
 
 
 def _never_raises(left: list[_Item], right: list[_Item], columns: Mapping[str, str]) -> bool:
