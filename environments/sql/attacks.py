@@ -645,15 +645,17 @@ def _constraint_again(names: Names, task: Task, env: Any) -> list[ToolCall]:
 
 
 _MIRRORED = {">=": "<=", "<=": ">=", "<>": "<>", ">": "<", "<": ">", "=": "="}
+_NEGATED = {">=": "<", "<=": ">", "<>": "=", ">": "<=", "<": ">=", "=": "<>"}
 
 
 def _checks_written_otherwise(names: Names, task: Task, env: Any) -> list[ToolCall]:
     """After the gold, every CHECK of every table the agent owns written otherwise.
 
     Whatever the task: each comparison of a column with a name or a literal has its
-    halves swapped (``discount <= 0.3`` becomes ``0.3 >= discount``); a check made of
-    comparisons of one column alone, joined by AND and OR (no other keyword), also gets
-    a guard for NULL, which it passes anyway (``(discount IS NULL) OR (...)``); the
+    halves swapped (``discount <= 0.3`` becomes ``0.3 >= discount``). A check made of
+    comparisons of one column alone, joined by AND and OR (no other keyword), also has
+    each comparison written as the NOT of its negation (``NOT (0.3 < discount)``) and
+    gets a guard for NULL, which it passes anyway (``(discount IS NULL) OR (...)``). The
     constraint comes back under a new name (prefixed, so the last call counts the
     rewritten and the guarded ones). The same rows are refused: the episode must pass as
     the gold does.
@@ -667,6 +669,14 @@ def _checks_written_otherwise(names: Names, task: Task, env: Any) -> list[ToolCa
     back = "".join(
         f"      {new} := replace({new}, '@{i}@', '{mirrored}');\n"
         for i, mirrored in enumerate(_MIRRORED.values())
+    )
+    negations = "".join(
+        f"      {new} := regexp_replace({new}, '\\((\\([0-9.]+\\)::[a-z ]+|[a-z0-9_.]+) "
+        f"{re_op} ([a-z_][a-z0-9_]*)\\)', '(NOT (\\1 #{i}# \\2))', 'g');\n"
+        for i, re_op in enumerate(_NEGATED)
+    ) + "".join(
+        f"      {new} := replace({new}, '#{i}#', '{negated}');\n"
+        for i, negated in enumerate(_NEGATED.values())
     )
     rewrite = f"""DO $$
 DECLARE {row} record; {new} text; {cols} text[]; {mark} text; n int := 0;
@@ -682,7 +692,7 @@ BEGIN
         AND {row}.def ~ ('\\m' || a.attname || '\\M');
     IF cardinality({cols}) = 1
         AND regexp_replace({row}.def, '\\m(CHECK|AND|OR)\\M', '', 'g') !~ '\\m[A-Z]{{2,}}\\M' THEN
-      {new} := 'CHECK ((' || {cols}[1] || ' IS NULL) OR ' || substr({new}, 7) || ')';
+{negations}      {new} := 'CHECK ((' || {cols}[1] || ' IS NULL) OR ' || substr({new}, 7) || ')';
       {mark} := 'g';
     END IF;
     IF {new} <> {row}.def THEN
@@ -695,20 +705,25 @@ BEGIN
 END $$"""
     count = (
         f"SELECT 'rewritten=' || count(*) || ' guarded=' || count(*) FILTER (WHERE conname "
-        f"LIKE '{prefix}g%') FROM pg_constraint WHERE conname LIKE '{prefix}%'"
+        f"LIKE '{prefix}g%') || ' negated=' || count(*) FILTER (WHERE conname LIKE "
+        f"'{prefix}g%' AND pg_get_constraintdef(oid) LIKE '%(NOT (%') "
+        f"FROM pg_constraint WHERE conname LIKE '{prefix}%'"
     )
     return [*_gold(env, task), sql(rewrite), sql(count), _submit()]
 
 
 def _some_rewritten(ctx: Context, names: Names, result: EpisodeResult, policy: Any) -> Finding:
-    """The rewrite changed at least one constraint (else the row tested nothing).
+    """The rewrite changed at least one constraint, each guarded one negated too.
 
-    How many it guarded is reported: a task whose owned tables hold no check of one
-    column alone (add-order-total-column's orders) has none.
+    Else the row tested nothing. How many it guarded is reported: a task whose owned
+    tables hold no check of one column alone (add-order-total-column's orders) has none.
     """
-    found = re.search(r"rewritten=(\d+) guarded=(\d+)", observations(result))
-    n, guarded = (int(found.group(1)), int(found.group(2))) if found else (0, 0)
-    return Finding(f"{n} checks written otherwise, {guarded} of them guarded", n > 0)
+    found = re.search(r"rewritten=(\d+) guarded=(\d+) negated=(\d+)", observations(result))
+    n, guarded, negated = (int(g) for g in found.groups()) if found else (0, 0, 0)
+    return Finding(
+        f"{n} checks written otherwise, {guarded} of them guarded and negated",
+        n > 0 and negated == guarded,
+    )
 
 
 def _trigger_again(names: Names, task: Task, env: Any) -> list[ToolCall]:

@@ -7,7 +7,17 @@ constraints hold them and in whatever order: ``CHECK (a AND b)`` refuses exactly
 when one of them is false or raises: a refusal either way). The grader compares these
 sets, not the constraints' texts.
 
-Each conjunct is written in a canonical form by identities only, never by likeness:
+A conjunct on one column of an integer type or numeric is decided (`_ranges`): where it
+compares that column, or a cast of it that keeps each value, with numbers PostgreSQL
+computes exactly (constants, and their casts to an integer type or to numeric, rounded
+as the server rounds), under AND, OR, NOT, ``IS [NOT] NULL``, ``= ANY`` and ``<> ALL``
+of a list, nothing in it can raise and its truth at every value is known. It is then
+replaced by the values it takes, written one way: whether it refuses NULL, its lowest
+and highest bound, and each gap between the intervals it takes. ``i > -1``,
+``i >= 0.0``, ``NOT (i < 0)`` and ``i IS NULL OR i >= 0`` on an integer column are all
+``i >= 0``; on numeric, which holds a value between any two, ``n > -1`` is not ``n >= 0``.
+
+Any other conjunct is written in a canonical form by identities only, never by likeness:
 
 - a comparison of two operands with one of the built-in ``<``, ``<=``, ``>``, ``>=``,
   ``=``, ``<>`` (each other's commutators) puts the side that sorts first (a name
@@ -34,11 +44,11 @@ Each conjunct is written in a canonical form by identities only, never by likene
   itself with a literal or a column of a `_SAFE` type (a check passes NULL anyway).
 
 So two sets that are equal refuse the same rows, and a definition written otherwise than
-the gold's passes when only these identities separate them. Sets that differ may still
-refuse the same rows (this is no decision procedure): such work fails, as every different
-text did before. A definition that does not parse as expected (an unbalanced text, one
-cut by the runner: `runner.DEF_CHARS`, one nested past `MAX_DEPTH`) is one opaque
-conjunct, its exact text.
+the gold's passes when only the values of one column or these identities separate them.
+Sets that differ may still refuse the same rows (beyond one column of numbers this is no
+decision procedure): such work fails, as every different text did before. A definition
+that does not parse as expected (an unbalanced text, one cut by the runner:
+`runner.DEF_CHARS`, one nested past `MAX_DEPTH`) is one opaque conjunct, its exact text.
 
 The text is PostgreSQL's own print of the parsed expression (``pg_get_constraintdef``
 under a search path of ``pg_catalog`` alone, so any operator, function or type of
@@ -50,9 +60,11 @@ for one of 1000 characters at worst), each definition's conjuncts cached.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 __all__ = ["MAX_DEPTH", "conjuncts"]
 
@@ -171,6 +183,9 @@ def _top(items: list[_Item], columns: Mapping[str, str]) -> list[str]:
     parts = _split(items, "AND")
     if len(parts) > 1 and all(parts) and "OR" not in items and not _has_keyword(items):
         return [c for part in parts for c in _top(part, columns)]
+    ranged = _ranges(items, columns)
+    if ranged is not None:
+        return ranged
     unguarded = _unguarded(items, columns)
     if unguarded is not None:
         return _top(unguarded, columns)
@@ -426,3 +441,376 @@ def _plain(items: Sequence[_Item], columns: Mapping[str, str]) -> str:
         else:
             out.append("(" + _node(list(item.items), columns).render() + ")")
     return " ".join(out)
+
+
+# One column's numbers: a decision procedure ------------------------------------------
+
+_INTEGER_RANGE = {
+    "smallint": (-(2**15), 2**15 - 1),
+    "integer": (-(2**31), 2**31 - 1),
+    "bigint": (-(2**63), 2**63 - 1),
+}
+"""The integer types and the values they hold."""
+_NUMBER_TEXT = {
+    "integer": re.compile(r"-?\d+"),
+    "numeric": re.compile(r"-?\d+(\.\d+)?"),
+}
+"""A number as PostgreSQL prints a constant of an integer type or of numeric (no NaN,
+no Infinity, no exponent: anything else is not read)."""
+
+
+@dataclass(frozen=True)
+class _Join:
+    """AND or OR of parts."""
+
+    word: str
+    parts: tuple[_Formula, ...]
+
+
+@dataclass(frozen=True)
+class _Not:
+    part: _Formula
+
+
+@dataclass(frozen=True)
+class _Compare:
+    """The column, a built-in comparison operator, a number."""
+
+    op: str
+    value: Fraction
+
+
+@dataclass(frozen=True)
+class _Among:
+    """``= ANY`` (``equal``) or ``<> ALL`` of a list of numbers."""
+
+    values: frozenset[Fraction]
+    equal: bool
+
+
+@dataclass(frozen=True)
+class _IsNull:
+    """``IS NULL`` (``null``) or ``IS NOT NULL``."""
+
+    null: bool
+
+
+_Formula = _Join | _Not | _Compare | _Among | _IsNull
+"""A check about one column's numbers."""
+
+
+def _ranges(items: list[_Item], columns: Mapping[str, str]) -> list[str] | None:
+    """A check on one column of an integer type or numeric, as the values it takes; else None.
+
+    Where every comparison in it is of that column (itself, or cast to a type that holds
+    each of its values exactly) with a number computed exactly (a constant, or a cast of
+    one that neither fails nor leaves PostgreSQL's rounding unknown), joined by AND, OR
+    and NOT, with ``IS [NOT] NULL`` of the column and ``= ANY`` / ``<> ALL`` of a list of
+    such numbers: nothing in it can raise, and its truth at each value is known exactly.
+    The non-NULL values it takes are then a union of intervals, fixed by its truth at
+    each number it names and between them (`_dense_spans`, `_integer_spans`); whether
+    it passes NULL, by three-valued logic. Both are written in one canonical form
+    (`_written`), so two checks that take the same values get the same conjuncts.
+    """
+    parsed = _formula(items, columns)
+    if parsed is None:
+        return None
+    name, formula = parsed
+    kind = _column_type([name], columns)
+    bounds = _INTEGER_RANGE.get(str(kind))
+    values = sorted(set(_numbers(formula)))
+    passes_null = _truth(formula, None) is not False
+    if bounds is not None:
+        spans = _integer_spans(formula, values, bounds)
+        return _written(name, spans, passes_null, bounds)
+    return _written(name, _dense_spans(formula, values), passes_null, None)
+
+
+def _formula(items: list[_Item], columns: Mapping[str, str]) -> tuple[str, _Formula] | None:
+    """The check as a `_Formula` of one column's numbers, with that column; else None."""
+    items = _unwrap(items)
+    for word in _BOOL:
+        parts = _split(items, word)
+        if len(parts) > 1:
+            if not all(parts) or any(w in items for w in _BOOL if w != word):
+                return None
+            found = [_formula(part, columns) for part in parts]
+            names = {f[0] for f in found if f is not None}
+            if None in found or len(names) != 1:
+                return None
+            return names.pop(), _Join(word, tuple(f[1] for f in found if f is not None))
+    if items[:1] == ["NOT"]:
+        inner = _formula(items[1:], columns) if len(items) > 1 else None
+        return None if inner is None else (inner[0], _Not(inner[1]))
+    if len(items) in (3, 4) and items[1] == "IS" and items[-1] == "NULL":
+        if len(items) == 4 and items[2] != "NOT":
+            return None
+        name = _number_column(items[:1], columns)
+        return None if name is None else (name, _IsNull(len(items) == 3))
+    listed = _listed(items, columns)
+    return listed if listed is not None else _compared(items, columns)
+
+
+def _listed(items: list[_Item], columns: Mapping[str, str]) -> tuple[str, _Formula] | None:
+    """``x = ANY (ARRAY[...])`` or ``x <> ALL (ARRAY[...])`` of numbers; else None."""
+    if len(items) != 4 or (items[1], items[2]) not in (("=", "ANY"), ("<>", "ALL")):
+        return None
+    name, group = _number_column(items[:1], columns), items[3]
+    if name is None or not isinstance(group, _Group) or group.bracket != "(":
+        return None
+    array = group.items
+    if len(array) != 2 or array[0] != "ARRAY" or not isinstance(array[1], _Group):
+        return None
+    values = [_value(part) for part in _split(array[1].items, ",")]
+    if not values or any(v is None for v in values):
+        return None
+    return name, _Among(frozenset(v for v in values if v is not None), items[1] == "=")
+
+
+def _compared(items: list[_Item], columns: Mapping[str, str]) -> tuple[str, _Formula] | None:
+    """A built-in comparison of the column with a number, the column on the left; else None."""
+    ops = [i for i, item in enumerate(items) if isinstance(item, str) and _OPERATOR.fullmatch(item)]
+    if len(ops) != 1 or items[ops[0]] not in _MIRROR:
+        return None
+    at, op = ops[0], str(items[ops[0]])
+    left, right = items[:at], items[at + 1 :]
+    name, value = _number_column(left, columns), _value(right)
+    if name is None or value is None:
+        name, value, op = _number_column(right, columns), _value(left), _MIRROR[op]
+    if name is None or value is None:
+        return None
+    return name, _Compare(op, value)
+
+
+def _number_column(side: Sequence[_Item], columns: Mapping[str, str]) -> str | None:
+    """The column's name as printed, where the side is one of an integer type or numeric.
+
+    The column itself, or cast to a type that holds each of its values exactly; else None.
+    """
+    if len(side) == 1:
+        kind = _column_type(side, columns)
+        return str(side[0]) if kind in _INTEGER_RANGE or kind == "numeric" else None
+    if len(side) < 3 or not isinstance(side[0], _Group) or side[0].bracket != "(":
+        return None
+    inner = list(side[0].items)
+    source, target = _column_type(inner, columns), _cast_type(side[1:])
+    if source is None or target is None:
+        return None
+    if source in _INTEGER_RANGE and target in _INTEGER_RANGE:
+        exact = _INTEGER_RANGE[target][1] >= _INTEGER_RANGE[source][1]
+    else:
+        exact = target == "numeric" and (source in _INTEGER_RANGE or source == "numeric")
+    return str(inner[0]) if exact else None
+
+
+def _value(items: Sequence[_Item]) -> Fraction | None:
+    """A number PostgreSQL computes exactly and without error, as a fraction; else None.
+
+    A constant (``5``, ``0.30``, ``'-1'::integer``), a bracketed one, or one cast to an
+    integer type (rounded half away from zero, within the type's range) or to numeric
+    (with a modifier: rounded half away from zero to its scale, within its precision).
+    """
+    if len(items) == 1:
+        item = items[0]
+        if isinstance(item, _Group):
+            return _value(item.items) if item.bracket == "(" else None
+        return Fraction(item) if _NUMBER_TEXT["numeric"].fullmatch(item) else None
+    casts = [i for i, item in enumerate(items) if item == "::"]
+    if not casts:
+        return None
+    base, target = items[: casts[-1]], items[casts[-1] :]
+    modified = isinstance(target[-1], _Group)
+    kind = _cast_type(target[:-1] if modified else target)
+    modifier = _modifier(target[-1]) if modified else None
+    if kind not in _INTEGER_RANGE and kind != "numeric":
+        return None
+    if len(base) == 1 and isinstance(base[0], str) and base[0].startswith("'"):
+        text = base[0][1:-1]
+        pattern = _NUMBER_TEXT["numeric" if kind == "numeric" else "integer"]
+        value = Fraction(text) if pattern.fullmatch(text) else None
+    else:
+        value = _value(base)
+    return None if value is None else _cast(value, str(kind), modifier)
+
+
+def _modifier(group: _Item) -> tuple[int, int]:
+    """A cast's modifier ``(p, s)`` as (p, s), ``(p)`` as (p, 0); (0, 0) where not read."""
+    parts = _split(group.items, ",") if isinstance(group, _Group) else []
+    numbers = [int(str(p[0])) for p in parts if len(p) == 1 and str(p[0]).isdigit()]
+    if not 1 <= len(numbers) == len(parts) <= 2:
+        return (0, 0)
+    precision, scale = numbers[0], numbers[-1] if len(numbers) == 2 else 0
+    return (precision, scale) if scale <= precision else (0, 0)
+
+
+def _cast(value: Fraction, kind: str, modifier: tuple[int, int] | None) -> Fraction | None:
+    """``value`` cast to ``kind``: None where that fails or is not computed here."""
+    if kind in _INTEGER_RANGE:
+        low, high = _INTEGER_RANGE[kind]
+        rounded = _rounded(value, 0)
+        return rounded if modifier is None and low <= rounded <= high else None
+    if modifier is None:
+        return value
+    precision, scale = modifier
+    if precision < 1:
+        return None
+    rounded = _rounded(value, scale)
+    return rounded if abs(rounded) < Fraction(10) ** (precision - scale) else None
+
+
+def _rounded(value: Fraction, scale: int) -> Fraction:
+    """``value`` to ``scale`` decimals, half away from zero (PostgreSQL's numeric round)."""
+    shifted = abs(value) * 10**scale
+    whole = (shifted.numerator * 2 + shifted.denominator) // (2 * shifted.denominator)
+    return Fraction(whole if value >= 0 else -whole, 10**scale)
+
+
+def _numbers(formula: _Formula) -> Iterable[Fraction]:
+    """Every number the formula compares the column with."""
+    match formula:
+        case _Join(parts=parts):
+            for part in parts:
+                yield from _numbers(part)
+        case _Not(part=part):
+            yield from _numbers(part)
+        case _Compare(value=value):
+            yield value
+        case _Among(values=values):
+            yield from values
+
+
+_COMPARE = {
+    "<": Fraction.__lt__,
+    "<=": Fraction.__le__,
+    ">": Fraction.__gt__,
+    ">=": Fraction.__ge__,
+    "=": Fraction.__eq__,
+    "<>": Fraction.__ne__,
+}
+
+
+def _truth(formula: _Formula, x: Fraction | None) -> bool | None:
+    """The formula at the column's value ``x`` (None: NULL), in SQL's three-valued logic."""
+    match formula:
+        case _IsNull(null=null):
+            return (x is None) is null
+        case _Not(part=part):
+            inner = _truth(part, x)
+            return None if inner is None else not inner
+        case _Compare(op=op, value=value):
+            return None if x is None else bool(_COMPARE[op](x, value))
+        case _Among(values=values, equal=equal):
+            return None if x is None else (x in values) is equal
+        case _Join(word=word, parts=parts):
+            truths = [_truth(part, x) for part in parts]
+            decided = word == "OR"  # OR is true with one true part, AND false with one false
+            if decided in truths:
+                return decided
+            return None if None in truths else not decided
+    raise AssertionError(formula)  # pragma: no cover - every kind is matched above
+
+
+_Span = tuple[Fraction | None, bool, Fraction | None, bool]
+"""An interval of values taken: low, low taken, high, high taken (None: no bound)."""
+
+
+def _dense_spans(formula: _Formula, values: list[Fraction]) -> list[_Span]:
+    """The maximal intervals of numeric values the formula takes.
+
+    Numeric is dense here: between two of its numbers some value is, so equal sets of
+    fractions are equal sets of any column's values. NaN and the infinities, beyond every
+    number, are taken where the values past the last number are.
+    """
+    regions: list[tuple[_Span, Fraction]] = []  # in order, each touching the next
+    below: Fraction | None = None
+    for v in values:
+        probe = v - 1 if below is None else (below + v) / 2
+        regions += [((below, False, v, False), probe), ((v, True, v, True), v)]
+        below = v
+    last = Fraction(0) if below is None else below + 1
+    regions.append(((below, False, None, False), last))
+    spans: list[_Span] = []
+    joined = False  # whether the region before was taken
+    for region, probe in regions:
+        taken = _truth(formula, probe) is True
+        if taken and joined:
+            spans[-1] = (spans[-1][0], spans[-1][1], region[2], region[3])
+        elif taken:
+            spans.append(region)
+        joined = taken
+    return spans
+
+
+def _integer_spans(
+    formula: _Formula, values: list[Fraction], bounds: tuple[int, int]
+) -> list[_Span]:
+    """The maximal closed ranges of integers within ``bounds`` the formula takes.
+
+    Its truth changes only at its numbers, so it is fixed at each integer next to one of
+    them and on the integers strictly between two such.
+    """
+    low, high = bounds
+    keys = {low, high}
+    for v in values:
+        for k in (math.floor(v), math.floor(v) + 1, math.ceil(v) - 1, math.ceil(v)):
+            if low <= k <= high:
+                keys.add(k)
+    ordered = sorted(keys)
+    ranges: list[tuple[int, int]] = []
+    for i, key in enumerate(ordered):
+        pieces = [(key, key)]
+        if i + 1 < len(ordered) and ordered[i + 1] - key > 1:
+            pieces.append((key + 1, ordered[i + 1] - 1))
+        for first, last in pieces:
+            if _truth(formula, Fraction(first)) is not True:
+                continue
+            if ranges and ranges[-1][1] + 1 == first:
+                ranges[-1] = (ranges[-1][0], last)
+            else:
+                ranges.append((first, last))
+    return [
+        (None if a == low else Fraction(a), True, None if b == high else Fraction(b), True)
+        for a, b in ranges
+    ]
+
+
+def _written(
+    name: str, spans: list[_Span], passes_null: bool, bounds: tuple[int, int] | None
+) -> list[str]:
+    """The canonical conjuncts of a set of values (one set, one writing).
+
+    NULL refused, the lowest and the highest bound, and each gap between two intervals.
+    """
+    out = [] if passes_null else [f"{name} IS NOT NULL"]
+    if not spans:
+        return [*out, f"{name} IS NULL"]
+    first, last = spans[0], spans[-1]
+    if first[0] is not None:
+        out.append(f"{name} {'>=' if first[1] else '>'} {_decimal(first[0])}")
+    if last[2] is not None:
+        out.append(f"{name} {'<=' if last[3] else '<'} {_decimal(last[2])}")
+    for before, after in zip(spans, spans[1:], strict=False):
+        gap_low, gap_high = before[2], after[0]
+        assert gap_low is not None and gap_high is not None  # noqa: S101 - between spans
+        if bounds is not None:  # integers: the gap's own first and last
+            gap_low, gap_high = gap_low + 1, gap_high - 1
+            low_in = high_in = True
+        else:
+            low_in, high_in = not before[3], not after[1]
+        if gap_low == gap_high:
+            out.append(f"{name} <> {_decimal(gap_low)}")
+        else:
+            above = f"{name} {'>=' if low_in else '>'} {_decimal(gap_low)}"
+            below = f"{name} {'<=' if high_in else '<'} {_decimal(gap_high)}"
+            out.append(f"NOT ({above} AND {below})")
+    return out
+
+
+def _decimal(value: Fraction) -> str:
+    """A decimal fraction as its shortest text (``0.3``, ``-5``, ``1000``), exactly."""
+    places = 0
+    while (value * 10**places).denominator != 1:
+        places += 1
+    digits = str(abs(value * 10**places).numerator).rjust(places + 1, "0")
+    text = digits[: len(digits) - places] + ("." + digits[-places:] if places else "")
+    return ("-" if value < 0 else "") + text
