@@ -443,6 +443,16 @@ def test_canonical_forms_take_linear_time() -> None:
     assert time.perf_counter() - started < 2.0  # about 0.06 s on 2 idle cores
 
 
+def test_a_check_on_one_column_is_decided_in_linear_time() -> None:
+    """An OR of 300 values of one integer column (about 4000 characters): about 12 ms
+    each, where evaluating the whole check at each of its numbers took 0.4 s (helper M)."""
+    started = time.perf_counter()
+    for i in range(10):
+        values = " OR ".join(f"(q = {i + 3 * j})" for j in range(300))
+        assert len(conjuncts([f"CHECK (({values}))"], {"q": "integer"})) == 301
+    assert time.perf_counter() - started < 1.0  # about 0.12 s on 2 idle cores
+
+
 def _snap(**tables: str) -> dict[str, Any]:
     """A minimal snapshot: tables by name with a content hash each."""
     snap: dict[str, Any] = {
