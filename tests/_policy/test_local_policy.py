@@ -238,6 +238,51 @@ def test_constrained_turn_is_a_valid_call_with_the_samplers_logprobs():
 
 @needs_local
 @pytest.mark.slow
+def test_an_episodes_next_turn_reuses_the_last_turns_tokens():
+    """The second turn's prompt starts with the first's and its completion: their keys
+    and values come from the episode's cache, and the turn is what a fresh forward pass
+    of the whole prompt gives (greedy, the same logprobs). A new episode, or weights
+    written in place, start from nothing."""
+    import torch
+
+    task = gym.Task(id="t1", family="demo", prompt="p")
+    policy = gym.LocalPolicy(max_new_tokens=24)
+    policy.start(task, None)
+    first = policy.act(CONVERSATION, TOOLS)
+    assert first.usage["cached_tokens"] == 0
+    conversation = [
+        *CONVERSATION,
+        {"role": "assistant", **{k: first.message[k] for k in ("content", "tool_calls")}},
+        {"role": "tool", "tool_call_id": "x", "content": "def solve():\n    return 1"},
+    ]
+    second = policy.act(conversation, TOOLS)
+    prompt, ids = second.prompt_token_ids, second.completion_token_ids
+    assert prompt and ids and first.prompt_token_ids
+    shared = len(first.prompt_token_ids)  # at least the first prompt is shared
+    assert prompt[:shared] == first.prompt_token_ids
+    assert shared <= second.usage["cached_tokens"] < len(prompt)
+
+    loaded = load_model()
+    from gym._policy._grammar import allowed_tokens
+
+    allowed = allowed_tokens(loaded.grammar(), TOOLS, ids, policy.turn_budget(len(prompt)))
+    with torch.inference_mode():
+        logits = loaded.model(torch.tensor([prompt + ids])).logits[0, len(prompt) - 1 : -1]
+    masked = logits.float().masked_fill(~allowed, float("-inf"))
+    assert masked.argmax(-1).tolist() == ids
+    expected = torch.log_softmax(masked, -1).gather(1, torch.tensor(ids)[:, None])[:, 0]
+    assert expected.tolist() == pytest.approx(second.logprobs, abs=1e-3)
+
+    policy.start(task, None)  # a new episode: nothing carried over
+    assert policy.act(CONVERSATION, TOOLS).usage["cached_tokens"] == 0
+    assert policy.act(conversation, TOOLS).usage["cached_tokens"] >= shared
+    with torch.no_grad():  # an update in place (as an optimizer's step): not reused
+        next(loaded.model.parameters()).mul_(1.0)
+    assert policy.act(conversation, TOOLS).usage["cached_tokens"] == 0
+
+
+@needs_local
+@pytest.mark.slow
 def test_seeded_sampling_repeats():
     task = gym.Task(id="t1", family="demo", prompt="p")
 
