@@ -388,7 +388,10 @@ class LocalPolicy(Policy):
     second and third turns took 6.3 s against 21 s each, the same tokens generated.
     ``usage["cached_tokens"]`` counts them. Each episode (`start`) starts without a
     cache, so no episode depends on another; weights written in place (an optimizer's
-    step, a loaded state dict) are never mixed with a cache from before them.
+    step, a loaded state dict) are never mixed with a cache from before them. The
+    cache stays in memory between turns: 45 KiB a token for the bundled model
+    (125 MiB for a Support-v0 conversation of 2847 tokens), per policy, so per concurrent
+    episode.
 
     Args:
         model: a bundled name (``smollm2-135m``), a Hugging Face folder or a .gguf file.
