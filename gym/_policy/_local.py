@@ -579,7 +579,6 @@ class LocalPolicy(Policy):
                     inputs, attention_mask=torch.ones_like(inputs), **kwargs
                 )
             except (RuntimeError, ValueError) as exc:
-                self._prefix = None
                 raise PolicyError(f"generation with {loaded.path.name} failed: {exc}") from exc
             ids = out.sequences[0, len(prompt_ids) :]
             scores = torch.stack(out.scores)[:, 0, :].float()
