@@ -322,14 +322,22 @@ def _halves(
 
     Its callers pass items with no keyword left (AND, OR and the rest).
     """
+    sides = _sides(items)
+    if sides is None:
+        return None
+    left, op, right = sides
+    return _loosened(left, right, columns), op, _loosened(right, left, columns)
+
+
+def _sides(items: Sequence[_Item]) -> tuple[list[_Item], str, list[_Item]] | None:
+    """A plain comparison's two sides and its operator (one of `_MIRROR`'s); else None."""
     ops = [i for i, item in enumerate(items) if isinstance(item, str) and _OPERATOR.fullmatch(item)]
     if len(ops) != 1 or items[ops[0]] not in _MIRROR or ops[0] in (0, len(items) - 1):
         return None
     if "," in items:
         return None
     at = ops[0]
-    left, right = list(items[:at]), list(items[at + 1 :])
-    return _loosened(left, right, columns), str(items[at]), _loosened(right, left, columns)
+    return list(items[:at]), str(items[at]), list(items[at + 1 :])
 
 
 def _never_raises(left: list[_Item], right: list[_Item], columns: Mapping[str, str]) -> bool:
@@ -567,11 +575,10 @@ def _listed(items: list[_Item], columns: Mapping[str, str]) -> tuple[str, _Formu
 
 def _compared(items: list[_Item], columns: Mapping[str, str]) -> tuple[str, _Formula] | None:
     """A built-in comparison of the column with a number, the column on the left; else None."""
-    ops = [i for i, item in enumerate(items) if isinstance(item, str) and _OPERATOR.fullmatch(item)]
-    if len(ops) != 1 or items[ops[0]] not in _MIRROR:
+    sides = _sides(items)
+    if sides is None:
         return None
-    at, op = ops[0], str(items[ops[0]])
-    left, right = items[:at], items[at + 1 :]
+    left, op, right = sides
     name, value = _number_column(left, columns), _value(right)
     if name is None or value is None:
         name, value, op = _number_column(right, columns), _value(left), _MIRROR[op]

@@ -120,15 +120,6 @@ def _weights_version(model: Any) -> int:
     return sum(int(p._version) for p in model.parameters())
 
 
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    """How many leading tokens two sequences share."""
-    n = min(len(a), len(b))
-    for i in range(n):
-        if a[i] != b[i]:
-            return i
-    return n
-
-
 def _cache_names(transformers: Any) -> tuple[str, str]:
     """The name `generate` takes a cache under, and the name its output returns it under.
 
@@ -599,7 +590,7 @@ class LocalPolicy(Policy):
         self._prefix = None  # the cache is cut in place: never reused twice
         if prefix is None or prefix.cache is None or prefix.weights != weights:
             return None, 0
-        shared = min(_common_prefix(prefix.ids, prompt_ids), len(prompt_ids) - 1)
+        shared = min(len(os.path.commonprefix([prefix.ids, prompt_ids])), len(prompt_ids) - 1)
         if shared < 1:
             return None, 0
         prefix.cache.crop(shared - prefix.cache.get_seq_length())
