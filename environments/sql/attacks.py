@@ -648,19 +648,36 @@ _MIRRORED = {">=": "<=", "<=": ">=", "<>": "<>", ">": "<", "<": ">", "=": "="}
 _NEGATED = {">=": "<", "<=": ">", "<>": "=", ">": "<=", "<": ">=", "=": "<>"}
 
 
+def _negations(new: str, left: str) -> str:
+    """PL/pgSQL writing each comparison ``(left op name)`` in ``new`` as NOT of its negation."""
+    rewrites = "".join(
+        f"      {new} := regexp_replace({new}, '\\({left} "
+        f"{re_op} ([a-z_][a-z0-9_]*)\\)', '(NOT (\\1 #{i}# \\2))', 'g');\n"
+        for i, re_op in enumerate(_NEGATED)
+    )
+    back = "".join(
+        f"      {new} := replace({new}, '#{i}#', '{negated}');\n"
+        for i, negated in enumerate(_NEGATED.values())
+    )
+    return rewrites + back
+
+
 def _checks_written_otherwise(names: Names, task: Task, env: Any) -> list[ToolCall]:
     """After the gold, every CHECK of every table the agent owns written otherwise.
 
     Whatever the task: each comparison of a column with a name or a literal has its
-    halves swapped (``discount <= 0.3`` becomes ``0.3 >= discount``). A check made of
-    comparisons of one column alone, joined by AND and OR (no other keyword), also has
-    each comparison written as the NOT of its negation (``NOT (0.3 < discount)``) and
-    gets a guard for NULL, which it passes anyway (``(discount IS NULL) OR (...)``). The
-    constraint comes back under a new name (prefixed, so the last call counts the
-    rewritten and the guarded ones). The same rows are refused: the episode must pass as
-    the gold does.
+    halves swapped (``discount <= 0.3`` becomes ``0.3 >= discount``), and a comparison
+    of two columns is written as the NOT of its negation (``NOT (order_date >
+    shipped_date)``); a check's first list of values is reversed (``status = ANY
+    (ARRAY['cancelled'::text, ..., 'pending'::text])``). A check made of comparisons of
+    one column alone, joined by AND and OR (no other keyword), also has each comparison
+    written as the NOT of its negation (``NOT (0.3 < discount)``) and gets a guard for
+    NULL, which it passes anyway (``(discount IS NULL) OR (...)``). The constraint comes
+    back under a new name (prefixed and marked, so the last call counts the rewritten,
+    guarded, negated and reversed ones). The same rows are refused: the episode must
+    pass as the gold does.
     """
-    prefix, row, new, cols, mark = (names.ident() for _ in range(5))
+    prefix, row, new, cols, mark, found = (names.ident() for _ in range(6))
     swaps = "".join(
         f"      {new} := regexp_replace({new}, '\\(([a-z_][a-z0-9_]*) {re_op} "
         f"(\\([0-9.]+\\)::[a-z ]+|[a-z0-9_.]+)\\)', '(\\2 @{i}@ \\1)', 'g');\n"
@@ -670,30 +687,33 @@ def _checks_written_otherwise(names: Names, task: Task, env: Any) -> list[ToolCa
         f"      {new} := replace({new}, '@{i}@', '{mirrored}');\n"
         for i, mirrored in enumerate(_MIRRORED.values())
     )
-    negations = "".join(
-        f"      {new} := regexp_replace({new}, '\\((\\([0-9.]+\\)::[a-z ]+|[a-z0-9_.]+) "
-        f"{re_op} ([a-z_][a-z0-9_]*)\\)', '(NOT (\\1 #{i}# \\2))', 'g');\n"
-        for i, re_op in enumerate(_NEGATED)
-    ) + "".join(
-        f"      {new} := replace({new}, '#{i}#', '{negated}');\n"
-        for i, negated in enumerate(_NEGATED.values())
-    )
+    negations = _negations(new, "(\\([0-9.]+\\)::[a-z ]+|[a-z0-9_.]+)")
+    pairs = _negations(new, "([a-z_][a-z0-9_]*)")
     rewrite = f"""DO $$
-DECLARE {row} record; {new} text; {cols} text[]; {mark} text; n int := 0;
+DECLARE {row} record; {new} text; {cols} text[]; {mark} text; {found} text; n int := 0;
 BEGIN
   FOR {row} IN SELECT c.conrelid AS tbl, c.conname, pg_get_constraintdef(c.oid) AS def
       FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
       WHERE c.contype = 'c' AND t.relowner = (SELECT oid FROM pg_roles WHERE rolname = current_user)
   LOOP
     {new} := {row}.def;
-    {mark} := '';
-{swaps}{back}    SELECT array_agg(quote_ident(a.attname)) INTO {cols} FROM pg_attribute a
+    {mark} := 'u';
+{swaps}{back}{pairs}    {found} := substring({new} from 'ARRAY\\[([^]]*)\\]');
+    IF position(', ' in coalesce({found}, '')) > 0 THEN
+      {new} := replace({new}, 'ARRAY[' || {found} || ']', 'ARRAY[' || array_to_string(ARRAY(
+        SELECT x FROM unnest(string_to_array({found}, ', ')) WITH ORDINALITY u(x, k)
+        ORDER BY k DESC), ', ') || ']');
+      {mark} := {mark} || 'l';
+    ELSE
+      {mark} := {mark} || 'k';
+    END IF;
+    SELECT array_agg(quote_ident(a.attname)) INTO {cols} FROM pg_attribute a
       WHERE a.attrelid = {row}.tbl AND a.attnum > 0 AND NOT a.attisdropped
         AND {row}.def ~ ('\\m' || a.attname || '\\M');
     IF cardinality({cols}) = 1
         AND regexp_replace({row}.def, '\\m(CHECK|AND|OR)\\M', '', 'g') !~ '\\m[A-Z]{{2,}}\\M' THEN
 {negations}      {new} := 'CHECK ((' || {cols}[1] || ' IS NULL) OR ' || substr({new}, 7) || ')';
-      {mark} := 'g';
+      {mark} := 'g' || substr({mark}, 2);
     END IF;
     IF {new} <> {row}.def THEN
       n := n + 1;
@@ -706,8 +726,10 @@ END $$"""
     count = (
         f"SELECT 'rewritten=' || count(*) || ' guarded=' || count(*) FILTER (WHERE conname "
         f"LIKE '{prefix}g%') || ' negated=' || count(*) FILTER (WHERE conname LIKE "
-        f"'{prefix}g%' AND pg_get_constraintdef(oid) LIKE '%(NOT (%') "
-        f"FROM pg_constraint WHERE conname LIKE '{prefix}%'"
+        f"'{prefix}g%' AND pg_get_constraintdef(oid) LIKE '%(NOT (%') || ' reversed=' || "
+        f"count(*) FILTER (WHERE conname LIKE '{prefix}_l%') || ' two_negated=' || "
+        f"count(*) FILTER (WHERE conname LIKE '{prefix}u%' AND pg_get_constraintdef(oid) "
+        f"LIKE '%(NOT (%') FROM pg_constraint WHERE conname LIKE '{prefix}%'"
     )
     return [*_gold(env, task), sql(rewrite), sql(count), _submit()]
 
@@ -718,10 +740,16 @@ def _some_rewritten(ctx: Context, names: Names, result: EpisodeResult, policy: A
     Else the row tested nothing. How many it guarded is reported: a task whose owned
     tables hold no check of one column alone (add-order-total-column's orders) has none.
     """
-    found = re.search(r"rewritten=(\d+) guarded=(\d+) negated=(\d+)", observations(result))
-    n, guarded, negated = (int(g) for g in found.groups()) if found else (0, 0, 0)
+    found = re.search(
+        r"rewritten=(\d+) guarded=(\d+) negated=(\d+) reversed=(\d+) two_negated=(\d+)",
+        observations(result),
+    )
+    n, guarded, negated, reversed_, pairs = (
+        (int(g) for g in found.groups()) if found else (0, 0, 0, 0, 0)
+    )
     return Finding(
-        f"{n} checks written otherwise, {guarded} of them guarded and negated",
+        f"{n} checks written otherwise, {guarded} of them guarded and negated, "
+        f"{reversed_} lists reversed, {pairs} comparisons of two columns negated",
         n > 0 and negated == guarded,
     )
 

@@ -7,15 +7,31 @@ constraints hold them and in whatever order: ``CHECK (a AND b)`` refuses exactly
 when one of them is false or raises: a refusal either way). The grader compares these
 sets, not the constraints' texts.
 
-A conjunct on one column of an integer type or numeric is decided (`_ranges`): where it
-compares that column, or a cast of it that keeps each value, with numbers PostgreSQL
-computes exactly (constants, and their casts to an integer type or to numeric, rounded
-as the server rounds), under AND, OR, NOT, ``IS [NOT] NULL``, ``= ANY`` and ``<> ALL``
-of a list, nothing in it can raise and its truth at every value is known. It is then
-replaced by the values it takes, written one way: whether it refuses NULL, its lowest
-and highest bound, and each gap between the intervals it takes. ``i > -1``,
+First each NOT is pushed inwards where an identity of PostgreSQL's three-valued logic
+allows (`_negation`): ``NOT NOT a`` is ``a``, De Morgan's laws, ``NOT (x IS NULL)`` is
+``x IS NOT NULL`` for a scalar column, and ``NOT (a < b)`` is ``a >= b`` where neither
+side can raise (columns of a totally ordered type, `_SAFE`).
+
+A conjunct on one column is then decided (`_ranges`) where its truth at every value is
+known and nothing in it can raise:
+
+- of an integer type or numeric: it compares that column, or a cast of it that keeps
+  each value, with numbers PostgreSQL computes exactly (constants, and their casts to an
+  integer type or to numeric, rounded as the server rounds), under AND, OR, NOT,
+  ``IS [NOT] NULL``, ``IS [NOT] DISTINCT FROM``, ``= ANY`` and ``<> ALL`` of a list;
+- of text or varchar under the database's collation (deterministic: equal strings are
+  equal bytes): the same, with string constants and ``=`` and ``<>`` only (an order is
+  the collation's), so its values are a finite set of strings or all but a finite set.
+
+The decided conjuncts of one column, from all of a table's checks, are taken together
+(the values the column takes under all of them) and written one way: whether NULL is
+refused, then for numbers the lowest and highest bound and each gap between the
+intervals taken, for strings the strings taken or each string left out. ``i > -1``,
 ``i >= 0.0``, ``NOT (i < 0)`` and ``i IS NULL OR i >= 0`` on an integer column are all
-``i >= 0``; on numeric, which holds a value between any two, ``n > -1`` is not ``n >= 0``.
+``i >= 0``; on numeric, which holds a value between any two, ``n > -1`` is not ``n >= 0``;
+``s IN ('b', 'a')`` is ``s = 'a' OR s = 'b'``; ``i >= 0`` in one check and ``i <= 9`` and
+``i >= -5`` in another are ``i >= 0`` and ``i <= 9``. `holds` asks whether a table's
+checks refuse every row one check refuses: whether adding it changes their form.
 
 Any other conjunct is written in a canonical form by identities only, never by likeness:
 
@@ -39,14 +55,16 @@ Any other conjunct is written in a canonical form by identities only, never by l
   with no operator). PostgreSQL evaluates them from the left and stops at the first
   that decides, so ``q = 0 OR 10 / q > 1`` is not ``10 / q > 1 OR q = 0`` (the second
   refuses ``q = 0`` with a division by zero);
-- a check's ``x IS NULL OR c`` is ``c`` (and splits as ``c`` does) when ``c`` is NULL
-  wherever the column ``x`` is and never raises: AND and OR of comparisons of ``x``
-  itself with a literal or a column of a `_SAFE` type (a check passes NULL anyway).
+- a check's ``x IS NULL OR y IS NULL OR c`` is ``c`` (and splits as ``c`` does) when
+  ``c`` is NULL wherever each guarded column is and never raises: AND and OR of
+  comparisons of that column itself with a literal or a column of a `_SAFE` type (a
+  check passes NULL anyway).
 
 So two sets that are equal refuse the same rows, and a definition written otherwise than
 the gold's passes when only the values of one column or these identities separate them.
-Sets that differ may still refuse the same rows (beyond one column of numbers this is no
-decision procedure): such work fails, as every different text did before. A definition
+Sets that differ may still refuse the same rows (beyond one column this is no decision
+procedure: two columns compared with a constant, dates, an order of strings, a call):
+such work fails, as every different text did before. A definition
 that does not parse as expected (an unbalanced text, one cut by the runner:
 `runner.DEF_CHARS`, one nested past `MAX_DEPTH`) is one opaque conjunct, its exact text.
 
@@ -63,11 +81,11 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["MAX_DEPTH", "conjuncts"]
+__all__ = ["MAX_DEPTH", "conjuncts", "holds"]
 
 MAX_DEPTH = 40
 """Brackets nested deeper make a definition opaque (the canonical form recurses)."""
@@ -85,6 +103,7 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 _MIRROR = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "=": "=", "<>": "<>"}
+_NEGATED = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "=": "<>", "<>": "="}
 _BOOL = ("AND", "OR")
 _OPERATOR = re.compile(r"[+\-*/<>=~!@#%^&|`?]+")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
@@ -125,23 +144,54 @@ def conjuncts(
     """The canonical conjuncts of one table's CHECK definitions (``pg_get_constraintdef``).
 
     ``columns``: the table's column names and types (``format_type``), which say when a
-    literal's cast is the column's own; without them no cast is dropped.
+    literal's cast is the column's own; without them no cast is dropped. The decided
+    conjuncts of one column, from every definition, are taken together: the values the
+    column takes under all of them, written once.
     """
     key = tuple(sorted((columns or {}).items()))
     out: set[str] = set()
+    decided: dict[tuple[str, bool], list[_Formula]] = {}
     for definition in definitions:
-        out |= _of_check(definition, key)
+        texts, found = _of_check(definition, key)
+        out |= texts
+        for one in found:
+            decided.setdefault((one.column, one.numbers), []).append(one.formula)
+    for (column, numbers), formulas in decided.items():
+        joined = formulas[0] if len(formulas) == 1 else _Join("AND", tuple(formulas))
+        out.update(_written_values(_Decided(column, numbers, joined), dict(key)))
     return frozenset(out)
 
 
+def holds(definitions: Iterable[str], definition: str, columns: Mapping[str, str]) -> bool:
+    """Whether a table with the checks ``definitions`` refuses every row ``definition`` does.
+
+    Decided on the canonical forms: adding ``definition`` to the others changes nothing.
+    """
+    held = list(definitions)
+    return conjuncts([*held, definition], columns) == conjuncts(held, columns)
+
+
+@dataclass(frozen=True)
+class _Decided:
+    """A conjunct about one column's values: numbers (`_NUMBERS_READ`) or strings."""
+
+    column: str
+    numbers: bool
+    formula: _Formula
+
+
 @functools.lru_cache(maxsize=4096)
-def _of_check(text: str, key: tuple[tuple[str, str], ...]) -> frozenset[str]:
-    """One definition's conjuncts (cached: a grading asks for each several times)."""
+def _of_check(
+    text: str, key: tuple[tuple[str, str], ...]
+) -> tuple[frozenset[str], tuple[_Decided, ...]]:
+    """One definition's conjuncts: written, and decided (cached: a grading asks often)."""
     columns = dict(key)
     items = _parse(text)
     if items is None or len(items) != 2 or items[0] != "CHECK" or not isinstance(items[1], _Group):
-        return frozenset({text})  # NO INHERIT, a cut text, anything unexpected: opaque
-    return frozenset(_top(list(items[1].items), columns))
+        return frozenset({text}), ()  # NO INHERIT, a cut text, anything unexpected: opaque
+    found = _top(_pushed(items[1].items, columns), columns)
+    texts = frozenset(c for c in found if isinstance(c, str))
+    return texts, tuple(c for c in found if isinstance(c, _Decided))
 
 
 def _parse(text: str) -> tuple[_Item, ...] | None:
@@ -178,7 +228,68 @@ def _unwrap(items: list[_Item]) -> list[_Item]:
     return items
 
 
-def _top(items: list[_Item], columns: Mapping[str, str]) -> list[str]:
+def _pushed(items: Sequence[_Item], columns: Mapping[str, str]) -> list[_Item]:
+    """The items with each NOT pushed inwards as far as identities allow, inside first.
+
+    PostgreSQL prints a NOT as ``NOT (...)``, the first of its bracket's two items.
+    """
+    out = [_pushed_group(item, columns) if isinstance(item, _Group) else item for item in items]
+    if len(out) == 2 and out[0] == "NOT" and isinstance(out[1], _Group) and out[1].bracket == "(":
+        negated = _negation(list(out[1].items), columns)
+        if negated is not None:
+            return negated
+    return out
+
+
+def _pushed_group(group: _Group, columns: Mapping[str, str]) -> _Group:
+    """A bracketed part with its NOTs pushed, each of a row's or a call's items alone."""
+    if "," not in group.items:
+        return _Group(group.bracket, tuple(_pushed(group.items, columns)))
+    items: list[_Item] = []
+    for piece in _split(group.items, ","):
+        items += [",", *_pushed(piece, columns)]
+    return _Group(group.bracket, tuple(items[1:]))
+
+
+def _negation(items: list[_Item], columns: Mapping[str, str]) -> list[_Item] | None:
+    """``NOT (items)`` without its NOT, by an identity; else None (the NOT stays).
+
+    Identities of PostgreSQL's three-valued logic that keep where an error is raised
+    too: ``NOT NOT a`` is ``a``; ``NOT (x IS NULL)`` is ``x IS NOT NULL`` for a column
+    of a scalar type (`_SCALAR`: for a row, neither is the other's negation); De
+    Morgan's laws, the operands in their order (the same operand decides first); and a
+    comparison that never raises (`_never_raises`: columns of one of the `_SAFE` types,
+    totally ordered, NaN above every number) is the comparison by its negator: ``NOT
+    (a < b)`` is ``a >= b``, and NULL where either is NULL.
+    """
+    items = _unwrap(items)
+    if len(items) == 2 and items[0] == "NOT" and isinstance(items[1], _Group):
+        return list(items[1].items) if items[1].bracket == "(" else None
+    if len(items) in (3, 4) and items[1] == "IS" and items[-1] == "NULL":
+        if _column_type(items[:1], columns) not in _SCALAR:
+            return None
+        if len(items) == 3:
+            return [items[0], "IS", "NOT", "NULL"]
+        return [items[0], "IS", "NULL"] if items[2] == "NOT" else None
+    for word in _BOOL:
+        parts = _split(items, word)
+        if len(parts) == 1:
+            continue
+        if not all(parts) or any(w in items for w in _BOOL if w != word):
+            return None
+        negated: list[_Item] = []
+        for part in parts:
+            inner = _negation(part, columns)
+            held: list[_Item] = ["NOT", _Group("(", tuple(part))] if inner is None else inner
+            negated += ["OR" if word == "AND" else "AND", _Group("(", tuple(held))]
+        return negated[1:]
+    sides = None if _has_keyword(items) else _sides(items)
+    if sides is None or not _never_raises(sides[0], sides[2], columns):
+        return None
+    return [*sides[0], _NEGATED[sides[1]], *sides[2]]
+
+
+def _top(items: list[_Item], columns: Mapping[str, str]) -> list[str | _Decided]:
     """The conjuncts of a check's expression: its top-level AND split, at any depth."""
     items = _unwrap(items)
     parts = _split(items, "AND")
@@ -186,7 +297,7 @@ def _top(items: list[_Item], columns: Mapping[str, str]) -> list[str]:
         return [c for part in parts for c in _top(part, columns)]
     ranged = _ranges(items, columns)
     if ranged is not None:
-        return ranged
+        return [ranged]
     unguarded = _unguarded(items, columns)
     if unguarded is not None:
         return _top(unguarded, columns)
@@ -194,24 +305,26 @@ def _top(items: list[_Item], columns: Mapping[str, str]) -> list[str]:
 
 
 def _unguarded(items: list[_Item], columns: Mapping[str, str]) -> list[_Item] | None:
-    """A check's ``x IS NULL OR c`` as ``c``, where that refuses the same rows; else None.
+    """A check's ``x IS NULL OR y IS NULL OR c`` as ``c``, where that refuses the same rows.
 
-    A check refuses a row only where it is false or raises, so the guard changes nothing
-    when ``c`` is NULL wherever ``x`` is NULL and never raises: each of its comparisons
-    compares the column ``x`` itself, with a literal or a column (`_never_raises`), by a
-    built-in operator, which is NULL when an operand is; AND and OR of NULLs are NULL.
-    Where ``x`` is not NULL the guard is false and ``c`` decides, as alone.
+    A check refuses a row only where it is false or raises, so a guard changes nothing
+    when ``c`` is NULL wherever its column is NULL and never raises: each of its
+    comparisons compares that column itself, with a literal or a column
+    (`_never_raises`), by a built-in operator, which is NULL when an operand is; AND and
+    OR of NULLs are NULL. Where a guard's column is NULL the check passes both ways (the
+    other guards are true or false, ``c`` NULL); where no guard's is, ``c`` decides, as
+    alone. None where there is no such guard.
     """
     parts = [_unwrap(part) for part in _split(items, "OR")]
     if len(parts) < 2 or not all(parts):
         return None
     guards = [i for i, part in enumerate(parts) if _null_test(part, columns)]
-    if len(guards) != 1:
+    rest = [part for i, part in enumerate(parts) if i not in guards]
+    if not guards or not rest:
         return None
-    name = parts[guards[0]][0]
-    rest = [part for i, part in enumerate(parts) if i != guards[0]]
-    if not all(_strict_in(part, str(name), columns) for part in rest):
-        return None
+    for i in guards:
+        if not all(_strict_in(part, str(parts[i][0]), columns) for part in rest):
+            return None
     joined: list[_Item] = [x for part in rest for x in ("OR", _Group("(", tuple(part)))]
     return joined[1:]
 
@@ -408,6 +521,8 @@ _SAFE = frozenset(
 )
 """Column types whose comparisons with each other or with a literal never raise (no
 collation to conflict, no element operator looked up at run time)."""
+_SCALAR = _SAFE | {"text", "character varying"}
+"""Column types whose ``IS NULL`` is the negation of their ``IS NOT NULL`` (not a row's)."""
 
 
 def _keeps_value(number: str, kind: str) -> bool:
@@ -481,19 +596,30 @@ class _Not:
     part: _Formula
 
 
+_Constant = Fraction | str
+"""A number's value, or a string constant as PostgreSQL prints it (one print per string)."""
+
+
 @dataclass(frozen=True)
 class _Compare:
-    """The column, a built-in comparison operator, a number."""
+    """The column, a built-in comparison operator, a constant."""
 
     op: str
-    value: Fraction
+    value: _Constant
+
+
+@dataclass(frozen=True)
+class _Distinct:
+    """``IS DISTINCT FROM`` a constant: true where the column is NULL."""
+
+    value: _Constant
 
 
 @dataclass(frozen=True)
 class _Among:
-    """``= ANY`` (``equal``) or ``<> ALL`` of a list of numbers."""
+    """``= ANY`` (``equal``) or ``<> ALL`` of a list of constants."""
 
-    values: frozenset[Fraction]
+    values: frozenset[_Constant]
     equal: bool
 
 
@@ -504,84 +630,123 @@ class _IsNull:
     null: bool
 
 
-_Formula = _Join | _Not | _Compare | _Among | _IsNull
-"""A check about one column's numbers."""
+_Formula = _Join | _Not | _Compare | _Distinct | _Among | _IsNull
+"""A check about one column's values."""
 
 
-def _ranges(items: list[_Item], columns: Mapping[str, str]) -> list[str] | None:
-    """A check on one column of an integer type or numeric, as the values it takes; else None.
+def _ranges(items: list[_Item], columns: Mapping[str, str]) -> _Decided | None:
+    """A check on one column of numbers or of text, as the values it takes; else None.
 
-    Where every comparison in it is of that column (itself, or cast to a type that holds
-    each of its values exactly) with a number computed exactly (a constant, or a cast of
-    one that neither fails nor leaves PostgreSQL's rounding unknown), joined by AND, OR
-    and NOT, with ``IS [NOT] NULL`` of the column and ``= ANY`` / ``<> ALL`` of a list of
+    Numbers: where every comparison in it is of one column of an integer type or numeric
+    (itself, or cast to a type that holds each of its values exactly) with a number
+    computed exactly (a constant, or a cast of one that neither fails nor leaves
+    PostgreSQL's rounding unknown), joined by AND, OR and NOT, with ``IS [NOT] NULL`` of
+    the column, ``IS DISTINCT FROM`` a number and ``= ANY`` / ``<> ALL`` of a list of
     such numbers: nothing in it can raise, and its truth at each value is known exactly.
     The non-NULL values it takes are then a union of intervals (`_values`), of numeric's
     values or of the integers of the column's type; whether it passes NULL follows from
     three-valued logic. Both are written in one canonical form (`_written`), so two
     checks that take the same values get the same conjuncts.
+
+    Text: the same, of one column of text or varchar under the database's collation
+    (deterministic: two strings are equal only when their bytes are), compared only by
+    ``=`` and ``<>`` with string constants (`_text_value`); its values are then a finite
+    set of strings or all strings but a finite set (`_written_strings`).
     """
-    parsed = _formula(items, columns)
-    if parsed is None:
-        return None
-    name, formula = parsed
-    kind = _column_type([name], columns)
-    bounds = _INTEGER_RANGE.get(str(kind))
-    values = _values(formula)
+    for numbers, read in ((True, _NUMBERS_READ), (False, _TEXT_READ)):
+        parsed = _formula(items, columns, read)
+        if parsed is not None:
+            return _Decided(parsed[0], numbers, parsed[1])
+    return None
+
+
+def _written_values(decided: _Decided, columns: Mapping[str, str]) -> list[str]:
+    """The canonical conjuncts of the values a column takes (`_written`, `_written_strings`)."""
+    name, formula = decided.column, decided.formula
+    values, passes_null = _values(formula), _passes_null(formula)
+    if not decided.numbers:
+        return _written_strings(name, values, passes_null)
+    bounds = _INTEGER_RANGE.get(str(_column_type([name], columns)))
     spans = _dense_spans(values) if bounds is None else _integer_spans(values, bounds)
-    return _written(name, spans, _passes_null(formula), bounds)
+    return _written(name, spans, passes_null, bounds)
 
 
-def _formula(items: list[_Item], columns: Mapping[str, str]) -> tuple[str, _Formula] | None:
-    """The check as a `_Formula` of one column's numbers, with that column; else None."""
+@dataclass(frozen=True)
+class _Reader:
+    """How a check of one column is read: its column, its constants, its operators."""
+
+    column: Callable[[Sequence[_Item], Mapping[str, str]], str | None]
+    value: Callable[[Sequence[_Item]], _Constant | None]
+    array: Callable[[_Item], list[list[_Item]] | None]
+    operators: frozenset[str]
+
+
+def _formula(
+    items: list[_Item], columns: Mapping[str, str], read: _Reader
+) -> tuple[str, _Formula] | None:
+    """The check as a `_Formula` of one column's values, with that column; else None."""
     items = _unwrap(items)
     for word in _BOOL:
         parts = _split(items, word)
         if len(parts) > 1:
             if not all(parts) or any(w in items for w in _BOOL if w != word):
                 return None
-            found = [_formula(part, columns) for part in parts]
+            found = [_formula(part, columns, read) for part in parts]
             names = {f[0] for f in found if f is not None}
             if None in found or len(names) != 1:
                 return None
             return names.pop(), _Join(word, tuple(f[1] for f in found if f is not None))
     if items[:1] == ["NOT"]:
-        inner = _formula(items[1:], columns) if len(items) > 1 else None
+        inner = _formula(items[1:], columns, read) if len(items) > 1 else None
         return None if inner is None else (inner[0], _Not(inner[1]))
     if len(items) in (3, 4) and items[1] == "IS" and items[-1] == "NULL":
         if len(items) == 4 and items[2] != "NOT":
             return None
-        name = _number_column(items[:1], columns)
+        name = read.column(items[:1], columns)
         return None if name is None else (name, _IsNull(len(items) == 3))
-    listed = _listed(items, columns)
-    return listed if listed is not None else _compared(items, columns)
+    if len(items) > 4 and items[1:4] == ["IS", "DISTINCT", "FROM"]:
+        name, value = read.column(items[:1], columns), read.value(items[4:])
+        return None if name is None or value is None else (name, _Distinct(value))
+    listed = _listed(items, columns, read)
+    return listed if listed is not None else _compared(items, columns, read)
 
 
-def _listed(items: list[_Item], columns: Mapping[str, str]) -> tuple[str, _Formula] | None:
-    """``x = ANY (ARRAY[...])`` or ``x <> ALL (ARRAY[...])`` of numbers; else None."""
-    if len(items) != 4 or (items[1], items[2]) not in (("=", "ANY"), ("<>", "ALL")):
+def _listed(
+    items: list[_Item], columns: Mapping[str, str], read: _Reader
+) -> tuple[str, _Formula] | None:
+    """``x = ANY (ARRAY[...])`` or ``x <> ALL (ARRAY[...])`` of constants; else None."""
+    if len(items) < 4 or (items[-3], items[-2]) not in (("=", "ANY"), ("<>", "ALL")):
         return None
-    name, group = _number_column(items[:1], columns), items[3]
-    if name is None or not isinstance(group, _Group) or group.bracket != "(":
+    name, elements = read.column(items[:-3], columns), read.array(items[-1])
+    if name is None or not elements:
+        return None
+    values = [read.value(part) for part in elements]
+    if any(v is None for v in values):
+        return None
+    return name, _Among(frozenset(v for v in values if v is not None), items[-3] == "=")
+
+
+def _numbers_array(group: _Item) -> list[list[_Item]] | None:
+    """The elements of ``(ARRAY[...])``; else None."""
+    if not isinstance(group, _Group) or group.bracket != "(":
         return None
     array = group.items
     if len(array) != 2 or array[0] != "ARRAY" or not isinstance(array[1], _Group):
         return None
-    values = [_value(part) for part in _split(array[1].items, ",")]
-    if not values or any(v is None for v in values):
-        return None
-    return name, _Among(frozenset(v for v in values if v is not None), items[1] == "=")
+    return _split(array[1].items, ",") if array[1].bracket == "[" else None
 
 
-def _compared(items: list[_Item], columns: Mapping[str, str]) -> tuple[str, _Formula] | None:
-    """A built-in comparison of the column with a number, the column on the left; else None."""
+def _compared(
+    items: list[_Item], columns: Mapping[str, str], read: _Reader
+) -> tuple[str, _Formula] | None:
+    """A built-in comparison of the column with a constant, the column on the left; else None."""
     sides = _sides(items)
-    if sides is None:
+    if sides is None or sides[1] not in read.operators:
         return None
     left, op, right = sides
-    name, value = _number_column(left, columns), _value(right)
+    name, value = read.column(left, columns), read.value(right)
     if name is None or value is None:
-        name, value, op = _number_column(right, columns), _value(left), _MIRROR[op]
+        name, value, op = read.column(right, columns), read.value(left), _MIRROR[op]
     if name is None or value is None:
         return None
     return name, _Compare(op, value)
@@ -670,10 +835,11 @@ def _rounded(value: Fraction, scale: int) -> Fraction:
     return Fraction(whole if value >= 0 else -whole, 10**scale)
 
 
-_Cut = tuple[int, Fraction, int]
+_Cut = tuple[int, _Constant, int]
 """A place between values: (0, _, _) below all, (2, _, _) above all (NaN and the
-infinities of numeric are there, beyond every number), (1, v, 0) just below the number
-v and (1, v, 1) just above it. Cuts sort in the order of the places."""
+infinities of numeric are there, beyond every number), (1, v, 0) just below the
+constant v and (1, v, 1) just above it. Cuts sort in the order of the places (strings
+in the order of their prints: only their equality means anything)."""
 _LOW: _Cut = (0, Fraction(0), 0)
 _HIGH: _Cut = (2, Fraction(0), 0)
 _Values = list[tuple[_Cut, _Cut]]
@@ -691,6 +857,8 @@ def _values(formula: _Formula) -> _Values:
     match formula:
         case _Compare(op=op, value=value):
             return _compared_values(op, value)
+        case _Distinct(value=value):
+            return _compared_values("<>", value)
         case _Among(values=values, equal=equal):
             points = _union([[((1, v, 0), (1, v, 1))] for v in values])
             return points if equal else _complement(points)
@@ -705,8 +873,9 @@ def _values(formula: _Formula) -> _Values:
     raise AssertionError(formula)  # pragma: no cover - every kind is matched above
 
 
-def _compared_values(op: str, value: Fraction) -> _Values:
-    below, above = (1, value, 0), (1, value, 1)
+def _compared_values(op: str, value: _Constant) -> _Values:
+    below: _Cut = (1, value, 0)
+    above: _Cut = (1, value, 1)
     return {
         "<": [(_LOW, below)],
         "<=": [(_LOW, above)],
@@ -744,6 +913,8 @@ def _passes_null(formula: _Formula) -> bool:
         match f:
             case _IsNull(null=null):
                 return null
+            case _Distinct():
+                return True
             case _Not(part=part):
                 inner = truth(part)
                 return None if inner is None else not inner
@@ -770,13 +941,20 @@ def _dense_spans(values: _Values) -> list[_Span]:
     """
     return [
         (
-            None if start == _LOW else start[1],
+            None if start == _LOW else _number(start),
             start[2] == 0,
-            None if end == _HIGH else end[1],
+            None if end == _HIGH else _number(end),
             end[2] == 1,
         )
         for start, end in values
     ]
+
+
+def _number(cut: _Cut) -> Fraction:
+    """The number at a cut of a check of numbers (`_NUMBERS_READ` reads only numbers)."""
+    value = cut[1]
+    assert isinstance(value, Fraction)  # noqa: S101 - _value makes only fractions
+    return value
 
 
 def _integer_spans(values: _Values, bounds: tuple[int, int]) -> list[_Span]:
@@ -800,13 +978,13 @@ def _integer_spans(values: _Values, bounds: tuple[int, int]) -> list[_Span]:
 
 def _first_integer(cut: _Cut) -> int:
     """The least integer above a cut."""
-    _, value, side = cut
+    value, side = _number(cut), cut[2]
     return int(value) + side if value.denominator == 1 else math.ceil(value)
 
 
 def _last_integer(cut: _Cut) -> int:
     """The greatest integer below a cut."""
-    _, value, side = cut
+    value, side = _number(cut), cut[2]
     return int(value) - 1 + side if value.denominator == 1 else math.floor(value)
 
 
@@ -850,3 +1028,80 @@ def _decimal(value: Fraction) -> str:
     digits = str(abs(value * 10**places).numerator).rjust(places + 1, "0")
     text = digits[: len(digits) - places] + ("." + digits[-places:] if places else "")
     return ("-" if value < 0 else "") + text
+
+
+_NUMBERS_READ = _Reader(_number_column, _value, _numbers_array, frozenset(_MIRROR))
+"""A check of one column's numbers: every built-in comparison."""
+
+
+# One column's strings ----------------------------------------------------------------
+
+_TEXT_TYPES = frozenset({"text", "character varying"})
+"""Column types whose values are strings compared as text (``varchar`` has no operator of
+its own); a column with a collation of its own is typed ``text COLLATE ...`` here."""
+_STRING = re.compile(r"E?'(?:[^']|'')*'")
+
+
+def _text_column(side: Sequence[_Item], columns: Mapping[str, str]) -> str | None:
+    """The column's name where the side is one of text or varchar, or one cast to text.
+
+    Only under the database's collation, which is deterministic: equal strings are equal
+    bytes, so each string constant's print stands for one value.
+    """
+    if len(side) == 1:
+        return str(side[0]) if _column_type(side, columns) in _TEXT_TYPES else None
+    if len(side) != 3 or not isinstance(side[0], _Group) or side[0].bracket != "(":
+        return None
+    inner = list(side[0].items)
+    if _column_type(inner, columns) not in _TEXT_TYPES or _cast_type(side[1:]) != "text":
+        return None
+    return str(inner[0])
+
+
+def _text_value(items: Sequence[_Item]) -> str | None:
+    """A string constant typed text or varchar, as printed (``'a'::text``); else None."""
+    if len(items) < 3 or not isinstance(items[0], str) or not _STRING.fullmatch(items[0]):
+        return None
+    return items[0] if _cast_type(items[1:]) in _TEXT_TYPES else None
+
+
+def _text_array(group: _Item) -> list[list[_Item]] | None:
+    """The elements of ``(ARRAY[...])`` or of ``((ARRAY[...])::text[])``; else None."""
+    if isinstance(group, _Group) and group.bracket == "(" and len(group.items) == 4:
+        array, cast, kind, brackets = group.items
+        typed = cast == "::" and kind == "text" and brackets == _Group("[", ())
+        return _numbers_array(array) if typed else None
+    return _numbers_array(group)
+
+
+_TEXT_READ = _Reader(_text_column, _text_value, _text_array, frozenset({"=", "<>"}))
+"""A check of one column's strings: equality alone (an order would be the collation's)."""
+
+
+def _written_strings(name: str, values: _Values, passes_null: bool) -> list[str]:
+    """The canonical conjuncts of a set of strings, finite or all but finitely many.
+
+    NULL refused; then the strings taken (``x = 'a'``, ``x = ANY (ARRAY['a', 'b'])``,
+    sorted), or each string not taken (``x <> 'a'``). ``=`` and ``<>`` make no other
+    set: finite and cofinite sets are closed under AND, OR and NOT.
+    """
+    out = [] if passes_null else [f"{name} IS NOT NULL"]
+    taken, left = _points(values), _points(_complement(values))
+    if taken is not None:
+        if not taken:
+            return [*out, f"{name} IS NULL"]
+        if len(taken) == 1:
+            return [*out, f"{name} = {taken[0]}"]
+        return [*out, f"{name} = ANY (ARRAY[{', '.join(taken)}])"]
+    assert left is not None  # noqa: S101 - closed under AND, OR and NOT
+    return [*out, *(f"{name} <> {value}" for value in left)]
+
+
+def _points(values: _Values) -> list[str] | None:
+    """The strings of a set made of single values, in order; None if it holds more."""
+    out = []
+    for start, end in values:
+        if start[0] != 1 or end != (1, start[1], 1) or start[2] != 0:
+            return None
+        out.append(str(start[1]))
+    return out

@@ -36,7 +36,7 @@ import gym.datasets
 import gym.grading
 import gym.sandbox
 from environments.sql import runner
-from environments.sql.checks import conjuncts
+from environments.sql.checks import conjuncts, holds
 from environments.sql.runner import (
     CENSUS_EXTRA,
     CENSUS_SQL,
@@ -742,27 +742,29 @@ def _constraint_flags(
 ) -> None:
     """Constraints of the pristine state the expected one keeps, and ones added outside scope.
 
-    A CHECK is judged by what it refuses (`environments.sql.checks`): it was dropped
-    when its conjuncts are not all among the final table's checks', disabled when they
-    are only among its NOT VALID ones' (whatever the constraints' names and texts); a
-    CHECK added outside scope is one whose conjuncts the expected table lacks.
+    A CHECK is judged by what it refuses (`environments.sql.checks.holds`): it was
+    dropped when the final table's checks do not refuse every row it refuses, disabled
+    when they do only with their NOT VALID ones (whatever the constraints' names and
+    texts); a CHECK added outside scope is one that refuses a row the expected table's
+    checks do not.
     """
     fields = ("table", "type", "def")
     p_keys = {_key(c, *fields) for c in pristine["constraints"]}
     f_map = {_key(c, *fields): c for c in final["constraints"]}
-    f_all, f_valid = _checks_of(final), _checks_of(final, validated=True)
-    e_all = _checks_of(expected)
+    f_all, f_valid = _check_defs(final), _check_defs(final, validated=True)
+    e_all = _check_defs(expected)
     e_keys = set()
     for c in expected["constraints"]:
         key = _key(c, *fields)
         e_keys.add(key)
-        if c["table"] not in final["tables"]:
+        table = c["table"]
+        if table not in final["tables"]:
             continue
-        detail = f"{c['table']}: {c['def']}"
+        detail = f"{table}: {c['def']}"
         if c["type"] == "c":
-            need = conjuncts([c["def"]], _types(expected, c["table"]))
-            held = need <= f_all.get(c["table"], frozenset())
-            valid = need <= f_valid.get(c["table"], frozenset())
+            types = _types(final, table)
+            held = holds(f_all.get(table, []), c["def"], types)
+            valid = holds(f_valid.get(table, []), c["def"], types)
         else:
             got = f_map.get(key)
             held, valid = got is not None, got is not None and got["validated"]
@@ -773,25 +775,39 @@ def _constraint_flags(
     for key, c in sorted(f_map.items()):
         if key in e_keys or c["table"] in scope:
             continue
-        own = conjuncts([c["def"]], _types(final, c["table"])) if c["type"] == "c" else None
-        if own is not None and own <= e_all.get(c["table"], frozenset()):
+        table = c["table"]
+        if c["type"] == "c" and holds(e_all.get(table, []), c["def"], _types(expected, table)):
             continue  # what the expected table's checks refuse already
         _added_flag(flags, expected, "constraint", c["table"], c["def"])
 
 
-def _checks_of(snap: dict[str, Any], *, validated: bool = False) -> dict[str, frozenset[str]]:
-    """Table -> the canonical conjuncts of its CHECK constraints (``validated``: valid ones)."""
+def _checks_of(snap: dict[str, Any]) -> dict[str, frozenset[str]]:
+    """Table -> the canonical conjuncts of its CHECK constraints."""
+    return {table: conjuncts(d, _types(snap, table)) for table, d in _check_defs(snap).items()}
+
+
+def _check_defs(snap: dict[str, Any], *, validated: bool = False) -> dict[str, list[str]]:
+    """Table -> the definitions of its CHECK constraints (``validated``: valid ones)."""
     defs: dict[str, list[str]] = {}
     for c in snap["constraints"]:
         if c["type"] == "c" and (c.get("validated", True) or not validated):
             defs.setdefault(c["table"], []).append(c["def"])
-    return {table: conjuncts(d, _types(snap, table)) for table, d in defs.items()}
+    return defs
 
 
 def _types(snap: dict[str, Any], table: str) -> dict[str, str]:
-    """A table's column names and types (what says when a literal's cast is its column's)."""
+    """A table's column names and types (what says when a literal's cast is its column's).
+
+    A column with a collation of its own has it in its type (``text COLLATE "x"``): its
+    equality may not be its bytes', so its checks of strings are not decided.
+    """
     columns = snap["tables"].get(table, {}).get("columns", {})
-    return {name: str(col.get("type", "")) for name, col in columns.items()}
+    return {name: _typed(col) for name, col in columns.items()}
+
+
+def _typed(column: dict[str, Any]) -> str:
+    kind, collation = str(column.get("type", "")), column.get("collation")
+    return f"{kind} COLLATE {collation}" if collation else kind
 
 
 def _not_checks(keys: Counter[tuple[Any, ...]]) -> Counter[tuple[Any, ...]]:
