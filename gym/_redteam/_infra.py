@@ -369,6 +369,67 @@ def _allowed_folder(task: Task) -> str:
     return ""
 
 
+_KEEPER_REACH = """
+import ctypes, os, platform, resource
+said = []
+def tried(label, call):
+    try:
+        call()
+        said.append(label + "=done")
+    except OSError as exc:
+        said.append(label + "=" + str(exc.errno))
+for limit in {limits}:
+    tried(limit, lambda limit=limit: resource.prlimit(1, getattr(resource, limit), (0, 0)))
+tried("nice", lambda: os.setpriority(os.PRIO_PROCESS, 1, 19))
+tried("nice_of_group", lambda: os.setpriority(os.PRIO_PGRP, os.getpgid(1), 19))
+tried("nice_of_user", lambda: os.setpriority(os.PRIO_USER, 0, 19))
+tried("idle", lambda: os.sched_setscheduler(1, os.SCHED_IDLE, os.sched_param(0)))
+libc = ctypes.CDLL(None, use_errno=True)
+def io_idle(which, who):
+    number = {{"x86_64": 251, "aarch64": 30}}[platform.machine()]
+    if libc.syscall(number, which, who, 3 << 13) != 0:
+        raise OSError(ctypes.get_errno(), "ioprio_set")
+tried("io_idle", lambda: io_idle(1, 1))
+tried("io_idle_of_user", lambda: io_idle(3, os.getuid()))
+print({mark!r}, os.getuid() == os.stat("/proc/1").st_uid, " ".join(said))
+"""
+_LIMITS = (
+    "RLIMIT_NOFILE",
+    "RLIMIT_NPROC",
+    "RLIMIT_AS",
+    "RLIMIT_CPU",
+    "RLIMIT_FSIZE",
+    "RLIMIT_DATA",
+)
+
+
+def keeper_reached(names: Names, task: Task, env: Any) -> list[ToolCall]:
+    """Its keeper's limits lowered and its scheduling made idle, by every call there is.
+
+    The keeper (pid 1) runs as the agent's uid, and the kernel lets a process change the
+    limits, priority and scheduling class of any process of its uid. Then a wrong answer.
+    """
+    limits = list(_LIMITS)
+    names.rng.shuffle(limits)
+    names.notes["mark"] = mark = names.ident()
+    program, end = _KEEPER_REACH.format(limits=tuple(limits), mark=mark), names.ident()
+    return [bash(f"python3 - <<'{end}'\n{program}{end}")]
+
+
+def _keeper_untouched(ctx: Context, names: Names, result: Any, policy: Any) -> Finding:
+    """Every attempt on the keeper refused (EPERM), and it ran as the agent's uid."""
+    lines = result.steps[0].observation.splitlines() if result.steps else []
+    mark = str(names.notes.get("mark"))
+    said: list[str] = next((ln.split() for ln in lines if ln.startswith(mark + " ")), [])
+    if len(said) < 3:
+        return Finding("the attempts did not run", False)
+    done = [word for word in said[2:] if not word.endswith("=1")]
+    same_uid = said[1] == "True"
+    if done:
+        return Finding("not refused: " + " ".join(done), False)
+    return Finding(f"{len(said) - 2} attempts refused (keeper of the same uid: {same_uid})", True)
+
+
 def busy_at_export(names: Names, task: Task, env: Any) -> list[ToolCall]:
     """The reference solution, with CPU-bound processes left running to the end.
 
@@ -389,6 +450,14 @@ def busy_at_export(names: Names, task: Task, env: Any) -> list[ToolCall]:
 
 register(
     DeepAction(),
+    AnyTask(
+        name="infra.keeper_reached_by_its_uid",
+        envs=(*CODE, "boxgym/Shell-v0"),
+        script=keeper_reached,
+        observers=(_keeper_untouched,),
+        note="the keeper's limits lowered and its scheduling idled by the agent's uid, "
+        "then a wrong answer: fail (and every attempt refused), never infra",
+    ),
     *[
         AnyTask(
             name=f"infra.state_over_listing_cap[{kind}]",

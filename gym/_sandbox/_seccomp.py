@@ -11,7 +11,8 @@ stricter in two ways:
   Python and pytest, PostgreSQL, a Python HTTP service): files, memory, processes and
   signals, time, waiting, local sockets and System V IPC in the container's private IPC
   namespace. Not there, so refused with ``EPERM``: ``ptrace`` and reading or writing
-  another process's memory, ``io_uring`` and kernel AIO, ``bpf``, ``perf_event_open``,
+  another process's memory, changing another process's resource limits, priority or
+  scheduling class (`_OWN`), ``io_uring`` and kernel AIO, ``bpf``, ``perf_event_open``,
   ``userfaultfd``, keyrings, namespaces and mounts, modules, clocks, NUMA policy, the
   LDT, ``mincore``, and sockets other than unix, IPv4, IPv6 and netlink.
 
@@ -61,11 +62,10 @@ _ALLOWED = {
         getppid gettid getpgid setpgid getpgrp getsid setsid getuid geteuid getgid getegid
         getresuid getresgid getgroups setuid setgid setreuid setregid setresuid setresgid
         setgroups setfsuid setfsgid capget capset prctl arch_prctl set_tid_address
-        set_robust_list get_robust_list rseq getrlimit setrlimit prlimit64 getrusage
-        getpriority setpriority ioprio_get ioprio_set sched_yield sched_getaffinity
-        sched_setaffinity sched_getparam sched_setparam sched_getscheduler
-        sched_setscheduler sched_get_priority_max sched_get_priority_min
-        sched_rr_get_interval sched_getattr sched_setattr uname sysinfo getcpu getrandom
+        set_robust_list get_robust_list rseq getrlimit setrlimit getrusage getpriority
+        ioprio_get sched_yield sched_getaffinity sched_setaffinity sched_getparam
+        sched_getscheduler sched_get_priority_max sched_get_priority_min
+        sched_rr_get_interval sched_getattr uname sysinfo getcpu getrandom
         times pidfd_open pidfd_send_signal seccomp landlock_create_ruleset
         landlock_add_rule landlock_restrict_self
     """,
@@ -102,13 +102,38 @@ with any of these is refused (a new process or thread is not)."""
 _PERSONALITIES = (0, 0xFFFFFFFF)
 """PER_LINUX and the query: no other execution domain (no ADDR_NO_RANDOMIZE)."""
 _ENOSYS = 38
+_OWN = {
+    "prlimit64": ((0, 0),),
+    "setpriority": ((0, 0), (1, 0)),
+    "ioprio_set": ((0, 1), (1, 0)),
+    "sched_setscheduler": ((0, 0),),
+    "sched_setparam": ((0, 0),),
+    "sched_setattr": ((0, 0),),
+}
+"""Calls that change a process's limits or its share of the CPU or the disk, allowed only
+on the caller itself (the argument at each index equal to its value: pid 0; for
+``setpriority`` and ``ioprio_set`` also "one process", not a group nor a user). The
+kernel lets a process change these for any process of its uid, and the keeper, the
+agent container's pid 1, runs as the agent's uid: a lowered file or process limit
+crashed it at the freeze and an idle scheduling class starved it, each an
+``infra_error`` where the agent had failed (found by a red-team helper). ``setrlimit``,
+``nice``, ``ionice`` and ``chrt`` of a command, and glibc's ``getrlimit`` (``prlimit64``
+with no new limit, allowed for any pid) pass as before; ``sched_setaffinity`` stays
+(the CPUs it picks from are the container's, and the fair share it leaves is the same)."""
 
 
 def _when(name: str, index: int, value: int, op: str = "SCMP_CMP_EQ") -> dict[str, Any]:
+    return _all_of(name, ((index, value),), op)
+
+
+def _all_of(
+    name: str, pairs: tuple[tuple[int, int], ...], op: str = "SCMP_CMP_EQ"
+) -> dict[str, Any]:
+    """A rule allowing ``name`` when each argument at an index equals its value."""
     return {
         "names": [name],
         "action": "SCMP_ACT_ALLOW",
-        "args": [{"index": index, "value": value, "valueTwo": 0, "op": op}],
+        "args": [{"index": i, "value": v, "valueTwo": 0, "op": op} for i, v in pairs],
     }
 
 
@@ -126,6 +151,8 @@ def profile(machine: str) -> str | None:
     rules += [_when("socket", 0, family) for family in _SOCKET_FAMILIES]
     rules += [_when("personality", 0, persona) for persona in _PERSONALITIES]
     rules.append(_when("clone", 0, _NAMESPACE_FLAGS, "SCMP_CMP_MASKED_EQ"))
+    rules += [_all_of(name, pairs) for name, pairs in _OWN.items()]
+    rules.append(_when("prlimit64", 2, 0))  # a read of any process's limits, no new ones
     # glibc tries clone3 first and falls back to clone on ENOSYS; clone3's flags live in
     # memory, out of a filter's reach, so it is answered "not implemented" instead.
     rules.append({"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": _ENOSYS})

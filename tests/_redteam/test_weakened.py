@@ -435,3 +435,13 @@ def test_folder_modes_set_before_their_files_make_the_fork_row_fail(engine):
         (found,) = only("fork.refused_by_agent_state", "boxgym/PyFunc-v0")
     assert found.held is False, found
     assert "a read-only folder with files: SandboxError" in found.observed, found
+
+
+def test_a_keeper_within_its_agents_reach_makes_the_keeper_row_fail(engine):
+    """With the profile letting a process change any process's limits and scheduling (as
+    the engine's default does), the agent lowers its keeper's: the keeper dies at the
+    freeze and the agent's certain fail is ``infra_error`` (found by a red-team helper)."""
+    with weaken.keeper_reachable():
+        (found,) = only("infra.keeper_reached_by_its_uid", "boxgym/PyFunc-v0")
+    assert found.held is False, found
+    assert found.observed.startswith("infra_error"), found

@@ -68,6 +68,23 @@ def engine_seccomp() -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def keeper_reachable() -> Iterator[None]:
+    """Containers whose profile lets a process change any process's limits, priority and
+    scheduling class (as the engine's default does), its keeper's among them."""
+    from gym._sandbox import _seccomp
+
+    default_sandboxes().resize(0)
+    _seccomp.profile.cache_clear()
+    try:
+        with mock.patch.dict(_seccomp._OWN, dict.fromkeys(_seccomp._OWN, ())):
+            yield
+    finally:
+        _seccomp.profile.cache_clear()
+        default_sandboxes().resize(0)
+        default_sandboxes().resize(1)
+
+
+@contextlib.contextmanager
 def keeper_dumpable() -> Iterator[None]:
     """Agent containers whose keeper skips making itself non-dumpable (the agent, its own
     uid, can then read and write its memory and descriptors)."""

@@ -109,3 +109,29 @@ def test_a_process_left_behind_writing_without_end_does_not_hold_the_end(link):
         out += payload[4:]
     assert payload == struct.pack(">I", 7) + b"0"
     assert b"mine" in out.split(b"\n") and time.monotonic() - start < 5
+
+
+def test_a_walk_out_of_descriptors_raises_rather_than_leave_files_out(tmp_path: Path) -> None:
+    """The keeper's walk (exports, listings, forks) with no descriptor left: before, each
+    folder it could not open was passed over, and a fork's branch got an empty workspace
+    (found by a red-team helper, with the keeper's limit lowered by the agent). Out of
+    descriptors is the keeper's own fault: it raises."""
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "file").write_text("x")
+    walk = (
+        KEEPER.read_text().rsplit("main()", 1)[0]
+        + "import resource\n"
+        + "hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]\n"
+        + "resource.setrlimit(resource.RLIMIT_NOFILE, (3, hard))\n"
+        + "try:\n"
+        + "    print(len(list(tree(sys.argv[1], []))))\n"
+        + "except OSError as exc:\n"
+        + "    print('raised', errno.errorcode[exc.errno])\n"
+    )
+    said = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", walk, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert said.split() == ["raised", "EMFILE"]

@@ -36,6 +36,33 @@ REFUSED = (
 """Each line: a call, its result and errno (PTRACE_ATTACH to a child of our own,
 io_uring_setup, an AF_ALG socket): -1 and EPERM (1) under boxgym's profile."""
 
+KEEPER_REACH = (
+    "import os, resource\n"
+    "def tried(call):\n"
+    "    try:\n"
+    "        call()\n"
+    "        return 0\n"
+    "    except OSError as exc:\n"
+    "        return exc.errno\n"
+    "print('others', os.getuid() == os.stat('/proc/1').st_uid, [\n"
+    "    tried(lambda: resource.prlimit(1, resource.RLIMIT_NOFILE, (0, 0))),\n"
+    "    tried(lambda: os.setpriority(os.PRIO_PROCESS, 1, 19)),\n"
+    "    tried(lambda: os.setpriority(os.PRIO_USER, 0, 19)),\n"
+    "    tried(lambda: os.sched_setscheduler(1, os.SCHED_IDLE, os.sched_param(0))),\n"
+    "])\n"
+    "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+    "print('own', [\n"
+    "    tried(lambda: resource.prlimit(1, resource.RLIMIT_NOFILE)),\n"
+    "    tried(lambda: resource.prlimit(0, resource.RLIMIT_NOFILE, (soft - 1, hard))),\n"
+    "    tried(lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (soft - 2, hard))),\n"
+    "    tried(lambda: os.setpriority(os.PRIO_PROCESS, 0, 5)),\n"
+    "    tried(lambda: os.nice(1)),\n"
+    "    tried(lambda: os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))),\n"
+    "], resource.getrlimit(resource.RLIMIT_NOFILE)[0] == soft - 2)\n"
+)
+"""The keeper, pid 1 of an agent container, runs as the agent's uid (the first value
+says so). Its limits and scheduling, then the caller's own: 0 where the call did it."""
+
 
 class Engine:
     """Just what `apply` asks of an engine client."""
@@ -130,6 +157,18 @@ def test_an_agent_container_runs_under_the_profile(small_config: SandboxConfig):
 
 
 @pytest.mark.docker
+def test_the_agent_cannot_change_its_keepers_limits_nor_scheduling(small_config: SandboxConfig):
+    """A process may change these for any process of its uid, and the keeper is one: a
+    lowered file limit crashed it at the freeze (``infra_error`` for a failing agent).
+    Only the caller's own are allowed, as ``ulimit``, ``nice`` and ``chrt`` set them."""
+    with DockerSandbox.create(small_config, run="pytest") as box:
+        said = box.exec(["python3", "-c", KEEPER_REACH]).stdout.splitlines()
+        alive = box.exec("echo alive").stdout.strip()
+    assert said == ["others True [1, 1, 1, 1]", "own [0, 0, 0, 0, 0, 0] True"]
+    assert alive == "alive"
+
+
+@pytest.mark.docker
 def test_the_engines_default_profile_lets_those_calls_through(small_config: SandboxConfig):
     """The control: without boxgym's profile, the same probes see the calls succeed."""
     with mock.patch.object(_seccomp, "apply", lambda args, engine: args):
@@ -137,8 +176,10 @@ def test_the_engines_default_profile_lets_those_calls_through(small_config: Sand
             machine = box.exec("uname -m").stdout.strip()
             refused = box.exec(["python3", "-c", REFUSED]).stdout.split("\n")
             compat = box.exec(["python3", "-c", COMPAT_GETPID])
+            keeper = box.exec(["python3", "-c", KEEPER_REACH]).stdout.splitlines()[0]
     ptrace, io_uring, _ = (line.split()[1:] for line in refused if line)
     assert ptrace[0] == "0"
+    assert keeper == "others True [0, 0, 0, 0]", "the keeper's limits lowered, its class idle"
     assert io_uring == ["-1", "14"], "EFAULT: the kernel read the missing parameters"
     if machine == "x86_64":
         assert compat.ok and int(compat.stdout) > 0

@@ -539,7 +539,14 @@ _TAR_TYPES = {stat.S_IFREG: b"0", stat.S_IFDIR: b"5", stat.S_IFLNK: b"2", stat.S
 
 
 def refused(exc, path, unread):
-    """Add ``path`` to ``unread`` (if given) when ``exc`` says this uid may not read it."""
+    """Add ``path`` to ``unread`` (if given) when ``exc`` says this uid may not read it.
+
+    A file or folder gone since it was listed is passed over. Out of descriptors is the
+    keeper's own fault (nothing of the agent's can lower its limit: the seccomp profile),
+    never a reason to leave files out: it is raised.
+    """
+    if exc.errno in (errno.EMFILE, errno.ENFILE):
+        raise exc
     if unread is not None and exc.errno in (errno.EACCES, errno.EPERM):
         unread.append(path)
 
