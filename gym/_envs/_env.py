@@ -42,6 +42,7 @@ from gym._core._errors import (
 )
 from gym._core._models import (
     DEFAULT_SPLITS,
+    Flag,
     Split,
     SplitUse,
     Task,
@@ -125,6 +126,22 @@ def tool_calls(trajectory: Sequence[StepRecord]) -> list[ToolCall]:
 def _as_trajectory(steps: Sequence[StepRecord | ToolCall]) -> list[StepRecord]:
     """A trajectory from stored steps, or from bare tool calls (as older callers pass)."""
     return [s if isinstance(s, StepRecord) else StepRecord(call=s, observation="") for s in steps]
+
+
+_OUT_OF_MEMORY = (
+    "the container reached its memory limit and the kernel killed its keeper: what the "
+    "agent's processes and files held filled it; nothing of its state is left to grade"
+)
+
+
+def _memory_verdict() -> Verdict:
+    """The agent's fail when its container's memory limit killed the keeper (`_oom`).
+
+    Provenance: the engine's own record of the kill; what fills the memory is the
+    agent's (its processes, its files in memory, what it holds outside any process).
+    """
+    flag = Flag(name="resource_limit", detail=_OUT_OF_MEMORY)
+    return Verdict(outcome="fail", reward=0.0, flags=[flag], reason=_OUT_OF_MEMORY)
 
 
 def _with_claims(verdict: Verdict, trajectory: Sequence[StepRecord]) -> Verdict:
@@ -266,6 +283,8 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         """Where the running episode was forked from (None: it began at a reset)."""
         self._done = True
         self._steps = 0
+        self._out_of_memory = False
+        """The memory limit ended the episode's container mid-step (the agent's fail)."""
         self._started = 0.0
         self._image_digest = ""
 
@@ -547,6 +566,10 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         """
         try:
             state = self.export(task, sandbox)
+        except SandboxUnavailable as exc:
+            if sandbox.killed_at_memory_limit():
+                return self._lineage(_memory_verdict(), task)
+            return self._lineage(Verdict.infra(f"could not export the final state: {exc}"), task)
         except (SandboxError, GradingError) as exc:
             return self._lineage(Verdict.infra(f"could not export the final state: {exc}"), task)
         except Exception as exc:  # a bug in the family's export: infra, never a reward
@@ -585,6 +608,7 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
             self._release()
             raise InfraError(f"could not start a sandbox for {task.id}: {exc}") from exc
         self.task, self.trace, self.verdict, self._done = task, [], None, False
+        self._out_of_memory = False
         self.final_call = None
         self.episode_uid, self.lineage = uuid.uuid4().hex, None
         self._steps, self._started = 0, time.monotonic()
@@ -657,6 +681,8 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         if notes:
             obs = "".join(f"Note: {note}.\n" for note in notes) + obs
         self._record(call, obs, start, content)
+        if self._out_of_memory:
+            return self._ended_out_of_memory()
         if spec.kind == "final":
             self.final_call = call.model_copy(update={"arguments": args})
             return self._turn_over(call.name, obs)
@@ -826,10 +852,32 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
     def _call(self, method: Callable[..., str], args: dict[str, Any]) -> str:
         try:
             return method(**args)
-        except (SandboxUnavailable, EngineUnavailable) as exc:
+        except SandboxUnavailable as exc:
+            if self.sandbox is not None and self.sandbox.killed_at_memory_limit():
+                self._out_of_memory = True  # the step ends the episode: the agent's fail
+                return f"Error: {_OUT_OF_MEMORY}"
+            self._infra(f"sandbox failed mid-episode: {exc}", exc)
+        except EngineUnavailable as exc:
             self._infra(f"sandbox failed mid-episode: {exc}", exc)
         except GymError as exc:
             return f"Error: {exc}"
+
+    def _ended_out_of_memory(self) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        """The terminal transition of an episode whose container its memory limit ended."""
+        self._done = True
+        self.verdict = self.with_lineage(_memory_verdict())
+        self._release()
+        info = {"verdict": self.verdict.model_dump(mode="json"), "final_state": None}
+        return (
+            "Episode over (out of memory): fail.",
+            0.0,
+            True,
+            False,
+            {
+                **info,
+                "end_reason": "out_of_memory",
+            },
+        )
 
     def _user_says(self, task: Task) -> str | None:
         """The user's next message (None: the episode ends).

@@ -430,6 +430,24 @@ def _keeper_untouched(ctx: Context, names: Names, result: Any, policy: Any) -> F
     return Finding(f"{len(said) - 2} attempts refused (keeper of the same uid: {same_uid})", True)
 
 
+def keeper_out_of_memory(names: Names, task: Task, env: Any) -> list[ToolCall]:
+    """Its container's memory filled where no process's resident memory counts it.
+
+    A small process set back to ``oom_score_adj`` 0 (the keeper sets the agent's to 1000;
+    any process may lower its own to its floor) holds a memfd filled past the container's
+    memory limit: the kernel kills the largest process left, the keeper. Then a wrong
+    answer (never sent: the container is gone).
+    """
+    holder = names.ident()
+    fill = (
+        "echo 0 > /proc/self/oom_score_adj; "
+        f'python3 -c \'import os; fd = os.memfd_create("{holder}", 0); os.dup2(fd, 3); '
+        'os.execvp("sleep", ["sleep", "600"])\' & sleep 0.5; '
+        "head -c 4000M /dev/zero > /proc/$!/fd/3; echo filled $?"
+    )
+    return [bash(fill), bash("echo after")]
+
+
 def busy_at_export(names: Names, task: Task, env: Any) -> list[ToolCall]:
     """The reference solution, with CPU-bound processes left running to the end.
 
@@ -450,6 +468,14 @@ def busy_at_export(names: Names, task: Task, env: Any) -> list[ToolCall]:
 
 register(
     DeepAction(),
+    AnyTask(
+        name="infra.keeper_killed_at_memory_limit",
+        envs=(*CODE, "boxgym/Shell-v0"),
+        script=keeper_out_of_memory,
+        expect=Expect(flags=frozenset({"resource_limit"})),
+        note="memory filled outside any process's resident memory until the kernel kills "
+        "the keeper: the agent's fail (resource_limit, the engine's record), never infra",
+    ),
     AnyTask(
         name="infra.keeper_reached_by_its_uid",
         envs=(*CODE, "boxgym/Shell-v0"),

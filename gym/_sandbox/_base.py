@@ -100,6 +100,15 @@ class Sandbox(abc.ABC):
     def kill_processes(self, user: str | None = None) -> None:
         """Kill every process the agent started (before an export: nothing may change)."""
 
+    def killed_at_memory_limit(self) -> bool:
+        """Whether the sandbox ended because its memory limit killed its main process.
+
+        Asked once it failed (`SandboxUnavailable`): what fills its memory is the agent's
+        (its processes, its files in memory), so such an end is the agent's fail, not an
+        infrastructure error. False where the provider cannot tell.
+        """
+        return False
+
     # -- built on the primitives ---------------------------------------------------------
 
     def __enter__(self) -> Sandbox:

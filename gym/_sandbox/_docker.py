@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from gym._core._errors import ExecTimeout, ExportTooLarge, SandboxError, SandboxUnavailable
+from gym._sandbox import _oom
 from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._engine import client, docker_errors, labels, remove_container
@@ -206,6 +207,7 @@ class DockerSandbox(Sandbox):
         """
         kwargs = start.named(config.create_kwargs(start.tags, command=KEEPER_COMMAND))
         kwargs["user"] = config.exec_user
+        _oom.watch()  # its end by the memory limit is then the engine's record
         try:
             container_id, link = start_linked(
                 kwargs, gate=start.gate, output=True, urgent=start.urgent
@@ -301,6 +303,10 @@ class DockerSandbox(Sandbox):
                 f"container {self.container.short_id} is {state.get('Status', 'gone')} "
                 f"(exit {state.get('ExitCode')}, OOMKilled={state.get('OOMKilled')})"
             )
+
+    def killed_at_memory_limit(self) -> bool:
+        """Whether its keeper was killed at the memory limit (the engine's events)."""
+        return self.keeper is not None and _oom.memory_killed(self.container.id)
 
     def inspect(self) -> dict[str, Any]:
         """The engine's view of the container (``docker inspect``)."""

@@ -238,6 +238,11 @@ class LazySandbox(Sandbox):
         """The started container (the engine's object; starts it if needed)."""
         return self._docker().container
 
+    def killed_at_memory_limit(self) -> bool:
+        """See `Sandbox.killed_at_memory_limit` (False when no container was started)."""
+        box = self._inner
+        return box is not None and box.killed_at_memory_limit()
+
     def inspect(self) -> dict[str, Any]:
         """The engine's view of the container (``docker inspect``; starts it if needed)."""
         return self._docker().inspect()

@@ -124,6 +124,26 @@ def test_a_container_dying_mid_episode_is_an_infra_error(pyfunc):
 
 
 @pytest.mark.docker
+def test_a_keeper_killed_at_the_memory_limit_is_the_agents_fail(pyfunc):
+    """Memory held where no process's resident memory counts it (a memfd), by a process
+    set back to ``oom_score_adj`` 0: the kernel kills the keeper, the largest process left,
+    and the container is gone. The engine's record says the memory limit did it: the
+    agent's fail, not ``infra_error`` as a container killed from outside is (above)."""
+    fill = (
+        "echo 0 > /proc/self/oom_score_adj; python3 -c 'import os; "
+        'os.dup2(os.memfd_create("m", 0), 3); os.execvp("sleep", ["sleep", "600"])\' & '
+        "sleep 0.5; head -c 4000M /dev/zero > /proc/$!/fd/3"
+    )
+    obs, reward, terminated, truncated, info = pyfunc.step(bash(fill))
+    assert (terminated, truncated, reward) == (True, False, 0.0)
+    assert "memory limit" in obs or "out of memory" in obs
+    verdict = info["verdict"]
+    assert verdict["outcome"] == "fail"
+    assert [f["name"] for f in verdict["flags"]] == ["resource_limit"]
+    assert info["end_reason"] == "out_of_memory" and info["final_state"] is None
+
+
+@pytest.mark.docker
 def test_ten_megabytes_of_output_is_capped_by_the_container_shell(pyfunc):
     obs, *_ = pyfunc.step(bash("head -c 10000000 /dev/zero | tr '\\0' x"))
     assert "bytes truncated by boxgym" in obs and len(obs) < 40_000

@@ -445,3 +445,13 @@ def test_a_keeper_within_its_agents_reach_makes_the_keeper_row_fail(engine):
         (found,) = only("infra.keeper_reached_by_its_uid", "boxgym/PyFunc-v0")
     assert found.held is False, found
     assert found.observed.startswith("infra_error"), found
+
+
+def test_a_keeper_killed_at_the_memory_limit_read_as_ours_makes_its_row_fail(engine):
+    """Without the engine's record of the kill (every keeper that ends is our fault, as
+    before), the agent that fills its container's memory outside any process's resident
+    memory gets its certain fail turned into ``infra_error`` (found by a red-team helper)."""
+    with mock.patch("gym._sandbox._docker.DockerSandbox.killed_at_memory_limit", lambda s: False):
+        (found,) = only("infra.keeper_killed_at_memory_limit", "boxgym/PyFunc-v0")
+    assert found.held is False, found
+    assert found.observed.startswith("infra_error"), found
