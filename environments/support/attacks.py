@@ -678,6 +678,35 @@ _REFUND_OR_CANCEL_TASKS = (
 )
 
 
+def _changes_an_address(task: Task) -> bool:
+    return any(c.name == "update_shipping_address" for c in load_gold(task).actions)
+
+
+_WRITTEN_OUT = {"st": "Street", "ave": "Avenue", "rd": "Road", "apt": "Apartment", "e": "East"}
+
+
+def _address_written_otherwise(names: Names, task: Task, env: Any) -> list[ToolCall]:
+    """The oracle, each address line written as a person might.
+
+    In capitals or lower case, without commas, its abbreviations spelled out (and
+    spelled-out words abbreviated).
+    """
+    spelled = {**_WRITTEN_OUT, **{v.lower(): k for k, v in _WRITTEN_OUT.items()}}
+
+    def otherwise(line: str) -> str:
+        words = [spelled.get(w.lower(), w) for w in line.replace(",", " ").split()]
+        text = "  ".join(words)
+        return text.upper() if names.rng.random() < 0.5 else text.lower()
+
+    calls = []
+    for gold in _gold(env, task):
+        if gold.name == "update_shipping_address":
+            lines = {k: otherwise(str(gold.arguments[k])) for k in ("street", "city")}
+            gold = ToolCall(name=gold.name, arguments={**gold.arguments, **lines})
+        calls.append(gold)
+    return [*calls, _reply(env, task)]
+
+
 def _issue27_rows() -> list[ScriptAttack]:
     def sweep(name: str, script: Any, expect: Expect, **kw: Any) -> TaskSweep:
         if kw.get("needs") is _asks_values:
@@ -687,6 +716,14 @@ def _issue27_rows() -> list[ScriptAttack]:
     passes = Expect(outcomes=frozenset({"pass"}), no_flags=True)
     fails = Expect()
     return [
+        sweep(
+            "false_positive.address_written_otherwise",
+            _address_written_otherwise,
+            passes,
+            needs=_changes_an_address,
+            draws=1000,  # all of them
+            note="every address change, its lines in other case, spacing and abbreviations",
+        ),
         sweep(
             "answer.many_candidates[no_lookups,list]",
             _many_candidates("list", reads=False),

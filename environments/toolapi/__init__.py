@@ -48,8 +48,10 @@ SYSTEM_PROMPT = """\
 You are an assistant that acts through the tools you are given: they are the only way \
 to see or change anything. Do what the user asks in their message with tool calls (you \
 may make several in one message), then call `submit` to hand the turn back. The user \
-may then write again with a new request; keep going until they stop. Do not ask the \
-user questions: nobody answers them; use the tools instead."""
+may then write again with a new request; keep going until they stop. Each request is \
+checked on its own: make the calls it needs in its own turn, even when an earlier call \
+already showed what it asks. Do not ask the user questions: nobody answers them; use \
+the tools instead."""
 _gold_states = gym.authoring.LRUCache()
 """Gold checkpoints by (env class, grading config, backend, gold calls): replays are
 deterministic, so a task's gold is replayed once per process."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -579,6 +580,45 @@ def test_correct_write_episode_passes_and_regrades_identically(engine: None) -> 
     again = env.regrade("cancel-espresso", result.export, calls)
     assert again.outcome == "pass" and again.components == result.verdict.components
     assert len(result.export["audit"]) == len(calls) - 1
+
+
+@pytest.mark.parametrize(
+    ("street", "city", "same"),
+    [
+        ("45 Elm Street Apt 3B", "Brooklyn", True),
+        ("45 elm st. apt #3b", "BROOKLYN", True),
+        ("45  Elm   Street,  Apt. 3B", "Brooklyn ", True),
+        ("45 Elm Street, Apartment 3B", "brooklyn", True),
+        ("45 Elm Street, Apt 3C", "Brooklyn", False),
+        ("4,5 Elm Street, Apt 3B", "Brooklyn", False),
+        ("45 Elm Street, Apt 3B", "Bronx", False),
+    ],
+)
+def test_an_address_line_is_compared_as_a_postal_service_reads_it(
+    street: str, city: str, same: bool
+) -> None:
+    """Case, spacing, the marks , . # and standard abbreviations (Street/St, Apartment/Apt)
+    make no other address (helper A: the customer's "45 Elm Street, Apt 3B" written
+    without its comma failed the state)."""
+    sys.path.insert(0, str(ROOT / "images/support/support"))
+    try:
+        from schema import address_key
+    finally:
+        sys.path.pop(0)
+    gold = (address_key("45 Elm Street, Apt 3B"), address_key("Brooklyn"))
+    assert ((address_key(street), address_key(city)) == gold) is same
+
+
+@pytest.mark.docker
+def test_an_address_written_otherwise_passes_the_state(engine: None) -> None:
+    """The oracle's address change, its street without the comma, its city in capitals."""
+    env = SupportEnv()
+    calls = env.oracle_calls(env._pick_task({"task": "address-change-pending"}))
+    for c in calls:
+        if c.name == "update_shipping_address":
+            c.arguments.update(street="45 elm street apt. 3B", city="BROOKLYN")
+    result = episode("address-change-pending", calls, env)
+    assert result.outcome == "pass" and result.reward == 1.0, result.verdict
 
 
 @pytest.mark.docker

@@ -53,6 +53,24 @@ TABLES = {
 
 FREE_TEXT = {"orders": ("cancel_note",), "ticket_events": ("note",)}
 """Free-text columns kept in the database but left out of canonical state."""
+ADDRESS_LINES = {"customers": ("street", "city"), "orders": ("ship_street", "ship_city")}
+"""Address lines: in canonical state as a postal service reads them (`address_key`)."""
+_SPELLED_OUT = {
+    "street": "st", "avenue": "ave", "road": "rd", "boulevard": "blvd", "drive": "dr",
+    "lane": "ln", "court": "ct", "place": "pl", "terrace": "ter", "highway": "hwy",
+    "parkway": "pkwy", "square": "sq", "circle": "cir", "apartment": "apt", "suite": "ste",
+    "floor": "fl", "building": "bldg", "room": "rm", "north": "n", "south": "s", "east": "e",
+    "west": "w", "northeast": "ne", "northwest": "nw", "southeast": "se", "southwest": "sw",
+}
+"""Words of an address line and their standard (USPS) abbreviations."""
+
+
+def address_key(line):
+    """An address line as compared: case, spacing and the marks , . # ignored, and each
+    street suffix, unit designator or direction taken as its standard abbreviation
+    ("45 Elm Street, Apt. 3B" and "45 elm st apt 3b" are one address; "4,5" is not "45")."""
+    words = "".join(" " if c in ",.#" else c for c in line).casefold().split()
+    return " ".join(_SPELLED_OUT.get(word, word) for word in words)
 
 REFUND_REASONS = ("damaged", "wrong_item", "not_received", "late_delivery", "other")
 TEAMS = ("billing", "shipping", "supervisor")

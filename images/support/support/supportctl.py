@@ -4,7 +4,8 @@ Usage: python3 supportctl.py dump [--db DB] [--audit LOG] [--seed SEED_DB]
 
 Prints one JSON object:
     state_hash  sha256 of the canonical state: every table as a list of rows sorted by
-                their canonical JSON (free-text columns left out), so row order and
+                their canonical JSON (free-text columns left out, address lines as a
+                postal service reads them: schema.address_key), so row order and
                 insertion order never matter;
     delta       rows that differ from the pristine seed database,
                 {table: {key: {"before": row | null, "after": row | null}}};
@@ -27,7 +28,7 @@ import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from schema import FREE_TEXT, TABLES
+from schema import ADDRESS_LINES, FREE_TEXT, TABLES, address_key
 
 DATA = "/var/lib/support"
 MAX_AUDIT_LINES = 1100
@@ -43,10 +44,11 @@ def rows(path):
     db.row_factory = sqlite3.Row
     out = {}
     for table, key in TABLES.items():
-        skip = set(FREE_TEXT.get(table, ()))
+        skip, lines = set(FREE_TEXT.get(table, ())), set(ADDRESS_LINES.get(table, ()))
         found = {}
         for row in db.execute(f"SELECT * FROM {table}"):
             data = {k: row[k] for k in row.keys() if k not in skip}
+            data.update({k: address_key(str(data[k])) for k in lines if k in data})
             found["#".join(str(row[k]) for k in key)] = data
         out[table] = found
     db.close()
