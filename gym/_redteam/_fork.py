@@ -121,8 +121,9 @@ class RefusedByAgentState(Attack):
     expected: str = (
         "files just under the fork cap and a read-only folder with files fork; files over "
         "the cap, a sparse file under it but over its mount written out (alone, or with "
-        "links whose targets take a page), files or folders unreadable to the agent and "
-        "exported variables over the shell state's cap are refused with ExportTooLarge "
+        "links whose targets take a page), files or folders unreadable to the agent, a file "
+        "nested past what the kernel names or under a lease, and exported variables over "
+        "the shell state's cap are refused with ExportTooLarge "
         "(the agent's state, which step sampling counts as K failed branches), never "
         "another error (a fault, skipped); the parent is graded"
     )
@@ -158,6 +159,18 @@ class RefusedByAgentState(Attack):
             ),
             "a folder unlistable to the agent": (
                 f"mkdir {mount}/.d && echo x > {mount}/.d/f && chmod 300 {mount}/.d",
+                False,
+            ),
+            "a file nested past what the kernel names": (
+                f"mkdir -p {mount}/.n && cd $_ && for i in $(seq 25); do mkdir {'d' * 200} "
+                f"&& cd {'d' * 200}; done && echo x > f",
+                False,
+            ),
+            "a file under a lease another process holds": (
+                f"echo x > {mount}/.w && python3 -c 'import fcntl, os, signal, time; "
+                f'signal.signal(signal.SIGIO, signal.SIG_IGN); fd = os.open("{mount}/.w", '
+                "os.O_RDONLY); fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK); "
+                "time.sleep(600)' >/dev/null 2>&1 & sleep 1",
                 False,
             ),
             "variables over the cap": (

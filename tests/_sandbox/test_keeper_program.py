@@ -135,3 +135,65 @@ def test_a_walk_out_of_descriptors_raises_rather_than_leave_files_out(tmp_path: 
         check=True,
     ).stdout
     assert said.split() == ["raised", "EMFILE"]
+
+
+def _walked(top: Path) -> list[str]:
+    """What the keeper's archive of ``top`` left unread (run in a process of its own)."""
+    walk = (
+        KEEPER.read_text().rsplit("main()", 1)[0]
+        + "unread = []\n"
+        + "for path, info in tree(sys.argv[1], unread):\n"
+        + "    for piece in tar_entry(path, path.encode(), info, {}, unread):\n"
+        + "        pass\n"
+        + "print('\\n'.join(unread))\n"
+    )
+    said = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", walk, str(top)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return said.split()
+
+
+def test_a_folder_nested_past_what_the_kernel_names_is_unread_not_left_out(
+    tmp_path: Path,
+) -> None:
+    """A fork's branch must hold the parent's files or be refused: a file under a path
+    longer than 4096 bytes was passed over (helper C), so the branch lacked it."""
+    here = os.open(tmp_path, os.O_RDONLY)
+    for _ in range(25):
+        os.mkdir("d" * 200, dir_fd=here)
+        inner = os.open("d" * 200, os.O_RDONLY, dir_fd=here)
+        os.close(here)
+        here = inner
+    os.close(os.open("kept.txt", os.O_CREAT | os.O_WRONLY, dir_fd=here))
+    os.close(here)
+    assert _walked(tmp_path), "the deep folder is counted unread"
+
+
+def test_a_file_there_but_not_opened_is_unread_not_left_out(tmp_path: Path) -> None:
+    """A file under a write lease another process holds cannot be opened without waiting;
+    it is still the file listed, so it is unread (before: passed over, helper C)."""
+    (tmp_path / "leased.txt").write_text("x")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, signal, sys, time\n"
+            "signal.signal(signal.SIGIO, signal.SIG_IGN)\n"
+            "fd = os.open(sys.argv[1], os.O_RDONLY)\n"
+            "fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)\n"
+            "print('held', flush=True)\n"
+            "time.sleep(60)\n",
+            str(tmp_path / "leased.txt"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    with holder:
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+            assert _walked(tmp_path) == [str(tmp_path / "leased.txt")]
+        finally:
+            holder.kill()

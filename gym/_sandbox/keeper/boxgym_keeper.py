@@ -541,14 +541,15 @@ _TAR_TYPES = {stat.S_IFREG: b"0", stat.S_IFDIR: b"5", stat.S_IFLNK: b"2", stat.S
 def refused(exc, path, unread):
     """Add ``path`` to ``unread`` (if given) when ``exc`` says this uid may not read it.
 
-    A file or folder gone since it was listed is passed over. Out of descriptors is the
+    Or that its path is past what the kernel names (a folder nested that deep). A file
+    or folder gone since it was listed is passed over. Out of descriptors is the
     keeper's own fault (nothing of the agent's can lower its limit: the seccomp profile),
     never a reason to leave files out: it is raised.
     """
     if exc.errno in (errno.EMFILE, errno.ENFILE):
         raise exc
-    if unread is not None and exc.errno in (errno.EACCES, errno.EPERM):
-        unread.append(path)
+    if unread is not None and exc.errno in (errno.EACCES, errno.EPERM, errno.ENAMETOOLONG):
+        unread.append(path)  # one the agent made too long to name is as unread
 
 
 def tar_entry(path, name, info, links, unread):
@@ -574,8 +575,8 @@ def tar_entry(path, name, info, links, unread):
         else:
             fd = open_regular(path, info)
             if fd is None:
-                if not os.access(path, os.R_OK, follow_symlinks=False):
-                    unread.append(path)  # not one replaced or gone as it was read
+                if same_file(path, info):
+                    unread.append(path)  # there as listed, not read: refused, or leased
                 return
             if info.st_nlink > 1:
                 links[key] = name
@@ -639,6 +640,15 @@ def tar_header(name, kind, mode, size, mtime, target):
     header = bytearray(struct.pack("100s8s8s8s12s12s8s1s100s8s", *fields).ljust(512, b"\0"))
     header[148:156] = b"%06o\0 " % sum(header)
     return bytes(header)
+
+
+def same_file(path, info):
+    """Whether ``path`` is still the file listed (not gone, not replaced)."""
+    try:
+        now = os.lstat(path)
+    except OSError:
+        return False
+    return (now.st_dev, now.st_ino) == (info.st_dev, info.st_ino)
 
 
 def open_regular(path, info):
