@@ -17,6 +17,11 @@ process's resident memory (files in its tmpfs mounts, a memfd, pipe buffers), wh
 kernel does not count when it picks whom to kill. A red-team helper filled a memfd
 held by a process with its ``oom_score_adj`` set back to 0: the kernel killed the
 keeper, the largest process left, and the agent's fail was ``infra_error``.
+
+Under cgroup v1 (the engines boxgym was measured on) the engine's ``oom`` is a kill by the
+container's own limit only. Under cgroup v2 it follows any kill of a process of the
+container, a host-wide one too: a host out of memory that kills a keeper would read as
+the agent's. Not handled here: size the host so that its own memory never runs out.
 """
 
 from __future__ import annotations
