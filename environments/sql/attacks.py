@@ -648,18 +648,32 @@ _MIRRORED = {">=": "<=", "<=": ">=", "<>": "<>", ">": "<", "<": ">", "=": "="}
 _NEGATED = {">=": "<", "<=": ">", "<>": "=", ">": "<=", "<": ">=", "=": "<>"}
 
 
-def _negations(new: str, left: str) -> str:
-    """PL/pgSQL writing each comparison ``(left op name)`` in ``new`` as NOT of its negation."""
+_LITERAL = "(\\([0-9.]+\\)::[a-z ]+|[a-z0-9_.]+)"
+_NAME = "([a-z_][a-z0-9_]*)"
+
+
+def _each_operator(new: str, operators: dict[str, str], find: str, put: str) -> str:
+    """PL/pgSQL rewriting each comparison in ``new`` by each of ``operators``.
+
+    ``find`` is the comparison's pattern with ``{op}`` for its operator, ``put`` its
+    replacement with ``@{i}@`` for the new operator, which then becomes the one
+    ``operators`` maps the old one to (in two passes, so that none is rewritten twice).
+    """
     rewrites = "".join(
-        f"      {new} := regexp_replace({new}, '\\({left} "
-        f"{re_op} ([a-z_][a-z0-9_]*)\\)', '(NOT (\\1 #{i}# \\2))', 'g');\n"
-        for i, re_op in enumerate(_NEGATED)
+        f"      {new} := regexp_replace({new}, '{find.replace('{op}', op)}', "
+        f"'{put.replace('{i}', str(i))}', 'g');\n"
+        for i, op in enumerate(operators)
     )
     back = "".join(
-        f"      {new} := replace({new}, '#{i}#', '{negated}');\n"
-        for i, negated in enumerate(_NEGATED.values())
+        f"      {new} := replace({new}, '@{i}@', '{to}');\n"
+        for i, to in enumerate(operators.values())
     )
     return rewrites + back
+
+
+def _negations(new: str, left: str) -> str:
+    """PL/pgSQL writing each comparison ``(left op name)`` in ``new`` as NOT of its negation."""
+    return _each_operator(new, _NEGATED, f"\\({left} {{op}} {_NAME}\\)", "(NOT (\\1 @{i}@ \\2))")
 
 
 def _checks_written_otherwise(names: Names, task: Task, env: Any) -> list[ToolCall]:
@@ -678,17 +692,8 @@ def _checks_written_otherwise(names: Names, task: Task, env: Any) -> list[ToolCa
     pass as the gold does.
     """
     prefix, row, new, cols, mark, found = (names.ident() for _ in range(6))
-    swaps = "".join(
-        f"      {new} := regexp_replace({new}, '\\(([a-z_][a-z0-9_]*) {re_op} "
-        f"(\\([0-9.]+\\)::[a-z ]+|[a-z0-9_.]+)\\)', '(\\2 @{i}@ \\1)', 'g');\n"
-        for i, re_op in enumerate(_MIRRORED)
-    )
-    back = "".join(
-        f"      {new} := replace({new}, '@{i}@', '{mirrored}');\n"
-        for i, mirrored in enumerate(_MIRRORED.values())
-    )
-    negations = _negations(new, "(\\([0-9.]+\\)::[a-z ]+|[a-z0-9_.]+)")
-    pairs = _negations(new, "([a-z_][a-z0-9_]*)")
+    swaps = _each_operator(new, _MIRRORED, f"\\({_NAME} {{op}} {_LITERAL}\\)", "(\\2 @{i}@ \\1)")
+    negations, pairs = _negations(new, _LITERAL), _negations(new, _NAME)
     rewrite = f"""DO $$
 DECLARE {row} record; {new} text; {cols} text[]; {mark} text; {found} text; n int := 0;
 BEGIN
@@ -698,7 +703,7 @@ BEGIN
   LOOP
     {new} := {row}.def;
     {mark} := 'u';
-{swaps}{back}{pairs}    {found} := substring({new} from 'ARRAY\\[([^]]*)\\]');
+{swaps}{pairs}    {found} := substring({new} from 'ARRAY\\[([^]]*)\\]');
     IF position(', ' in coalesce({found}, '')) > 0 THEN
       {new} := replace({new}, 'ARRAY[' || {found} || ']', 'ARRAY[' || array_to_string(ARRAY(
         SELECT x FROM unnest(string_to_array({found}, ', ')) WITH ORDINALITY u(x, k)

@@ -118,42 +118,42 @@ def test_a_walk_out_of_descriptors_raises_rather_than_leave_files_out(tmp_path: 
     descriptors is the keeper's own fault: it raises."""
     (tmp_path / "kept").mkdir()
     (tmp_path / "kept" / "file").write_text("x")
-    walk = (
-        KEEPER.read_text().rsplit("main()", 1)[0]
-        + "import resource\n"
-        + "hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]\n"
-        + "resource.setrlimit(resource.RLIMIT_NOFILE, (3, hard))\n"
-        + "try:\n"
-        + "    print(len(list(tree(sys.argv[1], []))))\n"
-        + "except OSError as exc:\n"
-        + "    print('raised', errno.errorcode[exc.errno])\n"
+    said = _keeper_run(
+        "import resource\n"
+        "hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (3, hard))\n"
+        "try:\n"
+        "    print(len(list(tree(sys.argv[1], []))))\n"
+        "except OSError as exc:\n"
+        "    print('raised', errno.errorcode[exc.errno])\n",
+        tmp_path,
     )
-    said = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", walk, str(tmp_path)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert said.split() == ["raised", "EMFILE"]
+    assert said == ["raised", "EMFILE"]
 
 
-def _walked(top: Path) -> list[str]:
-    """What the keeper's archive of ``top`` left unread (run in a process of its own)."""
-    walk = (
-        KEEPER.read_text().rsplit("main()", 1)[0]
-        + "unread = []\n"
-        + "for path, info in tree(sys.argv[1], unread):\n"
-        + "    for piece in tar_entry(path, path.encode(), info, {}, unread):\n"
-        + "        pass\n"
-        + "print('\\n'.join(unread))\n"
-    )
+def _keeper_run(code: str, top: Path) -> list[str]:
+    """The words ``code`` prints, run after the keeper's functions (not its main loop) in
+    a process of its own, with ``top`` as its argument."""
+    program = KEEPER.read_text().rsplit("main()", 1)[0] + code
     said = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", walk, str(top)],
+        [sys.executable, "-I", "-S", "-c", program, str(top)],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
     return said.split()
+
+
+def _walked(top: Path) -> list[str]:
+    """What the keeper's archive of ``top`` left unread."""
+    return _keeper_run(
+        "unread = []\n"
+        "for path, info in tree(sys.argv[1], unread):\n"
+        "    for piece in tar_entry(path, path.encode(), info, {}, unread):\n"
+        "        pass\n"
+        "print('\\n'.join(unread))\n",
+        top,
+    )
 
 
 def test_a_folder_nested_past_what_the_kernel_names_is_unread_not_left_out(
