@@ -715,15 +715,17 @@ def _issue27_rows() -> list[ScriptAttack]:
 
     passes = Expect(outcomes=frozenset({"pass"}), no_flags=True)
     fails = Expect()
+    addresses = sweep(
+        "false_positive.address_written_otherwise",
+        _address_written_otherwise,
+        passes,
+        needs=_changes_an_address,
+        draws=1000,  # all of them
+        note="every address change, its lines in other case, spacing and abbreviations",
+    )
+    addresses.expected = f"{passes.text()}; on every task that changes an address"
     return [
-        sweep(
-            "false_positive.address_written_otherwise",
-            _address_written_otherwise,
-            passes,
-            needs=_changes_an_address,
-            draws=1000,  # all of them
-            note="every address change, its lines in other case, spacing and abbreviations",
-        ),
+        addresses,
         sweep(
             "answer.many_candidates[no_lookups,list]",
             _many_candidates("list", reads=False),
