@@ -699,19 +699,20 @@ def _address_written_otherwise(names: Names, task: Task, env: Any) -> list[ToolC
         return text.upper() if names.rng.random() < 0.5 else text.lower()
 
     calls = []
-    for gold in _gold(env, task):
+    for gold in env.oracle_calls(task):  # a chat's turns too: each of its replies
         if gold.name == "update_shipping_address":
             lines = {k: otherwise(str(gold.arguments[k])) for k in ("street", "city")}
             gold = ToolCall(name=gold.name, arguments={**gold.arguments, **lines})
         calls.append(gold)
-    return [*calls, _reply(env, task)]
+    return calls
 
 
 def _issue27_rows() -> list[ScriptAttack]:
     def sweep(name: str, script: Any, expect: Expect, **kw: Any) -> TaskSweep:
         if kw.get("needs") is _asks_values:
             kw.setdefault("tasks", {"*": "delivery-date-mugs"})
-        return TaskSweep(name=f"support.{name}", envs=SUPPORT, script=script, expect=expect, **kw)
+        kw.setdefault("envs", SUPPORT)
+        return TaskSweep(name=f"support.{name}", script=script, expect=expect, **kw)
 
     passes = Expect(outcomes=frozenset({"pass"}), no_flags=True)
     fails = Expect()
@@ -721,6 +722,7 @@ def _issue27_rows() -> list[ScriptAttack]:
         passes,
         needs=_changes_an_address,
         draws=1000,  # all of them
+        envs=(*SUPPORT, "boxgym/SupportChat-v0"),
         note="every address change, its lines in other case, spacing and abbreviations",
     )
     addresses.expected = f"{passes.text()}; on every task that changes an address"
