@@ -716,18 +716,26 @@ def _issue27_rows() -> list[ScriptAttack]:
 
     passes = Expect(outcomes=frozenset({"pass"}), no_flags=True)
     fails = Expect()
-    addresses = sweep(
-        "false_positive.address_written_otherwise",
-        _address_written_otherwise,
-        passes,
-        needs=_changes_an_address,
-        draws=1000,  # all of them
-        envs=(*SUPPORT, "boxgym/SupportChat-v0"),
-        note="every address change, its lines in other case, spacing and abbreviations",
-    )
-    addresses.expected = f"{passes.text()}; on every task that changes an address"
+    addresses = [
+        sweep(
+            f"false_positive.address_written_otherwise{suffix}",
+            _address_written_otherwise,
+            passes,
+            needs=_changes_an_address,
+            draws=1000,  # all of them
+            envs=(env_id,),
+            tasks={"*": task_id},
+            note="every address change, its lines in other case, spacing and abbreviations",
+        )
+        for suffix, env_id, task_id in (
+            ("", "boxgym/Support-v0", "address-change-pending"),
+            ("[chat]", "boxgym/SupportChat-v0", "chat-address-which-order"),
+        )
+    ]
+    for row in addresses:
+        row.expected = f"{passes.text()}; on every task that changes an address"
     return [
-        addresses,
+        *addresses,
         sweep(
             "answer.many_candidates[no_lookups,list]",
             _many_candidates("list", reads=False),
