@@ -27,6 +27,7 @@ the agent's. Not handled here: size the host so that its own memory never runs o
 from __future__ import annotations
 
 import collections
+import os
 import threading
 import time
 from typing import Any
@@ -103,6 +104,15 @@ def _owner() -> str:
 
 _lock = threading.Lock()
 _listener: _Listener | None = None
+
+
+def _forget() -> None:
+    """In a forked child: the parent's listener thread is not there; start anew."""
+    global _listener, _lock
+    _listener, _lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget)
 
 
 def watch() -> None:

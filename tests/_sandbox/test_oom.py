@@ -60,3 +60,16 @@ def test_only_the_last_few_thousand_containers_are_kept(listener):
 def test_without_a_listener_nothing_is_known():
     with mock.patch.object(_oom, "_listener", None):
         assert _oom.memory_killed("c1", wait=0.0) is False
+
+
+def test_a_forked_child_starts_a_listener_of_its_own():
+    """The parent's listener thread does not survive a fork: the child's first keeper
+    container must start one, not wait on a listener that no longer runs."""
+    import os
+
+    with mock.patch.object(_oom, "_listener", object()):
+        pid = os.fork()
+        if pid == 0:  # the child: nothing of the parent's listener is left
+            os._exit(0 if _oom._listener is None else 1)
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
