@@ -241,7 +241,13 @@ def _capture(env: ContainerEnv[Any]) -> _State:
             f"the shell's exported variables are over {SHELL_STATE_MAX_BYTES >> 20} MiB as "
             "bash source: this episode cannot fork"
         )
-    cwd, _, variables = shell.stdout.partition("\n") if shell.ok else ("", "", "")
+    if not shell.ok:  # its builtins disabled or shadowed: nothing else fails two builtins
+        why = "timed out" if shell.timed_out else f"exit code {shell.exit_code}"
+        raise UnreadableState(
+            f"the agent's shell did not print its directory and exported variables ({why}): "
+            "this episode cannot fork (before: its branches got an empty environment)"
+        )
+    cwd, _, variables = shell.stdout.partition("\n")
     return _State(archive=raw, cwd=cwd, variables=variables, started=True)
 
 
@@ -446,15 +452,13 @@ def _replay(state: _State, parent: SandboxConfig, ours: SandboxConfig) -> str:
     """
     lines = ["builtin unset -v $(builtin compgen -e)", state.variables]
     if state.cwd:
-        lines.append(f"__boxgym_cwd={state.cwd}")
+        at = f"__boxgym_cwd_{uuid.uuid4().hex}"  # no variable of the parent's is named so
+        lines.append(f"{at}={state.cwd}")
         for theirs, mine in zip(parent.tmpfs, ours.tmpfs, strict=True):
             if theirs != mine:  # a local stand-in's folders: each sandbox has its own
                 was, now = quote(theirs), quote(mine)
-                lines.append(
-                    f'case "$__boxgym_cwd" in {was}|{was}/*) '
-                    f'__boxgym_cwd={now}"${{__boxgym_cwd#{was}}}";; esac'
-                )
-        lines.append('builtin cd -- "$__boxgym_cwd"; builtin unset -v __boxgym_cwd')
+                lines.append(f'case "${at}" in {was}|{was}/*) {at}={now}"${{{at}#{was}}}";; esac')
+        lines.append(f'builtin cd -- "${at}"; builtin unset -v {at}')
     return "{\n" + "\n".join(lines) + "\n} 2>/dev/null"
 
 

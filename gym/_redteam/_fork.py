@@ -122,8 +122,9 @@ class RefusedByAgentState(Attack):
         "files just under the fork cap and a read-only folder with files fork; files over "
         "the cap, a sparse file under it but over its mount written out (alone, or with "
         "links whose targets take a page), files or folders unreadable to the agent, a file "
-        "nested past what the kernel names or under a lease, and exported variables over "
-        "the shell state's cap are refused with ExportTooLarge "
+        "nested past what the kernel names or under a lease, a shell that cannot print its "
+        "state, and exported variables over the shell state's cap are refused with "
+        "ExportTooLarge (a file truncated as it is read forks) "
         "(the agent's state, which step sampling counts as K failed branches), never "
         "another error (a fault, skipped); the parent is graded"
     )
@@ -173,6 +174,17 @@ class RefusedByAgentState(Attack):
                 "time.sleep(600)' >/dev/null 2>&1 & sleep 1",
                 False,
             ),
+            "a file truncated and refilled while the fork reads it": (
+                # read empty once listed full, it is padded by more than a frame holds
+                # (before, about one fork in three: the keeper read as gone; the keeper
+                # test of padding fails before every time)
+                ": > /tmp/.g; setsid python3 -c 'import os\nwhile True:\n "
+                'os.truncate("/tmp/.g", 0)\n '
+                f'os.truncate("/tmp/.g", {min(64 << 20, cap // 4)})\' '
+                "</dev/null >/dev/null 2>&1 & sleep 1",
+                True,
+            ),
+            "a shell that cannot print its state": ("enable -n printf declare", False),
             "variables over the cap": (
                 f"printf -v x '%0*d' {size} 0; for ((i = 0; i <= "
                 f'{SHELL_STATE_MAX_BYTES // size}; i++)); do export V$i="$x"; done',

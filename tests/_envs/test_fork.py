@@ -76,6 +76,32 @@ def test_verdicts_are_independent(forked):
     assert not env.done  # the parent's episode goes on
 
 
+def test_a_shell_that_cannot_print_its_state_refuses_the_fork_as_the_agents():
+    """Its builtins disabled, the shell reads no directory nor variables: before, the fork
+    went on and every branch ran with no exported variable at all (helper E)."""
+    env = _toy()
+    try:
+        env.step(bash("export KEPT=1; enable -n printf declare"))
+        with pytest.raises(gym.errors.UnreadableState, match="shell did not print"):
+            env.fork(1)
+    finally:
+        env.close()
+
+
+def test_a_variable_of_the_parents_cannot_stop_a_branch_reaching_its_directory():
+    """The branch's replay names its directory with a variable no parent can know: a
+    read-only one of the old fixed name left branches in the workspace (helper E)."""
+    env = _toy()
+    branches: list[gym.ContainerEnv] = []
+    try:
+        env.step(bash("mkdir -p sub && cd sub && declare -rx __boxgym_cwd=/etc"))
+        branches = env.fork(1)
+        assert _obs(branches[0], "pwd").split("\n")[0].endswith("/sub")
+    finally:
+        for e in (env, *branches):
+            e.close()
+
+
 def test_fork_before_any_command_gives_the_tasks_files():
     env = _toy()
     (branch,) = env.fork(1)

@@ -197,3 +197,18 @@ def test_a_file_there_but_not_opened_is_unread_not_left_out(tmp_path: Path) -> N
             assert _walked(tmp_path) == [str(tmp_path / "leased.txt")]
         finally:
             holder.kill()
+
+
+def test_a_file_that_shrank_is_padded_in_pieces_each_one_frame(tmp_path: Path) -> None:
+    """A file listed at 40 MiB that holds 3 bytes when read: the padding is 40 MiB of
+    zeros, sent in pieces no larger than the file's own blocks (1 MiB). Before: one piece,
+    over the host's frame limit, and the keeper read as gone (helper E: a fork while the
+    agent truncated a file became an infra error, its parent's too)."""
+    (tmp_path / "shrunk").write_bytes(b"abc")
+    said = _keeper_run(
+        "fd = os.open(os.path.join(sys.argv[1], 'shrunk'), os.O_RDONLY)\n"
+        "pieces = [len(p) for p in contents(fd, 40 << 20)]\n"
+        "print(sum(pieces), max(pieces))\n",
+        tmp_path,
+    )
+    assert said == [str(40 << 20), str(1 << 20)]

@@ -600,7 +600,10 @@ def contents(fd, size):
     """``size`` bytes of a file, then the padding to a whole block.
 
     A file that grew since it was listed is cut there, one that shrank is padded with
-    zeros (as ``tar`` does).
+    zeros (as ``tar`` does), in pieces of at most 1 MiB like its blocks: each piece is
+    one frame to the host, which takes a frame over its limit for a keeper gone wrong
+    (before: one piece of the missing bytes, and an agent truncating a file of 100 MiB
+    while a fork read it made the fork, and its parent, infra errors).
     """
     left = size
     while left > 0:
@@ -612,7 +615,11 @@ def contents(fd, size):
             break
         left -= len(block)
         yield block
-    yield bytes(left + (-size % 512))
+    left += -size % 512
+    while left > 0:
+        piece = min(left, 1 << 20)
+        left -= piece
+        yield bytes(piece)
 
 
 def tar_long(kind, value):
