@@ -521,7 +521,10 @@ _SAFE = frozenset(
 )
 """Column types whose comparisons with each other or with a literal never raise (no
 collation to conflict, no element operator looked up at run time)."""
-_SCALAR = _SAFE | {"text", "character varying"}
+_TEXT_TYPES = frozenset({"text", "character varying"})
+"""Column types whose values are strings compared as text (``varchar`` has no operator of
+its own); a column with a collation of its own is typed ``text COLLATE ...`` here."""
+_SCALAR = _SAFE | _TEXT_TYPES
 """Column types whose ``IS NULL`` is the negation of their ``IS NOT NULL`` (not a row's)."""
 
 
@@ -1036,9 +1039,6 @@ _NUMBERS_READ = _Reader(_number_column, _value, _numbers_array, frozenset(_MIRRO
 
 # One column's strings ----------------------------------------------------------------
 
-_TEXT_TYPES = frozenset({"text", "character varying"})
-"""Column types whose values are strings compared as text (``varchar`` has no operator of
-its own); a column with a collation of its own is typed ``text COLLATE ...`` here."""
 _STRING = re.compile(r"E?'(?:[^']|'')*'")
 
 

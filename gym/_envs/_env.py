@@ -566,11 +566,9 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         """
         try:
             state = self.export(task, sandbox)
-        except SandboxUnavailable as exc:
-            if sandbox.killed_at_memory_limit():
-                return self._lineage(_memory_verdict(), task)
-            return self._lineage(Verdict.infra(f"could not export the final state: {exc}"), task)
         except (SandboxError, GradingError) as exc:
+            if isinstance(exc, SandboxUnavailable) and sandbox.killed_at_memory_limit():
+                return self._lineage(_memory_verdict(), task)
             return self._lineage(Verdict.infra(f"could not export the final state: {exc}"), task)
         except Exception as exc:  # a bug in the family's export: infra, never a reward
             return self._lineage(Verdict.infra(f"grader raised {type(exc).__name__}: {exc}"), task)
@@ -867,17 +865,9 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         self._done = True
         self.verdict = self.with_lineage(_memory_verdict())
         self._release()
-        info = {"verdict": self.verdict.model_dump(mode="json"), "final_state": None}
-        return (
-            "Episode over (out of memory): fail.",
-            0.0,
-            True,
-            False,
-            {
-                **info,
-                "end_reason": "out_of_memory",
-            },
-        )
+        verdict = self.verdict.model_dump(mode="json")
+        info = {"verdict": verdict, "final_state": None, "end_reason": "out_of_memory"}
+        return "Episode over (out of memory): fail.", 0.0, True, False, info
 
     def _user_says(self, task: Task) -> str | None:
         """The user's next message (None: the episode ends).
