@@ -114,7 +114,8 @@ class ShellEnv(gym.ContainerEnv[ShellExport]):
     compared (``compare``: ``output``, ``files`` or both). Grading replays the gold
     command in a fresh grading container from the same files and compares, in this
     process: the submitted answer with the gold's standard output, and the workspace's
-    final manifest with the gold's (path, type, mode, size, sha256). Whatever the agent
+    final manifest with the gold's (path, type, mode, size, sha256; contents as lines,
+    new entries' default modes may be narrower: environments/shell/README.md). Whatever the agent
     changed in the workspace that the gold left as it was is flagged
     (``unexpected_change``, gating).
     """
@@ -235,7 +236,9 @@ class ShellEnv(gym.ContainerEnv[ShellExport]):
         if "output" in spec.compare:
             components["output"] = gym.grading.compare_output(final_state.answer, gold.stdout)
         if "files" in spec.compare:
-            components["files"] = gym.grading.compare_trees(tree, gold.final, spec.paths)
+            components["files"] = gym.grading.compare_trees(
+                tree, gold.final, spec.paths, gold.initial
+            )
         flags = gym.grading.unexpected_changes(gold.initial, gold.final, tree)
         return gym.grading.compose(components, flags, grader=GRADER, version=GRADER_VERSION)
 

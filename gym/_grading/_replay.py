@@ -73,6 +73,9 @@ MAX_OUTPUT = 1 << 20
 """Bytes of the gold command's standard output kept (more is a task defect)."""
 SHOWN = 8
 """Differences named in a component's explanation (the rest are counted)."""
+NEW_MODES = {"file": 0o644, "dir": 0o755}
+"""The mode a new file or folder gets under the umask (022) the agent's shell and the
+gold's run both have: a gold entry with it has a mode nobody chose."""
 
 
 class FileNode(BaseModel):
@@ -83,19 +86,28 @@ class FileNode(BaseModel):
     mode: int = 0
     """Permission bits, setuid, setgid and sticky included."""
     size: int = 0
-    """Size in bytes (files; 0 for anything else)."""
+    """Size in bytes of a readable file's content as lines (0 for anything else): a last
+    line without its newline counts as if it had one."""
     sha256: str = ""
-    """Content hash of a readable file ('' otherwise: such a file never compares equal)."""
+    """Content hash of a readable file as lines, like ``size`` ('' otherwise: such a file
+    never compares equal)."""
     target: str = ""
     """A symbolic link's target (read, never followed)."""
     xattrs: str = ""
     """sha256 of its extended attributes, names and values ('' when it has none)."""
 
-    def differs(self, other: FileNode) -> str:
-        """What differs from ``other`` ('' when they are equal for grading)."""
+    def differs(self, other: FileNode, *, new: bool = False) -> str:
+        """What differs from ``other`` ('' when they are equal for grading).
+
+        ``new``: this is an entry the gold made (not in the initial tree). Where its mode
+        is the one any new entry of its type gets (`NEW_MODES`), the gold did not choose
+        it, and ``other`` may have that mode or fewer permissions (a file made by
+        ``mktemp``, 600, then moved into place); more, or any other bit, differ.
+        """
         if self.type != other.type:
             return f"{other.type} instead of {self.type}"
-        if self.mode != other.mode:
+        chosen = not new or NEW_MODES.get(self.type) != self.mode
+        if other.mode != self.mode and (chosen or other.mode & ~self.mode):
             return f"mode {other.mode:o} instead of {self.mode:o}"
         if self.type == "file":
             if not self.sha256 or not other.sha256:
@@ -362,20 +374,22 @@ def _region(tree: FileTree, paths: Sequence[str]) -> set[str]:
 
 
 def tree_differences(
-    got: FileTree, want: FileTree, paths: Sequence[str] = ()
+    got: FileTree, want: FileTree, paths: Sequence[str] = (), initial: FileTree | None = None
 ) -> list[tuple[str, str]]:
     """Each difference of ``got`` from ``want``, as (path, what differs), in path order.
 
-    Only under ``paths`` (globs relative to the root; everywhere when empty).
+    Only under ``paths`` (globs relative to the root; everywhere when empty). With the
+    ``initial`` tree, an entry ``want`` has and it had not is new (`FileNode.differs`).
     """
     out: list[tuple[str, str]] = []
     for path in sorted(_region(got, paths) | _region(want, paths)):
         mine, theirs = got.nodes.get(path), want.nodes.get(path)
+        new = initial is not None and path not in initial.nodes
         if mine is None and theirs is not None:
             out.append((path, "missing"))
         elif theirs is None and mine is not None:
             out.append((path, f"not expected ({mine.type})"))
-        elif mine is not None and theirs is not None and (why := theirs.differs(mine)):
+        elif mine is not None and theirs is not None and (why := theirs.differs(mine, new=new)):
             out.append((path, why))
         elif path in got.odd and got.odd.get(path) != want.odd.get(path):
             out.append((path, got.odd[path]))
@@ -387,19 +401,24 @@ def _listed(diffs: list[tuple[str, str]]) -> str:
     return shown + (f"; and {len(diffs) - SHOWN} more" if len(diffs) > SHOWN else "")
 
 
-def compare_trees(got: FileTree, want: FileTree, paths: Sequence[str] = ()) -> Component:
+def compare_trees(
+    got: FileTree, want: FileTree, paths: Sequence[str] = (), initial: FileTree | None = None
+) -> Component:
     """A gated component: the agent's final tree equals the gold's (under ``paths``).
 
     Equal means the same entries (the workspace folder itself, ``.``, among them) with
     the same type, mode, size, content hash, link target and extended attributes
-    (folders: type, mode and extended attributes). An unreadable file, and an odd entry the gold's
-    tree does not have, never compare equal.
+    (folders: type, mode and extended attributes). Contents compare as lines (a last
+    line without its newline is the same line). Given the ``initial`` tree, an entry the
+    gold made with the mode any new entry gets may have fewer permissions (see
+    `FileNode.differs`). An unreadable file, and an odd entry the gold's tree does not
+    have, never compare equal.
     """
     where = f"under {', '.join(paths)}" if paths else "in the workspace"
     if got.over:
         why = f"the workspace is over the manifest's bounds ({got.over}): it was not compared"
         return Component(score=0.0, passed=False, explanation=why)
-    diffs = tree_differences(got, want, paths)
+    diffs = tree_differences(got, want, paths, initial)
     if not diffs:
         return Component(score=1.0, passed=True, explanation=f"the files {where} are the gold's")
     explanation = f"{len(diffs)} differences {where}: {_listed(diffs)}"

@@ -206,6 +206,40 @@ def test_trees_compare_type_mode_content_and_targets():
         assert not part.passed and why in part.explanation, (why, part.explanation)
 
 
+def test_a_last_line_without_its_newline_is_the_same_line(tmp_path):
+    (tmp_path / "bare").write_bytes(b"north,505\nsouth,400")
+    (tmp_path / "ended").write_bytes(b"north,505\nsouth,400\n")
+    (tmp_path / "blank").write_bytes(b"north,505\nsouth,400\n\n")
+    (tmp_path / "empty").write_bytes(b"")
+    got = listing(tmp_path)
+    assert got.nodes["bare"] == got.nodes["ended"] == file(b"north,505\nsouth,400\n")
+    assert got.nodes["blank"].differs(got.nodes["ended"])  # an empty last line is a line
+    assert got.nodes["empty"] == file(b"")  # nothing to end
+
+
+def test_a_new_entry_may_have_fewer_permissions_than_nobody_chose():
+    initial = tree(data=file(b"d"))
+    want = tree(data=file(b"d"), out=file(b"o"), run=file(b"r", 0o755))
+    fewer = tree(data=file(b"d"), out=file(b"o", 0o600), run=file(b"r", 0o755))
+    assert compare_trees(fewer, want, initial=initial).passed  # mktemp's 600, moved in
+    assert not compare_trees(fewer, want).passed  # without the initial tree: every mode counts
+    cases = {
+        "mode 755 instead of 644": tree(
+            data=file(b"d"), out=file(b"o", 0o755), run=want.nodes["run"]
+        ),
+        "mode 4644 instead of 644": tree(
+            data=file(b"d"), out=file(b"o", 0o4644), run=want.nodes["run"]
+        ),
+        "mode 700 instead of 755": tree(data=file(b"d"), out=file(b"o"), run=file(b"r", 0o700)),
+        "mode 600 instead of 644": tree(
+            data=file(b"d", 0o600), out=file(b"o"), run=want.nodes["run"]
+        ),
+    }  # more than the default; a mode the gold chose; a file that was there before
+    for why, got in cases.items():
+        part = compare_trees(got, want, initial=initial)
+        assert not part.passed and why in part.explanation, (why, part.explanation)
+
+
 def test_folders_compare_by_type_and_mode_only():
     want = tree(d=FileNode(type="dir", mode=0o755, size=40))
     assert compare_trees(tree(d=FileNode(type="dir", mode=0o755, size=80)), want).passed

@@ -11,8 +11,9 @@ It prints one JSON object (ASCII only) on standard output:
   itself (path ``.``, first) and per entry under it, in sorted order. ``path`` is
   relative to ROOT; ``type`` is ``file``, ``dir``, ``symlink``, ``fifo``, ``socket``,
   ``char`` or ``block``; ``mode`` the permission bits (setuid, setgid and sticky
-  included); ``size`` the size of a file (0 otherwise); ``sha256`` a readable file's
-  content hash ('' otherwise); ``target`` a symlink's target, read, never followed;
+  included); ``size`` and ``sha256`` a readable file's size and content hash, its
+  content read as lines: a last line without its newline counts as if it had one (0
+  and '' otherwise); ``target`` a symlink's target, read, never followed;
   ``xattrs`` the sha256 of the entry's extended attributes, names and values (POSIX
   ACLs among them), '' when it has none, ``unreadable`` when they cannot be read.
 - ``odd``: ``[path, why]`` for each entry that is not a plain, readable file or folder
@@ -107,28 +108,37 @@ def text_of(raw):
 
 
 def digest(path, info, listing):
-    """sha256 of a regular file, read without following links or blocking ('' if unreadable)."""
+    """A regular file's size and sha256 as lines, read without following links or blocking.
+
+    A file that does not end with a newline is hashed and sized as if it did: a last line
+    written without one is the same line. ('', 0) if unreadable.
+    """
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     flags |= getattr(os, "O_NOCTTY", 0)
     try:
         fd = os.open(path, flags)
     except OSError:
-        return ""
+        return "", 0
     try:
         now = os.fstat(fd)
         if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
-            return ""
-        h = hashlib.sha256()
+            return "", 0
+        h, size, last = hashlib.sha256(), 0, b"\n"
         while True:
             data = os.read(fd, CHUNK)
             if not data:
-                return h.hexdigest()
+                if last != b"\n":
+                    h.update(b"\n")
+                    size += 1
+                return h.hexdigest(), size
             listing.bytes_left -= len(data)
             if listing.bytes_left < 0:
                 raise Over(f"bytes {listing.max_bytes}")
             h.update(data)
+            size += len(data)
+            last = data[-1:]
     except OSError:
-        return ""
+        return "", 0
     finally:
         os.close(fd)
 
@@ -161,8 +171,7 @@ def entry_of(path, rel, info, listing):
     mode = stat.S_IMODE(info.st_mode)
     size, sha, target = 0, "", ""
     if kind == "file":
-        size = info.st_size
-        sha = digest(path, info, listing)
+        sha, size = digest(path, info, listing)
         if not sha:
             listing.odd.append([rel, "unreadable file: its content cannot be compared"])
         if info.st_nlink > 1:

@@ -97,7 +97,7 @@ def test_the_answer_is_compared_with_the_gold_output(engine, adversaries):
         (["ln -s /etc/hostname out.txt"], "symlink instead of file"),
         (["mkfifo out.txt"], "fifo instead of file"),
         (["echo hello > out.txt", "chmod 4755 out.txt"], "mode 4755 instead of 644"),
-        (["echo hello > out.txt", "chmod 000 out.txt"], "mode 0 instead of 644"),
+        (["echo hello > out.txt", "chmod 000 out.txt"], "unreadable"),  # fewer bits, unread
         (["echo hello > out.txt", "ln out.txt copy.txt"], "hard links"),
         (["mkdir d && cd d && seq 1 10500 | xargs touch && cd .."], "entries 10000"),
     ],
@@ -106,6 +106,19 @@ def test_adversaries_fail_with_the_reason_named(engine, adversaries, commands, w
     verdict, _ = play(adversaries, "write", *commands)
     assert verdict["outcome"] == "fail", verdict
     assert why in verdict["components"]["files"]["explanation"]
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(
+    "command",
+    [
+        "printf hello > out.txt",  # the last line without its newline
+        'tmp=$(mktemp) && echo hello > "$tmp" && mv "$tmp" out.txt',  # mode 600, moved in
+    ],
+)
+def test_the_same_lines_written_otherwise_pass(engine, adversaries, command):
+    verdict, _ = play(adversaries, "write", command)
+    assert verdict["outcome"] == "pass", verdict
 
 
 @pytest.mark.docker
