@@ -51,6 +51,7 @@ def test_each_class_has_rows_over_every_task_of_its_environment():
     assert classes == {
         "shell.fail_to_infra",
         "shell.manifest_evasion",
+        "shell.false_positive.written_otherwise",
         "toolapi.undeclared_calls",
         "toolapi.fail_to_infra",
         "toolapi.lookalike_state",
