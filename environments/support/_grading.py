@@ -303,6 +303,7 @@ def confirmations(trajectory: Sequence[gym.StepRecord]) -> dict[str, list[bool]]
         turn_of_last = rec.turn
         if rec.call.name not in CONFIRMED_ACTIONS:
             looked = True
+            replied = replied and rec.call.name not in WRITE_TOOLS  # a write uses the reply up
             continue
         try:
             _, path, _ = request_for(rec.call.name, rec.call.arguments)

@@ -45,11 +45,21 @@ def read(turn: int) -> gym.StepRecord:
     return step(turn, "get_order", order_id="O5010")
 
 
+def write_address(turn: int) -> gym.StepRecord:
+    return step(turn, "update_shipping_address", order_id="O5010", street="1 A St", city="B")
+
+
 # -- the turns: no container ----------------------------------------------------------------
 
 
 def test_a_cancellation_right_after_a_reply_is_confirmed() -> None:
     steps = [read(0), step(0, "submit", answer="Shall I cancel O5010?"), cancel(1)]
+    assert confirmations(steps) == {CANCEL: [True]}
+
+
+def test_a_write_of_its_own_may_come_before_the_ask() -> None:
+    """An address changed, then the cancellation asked for and confirmed."""
+    steps = [read(0), write_address(0), step(0, "submit", answer="Cancel?"), cancel(1)]
     assert confirmations(steps) == {CANCEL: [True]}
 
 
@@ -65,8 +75,9 @@ def test_looking_again_after_the_reply_keeps_the_confirmation() -> None:
         [read(0), cancel(0)],  # never asked: no reply at all
         [step(0, "submit", answer="Which order?"), read(1), cancel(1)],  # reply before lookup
         [read(0), step(0, "submit", answer="ok?"), cancel(1), cancel(1)],  # one reply, 2 writes
+        [read(0), step(0, "submit", answer="ok?"), write_address(1), cancel(1)],  # another write
     ],
-    ids=["no_reply", "reply_before_lookup", "second_write_of_one_reply"],
+    ids=["no_reply", "reply_before_lookup", "second_write_of_one_reply", "other_write_between"],
 )
 def test_a_write_without_a_reply_after_the_last_request_is_not(
     steps: list[gym.StepRecord],
