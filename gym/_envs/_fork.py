@@ -82,9 +82,34 @@ process's arguments and environment (a quarter of the 8 MiB stack: 2 MiB), times
 widest ``declare -p`` writes a byte (``\\001``: four). Exported variables over that
 limit leave no program able to start, in the parent too."""
 
-_SHELL_STATE = "builtin printf '%q\\n' \"$PWD\"; builtin declare -px"
+_SHELL_STATE = " && ".join(
+    (
+        "builtin printf '%q\\n' \"$PWD\"",
+        "( IFS=$' \\t\\n'",
+        "__boxgym_fork_names=$(builtin compgen -e)",
+        "__boxgym_fork_ints=",
+        "__boxgym_fork_bad=",
+        "for __boxgym_fork_name in $__boxgym_fork_names; do "
+        "if [[ ${!__boxgym_fork_name@a} == *i* ]]; then "
+        'builtin declare +i -- "$__boxgym_fork_name" '
+        '&& __boxgym_fork_ints+=" $__boxgym_fork_name" || __boxgym_fork_bad=1; fi; done',
+        "[[ -z $__boxgym_fork_bad ]]",
+        "builtin declare -px",
+        "for __boxgym_fork_name in $__boxgym_fork_ints; do "
+        "builtin printf 'builtin declare -i -- %s\\n' \"$__boxgym_fork_name\" "
+        "|| __boxgym_fork_bad=1; done",
+        "[[ -z $__boxgym_fork_bad ]] )",
+    )
+)
 """Bash text that prints the shell's directory (quoted, one line), then its exported
-variables, as bash source."""
+variables, as bash source that runs nothing when a branch replays it.
+
+``declare -px`` alone wrote an integer variable as ``declare -ix N="..."``, whose replay
+evaluates the value as arithmetic: ``a[$(cmd)]`` ran the agent's command in every branch,
+in the harness's replay, recorded by no step. So a subshell (the shell's own variables
+untouched) drops the integer attribute before printing, and the attribute is given back
+after the values, without one: ``declare -i -- N`` evaluates nothing. Every step is
+chained: a builtin disabled or failing ends it with a status that refuses the fork."""
 
 _UNPACK = (
     "tar",

@@ -2,7 +2,8 @@
 
 `ContainerEnv.fork` copies the parent's mounts and shell into fresh sandboxes. The row
 plays one generic adversary over drawn tasks of every code environment (names drawn per
-run): the parent leaves a file and an exported variable, forks two branches; branch 0
+run): the parent leaves a file and exported variables (one an integer whose text writes
+a file if a replay evaluates it), forks two branches; branch 0
 writes a marker into every writable place it finds and changes the variable; branch 1
 and the parent must still see the parent's state and nothing of branch 0's; then all
 three submit and are graded apart: each must end ``fail`` (no work was done), never
@@ -80,20 +81,23 @@ def _submit(env: ContainerEnv[Any]) -> str:
 def _one(ctx: Context, env_id: str, task_id: str) -> tuple[str, bool]:
     """The adversary on one task: (what it saw, whether the row held there)."""
     rng = ctx.names().rng
-    mine, leak, var = (f"f{rng.getrandbits(40):x}" for _ in range(3))
+    mine, leak, var, ran = (f"f{rng.getrandbits(40):x}" for _ in range(4))
     parent = _env(env_id, ctx)
     branches: list[ContainerEnv[Any]] = []
     try:
         parent.reset(options={"task": task_id})
-        _bash(parent, f"echo parent > /workspace/{mine}; export V{var}=parent")
+        text = f"a[$(echo x > /tmp/{ran}; echo 0)]"  # runs if a replay evaluates it
+        _bash(parent, f"echo parent > /workspace/{mine}; export V{var}=parent I{var}='{text}'")
+        _bash(parent, f"declare -i I{var}")
         branches = parent.fork(2)
         spread = f'for d in {PLACES}; do echo x > "$d/{leak}" 2>/dev/null; done'
         _bash(branches[0], f"{spread}; export V{var}=leak")
         look = f'ls -a {PLACES} 2>/dev/null; cat /workspace/{mine}; echo "var=$V{var}"'
+        look += f'; echo "int=${{I{var}@a}}:$I{var}"'
         problems = [
             f"{who} {what}"
             for who, env in (("branch 1", branches[1]), ("parent", parent))
-            for what, bad in _looked(_bash(env, look), leak).items()
+            for what, bad in _looked(_bash(env, look), leak, ran, text).items()
             if bad
         ]
         outcomes = [_submit(e) for e in (branches[0], branches[1], parent)]
@@ -104,11 +108,13 @@ def _one(ctx: Context, env_id: str, task_id: str) -> tuple[str, bool]:
             env.close()
 
 
-def _looked(seen: str, leak: str) -> dict[str, bool]:
+def _looked(seen: str, leak: str, ran: str, text: str) -> dict[str, bool]:
     return {
         "saw branch 0's file": leak in seen,
         "lost the parent's variable": "var=parent" not in seen,
         "lost the parent's file": "parent\n" not in seen,
+        "ran a variable's text in the replay": f"\n{ran}\n" in seen,  # a name ls lists
+        "lost the parent's integer variable": f"int=ix:{text}" not in seen,
     }
 
 

@@ -102,6 +102,26 @@ def test_a_variable_of_the_parents_cannot_stop_a_branch_reaching_its_directory()
             e.close()
 
 
+def test_a_branch_replays_integer_variables_without_running_their_text():
+    """``declare -px`` wrote ``declare -ix M="a[$(cmd)]"``, whose replay ran the agent's
+    command in the branch, recorded by no step (helper G); the attribute is kept."""
+    env = _toy()
+    branches: list[gym.ContainerEnv] = []
+    setup = "export M='a[$(echo ran > ran.txt; echo 0)]'; declare -i M; declare -rix K=7"
+    probe = (
+        'ls ran.txt 2>&1 | grep -c "No such"; echo "${M@a}:$M ${K@a}:$K"; declare -i N=K+1; echo $N'
+    )
+    try:
+        env.step(bash(setup))
+        branches = env.fork(1)
+        want = "1\nix:a[$(echo ran > ran.txt; echo 0)] irx:7\n8\n[exit code: 0]"
+        assert _obs(env, probe).strip() == want
+        assert _obs(branches[0], probe).strip() == want
+    finally:
+        for e in (env, *branches):
+            e.close()
+
+
 def test_fork_before_any_command_gives_the_tasks_files():
     env = _toy()
     (branch,) = env.fork(1)
