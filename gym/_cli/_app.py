@@ -159,6 +159,11 @@ def _store_url(value: str | None) -> str | None:
     The error of a plain path gives the URL it likely means; that of another database
     (``mysql://``) says which we support.
     """
+    if value is not None and not value.strip():
+        raise typer.BadParameter(
+            "the store URL is empty; give sqlite:///PATH or postgresql://..., or leave the "
+            "option out for the default store"
+        )
     if value and "://" not in value:
         raise typer.BadParameter(f"{value!r} is not a store URL; did you mean sqlite:///{value}?")
     if value and value.split("://")[0].split("+")[0] not in ("sqlite", "postgresql", "postgres"):

@@ -241,8 +241,8 @@ def _add(env_id: str, entry_point: str, listed: str, kwargs: dict[str, Any]) -> 
         kwargs=kwargs,
         max_episode_steps=None,
         additional_wrappers=(grade_truncated,),
-        disable_env_checker=False,
-    )
+        disable_env_checker=True,  # its passive checker broke every step after a failed
+    )  # first reset; tests run gymnasium's whole check_env on every registered env
     _ids[env_id] = listed
     _declared.pop(env_id, None)
     _classes.pop(env_id, None)

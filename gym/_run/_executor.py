@@ -92,6 +92,25 @@ class NamedPolicy:
             return ReplayPolicy(self.params["source"], db=self.params.get("db"))
         return policy_from_name(self.name, **self.params)
 
+    def check_plan(self, jobs: list[Job]) -> None:
+        """Refuse a plan the policy cannot play, before a run stores anything.
+
+        Only replay can refuse one: a task its replayed run has no episode of.
+
+        Raises:
+            ConfigError: the plan holds such a task.
+        """
+        if self.name != "replay":
+            return
+        from gym._run._replay import ReplayPolicy
+
+        policy = self()
+        try:
+            assert isinstance(policy, ReplayPolicy)
+            policy.check_plan([(job.env_id, job.task.id) for job in jobs])
+        finally:
+            policy.close()
+
     def check(self) -> None:
         """Reach what the policy needs (a model server) before a run stores anything.
 

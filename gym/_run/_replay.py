@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from gym._core._errors import ConfigError
@@ -43,6 +44,33 @@ class ReplayPolicy(ScriptPolicy):
         if episode_id is None:
             raise ConfigError(f"run {self.run.id} has no episode of {env.env_id} {task.id}")
         return self.store.calls(episode_id)
+
+    def check_plan(self, planned: list[tuple[str, str]]) -> None:
+        """Refuse a plan with a task the replayed run has no episode of, before any is stored.
+
+        Args:
+            planned: the run's (env id, task id) pairs.
+
+        Raises:
+            ConfigError: some task has no episode to replay; the message lists the tasks
+                the replayed run has, as ``--tasks`` options.
+        """
+        if self.episode is not None:
+            return  # one episode's calls, for every task
+        have = self._first_episodes()
+        missing = [pair for pair in dict.fromkeys(planned) if pair not in have]
+        if not missing:
+            return
+        envs = {env_id for env_id, _ in planned}
+        tasks = sorted({task for env_id, task in have if env_id in envs})
+        shown = " ".join(f"--tasks {shlex.quote(t)}" for t in tasks[:8])
+        more = f" (and {len(tasks) - 8} more)" if len(tasks) > 8 else ""
+        env_id, task_id = missing[0]
+        raise ConfigError(
+            f"run {self.run.id} has no episode of {len(missing)} of the {len(set(planned))} "
+            f"planned tasks ({env_id} {task_id} first); replay the tasks it has: "
+            + (f"{shown}{more}" if tasks else "it has none of these environments")
+        )
 
     def close(self) -> None:
         """Close the store."""

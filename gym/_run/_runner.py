@@ -495,6 +495,8 @@ def run(
         or (retry_infra and committed[j.episode_id] == "infra_error")
     ]
     factory = policy_factory or NamedPolicy(config.policy, config.policy_params)
+    if isinstance(factory, NamedPolicy):
+        factory.check_plan(todo)
     user = NamedUser(config.user, config.user_params) if config.user else None
     if todo and (executor is None or isinstance(executor, LocalExecutor)):
         check_servers(factory, user)  # Ray workers reach servers (and engines) from their nodes

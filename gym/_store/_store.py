@@ -267,6 +267,28 @@ def _sqlite_file(url: str) -> str | None:
     return None if path.startswith("file:") or parsed.query.get("uri") else path
 
 
+def _in_memory(url: str) -> bool:
+    """A SQLite URL without a file (``sqlite://``, ``sqlite:///``, ``:memory:``)."""
+    parsed = make_url(url)
+    return parsed.get_backend_name() == "sqlite" and (parsed.database or "") in ("", ":memory:")
+
+
+def _stale_after() -> float:
+    """``GYM_RUN_STALE_S`` (seconds, positive), else `STALE_AFTER_S`.
+
+    Raises:
+        ConfigError: the variable is set to something else.
+    """
+    raw = os.environ.get("GYM_RUN_STALE_S") or ""
+    try:
+        value = float(raw) if raw else STALE_AFTER_S
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise ConfigError(f"GYM_RUN_STALE_S={raw!r}: give a number of seconds above 0, or unset it")
+    return value
+
+
 def _prepare_file(path: str) -> None:
     """Make the folder of a SQLite store to be written (as ``--out`` options do).
 
@@ -377,7 +399,7 @@ class Store:
         self, url: str | None = None, *, read_only: bool = False, stale_after: float | None = None
     ) -> None:
         self.url = url or default_url()
-        self.stale_after = stale_after or float(os.environ.get("GYM_RUN_STALE_S") or STALE_AFTER_S)
+        self.stale_after = stale_after or _stale_after()
         self._has_status = not read_only  # a read-write open creates the table
         self._has_turns = not read_only  # and this one
         self._has_lineage = not read_only  # and this one
@@ -388,6 +410,11 @@ class Store:
                 return
             if (path := _sqlite_file(_normalise(self.url))) is not None:
                 _prepare_file(path)
+            elif _in_memory(self.url):
+                raise StoreError(
+                    f"{self.url!r} is a SQLite store in memory: every episode would be lost "
+                    "when the process ends; name a file (sqlite:///runs.db)"
+                )
             url = _normalise(self.url)
             self.engine = create_engine(url, pool_pre_ping=True, connect_args=_connect_args(url))
             if self.engine.dialect.name == "sqlite":

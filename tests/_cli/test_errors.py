@@ -290,6 +290,12 @@ def test_a_plain_path_for_db_gets_the_sqlite_hint(tmp_path):
     assert not (tmp_path / "runs.db").exists()
 
 
+def test_an_empty_store_url_is_refused_not_read_as_the_default(tmp_path):
+    """`--db "$DB"` with DB unset wrote into the default store (helper H)."""
+    out = gym_cli("runs", "--db", "", cwd=tmp_path)
+    assert "the store URL is empty" in only_error(out, 2)
+
+
 # -- the error path itself ----------------------------------------------------------
 
 

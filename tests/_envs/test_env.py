@@ -277,6 +277,20 @@ def test_seed_picks_the_task_deterministically_and_unknown_tasks_fail(env):
         env.reset(options={"task": "nope"})
 
 
+def test_a_first_reset_that_fails_leaves_the_environment_usable():
+    """Gymnasium's passive checker marked the first reset done before it ran: when it
+    raised, every later step failed on the checker's own state (TypeError), through
+    `gym serve` too, the steps still running behind the error (helper H)."""
+    env = gymnasium.make(ENV_ID)
+    try:
+        with pytest.raises(TaskNotFound):
+            env.reset(options={"task": "nope"})
+        env.reset(options={"task": "add"})
+        assert env.step(SUBMIT)[2]  # terminated, with its verdict
+    finally:
+        env.close()
+
+
 def test_a_new_episode_never_carries_the_previous_final_state(env):
     env.step(SUBMIT)
     assert env.unwrapped.final_state is not None

@@ -165,6 +165,20 @@ def test_replay_policy_replays_a_stored_episode(store):
     assert state.passed == 1
 
 
+def test_a_replay_of_a_run_without_some_planned_task_stores_nothing(store):
+    """It stored a "failed 0/N" run, then said a task was missing (helper H)."""
+    from gym._run._executor import NamedPolicy
+
+    source = RunConfig(envs=[ENV_ID], policy="oracle", limit=1)
+    run(source, store=store, policy_factory=OraclePolicy)
+    params = {"source": source.run_id, "db": store.url}
+    replay = RunConfig(envs=[ENV_ID], policy="replay", policy_params=params, limit=2)
+    with pytest.raises(gym.ConfigError, match="no episode of 1 of the 2 planned") as got:
+        run(replay, store=store, policy_factory=NamedPolicy("replay", params))
+    assert "--tasks" in str(got.value)
+    assert [r.id for r in store.runs()] == [source.run_id]
+
+
 @pytest.mark.docker
 def test_gate_exits_non_zero_on_a_blocking_rule(engine, tmp_path):
     db = f"sqlite:///{tmp_path / 'runs.db'}"

@@ -71,3 +71,20 @@ def test_a_folder_given_as_the_store_is_named_in_one_line(tmp_path):
     with pytest.raises(StoreError) as info:
         Store(f"sqlite:///{folder}")
     assert one_line(info) == f"{folder} is a folder, not a file; pass --db a file path"
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///", "sqlite:///:memory:"])
+def test_a_store_in_memory_is_refused(url):
+    """A run into ``sqlite://`` said finished, then no command could read it (helper H)."""
+    with pytest.raises(StoreError, match="in memory: every episode would be lost"):
+        Store(url)
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-5", "nan"])
+def test_a_stale_time_that_is_no_positive_number_is_refused(tmp_path, monkeypatch, value):
+    """``GYM_RUN_STALE_S=abc`` was an internal error (helper H)."""
+    from gym.errors import ConfigError
+
+    monkeypatch.setenv("GYM_RUN_STALE_S", value)
+    with pytest.raises(ConfigError, match="GYM_RUN_STALE_S"):
+        Store(f"sqlite:///{tmp_path / 'runs.db'}")
