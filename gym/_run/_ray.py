@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import os
 import socket
 import time
 from collections.abc import Generator, Iterable, Sequence
@@ -240,6 +241,28 @@ class _Fleet:
         self.starting.clear()
 
 
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Refuse a cluster address nothing answers at, before a run is stored.
+
+    ``ray.init`` tried an unreachable ``HOST:PORT`` for minutes, the run already stored
+    and a stop signal unheard. Only ``HOST:PORT`` (``ray://`` too) is checked: ``auto``
+    and an empty address are Ray's to resolve.
+
+    Raises:
+        ConfigError: no connection to it within ``timeout`` seconds.
+    """
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ConfigError(
+            f"no Ray cluster answers at {address} ({exc.strerror or exc}): start one there "
+            "(`ray start --head`) or give --address (RAY_ADDRESS) of one that runs"
+        ) from None
+
+
 class RayExecutor(Executor):
     """Episodes on the workers of a Ray cluster: one worker process per episode at once.
 
@@ -273,6 +296,7 @@ class RayExecutor(Executor):
     ) -> None:
         self._ray = import_ray()
         self.address = address
+        _check_reachable(address or os.environ.get("RAY_ADDRESS") or "")
         self.wanted = workers
         self.cpus_per_worker = cpus_per_worker
         self.max_losses = max(1, max_losses)

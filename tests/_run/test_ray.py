@@ -47,6 +47,20 @@ def test_without_ray_the_executor_says_how_to_install_it(monkeypatch):
         RayExecutor()
 
 
+def test_a_cluster_address_nothing_answers_at_is_refused_at_once():
+    """`ray.init` tried 127.0.0.1:1 for minutes, the run stored, a stop unheard (helper H)."""
+    import socket
+
+    from gym._run._ray import _check_reachable
+
+    with pytest.raises(ConfigError, match="no Ray cluster answers at 127.0.0.1:1"):
+        _check_reachable("127.0.0.1:1")
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        _check_reachable(f"127.0.0.1:{server.getsockname()[1]}")  # something answers
+    for left_to_ray in ("", "auto", "local"):
+        _check_reachable(left_to_ray)
+
+
 def test_a_worker_refuses_a_task_whose_folder_is_not_on_its_node(tmp_path):
     from gym._run._executor import EpisodeWork, NamedPolicy
     from gym._run._ray import EpisodeWorker
