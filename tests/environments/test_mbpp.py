@@ -65,6 +65,9 @@ STRENGTHENED = {
 """Tasks that echoing the visible assert's expected value passed: the mapping's
 `corrections` add one assert on a new input, upstream's asserts unchanged (README.md,
 "Added checks")."""
+STATED = ("MBPP/431", "MBPP/537", "MBPP/546", "MBPP/602", "MBPP/746", "MBPP/755", "MBPP/761")
+"""Tasks whose hidden assert expects a sentinel (None, 'None') neither the text nor the
+shown assert says: the mapping's `corrections` add the sentence (README.md, "Stated")."""
 
 
 @pytest.fixture(scope="module")
@@ -278,9 +281,32 @@ def _records() -> dict[str, dict[str, Any]]:
     }
 
 
+def test_a_sentinel_a_hidden_assert_expects_is_stated_in_the_prompt(fresh_data: Path) -> None:
+    """Every task, every split: a check expecting None or 'None' has it said in the prompt.
+
+    Correct code failed MBPP/746 (``sector_area(9, 360) == None``, helper F); a scan of the
+    dataset found seven such tasks. A `Stated` correction adds one sentence to the text
+    and nothing else: the asserts stay upstream's.
+    """
+    mapping = DatasetMapping.from_toml(SEEDS / "mapping.toml")
+    records = _records()
+    unstated = []
+    for task in MBPPEnv.load_tasks():
+        checks = (task.folder() / "hidden" / "checks.py").read_text()
+        sentinel = re.search(r"==\s*(None|'None'|\"None\")\s*$", checks, re.MULTILINE)
+        if sentinel and "none" not in task.prompt.lower():
+            unstated.append(task.id)
+    assert unstated == []
+    for task_id in STATED:
+        correction, record = mapping.corrections[task_id], records[task_id]
+        assert set(correction.fields) == {"text"} and correction.why.startswith("Stated")
+        assert correction.fields["text"].startswith(record["text"] + " When ")
+        assert task_id in (ROOT / "environments" / "mbpp" / "README.md").read_text()
+
+
 def test_corrections_change_only_expected_values_and_leave_the_data(fresh_data: Path) -> None:
     mapping = DatasetMapping.from_toml(SEEDS / "mapping.toml")
-    assert set(mapping.corrections) == set(CORRECTED) | set(STRENGTHENED)
+    assert set(mapping.corrections) == set(CORRECTED) | set(STRENGTHENED) | set(STATED)
     records = _records()
     tasks = {t.id: t for t in MBPPEnv.load_tasks()}
     for task_id in CORRECTED:
