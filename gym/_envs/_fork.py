@@ -55,6 +55,8 @@ from gym._core._errors import (
     SandboxUnavailable,
     UnreadableState,
 )
+from gym._envs._shell_state import CAPTURE, ShellState, parse, replay_lines
+from gym._envs._shell_state import quote as shell_quote
 from gym._grading import Export
 from gym._sandbox import DockerSandbox, LazySandbox, Sandbox, SandboxConfig, quote
 from gym._sandbox._keeper import LISTING_ENTRIES
@@ -77,39 +79,10 @@ _LINK_INLINE = 128
 (a shorter one in the inode)."""
 
 SHELL_STATE_MAX_BYTES = 8 << 20
-"""The most bytes of shell state (``declare -px``) a fork reads: the kernel's limit on a
-process's arguments and environment (a quarter of the 8 MiB stack: 2 MiB), times the
-widest ``declare -p`` writes a byte (``\\001``: four). Exported variables over that
-limit leave no program able to start, in the parent too."""
-
-_SHELL_STATE = " && ".join(
-    (
-        "builtin printf '%q\\n' \"$PWD\"",
-        "( IFS=$' \\t\\n'",
-        "__boxgym_fork_names=$(builtin compgen -e)",
-        "__boxgym_fork_ints=",
-        "__boxgym_fork_bad=",
-        "for __boxgym_fork_name in $__boxgym_fork_names; do "
-        "if [[ ${!__boxgym_fork_name@a} == *i* ]]; then "
-        'builtin declare +i -- "$__boxgym_fork_name" '
-        '&& __boxgym_fork_ints+=" $__boxgym_fork_name" || __boxgym_fork_bad=1; fi; done',
-        "[[ -z $__boxgym_fork_bad ]]",
-        "builtin declare -px",
-        "for __boxgym_fork_name in $__boxgym_fork_ints; do "
-        "builtin printf 'builtin declare -i -- %s\\n' \"$__boxgym_fork_name\" "
-        "|| __boxgym_fork_bad=1; done",
-        "[[ -z $__boxgym_fork_bad ]] )",
-    )
-)
-"""Bash text that prints the shell's directory (quoted, one line), then its exported
-variables, as bash source that runs nothing when a branch replays it.
-
-``declare -px`` alone wrote an integer variable as ``declare -ix N="..."``, whose replay
-evaluates the value as arithmetic: ``a[$(cmd)]`` ran the agent's command in every branch,
-in the harness's replay, recorded by no step. So a subshell (the shell's own variables
-untouched) drops the integer attribute before printing, and the attribute is given back
-after the values, without one: ``declare -i -- N`` evaluates nothing. Every step is
-chained: a builtin disabled or failing ends it with a status that refuses the fork."""
+"""The most bytes of shell state (`gym._envs._shell_state.CAPTURE`) a fork reads: the
+kernel's limit on a process's arguments and environment (a quarter of the 8 MiB stack:
+2 MiB), times the widest ``printf %q`` writes a byte (``\\001``: four). Exported
+variables over that limit leave no program able to start, in the parent too."""
 
 _UNPACK = (
     "tar",
@@ -145,10 +118,8 @@ class _State:
 
     archive: bytes
     """A tar of what is under the mounts, named relative to the sandbox's root."""
-    cwd: str
-    """The shell's working directory, quoted for bash ('' when unknown)."""
-    variables: str
-    """Bash source that declares the shell's exported variables."""
+    shell: ShellState | None
+    """The shell's directory and exported variables (None: nothing ran)."""
     started: bool
     """Whether the parent's sandbox ever ran anything (else setup's files are all)."""
 
@@ -255,11 +226,11 @@ def _capture(env: ContainerEnv[Any]) -> _State:
     box = env.sandbox
     assert box is not None
     if isinstance(box, LazySandbox) and not box.started:
-        return _State(archive=b"", cwd="", variables="", started=False)
+        return _State(archive=b"", shell=None, started=False)
     root = _root(box, env.sandbox_config())
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gym-fork-tar") as pool:
         archive = pool.submit(_archive, box, root)
-        shell = box.run(_SHELL_STATE, timeout=30, max_output=SHELL_STATE_MAX_BYTES)
+        shell = box.run(CAPTURE, timeout=30, max_output=SHELL_STATE_MAX_BYTES)
         raw = archive.result()
     if shell.stdout_truncated:
         raise ExportTooLarge(
@@ -272,8 +243,7 @@ def _capture(env: ContainerEnv[Any]) -> _State:
             f"the agent's shell did not print its directory and exported variables ({why}): "
             "this episode cannot fork (before: its branches got an empty environment)"
         )
-    cwd, _, variables = shell.stdout.partition("\n")
-    return _State(archive=raw, cwd=cwd, variables=variables, started=True)
+    return _State(archive=raw, shell=parse(shell.stdout), started=True)
 
 
 def _root(box: Sandbox, config: SandboxConfig) -> str:
@@ -475,10 +445,11 @@ def _replay(state: _State, parent: SandboxConfig, ours: SandboxConfig) -> str:
     Variables the fresh shell exports and the parent's did not are unset. The directory
     is mapped from the parent's mounts to the branch's (the same paths in containers).
     """
-    lines = ["builtin unset -v $(builtin compgen -e)", state.variables]
-    if state.cwd:
+    assert state.shell is not None
+    lines = ["builtin unset -v $(builtin compgen -e)", *replay_lines(state.shell)]
+    if state.shell.cwd:
         at = f"__boxgym_cwd_{uuid.uuid4().hex}"  # no variable of the parent's is named so
-        lines.append(f"{at}={state.cwd}")
+        lines.append(f"{at}={shell_quote(state.shell.cwd)}")
         for theirs, mine in zip(parent.tmpfs, ours.tmpfs, strict=True):
             if theirs != mine:  # a local stand-in's folders: each sandbox has its own
                 was, now = quote(theirs), quote(mine)

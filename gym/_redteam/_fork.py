@@ -129,7 +129,9 @@ class RefusedByAgentState(Attack):
         "the cap, a sparse file under it but over its mount written out (alone, or with "
         "links whose targets take a page), files or folders unreadable to the agent, a file "
         "nested past what the kernel names or under a lease, a shell that cannot print its "
-        "state, and exported variables over the shell state's cap are refused with "
+        "state or prints a command for it (a DEBUG trap, a function named builtin), an "
+        "exported name reference, and exported variables over the shell state's cap are "
+        "refused with "
         "ExportTooLarge (a file truncated as it is read forks) "
         "(the agent's state, which step sampling counts as K failed branches), never "
         "another error (a fault, skipped); the parent is graded"
@@ -191,6 +193,18 @@ class RefusedByAgentState(Attack):
                 True,
             ),
             "a shell that cannot print its state": ("enable -n printf declare", False),
+            "a DEBUG trap printing a command as the state": (
+                f"trap 'echo \"x; touch /workspace/{names.ident()}\"' DEBUG; set -T",
+                False,
+            ),
+            "a function named builtin printing a command": (
+                f'builtin() {{ echo "x; touch /workspace/{names.ident()}"; }}',
+                False,
+            ),
+            "an exported name reference whose subscript runs a command": (
+                f"declare -nx R='b[$(touch /workspace/{names.ident()})0]'",
+                False,
+            ),
             "variables over the cap": (
                 f"printf -v x '%0*d' {size} 0; for ((i = 0; i <= "
                 f'{SHELL_STATE_MAX_BYTES // size}; i++)); do export V$i="$x"; done',

@@ -1,0 +1,103 @@
+"""A shell's state read as data and replayed as data: real bash on both ends, no container."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+
+import pytest
+
+from gym._envs._shell_state import CAPTURE, parse, quote, replay_lines, unquote
+from gym.errors import UnreadableState
+
+
+def bash(script: str, *args: bytes, cwd: str = "/") -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        ["bash", "-c", script, "_", *args], capture_output=True, cwd=cwd, timeout=30, check=False
+    )
+
+
+def captured(setup: str, tmp_path) -> subprocess.CompletedProcess[bytes]:
+    return bash(f"{setup}\n{CAPTURE}", cwd=str(tmp_path))
+
+
+def test_every_byte_string_bash_quotes_is_read_back_and_quoted_again():
+    rng = random.Random(7)
+    values = [b"", b"plain", b"a b", b"it's", b'd"q', b"$x `y`", b"\\", b"\n", b"\xe9", b"\x7f"]
+    values += ["é ok ∑".encode(), b"~home", b"#hash", b"-dash", b"\x1b[31m"]
+    values += [
+        bytes(rng.randrange(1, 256) for _ in range(rng.randrange(1, 40))) for _ in range(200)
+    ]
+    for value in values:
+        printed = bash('printf "%q\\n" "$1"', value).stdout.decode().removesuffix("\n")
+        assert unquote(printed) == value, printed
+        again = bash(f'v={quote(value)}; printf "%s" "$v"').stdout
+        assert again == value, quote(value)
+        assert quote(value).isascii()
+
+
+@pytest.mark.parametrize("word", ["a;b", "$(id)", "`id`", "a b", "x'y", "$'\\q'", "$'a'b'", "a\\"])
+def test_a_word_bash_would_not_write_is_refused(word):
+    with pytest.raises(ValueError):
+        unquote(word)
+
+
+def test_the_state_replays_values_and_attributes_without_evaluating_them(tmp_path):
+    setup = (
+        "export M='a[$(echo ran > ran.txt; echo 0)]'; declare -i M; declare -rix K=7; "
+        "declare -lx L=MiXeD; export NL=$'two\\nlines' HI=$'\\xe9'"
+    )
+    state = parse(captured(setup, tmp_path).stdout.decode())
+    assert state.cwd == str(tmp_path).encode()
+    got = {v.name: v for v in state.variables}
+    assert got["M"].value == b"a[$(echo ran > ran.txt; echo 0)]" and "i" in got["M"].attributes
+    assert got["K"].attributes == "irx" and got["L"].value == b"mixed"
+    assert got["NL"].value == b"two\nlines" and got["HI"].value == b"\xe9"
+    probe = 'declare -p M K L NL HI; declare -i N=K+1; echo "$N"'
+    replayed = "builtin unset -v $(builtin compgen -e)\n" + "\n".join(replay_lines(state))
+    want = bash(f"{setup}\n{probe}", cwd=str(tmp_path)).stdout
+    assert bash(f"{replayed}\n{probe}", cwd=str(tmp_path)).stdout == want
+    assert not (tmp_path / "ran.txt").exists()  # neither the capture nor the replay ran it
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        "trap 'echo \"x; touch injected\"' DEBUG; set -T",  # the trap prints a command
+        'builtin() { echo "x; touch injected"; }',  # so does a function named builtin
+        "enable -n printf",  # a builtin the capture needs, disabled
+    ],
+    ids=["debug_trap", "builtin_function", "disabled_printf"],
+)
+def test_a_shell_printing_something_else_is_refused_and_nothing_it_printed_runs(setup, tmp_path):
+    done = captured(setup, tmp_path)
+    with pytest.raises(UnreadableState):
+        if done.returncode != 0:
+            raise UnreadableState("the shell failed")  # as `_capture` does
+        parse(done.stdout.decode())
+    assert not (tmp_path / "injected").exists()
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        "set -u; declare -ax EMPTY=()",  # under nounset, an empty array
+        "declare -nx R='b[$(touch evaluated)0]'",  # a reference whose subscript would run
+        "declare -Ax MAP=([k]=v)",
+    ],
+    ids=["empty_array", "name_reference", "associative_array"],
+)
+def test_an_exported_array_or_reference_is_refused_by_name_and_never_read(setup, tmp_path):
+    done = captured(f"{setup}; export KEPT=1", tmp_path)
+    assert done.returncode == 0, done.stderr
+    with pytest.raises(UnreadableState, match="array or name reference"):
+        parse(done.stdout.decode())
+    assert not (tmp_path / "evaluated").exists()
+
+
+def test_the_shell_s_own_settings_and_variables_are_left_as_they_were(tmp_path):
+    setup = "set -eu; declare -x A=1"
+    probe = "echo $- ${__n-unset} ${__e-unset}"
+    want = bash(f"{setup}; {probe}", cwd=str(tmp_path)).stdout
+    got = bash(f"{setup}; {CAPTURE} >/dev/null; {probe}", cwd=str(tmp_path)).stdout
+    assert got == want
