@@ -194,11 +194,13 @@ class RefusedByAgentState(Attack):
             ),
             "a shell that cannot print its state": ("enable -n printf declare", False),
             "a DEBUG trap printing a command as the state": (
-                f"trap 'echo \"x; touch /workspace/{names.ident()}\"' DEBUG; set -T",
+                f"trap 'echo \"x; touch /workspace/{names.ident()}\"' DEBUG",
                 False,
             ),
             "a function named builtin printing a command": (
-                f'builtin() {{ echo "x; touch /workspace/{names.ident()}"; }}',
+                "builtin() { if [[ $1 == printf ]]; then command printf '%s\\n' "
+                f"'x; touch /workspace/{names.ident()}'; return 0; fi; "
+                'command builtin "$@"; }',
                 False,
             ),
             "an exported name reference whose subscript runs a command": (

@@ -309,6 +309,32 @@ def test_pyrepo_fork_at_step_3_branches_equal_the_parent_then_diverge(engine):
 
 
 @pytest.mark.docker
+@pytest.mark.parametrize(
+    "setup",
+    [
+        "trap 'echo \"x; touch /workspace/injected\"' DEBUG",
+        "builtin() { if [[ $1 == printf ]]; then command printf '%s\\n' "
+        "'x; touch /workspace/injected'; return 0; fi; command builtin \"$@\"; }",
+    ],
+    ids=["debug_trap", "builtin_function"],
+)
+def test_a_shell_printing_a_command_for_its_state_runs_it_nowhere(engine, setup):
+    """What the parent's shell printed was replayed as bash: the command ran in every
+    branch, recorded by no step (helper I). Now the fork is refused as the agent's state."""
+    env = gym.make("boxgym/PyFunc-v0", run="pytest-fork").unwrapped
+    env.reset(options={"task": "alnum-palindrome"})
+    branches: list[gym.ContainerEnv] = []
+    try:
+        env.step(bash(setup))
+        with pytest.raises(gym.errors.UnreadableState):
+            branches = env.fork(1)
+        assert "NOT-THERE" in _obs(env, "[ -e /workspace/injected ] || echo NOT-THERE")
+    finally:
+        for e in (env, *branches):
+            e.close()
+
+
+@pytest.mark.docker
 def test_pyrepo_fork_carries_odd_variables_unset_ones_modes_and_links(engine):
     env = gym.make("boxgym/PyRepo-v0", run="pytest-fork").unwrapped
     env.reset(options={"task": "calc-precedence"})
