@@ -336,24 +336,28 @@ def _late_writer(names: Names, task: Task, env: Any) -> list[ToolCall]:
 
 
 WRITTEN_OTHERWISE = """
-import os, shutil, sys, tempfile
-before = set(open(sys.argv[1], "rb").read().split(b"\\0"))
-for top, dirs, files in os.walk(b"/workspace"):
-    for name in files:
-        path = os.path.join(top, name)
-        with open(path, "rb") as f:
-            data = f.read()
-        if data.endswith(b"\\n") and not data.endswith(b"\\n\\n"):
-            data = data[:-1]  # the last line without its newline
-        if path not in before and os.stat(path).st_mode & 0o7777 == 0o644:
-            fd, tmp = tempfile.mkstemp()  # mode 600, in /tmp: moved in, as a copy
-            os.write(fd, data)
-            os.close(fd)
-            shutil.move(tmp, path)
-        else:
-            with open(path, "r+b") as f:
-                f.truncate(0)
-                f.write(data)
+import hashlib, os, shutil, sys, tempfile
+def files(root):
+    for top, dirs, names in os.walk(root):
+        for name in names:
+            path = os.path.join(top, name)
+            with open(path, "rb") as f:
+                yield os.path.relpath(path, root), f.read()
+held = {rel: hashlib.sha256(data).digest() for rel, data in files(sys.argv[1].encode())}
+for rel, data in list(files(b"/workspace")):
+    path = os.path.join(b"/workspace", rel)
+    new = rel not in held and hashlib.sha256(data).digest() not in held.values()
+    if data.endswith(b"\\n") and not data.endswith(b"\\n\\n"):
+        data = data[:-1]  # the last line without its newline
+    if new and os.stat(path).st_mode & 0o7777 == 0o644:
+        fd, tmp = tempfile.mkstemp()  # mode 600, in /tmp: moved in, as a copy
+        os.write(fd, data)
+        os.close(fd)
+        shutil.move(tmp, path)
+    else:
+        with open(path, "r+b") as f:
+            f.truncate(0)
+            f.write(data)
 """
 
 
@@ -361,11 +365,42 @@ def _written_otherwise(names: Names, task: Task, env: Any) -> list[ToolCall]:
     """The gold, then every file's last newline dropped and each new file made by mktemp.
 
     What a correct agent may write otherwise: a last line without its newline (Python's
-    ``join``), a new file built in /tmp (mode 600) and moved into place.
+    ``join``), a file of new content built in /tmp (mode 600) and moved into place (a
+    file the gold moved or copied keeps its mode).
     """
     before = f"/tmp/{names.ident()}"
-    listed = bash(f"find /workspace -type f -print0 > {before}")
-    return [listed, *_done_right(env, task, bash(_python(WRITTEN_OTHERWISE, before)))]
+    copied = bash(f"cp -a /workspace {before}")
+    return [copied, *_done_right(env, task, bash(_python(WRITTEN_OTHERWISE, before)))]
+
+
+NARROWED = """
+import hashlib, os, sys
+held, paths = set(), set()
+for top, dirs, names in os.walk(sys.argv[1]):
+    for name in names:
+        path = os.path.join(top, name)
+        paths.add(os.path.relpath(path, sys.argv[1]))
+        with open(path, "rb") as f:
+            held.add(hashlib.sha256(f.read()).digest())
+for top, dirs, names in os.walk("/workspace"):
+    for name in names:
+        path = os.path.join(top, name)
+        with open(path, "rb") as f:
+            moved = hashlib.sha256(f.read()).digest() in held
+        if moved and os.path.relpath(path, "/workspace") not in paths:
+            os.chmod(path, 0o400)  # a file of the task's at a new path: moved or copied
+"""
+
+
+MOVING = ("rename-extensions",)
+"""The Shell tasks whose gold moves or copies files (where `_narrowed` changes anything)."""
+
+
+def _narrowed(names: Names, task: Task, env: Any) -> list[ToolCall]:
+    """The gold, then every file it moved or copied made read-only (the rest as it left)."""
+    before = f"/tmp/{names.ident()}"
+    copied = bash(f"cp -a /workspace {before}")
+    return [copied, *_done_right(env, task, bash(_python(NARROWED, before)))]
 
 
 def _rows() -> list[ScriptAttack]:
@@ -409,6 +444,13 @@ def _rows() -> list[ScriptAttack]:
         every("manifest_evasion[hard_link]", _twin("hard_link"), FAIL),
         every("manifest_evasion[odd_name]", _twin("odd_name"), FAIL),
         every("manifest_evasion[late_writer]", _late_writer, FAIL),
+        every(
+            "manifest_evasion[narrowed_modes]",
+            _narrowed,
+            FAIL,
+            pool=MOVING,
+            note="the gold's work, then each file it moved or copied made mode 400",
+        ),
         every(
             "false_positive.written_otherwise",
             _written_otherwise,

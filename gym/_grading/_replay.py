@@ -73,9 +73,9 @@ MAX_OUTPUT = 1 << 20
 """Bytes of the gold command's standard output kept (more is a task defect)."""
 SHOWN = 8
 """Differences named in a component's explanation (the rest are counted)."""
-NEW_MODES = {"file": 0o644, "dir": 0o755}
-"""The mode a new file or folder gets under the umask (022) the agent's shell and the
-gold's run both have: a gold entry with it has a mode nobody chose."""
+NEW_FILE_MODE = 0o644
+"""The mode a new file gets under the umask (022) the agent's shell and the gold's run
+both have: a file of new content the gold wrote with it has a mode nobody chose."""
 
 
 class FileNode(BaseModel):
@@ -99,14 +99,14 @@ class FileNode(BaseModel):
     def differs(self, other: FileNode, *, new: bool = False) -> str:
         """What differs from ``other`` ('' when they are equal for grading).
 
-        ``new``: this is an entry the gold made (not in the initial tree). Where its mode
-        is the one any new entry of its type gets (`NEW_MODES`), the gold did not choose
-        it, and ``other`` may have that mode or fewer permissions (a file made by
+        ``new``: this is a file of new content the gold wrote (see `tree_differences`).
+        Where its mode is the one any new file gets (`NEW_FILE_MODE`), the gold did not
+        choose it, and ``other`` may have that mode or fewer permissions (a file made by
         ``mktemp``, 600, then moved into place); more, or any other bit, differ.
         """
         if self.type != other.type:
             return f"{other.type} instead of {self.type}"
-        chosen = not new or NEW_MODES.get(self.type) != self.mode
+        chosen = not new or self.type != "file" or self.mode != NEW_FILE_MODE
         if other.mode != self.mode and (chosen or other.mode & ~self.mode):
             return f"mode {other.mode:o} instead of {self.mode:o}"
         if self.type == "file":
@@ -379,12 +379,20 @@ def tree_differences(
     """Each difference of ``got`` from ``want``, as (path, what differs), in path order.
 
     Only under ``paths`` (globs relative to the root; everywhere when empty). With the
-    ``initial`` tree, an entry ``want`` has and it had not is new (`FileNode.differs`).
+    ``initial`` tree, a file ``want`` has at a path the initial tree had not, holding
+    content no initial file held, is new (`FileNode.differs`): a file moved or copied
+    keeps a mode someone gave it (a rename, then ``chmod 400``, differs).
     """
     out: list[tuple[str, str]] = []
+    held = {n.sha256 for n in initial.nodes.values() if n.type == "file"} if initial else set()
     for path in sorted(_region(got, paths) | _region(want, paths)):
         mine, theirs = got.nodes.get(path), want.nodes.get(path)
-        new = initial is not None and path not in initial.nodes
+        new = (
+            initial is not None
+            and path not in initial.nodes
+            and theirs is not None
+            and theirs.sha256 not in held
+        )
         if mine is None and theirs is not None:
             out.append((path, "missing"))
         elif theirs is None and mine is not None:
@@ -409,10 +417,10 @@ def compare_trees(
     Equal means the same entries (the workspace folder itself, ``.``, among them) with
     the same type, mode, size, content hash, link target and extended attributes
     (folders: type, mode and extended attributes). Contents compare as lines (a last
-    line without its newline is the same line). Given the ``initial`` tree, an entry the
-    gold made with the mode any new entry gets may have fewer permissions (see
-    `FileNode.differs`). An unreadable file, and an odd entry the gold's tree does not
-    have, never compare equal.
+    line without its newline is the same line). Given the ``initial`` tree, a file of new
+    content the gold wrote with the mode any new file gets may have fewer permissions
+    (see `tree_differences`). An unreadable file, and an odd entry the gold's tree does
+    not have, never compare equal.
     """
     where = f"under {', '.join(paths)}" if paths else "in the workspace"
     if got.over:

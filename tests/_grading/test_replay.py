@@ -217,6 +217,18 @@ def test_a_last_line_without_its_newline_is_the_same_line(tmp_path):
     assert got.nodes["empty"] == file(b"")  # nothing to end
 
 
+def test_a_file_moved_or_a_folder_made_keeps_its_mode_exactly():
+    """A rename kept the files' 644: the agent's `chmod 400` after it passed (helper I)."""
+    initial = tree(a=file(b"photo"))
+    want = tree(b=file(b"photo"), d=FileNode(type="dir", mode=0o755))
+    for why, got in {
+        "mode 400 instead of 644": tree(b=file(b"photo", 0o400), d=want.nodes["d"]),
+        "mode 700 instead of 755": tree(b=want.nodes["b"], d=FileNode(type="dir", mode=0o700)),
+    }.items():
+        part = compare_trees(got, want, initial=initial)
+        assert not part.passed and why in part.explanation, (why, part.explanation)
+
+
 def test_a_new_entry_may_have_fewer_permissions_than_nobody_chose():
     initial = tree(data=file(b"d"))
     want = tree(data=file(b"d"), out=file(b"o"), run=file(b"r", 0o755))
