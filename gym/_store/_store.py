@@ -268,9 +268,20 @@ def _sqlite_file(url: str) -> str | None:
 
 
 def _in_memory(url: str) -> bool:
-    """A SQLite URL without a file (``sqlite://``, ``sqlite:///``, ``:memory:``)."""
+    """A SQLite URL without a file.
+
+    ``sqlite://``, ``sqlite:///``, ``:memory:``, and as a URI (``uri=true``):
+    ``file::memory:``, or any ``file:`` name with ``mode=memory``.
+    """
     parsed = make_url(url)
-    return parsed.get_backend_name() == "sqlite" and (parsed.database or "") in ("", ":memory:")
+    if parsed.get_backend_name() != "sqlite":
+        return False
+    name = (parsed.database or "").split("?", 1)[0]
+    if parsed.query.get("uri") or name.startswith("file:"):
+        name = name.removeprefix("file:")
+        if parsed.query.get("mode") == "memory" or "mode=memory" in (parsed.database or ""):
+            return True
+    return name in ("", ":memory:")
 
 
 def _stale_after() -> float:

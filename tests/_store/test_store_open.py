@@ -73,7 +73,17 @@ def test_a_folder_given_as_the_store_is_named_in_one_line(tmp_path):
     assert one_line(info) == f"{folder} is a folder, not a file; pass --db a file path"
 
 
-@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///", "sqlite:///:memory:"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "sqlite://",
+        "sqlite:///",
+        "sqlite:///:memory:",
+        "sqlite+pysqlite:///:memory:",
+        "sqlite:///file::memory:?uri=true",  # helper I: as a URI, after the first three
+        "sqlite:///file:mem1?mode=memory&cache=shared&uri=true",
+    ],
+)
 def test_a_store_in_memory_is_refused(url):
     """A run into ``sqlite://`` said finished, then no command could read it (helper H)."""
     with pytest.raises(StoreError, match="in memory: every episode would be lost"):
@@ -88,3 +98,9 @@ def test_a_stale_time_that_is_no_positive_number_is_refused(tmp_path, monkeypatc
     monkeypatch.setenv("GYM_RUN_STALE_S", value)
     with pytest.raises(ConfigError, match="GYM_RUN_STALE_S"):
         Store(f"sqlite:///{tmp_path / 'runs.db'}")
+
+
+def test_a_sqlite_uri_naming_a_file_is_a_store(tmp_path):
+    store = Store(f"sqlite:///file:{tmp_path / 'runs.db'}?uri=true")
+    store.close()
+    assert (tmp_path / "runs.db").stat().st_size > 0
