@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import shlex
 import signal
 import sys
 import time
@@ -25,6 +26,7 @@ from gym._cli._app import (
     run_cli,
 )
 from gym._cli._tables import number, print_table, text
+from gym._core._errors import ConfigError
 from gym._core._exit import leave
 from gym._core._json import dumps
 from gym._core._malloc import cap_arenas
@@ -239,6 +241,11 @@ def env_validate(
     from gym._sandbox import client
     from gym._store import Store
 
+    if not all_envs and not env_ids:
+        raise ConfigError(
+            "no environments to validate: name an environment id (`gym env list` lists "
+            "them) or pass --all"
+        )
     ids = registered() if all_envs else expand_envs(env_ids or [])
     check_split(ids, split)
     share = parse_shard(shard) if shard else None
@@ -378,7 +385,7 @@ def env_new(
     for path in scaffold(name, family=family, env_id=env_id):
         console.print(f"created {escape(str(path))}")
     new_id = env_id or f"boxgym/{class_name(name).removesuffix('Env')}-v0"
-    console.print(f"next: gym env validate {escape(new_id)}   (see docs/authoring.md)")
+    console.print(f"next: gym env validate {escape(shlex.quote(new_id))}   (see docs/authoring.md)")
 
 
 from gym._cli import _datasets, _judge, _redteam, _rft, _runs, _serve, _train  # noqa: E402,F401  (registers import, judge, run, redteam, serve, train...)

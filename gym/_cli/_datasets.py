@@ -125,10 +125,12 @@ def env_import(
     oracle, noop and perturbed checks on the new tasks in real containers.
     """
     from gym._core._progress import progress
+    from gym._datasets._dataset import check_source
     from gym.datasets import import_dataset
 
     if layout not in ("folders", "index"):
         raise ConfigError("--layout must be folders or index")
+    check_source(source, fmt)
     options = dict(
         family=family, id=id_template, prompt=prompt, solution=solution, checks=checks,
         setup=setup, entry=entry, kind=kind, split_field=split_field, split_value=split_value,

@@ -32,7 +32,7 @@ def redteam(
         typer.Option(
             "--family",
             "-f",
-            help="A kind the manifests declare (code, sql, support...), harness, or an env id.",
+            help="A kind the manifests declare (code, sql, support...) or an env id.",
         ),
     ] = None,
     only: Annotated[
@@ -97,9 +97,11 @@ def redteam(
     for name in module or []:
         load_module(name)
     kinds = (kind,) if kind else ("attack", "fault")
+    load_builtin()
+    rows = list(plan(only or (), family or (), fast=fast, kinds=kinds, every_env=every_env))
+    if not rows:
+        raise ConfigError(_selects_nothing(only or [], family or []))
     if list_only:
-        load_builtin()
-        rows = plan(only or (), family or (), fast=fast, kinds=kinds, every_env=every_env)
         for attack, env_id, covers in rows:
             also = ", ".join(e.removeprefix("boxgym/") for e in covers if e != env_id)
             note = f" (covers {also})" if also else ""
@@ -126,6 +128,29 @@ def redteam(
         _table(report)
     if report.failed or (strict and report.gaps):
         raise typer.Exit(1)
+
+
+def _selects_nothing(only: list[str], family: list[str]) -> str:
+    """Why ``-k``/``--family`` (with ``--kind``, ``--fast``) select no row, and what to pass."""
+    from gym._redteam._core import ATTACKS, family_of
+
+    envs = {e for attack in ATTACKS.values() for e in attack.envs}
+    families = sorted({family_of(e) for e in envs})
+    for name in family:
+        if name not in envs and name not in families:
+            return (
+                f"--family {name!r} is no red-team family or env id (families: "
+                f"{', '.join(families)}); `gym redteam --list` lists the rows"
+            )
+    for prefix in only:
+        if not any(a.name.startswith(prefix) for a in ATTACKS.values()):
+            return (
+                f"-k {prefix!r} starts no red-team row's name; `gym redteam --list` lists the rows"
+            )
+    return (
+        "no red-team row matches -k, --family, --kind and --fast together; "
+        "`gym redteam --list` with fewer of them lists the rows"
+    )
 
 
 def _progress(bar: Any, row: Any) -> None:

@@ -107,7 +107,7 @@ def rft(
     """
     from gym._core._progress import RunEvents
     from gym._store import Store
-    from gym.train._rft import RFTConfig, train_rft
+    from gym.train._rft import RFTConfig, rft_envs, train_rft
 
     config = from_options(
         ctx,
@@ -130,6 +130,7 @@ def rft(
             max_steps=max_steps,
         ),
     )
+    rft_envs(config)  # an unknown env or a held-out task: refused before anything is said
     store = Store(db)
     err.print(f"rft [bold]{config.rft_id}[/] -> {escape(store._safe_url())}")
     with RunEvents("rft", named=True, console=err) as shown:

@@ -673,7 +673,7 @@ def gate(
     db: DbOpt = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Exit non-zero when a blocking rule fails."""
+    """Exit non-zero when a blocking rule fails (rule keys: docs/statistics.md, 'Gate rules')."""
     from gym._reports._report import gate as check_gate
     from gym._reports._report import load_rules
     from gym._store import Store
@@ -874,9 +874,11 @@ def export_run(
         from gym.train._formats import FORMATS
 
         fmt, rows = "jsonl", FORMATS[fmt]
+    store = Store(db, read_only=True)
+    _check_export_split(store, run_id, split)
     with progress("export", unit="records", console=err) as bar:
         n = write_records(
-            Store(db, read_only=True),
+            store,
             run_id,
             out,
             fmt=fmt,
@@ -887,6 +889,36 @@ def export_run(
             progress=bar.to,
         )
     err.print(f"wrote {n} episodes to {escape(str(out))}")
+
+
+def _check_export_split(store: Store, run_id: str, split: str | None) -> None:
+    """Refuse a ``--split`` that no environment of the run declares, as `gym run` does.
+
+    A split the run's episodes hold is always accepted (an environment no longer
+    registered here declares nothing).
+
+    Raises:
+        ConfigError: neither the run's registered environments nor its episodes have it.
+    """
+    from gym._envs._registry import env_ids
+    from gym._run._runner import check_split
+
+    if split is None:
+        return
+    with store.snapshot():
+        run = store.run(run_id)
+        stored = sorted({e.split for e in store.episodes(run.id)})
+    if split in stored:
+        return
+    here = set(env_ids())
+    registered = [e for e in run.config.get("envs") or [] if e in here]
+    if registered:
+        check_split(registered, split)
+    else:
+        raise ConfigError(
+            f"run {run.id} has no episode of the split {split!r} (its splits: "
+            f"{', '.join(stored) or 'none'})"
+        )
 
 
 @app.command()

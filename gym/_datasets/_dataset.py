@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gym._core._errors import ConfigError
 from gym._core._models import DEFAULT_SPLITS, SplitUse
@@ -121,16 +121,11 @@ class MappingFile(BaseModel):
             ConfigError: a key is missing, unknown or of the wrong type, or the file is of
                 another kind (named, with the value).
         """
-        from pydantic import ValidationError
-
         try:
             mapping = cls.model_validate(dict(data))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
             raise ConfigError(
-                f"{source}: {where} = {str(first.get('input'))[:120]!r}: {first['msg']} "
-                f"(see docs/authoring.md, '{cls.docs_section}')"
+                f"{source}: {_mapping_problem(exc)} (see docs/authoring.md, '{cls.docs_section}')"
             ) from None
         kind = getattr(mapping, "kind", None)
         if cls.mapping_kind is not None and kind != cls.mapping_kind:
@@ -138,6 +133,49 @@ class MappingFile(BaseModel):
                 f"{source}: kind = {kind!r}: this mapping has kind {cls.mapping_kind!r}"
             )
         return mapping
+
+
+_OPTION_OF = {
+    "family": "--family",
+    "id": "--id",
+    "prompt": "--prompt",
+    "solution": "--solution",
+    "gold": "--solution",
+    "checks": "--checks",
+    "setup": "--setup",
+    "entry": "--entry",
+    "kind": "--kind",
+}
+"""A mapping key -> the `gym env import` option that gives it."""
+
+
+def _mapping_problem(exc: ValidationError) -> str:
+    """What a mapping lacks or gets wrong.
+
+    Every missing key by name (and the option that gives it), else the first wrong value.
+    """
+    errors = exc.errors()
+    missing = [".".join(map(str, e["loc"])) for e in errors if e["type"] == "missing"]
+    if missing:
+        keys = ", ".join(missing)
+        options = [_OPTION_OF[k] for k in missing if k in _OPTION_OF]
+        given = f" (on the command line: {', '.join(options)})" if options else ""
+        return f"missing {keys}: set {'it' if len(missing) == 1 else 'them'} in the mapping{given}"
+    first = errors[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where} = {str(first.get('input'))[:120]!r}: {first['msg']}"
+
+
+def check_source(path: Path, fmt: str | None = None) -> None:
+    """Refuse a dataset file that does not exist, before its mapping is read.
+
+    A Hugging Face dataset (``fmt`` ``hf``) may be a cached name, not a path: not checked.
+
+    Raises:
+        ConfigError: no such file or folder.
+    """
+    if (fmt or _format_of(path)) != "hf" and not path.exists():
+        raise ConfigError(f"{path}: no such file or folder: name the dataset to import")
 
 
 class TaskFormat(BaseModel):

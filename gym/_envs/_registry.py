@@ -41,6 +41,7 @@ __all__ = [
     "EnvInfo",
     "Template",
     "attack_modules",
+    "check_folder_id",
     "env_class",
     "env_ids",
     "envs",
@@ -128,6 +129,16 @@ def _check_id(env_id: str, owner: str) -> None:
             f"{holder}; a published id never changes hands or behaviour, so pick another "
             f"name or version ({ID_RULE})"
         )
+
+
+def check_folder_id(env_id: str, folder: Path) -> None:
+    """Refuse an id the environment folder ``folder`` could not register (`gym env new`).
+
+    Raises:
+        ConfigError: the id breaks the id rule (`ID_RULE`).
+        IdTaken: another package or folder holds it.
+    """
+    _check_id(env_id, _folder_owner(folder))
 
 
 class EnvInfo(BaseModel):
@@ -341,12 +352,45 @@ def env_ids() -> list[str]:
 
 
 def _not_found(env_id: str) -> EnvNotFound:
+    """The error of an unknown id: the ids of the family it names, or the closest ids."""
+    family = _family_ids(env_id)
+    if family:
+        shown = ", ".join(family[:8]) + (
+            f" (and {len(family) - 8} more)" if len(family) > 8 else ""
+        )
+        return EnvNotFound(
+            f"no environment {env_id!r}: that is a family; name one of its environments: "
+            f"{shown} (`gym env list` shows them all)"
+        )
     close = difflib.get_close_matches(env_id, env_ids(), n=3, cutoff=0.4)
     lower = [i for i in env_ids() if i.lower() == env_id.lower()]
-    hint = ", ".join(dict.fromkeys(lower + close)) or "none close"
+    hint = ", ".join(dict.fromkeys(lower + close))
+    if not hint:
+        return EnvNotFound(
+            f"no environment {env_id!r}; no registered id is close; `gym env list` lists them"
+        )
     return EnvNotFound(
         f"no environment {env_id!r}; did you mean: {hint}? (`gym env list` shows them all)"
     )
+
+
+def _family_ids(name: str) -> list[str]:
+    """The ids whose family or kind is ``name``, in any case.
+
+    The family is what ``gym env list`` shows (``pyfunc``), the kind what a manifest
+    declares (``code``, ``sql``); a name with a ``/`` is an id, never a family.
+    """
+    if "/" in name or not name:
+        return []
+    out = []
+    for env_id in env_ids():
+        try:
+            family = str(env_class(env_id).family)
+        except Exception:  # a broken environment names no family here
+            family = ""
+        if name.lower() in (family.lower(), kind_of(env_id).lower()):
+            out.append(env_id)
+    return out
 
 
 def spec_of(env_id: str) -> gymnasium.envs.registration.EnvSpec:

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 from gym._core._errors import ConfigError
 from gym._core._paths import project_root
 from gym._envs._declare import CODE_BASE
-from gym._envs._registry import Template, templates
+from gym._envs._registry import Template, check_folder_id, templates
 
 __all__ = ["class_name", "families", "scaffold"]
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{1,40}$")
+NAME_RULE = "2 to 41 characters: a lowercase letter, then lowercase letters, digits or _"
+"""`NAME`, as a refusal states it."""
 CODE = CODE_BASE
 """The family word of a plain `CodeEnv` project (the one the scaffold writes itself)."""
 
@@ -68,10 +71,10 @@ MANIFEST = """# The environments of this folder, registered when `import gym` ru
 # its image in images/{name}/. Add system_prompt, tools, drop_tools, sandbox or splits as
 # the environment needs them; it needs no Python.
 [[env]]
-id = "{env_id}"
-base = "{base}"
-tasks = "{name}"
-image = "{name}"
+id = {env_id_toml}
+base = {base_toml}
+tasks = {name_toml}
+image = {name_toml}
 max_steps = 30
 max_seconds = 1800
 """
@@ -233,6 +236,7 @@ def _derived(name: str, template: Template, env_id: str, base: Path) -> list[Pat
         "base_class": template.cls,
         "base": template.word,
     }
+    fields |= _toml_fields(fields)
     texts = {
         f"environments/{name}/boxgym.toml": MANIFEST.format(**fields),
         f"environments/{name}/README.md": DERIVED_README.format(**fields),
@@ -252,6 +256,15 @@ def _derived(name: str, template: Template, env_id: str, base: Path) -> list[Pat
     return written
 
 
+def _toml_fields(fields: dict[str, str]) -> dict[str, str]:
+    """The values the manifest writes, as TOML strings (``env_id_toml``...).
+
+    A JSON string is a valid TOML basic string, so quotes, backslashes and newlines in a
+    value stay inside it.
+    """
+    return {f"{key}_toml": json.dumps(fields[key]) for key in ("env_id", "base", "name")}
+
+
 def _files(name: str, env_id: str) -> dict[str, str]:
     fields = {
         "name": name,
@@ -260,6 +273,7 @@ def _files(name: str, env_id: str) -> dict[str, str]:
         "Title": class_name(name).removesuffix("Env"),
         "base": CODE,
     }
+    fields |= _toml_fields(fields)
     task = f"seeds/{name}/example"
     return {
         f"environments/{name}/boxgym.toml": MANIFEST.format(**fields),
@@ -280,7 +294,7 @@ def scaffold(
     """Create environments/NAME, images/NAME and seeds/NAME with a working example task.
 
     Args:
-        name: folder name (lowercase letters, digits and underscores).
+        name: folder name (`NAME_RULE`).
         family: ``code`` (a Python project), or the word of a registered family's
             ``[template]`` (its boxgym.toml): the new environment is declared on that
             family (``base``), with an image built on or copied from the family's and one
@@ -292,10 +306,11 @@ def scaffold(
         The files written.
 
     Raises:
-        ConfigError: a bad name, an unknown family, or folders that already exist.
+        ConfigError: a bad name or id, an id another package or folder holds, an unknown
+            family, or folders that already exist (nothing is written then).
     """
     if not NAME.match(name):
-        raise ConfigError(f"environment name {name!r}: use lowercase letters, digits and _")
+        raise ConfigError(f"environment name {name!r}: use {NAME_RULE} (e.g. my_env)")
     if family not in families():
         raise ConfigError(
             f"family {family!r} is not one of {', '.join(families())} (a family offers "
@@ -303,6 +318,7 @@ def scaffold(
         )
     base = root or project_root()
     env_id = env_id or f"boxgym/{class_name(name).removesuffix('Env')}-v0"
+    check_folder_id(env_id, base / "environments" / name)
     taken = [
         d
         for d in (f"environments/{name}", f"images/{name}", f"seeds/{name}")

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gym._core._errors import ConfigError
 from gym._reports._stats import (
@@ -244,10 +244,12 @@ def compare(store: Store, run_a: str, run_b: str, *, seed: int = 0) -> Compariso
 class Rule(BaseModel):
     """One gate rule (from a TOML file's ``[[rule]]`` tables)."""
 
+    model_config = ConfigDict(extra="forbid")
+
     kind: Literal["min_pass_rate", "max_drop", "no_regression", "max_infra_rate"]
     value: float = 0.0
     env: str | None = None
-    """Restrict to one environment."""
+    """Restrict to one environment: its id, or the name a report prints (``PyFunc-v0``)."""
     slice: str | None = None
     """Restrict to one ``key=value`` slice (for no_regression and rates)."""
     blocking: bool = True
@@ -262,18 +264,68 @@ class GateResult(BaseModel):
 
 
 def load_rules(path: Path) -> list[Rule]:
-    """Rules from a TOML file with ``[[rule]]`` tables."""
+    """Rules from a TOML file with ``[[rule]]`` tables.
+
+    Raises:
+        ConfigError: the file cannot be read, has no ``[[rule]]`` table, has another
+            top-level key, or a rule has an unknown key or a wrong value.
+    """
     try:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read gate rules {path}: {exc}") from exc
-    return [Rule.model_validate(r) for r in data.get("rule", [])]
+    rules = []
+    for number, table in enumerate(_rule_tables(path, data), 1):
+        try:
+            rules.append(Rule.model_validate(table))
+        except ValidationError as exc:
+            raise _rule_problem(path, number, exc) from None
+    return rules
+
+
+_RULE_HELP = (
+    'each rule is a [[rule]] table: kind = "min_pass_rate", "max_drop", "no_regression" '
+    'or "max_infra_rate", value, and optionally env, slice, blocking (docs/statistics.md, '
+    "'Gate rules')"
+)
+
+
+def _rule_tables(path: Path, data: dict[str, Any]) -> list[Any]:
+    """The file's ``[[rule]]`` tables; anything else at the top level is refused."""
+    unknown = sorted(set(data) - {"rule"})
+    if unknown:
+        raise ConfigError(
+            f"gate rules {path}: unknown top-level key {', '.join(unknown)}; {_RULE_HELP}"
+        )
+    tables = data.get("rule")
+    if not isinstance(tables, list) or not tables:
+        raise ConfigError(f"gate rules {path}: no [[rule]] table; {_RULE_HELP}")
+    return tables
+
+
+def _rule_problem(path: Path, number: int, exc: ValidationError) -> ConfigError:
+    """A rule the model refused, said by its place in the file and its key."""
+    parts = []
+    for err in exc.errors(include_url=False):
+        key = ".".join(str(p) for p in err["loc"]) or "the rule"
+        if err["type"] == "extra_forbidden":
+            parts.append(f"{key}: unknown key (allowed: {', '.join(Rule.model_fields)})")
+        elif err["type"] == "missing":
+            parts.append(f"{key}: missing, a required key")
+        else:
+            parts.append(f"{key} = {err.get('input')!r}: {err['msg']}")
+    return ConfigError(f"gate rules {path}: [[rule]] number {number}: " + "; ".join(parts))
+
+
+def _env_matches(rule_env: str, env_id: str) -> bool:
+    """A rule's ``env`` names an episode's environment by id or by its short name."""
+    return rule_env in (env_id, env_id.removeprefix("boxgym/"))
 
 
 def _subset(episodes: list[EpisodeRow], rule: Rule) -> list[EpisodeRow]:
     out = []
     for e in episodes:
-        if rule.env and e.env_id != rule.env:
+        if rule.env and not _env_matches(rule.env, e.env_id):
             continue
         if rule.slice:
             key, _, value = rule.slice.partition("=")
@@ -291,52 +343,63 @@ def _rate(episodes: list[EpisodeRow]) -> float:
 def gate(
     store: Store, run_id: str, rules: list[Rule], baseline: str | None = None
 ) -> list[GateResult]:
-    """Check a run against rules (and a baseline run where a rule needs one)."""
+    """Check a run against rules (and a baseline run where a rule needs one).
+
+    A rule whose ``env`` and ``slice`` match no episode of the run (or of the baseline,
+    where it reads one) fails: it checked nothing.
+    """
     with store.snapshot():
         run_eps = store.episodes(store.run(run_id).id)
         base_eps = store.episodes(store.run(baseline).id) if baseline else None
-    results = []
-    for rule in rules:
-        mine = _subset(run_eps, rule)
-        if rule.kind == "min_pass_rate":
-            rate = _rate(mine)
-            results.append(
-                GateResult(
-                    rule=rule,
-                    passed=rate >= rule.value,
-                    detail=f"pass rate {rate:.3f} (min {rule.value})",
-                )
-            )
-        elif rule.kind == "max_infra_rate":
-            rate = sum(e.outcome == "infra_error" for e in mine) / max(len(mine), 1)
-            results.append(
-                GateResult(
-                    rule=rule,
-                    passed=rate <= rule.value,
-                    detail=f"infra error rate {rate:.3f} (max {rule.value})",
-                )
-            )
-        elif base_eps is None:
-            raise ConfigError(f"rule {rule.kind} needs --baseline RUN")
-        elif rule.kind == "max_drop":
-            drop = _rate(_subset(base_eps, rule)) - _rate(mine)
-            results.append(
-                GateResult(
-                    rule=rule,
-                    passed=drop <= rule.value,
-                    detail=f"pass rate dropped {drop:.3f} (max {rule.value})",
-                )
-            )
-        else:
-            regressed = _regressions(_subset(base_eps, rule), mine)
-            results.append(
-                GateResult(
-                    rule=rule,
-                    passed=not regressed,
-                    detail=f"{len(regressed)} regressed: {', '.join(regressed[:5])}",
-                )
-            )
-    return results
+    return [_check_rule(rule, run_eps, base_eps) for rule in rules]
+
+
+def _check_rule(
+    rule: Rule, run_eps: list[EpisodeRow], base_eps: list[EpisodeRow] | None
+) -> GateResult:
+    """One rule over a run's episodes (and the baseline's, for the rules that compare)."""
+    mine = _subset(run_eps, rule)
+    if not mine:
+        return GateResult(rule=rule, passed=False, detail=_no_match(rule, "the run"))
+    if rule.kind == "min_pass_rate":
+        rate = _rate(mine)
+        return GateResult(
+            rule=rule, passed=rate >= rule.value, detail=f"pass rate {rate:.3f} (min {rule.value})"
+        )
+    if rule.kind == "max_infra_rate":
+        rate = sum(e.outcome == "infra_error" for e in mine) / len(mine)
+        return GateResult(
+            rule=rule,
+            passed=rate <= rule.value,
+            detail=f"infra error rate {rate:.3f} (max {rule.value})",
+        )
+    if base_eps is None:
+        raise ConfigError(f"rule {rule.kind} needs --baseline RUN")
+    base = _subset(base_eps, rule)
+    if not base:
+        return GateResult(rule=rule, passed=False, detail=_no_match(rule, "the baseline"))
+    if rule.kind == "max_drop":
+        drop = _rate(base) - _rate(mine)
+        return GateResult(
+            rule=rule,
+            passed=drop <= rule.value,
+            detail=f"pass rate dropped {drop:.3f} (max {rule.value})",
+        )
+    regressed = _regressions(base, mine)
+    return GateResult(
+        rule=rule,
+        passed=not regressed,
+        detail=f"{len(regressed)} regressed: {', '.join(regressed[:5])}",
+    )
+
+
+def _no_match(rule: Rule, where: str) -> str:
+    """Why a rule checked nothing: its filters, and what to fix."""
+    filters = [f"{k} = {v!r}" for k, v in (("env", rule.env), ("slice", rule.slice)) if v]
+    said = f" ({', '.join(filters)})" if filters else ""
+    return (
+        f"matched no episode of {where}{said}; `gym report RUN` lists its environments and slices"
+    )
 
 
 def _regressions(base: list[EpisodeRow], run: list[EpisodeRow]) -> list[str]:

@@ -13,18 +13,33 @@ __all__ = ["episode_text", "resolve_episode"]
 
 
 def resolve_episode(store: Store, target: str) -> EpisodeRow:
-    """``RUN`` (its first episode) or ``RUN/EPISODE`` (ids or unique prefixes)."""
+    """``RUN`` (its first episode) or ``RUN/EPISODE`` (ids or unique prefixes).
+
+    The episode prefix is looked up among the run's episodes only.
+
+    Raises:
+        StoreError: no such run, or no episode (or several) of the run match.
+    """
     run_part, _, episode_part = target.partition("/")
     run = store.run(run_part)
-    if episode_part:
-        episode = store.episode(episode_part)
-        if episode.run_id != run.id:
-            raise StoreError(f"episode {episode.id} belongs to run {episode.run_id}, not {run.id}")
-        return episode
     episodes = store.episodes(run.id)
+    if episode_part:
+        return _episode_of(run.id, episodes, episode_part)
     if not episodes:
         raise StoreError(f"run {run.id} has no episodes yet")
     return episodes[0]
+
+
+def _episode_of(run_id: str, episodes: list[EpisodeRow], prefix: str) -> EpisodeRow:
+    """The one episode of a run whose id starts with ``prefix`` (other runs' never count)."""
+    found = [e for e in episodes if e.id.startswith(prefix)]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise StoreError(
+            f"run {run_id} has no episode {prefix!r}; `gym view {run_id} --list` lists them"
+        )
+    raise StoreError(f"{len(found)} episodes of run {run_id} match {prefix!r}: give more of the id")
 
 
 def _header(store: Store, e: EpisodeRow) -> list[str]:

@@ -303,6 +303,7 @@ class _Trainer:
         self,
         config: RFTConfig,
         store: Store,
+        envs: list[str],
         policy: LocalPolicy,
         out: Path,
         progress: Callable[[str], None],
@@ -315,7 +316,7 @@ class _Trainer:
         self.loaded: LocalModel = policy.load()
         self.out = out
         self.say = progress
-        self.envs = rft_envs(config)
+        self.envs = envs
         self.model_name = str(config.policy_params.get("model", policy.model))
         self._tools: dict[str, list[dict[str, Any]]] = {}
 
@@ -559,11 +560,19 @@ def train_rft(
             `gym.runs.run`): `gym._core._progress.RunEvents` shows their progress.
 
     Raises:
+        EnvNotFound: an unknown environment (before the model is built or loaded).
         ConfigError: a policy that is not local, held-out tasks to train on.
         InfraError: an evaluation could not grade a single episode.
     """
+    envs = rft_envs(config)  # before the model is built: an unknown env costs nothing
     trainer = _Trainer(
-        config, store, policy or rft_policy(config), Path(out), progress or (lambda _: None), events
+        config,
+        store,
+        envs,
+        policy or rft_policy(config),
+        Path(out),
+        progress or (lambda _: None),
+        events,
     )
     best, baseline_run = trainer.evaluate("base")
     baseline, rounds = best, []

@@ -94,6 +94,30 @@ def test_redteam_lists_its_rows_without_running_them():
     assert any("sql.privilege_escalation[roles]" in line for line in lines)
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--family", "nope"], "--family 'nope' is no red-team family or env id (families: "),
+        (["-k", "zzz"], "-k 'zzz' starts no red-team row's name"),
+        (["--list", "-k", "zzz"], "-k 'zzz' starts no red-team row's name"),
+        (["--family", "sql", "-k", "shell."], "no red-team row matches -k, --family"),
+    ],
+)
+def test_redteam_selecting_no_row_exits_2_naming_what_to_pass(args, said):
+    out = gym_cli("redteam", *args)
+    assert out.returncode == 2 and out.stdout == "", out
+    assert out.stderr.startswith("error: " + said) and "gym redteam --list" in out.stderr
+
+
+def test_env_validate_with_no_ids_says_to_name_one_or_pass_all():
+    out = gym_cli("env", "validate")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == (
+        "error: no environments to validate: name an environment id (`gym env list` lists "
+        "them) or pass --all\n"
+    )
+
+
 def test_an_error_exits_2_with_its_message_and_json_output_arrives_whole(tmp_path):
     bad = gym_cli("env", "validate", "boxgym/NoSuch-v0")
     assert bad.returncode == 2 and "no environment" in bad.stderr

@@ -228,3 +228,19 @@ def test_env_new_names_every_template_word_and_where_it_writes():
     shown = CliRunner().invoke(app, ["env", "new", "--help"], env={"COLUMNS": "200"}).output
     assert all(word in shown for word in templates()), shown
     assert "GYM_ROOT" in shown
+
+
+def test_export_of_a_split_no_environment_declares_exits_2_like_run(tmp_path, capsys):
+    """`gym export --split nope` is refused as `gym run --split nope` is, writing nothing."""
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    store = Store(url)
+    store.ensure_run(run_row())
+    store.commit_episode(episode("e1", "pass"), [], None)
+    store.close()
+    out_file = tmp_path / "ex.jsonl"
+    args = ["export", "r1", "--split", "nope", "--out", str(out_file), "--db", url]
+    _, err = said(capsys, args, 2)
+    assert err.startswith("error: no environment declares the split 'nope' (declared: ")
+    assert not out_file.exists()
+    _, err = said(capsys, [*args[:3], "train", *args[4:]], 0)
+    assert "wrote 1 episodes" in err

@@ -308,3 +308,24 @@ def test_classes_of_the_solution_that_the_checks_build_are_imported_and_stubbed(
         with pytest.MonkeyPatch.context() as patch:
             patch.setitem(sys.modules, "solution", solution)
             assert _run_checks(folder, which) is passes
+
+
+def test_a_missing_key_is_named_with_its_option_never_the_whole_mapping():
+    """`gym env import data.jsonl --family toy`: say what is missing, not the dict."""
+    with pytest.raises(ConfigError) as exc:
+        DatasetMapping.from_dict({"family": "toy", "split": {"value": "train"}}, source="cli")
+    said = str(exc.value)
+    assert said.startswith("cli: missing id, prompt, solution, checks: set them in the mapping")
+    assert "(on the command line: --id, --prompt, --solution, --checks)" in said
+    assert "{'family'" not in said and "Field required" not in said
+
+
+def test_import_of_a_file_that_does_not_exist_names_it_first(tmp_path, capsys):
+    from gym._cli._app import run_cli
+
+    missing = tmp_path / "nothere.jsonl"
+    assert run_cli(["env", "import", str(missing), "--family", "toy"]) == 2
+    assert (
+        capsys.readouterr().err
+        == f"error: {missing}: no such file or folder: name the dataset to import\n"
+    )

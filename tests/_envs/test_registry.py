@@ -32,6 +32,23 @@ def test_unknown_id_suggests_the_closest():
         gym.make("boxgym/pyfunc-v0")
 
 
+def test_a_family_name_suggests_that_familys_ids_and_nothing_close_says_so():
+    with pytest.raises(EnvNotFound) as exc:
+        gym.make("pyfunc")
+    assert str(exc.value) == (
+        "no environment 'pyfunc': that is a family; name one of its environments: "
+        "boxgym/PyFunc-v0 (`gym env list` shows them all)"
+    )
+    with pytest.raises(EnvNotFound, match="that is a family; name one of its environments: "):
+        gym.make("SQL")
+    with pytest.raises(EnvNotFound) as exc:
+        gym.make("qqqq")
+    assert (
+        str(exc.value)
+        == "no environment 'qqqq'; no registered id is close; `gym env list` lists them"
+    )
+
+
 def test_ids_must_be_namespaced_and_versioned():
     with pytest.raises(ConfigError, match="must look like"):
         gym.register("NoNamespace-v0", "x:Y")

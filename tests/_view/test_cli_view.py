@@ -94,3 +94,43 @@ def test_list_unknown_flag_is_a_one_line_error_naming_the_flags_there_are(stored
     assert line.endswith(
         "no flag named 'nope' in this run; flags here: tests_touched (or any, none)"
     )
+
+
+def test_an_episode_prefix_is_looked_up_within_the_run(tmp_path, capsys):
+    """`gym view RUN/0`: only the run's episodes count, not every run's in the store."""
+    import time
+
+    from gym._cli._app import run_cli
+    from gym._store import EpisodeRow, RunRow, Store
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    store = Store(url)
+    now = time.time()
+    for run_id, episode_ids in (("r1", ["0a", "1a"]), ("r2", ["0b", "0c"])):
+        store.ensure_run(
+            RunRow(
+                id=run_id,
+                created_at=now,
+                updated_at=now,
+                config={},
+                policy="noop",
+                boxgym_version="0",
+            )  # fmt: skip
+        )
+        for eid in episode_ids:
+            episode = EpisodeRow(
+                id=eid, run_id=run_id, env_id="boxgym/PyFunc-v0", env_version=0,
+                task_id=f"t-{eid}", split="train", sample_index=0, seed=0, policy="noop",
+                outcome="pass",
+            )  # fmt: skip
+            store.commit_episode(episode, [], None)
+    store.close()
+    assert run_cli(["view", "r1/0", "--text", "--db", url]) == 0
+    assert capsys.readouterr().out.startswith("episode 0a  run r1")
+    assert run_cli(["view", "r1/0b", "--text", "--db", url]) == 2
+    assert (
+        capsys.readouterr().err
+        == "error: run r1 has no episode '0b'; `gym view r1 --list` lists them\n"
+    )
+    assert run_cli(["view", "r2/0", "--text", "--db", url]) == 2
+    assert "2 episodes of run r2 match '0': give more of the id" in capsys.readouterr().err

@@ -138,3 +138,24 @@ def test_the_environment_of_an_episode_is_its_own_field_not_parsed_from_its_grou
     assert select_episodes([mbpp], cap=1).kept == [mbpp]  # a training split of MBPP
     with pytest.raises(HeldOutError):
         select_episodes([mbpp.model_copy(update={"split": "test"})], cap=1)
+
+
+def test_an_unknown_env_is_refused_before_the_model_is_built_or_anything_said(
+    monkeypatch, tmp_path, capsys
+):
+    """`gym train rft boxgym/Nope-v0` exits 2 at once: no model built, no id line, no store."""
+    import gym.train._rft as rft
+    from gym._cli._app import run_cli
+
+    def built(config: RFTConfig) -> None:
+        raise AssertionError("the model was built before the environments were checked")
+
+    monkeypatch.setattr(rft, "rft_policy", built)
+    db = tmp_path / "runs.db"
+    code = run_cli(["train", "rft", "boxgym/Nope-v0", "--db", f"sqlite:///{db}"])
+    said = capsys.readouterr()
+    assert code == 2, said
+    assert said.err.startswith("error: no environment 'boxgym/Nope-v0'"), said.err
+    assert "rft " not in said.err.splitlines()[0] and not db.exists()
+    with pytest.raises(ConfigError, match="no environment 'boxgym/Nope-v0'"):
+        rft.train_rft(RFTConfig(envs=["boxgym/Nope-v0"]), store=None, out=tmp_path)  # type: ignore[arg-type]

@@ -1,0 +1,103 @@
+"""`gym gate`: a rules file that checks nothing is refused, and a rule that matches no
+episode fails (a misspelled table or env filter must not pass a CI gate silently)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from gym._cli._app import run_cli
+from gym._store import EpisodeRow, RunRow, Store
+
+ENV = "boxgym/PyFunc-v0"
+
+
+def episode(eid: str, outcome: str) -> EpisodeRow:
+    return EpisodeRow(
+        id=eid,
+        run_id="r1",
+        env_id=ENV,
+        env_version=0,
+        task_id=f"task-{eid}",
+        split="train",
+        tags={"difficulty": "easy"},
+        sample_index=0,
+        seed=0,
+        policy="noop",
+        outcome=outcome,
+    )
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    """A store whose run r1 has two passes of PyFunc-v0."""
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    store = Store(url)
+    now = time.time()
+    store.ensure_run(
+        RunRow(
+            id="r1",
+            created_at=now,
+            updated_at=now,
+            config={"envs": [ENV]},
+            policy="noop",
+            boxgym_version="0",
+        )
+    )
+    for eid in ("e1", "e2"):
+        store.commit_episode(episode(eid, "pass"), [], None)
+    store.close()
+    return url
+
+
+def gate(capsys, db: str, tmp_path: Path, rules: str) -> tuple[int, str, str]:
+    path = tmp_path / "rules.toml"
+    path.write_text(rules)
+    code = run_cli(["gate", "r1", "--rules", str(path), "--db", db])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize(
+    ("rules", "said"),
+    [
+        ("", "no [[rule]] table"),
+        ('[[rules]]\nkind = "min_pass_rate"\nvalue = 0.99\n', "unknown top-level key rules"),
+        (
+            '[[rule]]\nkind = "min_pass_rate"\nthreshold = 3\n',
+            "[[rule]] number 1: threshold: unknown key (allowed: kind, value, env, slice",
+        ),
+        ('[[rule]]\nkind = "min_rate"\n', "[[rule]] number 1: kind = 'min_rate'"),
+    ],
+)
+def test_a_rules_file_that_checks_nothing_or_has_an_unknown_key_is_refused(
+    capsys, db, tmp_path, rules, said
+):
+    code, out, err = gate(capsys, db, tmp_path, rules)
+    assert code == 2 and out == ""
+    assert err.startswith("error: gate rules ") and said in err, err
+    assert err.count("\n") == 1
+    assert "[[rule]]" in err
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        '[[rule]]\nkind = "max_infra_rate"\nvalue = 0.0\nenv = "boxgym/Typo-v0"\n',
+        '[[rule]]\nkind = "min_pass_rate"\nvalue = 0.0\nslice = "difficulty=hard"\n',
+    ],
+)
+def test_a_rule_matching_no_episode_fails_saying_so(capsys, db, tmp_path, rule):
+    code, out, _ = gate(capsys, db, tmp_path, rule)
+    assert code == 1
+    assert out.startswith("FAIL ") and "matched no episode of the run" in out, out
+
+
+@pytest.mark.parametrize("env", [ENV, "PyFunc-v0"])
+def test_the_env_filter_takes_the_id_or_the_name_a_report_prints(capsys, db, tmp_path, env):
+    code, out, _ = gate(
+        capsys, db, tmp_path, f'[[rule]]\nkind = "min_pass_rate"\nvalue = 1.0\nenv = "{env}"\n'
+    )
+    assert code == 0 and out.startswith("pass min_pass_rate pass rate 1.000"), out
