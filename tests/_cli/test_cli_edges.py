@@ -51,15 +51,20 @@ def episode(eid: str, outcome: str, task: str = "alnum-palindrome") -> EpisodeRo
     )
 
 
-@pytest.fixture
-def infra_only(tmp_path: Path) -> str:
-    """A store whose one run has only an infra error: nothing graded, every rate NaN."""
+def one_episode(tmp_path: Path, outcome: str) -> str:
+    """The URL of a store whose run r1 holds one episode ``e1`` of that outcome."""
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     store = Store(url)
     store.ensure_run(run_row())
-    store.commit_episode(episode("e1", "infra_error"), [], None)
+    store.commit_episode(episode("e1", outcome), [], None)
     store.close()
     return url
+
+
+@pytest.fixture
+def infra_only(tmp_path: Path) -> str:
+    """A store whose one run has only an infra error: nothing graded, every rate NaN."""
+    return one_episode(tmp_path, "infra_error")
 
 
 # -- 1, 2: a --db that is no store, or a database we do not support --------------------
@@ -173,11 +178,7 @@ def test_runs_of_an_empty_store_says_how_to_make_one(tmp_path, capsys):
 
 
 def test_a_listing_no_episode_passes_says_what_matched_nothing(tmp_path, capsys):
-    url = f"sqlite:///{tmp_path / 'runs.db'}"
-    store = Store(url)
-    store.ensure_run(run_row())
-    store.commit_episode(episode("e1", "fail"), [], None)
-    store.close()
+    url = one_episode(tmp_path, "fail")
     out, err = said(capsys, ["view", "r1", "--list", "--task", "zzz", "--db", url], 0)
     assert out == "" and err == "no episode of task 'zzz' in run r1\n"
     args = ["view", "r1", "--list", "--task", "alnum", "--outcome", "pass", "--db", url]
@@ -232,11 +233,7 @@ def test_env_new_names_every_template_word_and_where_it_writes():
 
 def test_export_of_a_split_no_environment_declares_exits_2_like_run(tmp_path, capsys):
     """`gym export --split nope` is refused as `gym run --split nope` is, writing nothing."""
-    url = f"sqlite:///{tmp_path / 'runs.db'}"
-    store = Store(url)
-    store.ensure_run(run_row())
-    store.commit_episode(episode("e1", "pass"), [], None)
-    store.close()
+    url = one_episode(tmp_path, "pass")
     out_file = tmp_path / "ex.jsonl"
     args = ["export", "r1", "--split", "nope", "--out", str(out_file), "--db", url]
     _, err = said(capsys, args, 2)

@@ -3,31 +3,15 @@ episode fails (a misspelled table or env filter must not pass a CI gate silently
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
+from store_rows import episode, run_row
 
 from gym._cli._app import run_cli
-from gym._store import EpisodeRow, RunRow, Store
+from gym._store import Store
 
 ENV = "boxgym/PyFunc-v0"
-
-
-def episode(eid: str, outcome: str) -> EpisodeRow:
-    return EpisodeRow(
-        id=eid,
-        run_id="r1",
-        env_id=ENV,
-        env_version=0,
-        task_id=f"task-{eid}",
-        split="train",
-        tags={"difficulty": "easy"},
-        sample_index=0,
-        seed=0,
-        policy="noop",
-        outcome=outcome,
-    )
 
 
 @pytest.fixture
@@ -35,19 +19,11 @@ def db(tmp_path: Path) -> str:
     """A store whose run r1 has two passes of PyFunc-v0."""
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     store = Store(url)
-    now = time.time()
-    store.ensure_run(
-        RunRow(
-            id="r1",
-            created_at=now,
-            updated_at=now,
-            config={"envs": [ENV]},
-            policy="noop",
-            boxgym_version="0",
-        )
-    )
+    store.ensure_run(run_row("r1", config={"envs": [ENV]}, policy="noop"))
     for eid in ("e1", "e2"):
-        store.commit_episode(episode(eid, "pass"), [], None)
+        tags = {"difficulty": "easy"}
+        row = episode(eid, run_id="r1", env_id=ENV, task_id=f"task-{eid}", tags=tags)
+        store.commit_episode(row, [], None)
     store.close()
     return url
 
