@@ -361,6 +361,8 @@ def _check_rule(
     mine = _subset(run_eps, rule)
     if not mine:
         return GateResult(rule=rule, passed=False, detail=_no_match(rule, "the run"))
+    if rule.kind != "max_infra_rate" and not _graded(mine):
+        return GateResult(rule=rule, passed=False, detail=_none_graded("the run"))
     if rule.kind == "min_pass_rate":
         rate = _rate(mine)
         return GateResult(
@@ -378,6 +380,8 @@ def _check_rule(
     base = _subset(base_eps, rule)
     if not base:
         return GateResult(rule=rule, passed=False, detail=_no_match(rule, "the baseline"))
+    if not _graded(base):
+        return GateResult(rule=rule, passed=False, detail=_none_graded("the baseline"))
     if rule.kind == "max_drop":
         drop = _rate(base) - _rate(mine)
         return GateResult(
@@ -402,6 +406,21 @@ def _no_match(rule: Rule, where: str) -> str:
     )
 
 
+def _graded(episodes: list[EpisodeRow]) -> bool:
+    return any(e.outcome != "infra_error" for e in episodes)
+
+
+def _none_graded(where: str) -> str:
+    return f"no episode of {where} it matched was graded (each an infra_error): it checked nothing"
+
+
 def _regressions(base: list[EpisodeRow], run: list[EpisodeRow]) -> list[str]:
+    """Tasks passing in the baseline that fail now, or that no graded episode checked now.
+
+    A task the run has only infra errors of is not known to pass: a gate counts it.
+    """
     a, b = _task_scores(base), _task_scores(run)
-    return [f"{k[0]} {k[1]}" for k in sorted(set(a) & set(b)) if a[k] >= 0.5 > b[k]]
+    ran = {(e.env_id, e.task_id) for e in run}
+    failed = [f"{k[0]} {k[1]}" for k in sorted(set(a) & set(b)) if a[k] >= 0.5 > b[k]]
+    unchecked = [f"{k[0]} {k[1]} (not graded)" for k in sorted(ran - set(b)) if a.get(k, 0) >= 0.5]
+    return failed + unchecked

@@ -28,10 +28,10 @@ def db(tmp_path: Path) -> str:
     return url
 
 
-def gate(capsys, db: str, tmp_path: Path, rules: str) -> tuple[int, str, str]:
+def gate(capsys, db: str, tmp_path: Path, rules: str, *more: str) -> tuple[int, str, str]:
     path = tmp_path / "rules.toml"
     path.write_text(rules)
-    code = run_cli(["gate", "r1", "--rules", str(path), "--db", db])
+    code = run_cli(["gate", *(more or ["r1"]), "--rules", str(path), "--db", db])
     out = capsys.readouterr()
     return code, out.out, out.err
 
@@ -77,3 +77,25 @@ def test_the_env_filter_takes_the_id_or_the_name_a_report_prints(capsys, db, tmp
         capsys, db, tmp_path, f'[[rule]]\nkind = "min_pass_rate"\nvalue = 1.0\nenv = "{env}"\n'
     )
     assert code == 0 and out.startswith("pass min_pass_rate pass rate 1.000"), out
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        '[[rule]]\nkind = "no_regression"\n',
+        '[[rule]]\nkind = "max_drop"\nvalue = 0.1\n',
+        '[[rule]]\nkind = "min_pass_rate"\nvalue = 0.0\n',
+    ],
+)
+def test_a_run_of_infra_errors_only_fails_every_pass_rate_rule(capsys, db, tmp_path, rule):
+    """A baseline passing every task and a run of infra errors passed no_regression
+    ("0 regressed") and max_drop (helper J): the tasks fell out of the comparison."""
+    store = Store(db)
+    store.ensure_run(run_row("r2", config={"envs": [ENV]}, policy="noop"))
+    for eid in ("e1", "e2"):
+        row = episode(f"r2{eid}", "infra_error", run_id="r2", env_id=ENV, task_id=f"task-{eid}")
+        store.commit_episode(row, [], None)
+    store.close()
+    code, out, _ = gate(capsys, db, tmp_path, rule, "r2", "--baseline", "r1")
+    assert code == 1 and out.startswith("FAIL "), out
+    assert "not graded" in out or "checked nothing" in out, out
