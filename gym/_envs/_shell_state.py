@@ -48,6 +48,8 @@ _ATTRIBUTES = re.compile(r"[irlutx]*x[irlutx]*")
 _SIMPLE = {"a": 7, "b": 8, "e": 27, "E": 27, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
 _SIMPLE |= {"\\": 92, "'": 39, '"': 34, "?": 63}
 _PLAIN = set(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789,._+:@%/-=")
+_LAST = frozenset({"HISTFILE"})
+"""Given after the others: bash acts on the file it names when others are assigned."""
 
 
 class ShellVariable(NamedTuple):
@@ -108,10 +110,11 @@ def _odd(line: str, exc: ValueError) -> UnreadableState:
 
 
 def unquote(word: str) -> bytes:
-    """The bytes a word written by bash's ``printf %q`` stands for.
+    """The bytes a word written by bash's ``printf %q`` stands for (in linear time).
 
     Its three forms: ``''`` (empty), ``$'...'`` (ANSI-C escapes) or characters each
-    escaped by a backslash where bash would read it otherwise.
+    escaped by a backslash where bash would read it otherwise (characters of other
+    scripts, which bash prints as they are, included).
 
     Raises:
         ValueError: the word is in none of them.
@@ -120,56 +123,51 @@ def unquote(word: str) -> bytes:
         return b""
     if word.startswith("$'") and word.endswith("'") and len(word) >= 3:
         return _ansi_c(word[2:-1])
-    out, escaped = bytearray(), False
-    for char in word:
-        if escaped:
-            out += char.encode()
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char in " \t\n'\"$`;&|<>()" or not char.isprintable():
-            raise ValueError(f"an unquoted {char!r}")
-        else:
-            out += char.encode()
-    if escaped or not word:
-        raise ValueError("a word ending in a backslash, or none")
-    return bytes(out)
+    if not _BACKSLASHED.fullmatch(word):
+        raise ValueError("not a word printf %q writes")
+    return _ESCAPED_CHAR.sub(r"\1", word).encode()
+
+
+_BACKSLASHED = re.compile(r"(?:\\.|[^\\ \t\n\r\v\f'\"$`;&|<>()\x00-\x1f\x7f])+", re.DOTALL)
+"""A word of the third form: each character bash would read otherwise escaped."""
+_ESCAPED_CHAR = re.compile(r"\\(.)", re.DOTALL)
+_ANSI_C_PART = re.compile(
+    r"[^\\']+|\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})"
+    r"|c(.)|(.))",
+    re.DOTALL,
+)
+"""One part of the inside of ``$'...'``: a run of plain characters, or one escape."""
 
 
 def _ansi_c(body: str) -> bytes:
     """The bytes of the inside of ``$'...'``."""
-    out, i = bytearray(), 0
-    while i < len(body):
-        char = body[i]
-        if char == "'":
-            raise ValueError("a quote inside $'...'")
-        if char != "\\":
-            out += char.encode()
-            i += 1
-            continue
-        code, i = _escape(body, i + 1)
-        out += code
+    out, at = bytearray(), 0
+    while at < len(body):
+        part = _ANSI_C_PART.match(body, at)
+        if part is None:
+            raise ValueError("a quote or a lone backslash inside $'...'")
+        out += _ansi_c_bytes(part)
+        at = part.end()
     return bytes(out)
 
 
-def _escape(body: str, i: int) -> tuple[bytes, int]:
-    """One escape of ``$'...'`` starting after its backslash: (its bytes, where it ends)."""
-    if i >= len(body):
-        raise ValueError("a backslash at the end of $'...'")
-    char = body[i]
-    if char in _SIMPLE:
-        return bytes([_SIMPLE[char]]), i + 1
-    if octal := re.match(r"[0-7]{1,3}", body[i:]):
-        return bytes([int(octal.group(), 8) & 0xFF]), i + len(octal.group())
-    if char == "x" and (hexed := re.match(r"[0-9A-Fa-f]{1,2}", body[i + 1 :])):
-        return bytes([int(hexed.group(), 16)]), i + 1 + len(hexed.group())
-    if char in "uU" and (hexed := re.match(r"[0-9A-Fa-f]{1,8}", body[i + 1 :])):
-        width = 4 if char == "u" else 8
-        point = hexed.group()[:width]
-        return chr(int(point, 16)).encode(errors="surrogatepass"), i + 1 + len(point)
-    if char == "c" and i + 1 < len(body):
-        return bytes([ord(body[i + 1]) & 0x1F]), i + 2
-    raise ValueError(f"an unknown escape \\{char}")
+def _ansi_c_bytes(part: re.Match[str]) -> bytes:
+    octal, hexed, short, wide, control, simple = part.groups()
+    if octal:
+        return bytes([int(octal, 8) & 0xFF])
+    if hexed:
+        return bytes([int(hexed, 16)])
+    if point := short or wide:
+        if int(point, 16) > 0x10FFFF:
+            raise ValueError(f"no character U+{point}")
+        return chr(int(point, 16)).encode(errors="surrogatepass")
+    if control:
+        return bytes([ord(control) & 0x1F])
+    if simple is not None:
+        if simple not in _SIMPLE:
+            raise ValueError(f"an unknown escape \\{simple}")
+        return bytes([_SIMPLE[simple]])
+    return part.group().encode()
 
 
 def quote(raw: bytes) -> str:
@@ -182,12 +180,20 @@ def quote(raw: bytes) -> str:
 def replay_lines(state: ShellState) -> list[str]:
     """Bash lines giving a fresh shell the state's exported variables (not its directory).
 
-    Each value is assigned as a quoted word, then the variable's other attributes given
-    without a value: ``declare -i N`` evaluates nothing.
+    Each variable is unset first (bash's own ``RANDOM``, ``SECONDS``, ``OPTIND`` lose what
+    makes them special, and their integer attribute), then, unless the fresh shell still
+    holds it integer or read-only (``UID``, ``SHELLOPTS``: not given), assigned its value
+    as a quoted word; its other attributes come after, without a value: ``declare -i N``
+    evaluates nothing. ``HISTFILE`` comes last: assigning ``HISTFILESIZE`` truncates the
+    file ``HISTFILE`` names.
     """
     lines = []
-    for var in state.variables:
-        lines.append(f"builtin export -- {var.name}={quote(var.value)}")
+    for var in sorted(state.variables, key=lambda v: v.name in _LAST):
+        name = var.name
+        lines.append(
+            f"builtin unset -v -- {name} 2>/dev/null; [[ ${{{name}@a}} == *[ir]* ]] || "
+            f"builtin export -- {name}={quote(var.value)}"
+        )
         if more := var.attributes.replace("x", ""):
-            lines.append(f"builtin declare -{more} -- {var.name}")
+            lines.append(f"builtin declare -{more} -- {name}")
     return lines

@@ -101,3 +101,52 @@ def test_the_shell_s_own_settings_and_variables_are_left_as_they_were(tmp_path):
     want = bash(f"{setup}; {probe}", cwd=str(tmp_path)).stdout
     got = bash(f"{setup}; {CAPTURE} >/dev/null; {probe}", cwd=str(tmp_path)).stdout
     assert got == want
+
+
+SPECIAL = ("RANDOM", "SRANDOM", "OPTIND", "HISTCMD", "SECONDS", "LINENO", "UID", "SHELLOPTS")
+
+
+def test_bash_s_own_variables_get_the_value_as_text_or_nothing_never_run_it(tmp_path):
+    """``unset RANDOM; export RANDOM='a[$(cmd)]'`` ran cmd in every branch: a fresh shell's
+    RANDOM is an integer again, so the replay's assignment evaluated it (helper J)."""
+    value = b"a[$(touch ran)0]"
+    state = parse(
+        "/\n" + "".join(f"= {name} x {quote(value)}\n" for name in SPECIAL)
+    )  # what a parent's shell reports for them
+    replayed = "\n".join(replay_lines(state))
+    done = bash(f'{replayed}\nprintf \'%s|\' "$RANDOM" "$OPTIND"', cwd=str(tmp_path))
+    assert not (tmp_path / "ran").exists(), done.stderr
+    assert done.stdout.decode() == f"{value.decode()}|{value.decode()}|"
+
+
+def test_history_settings_replay_without_truncating_a_file(tmp_path):
+    """HISTFILE was given before HISTFILESIZE=0, which truncated the file it named (J)."""
+    kept = tmp_path / "solution.py"
+    kept.write_text("def f():\n    return 1\n")
+    lines = f"= HISTFILE x {quote(str(kept).encode())}\n= HISTFILESIZE x 0\n"
+    bash("\n".join(replay_lines(parse("/\n" + lines))))
+    assert kept.read_text() == "def f():\n    return 1\n"
+
+
+def test_characters_bash_prints_as_they_are_are_read_as_they_are():
+    """A no-break space in a value refused the fork (isprintable is not bash's rule; J)."""
+    for text in ["bonjour\u00a0!", "soft\u00adhyphen", "zero\u200bwidth", "wide\u3000space"]:
+        printed = bash('printf "%q\\n" "$1"', text.encode()).stdout.decode().removesuffix("\n")
+        assert unquote(printed) == text.encode(), printed
+
+
+@pytest.mark.parametrize("word", ["$'\\U80000000'", "$'\\U110000'", "$'\\x'"])
+def test_an_escape_of_no_character_is_the_agent_s_odd_state_not_a_crash(word):
+    """``$'\\U80000000'`` raised OverflowError, which made the parent infra_error (J)."""
+    with pytest.raises(UnreadableState):
+        parse(f"/\n= V x {word}\n")
+
+
+def test_a_value_near_the_cap_is_read_in_linear_time():
+    """Each escape copied the rest of the value: 512 KiB took 26 s, 8 MiB minutes (J)."""
+    import time
+
+    word = "$'" + "\\351" * (1 << 20) + "'"  # 1 MiB of bytes, 4 MiB of text
+    started = time.monotonic()
+    assert unquote(word) == b"\xe9" * (1 << 20)
+    assert time.monotonic() - started < 20  # about 0.5 s; quadratic, minutes
