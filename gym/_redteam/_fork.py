@@ -2,8 +2,8 @@
 
 `ContainerEnv.fork` copies the parent's mounts and shell into fresh sandboxes. The row
 plays one generic adversary over drawn tasks of every code environment (names drawn per
-run): the parent leaves a file and exported variables (one an integer whose text writes
-a file if a replay evaluates it), forks two branches; branch 0
+run): the parent leaves a file and exported variables (an integer and bash's own
+``RANDOM``, whose text writes a file if a replay evaluates it), forks two branches; branch 0
 writes a marker into every writable place it finds and changes the variable; branch 1
 and the parent must still see the parent's state and nothing of branch 0's; then all
 three submit and are graded apart: each must end ``fail`` (no work was done), never
@@ -88,7 +88,7 @@ def _one(ctx: Context, env_id: str, task_id: str) -> tuple[str, bool]:
         parent.reset(options={"task": task_id})
         text = f"a[$(echo x > /tmp/{ran}; echo 0)]"  # runs if a replay evaluates it
         _bash(parent, f"echo parent > /workspace/{mine}; export V{var}=parent I{var}='{text}'")
-        _bash(parent, f"declare -i I{var}")
+        _bash(parent, f"declare -i I{var}; unset RANDOM; export RANDOM='{text}'")  # bash's own
         branches = parent.fork(2)
         spread = f'for d in {PLACES}; do echo x > "$d/{leak}" 2>/dev/null; done'
         _bash(branches[0], f"{spread}; export V{var}=leak")
