@@ -443,10 +443,13 @@ def _replay(state: _State, parent: SandboxConfig, ours: SandboxConfig) -> str:
     """Bash text that sets the parent's exported variables and directory in a branch's shell.
 
     Variables the fresh shell exports and the parent's did not are unset. The directory
-    is mapped from the parent's mounts to the branch's (the same paths in containers).
+    is mapped from the parent's mounts to the branch's (the same paths in containers) and
+    entered first, then ``OLDPWD`` made exported and unset as in a fresh shell, then the
+    parent's variables given (its ``OLDPWD`` and ``PWD`` among them: before, the ``cd``
+    came last and set the branch's ``OLDPWD`` to the parent's directory).
     """
     assert state.shell is not None
-    lines = ["builtin unset -v $(builtin compgen -e)", *replay_lines(state.shell)]
+    lines = ["builtin unset -v $(builtin compgen -e)"]
     if state.shell.cwd:
         at = f"__boxgym_cwd_{uuid.uuid4().hex}"  # no variable of the parent's is named so
         lines.append(f"{at}={shell_quote(state.shell.cwd)}")
@@ -455,6 +458,7 @@ def _replay(state: _State, parent: SandboxConfig, ours: SandboxConfig) -> str:
                 was, now = quote(theirs), quote(mine)
                 lines.append(f'case "${at}" in {was}|{was}/*) {at}={now}"${{{at}#{was}}}";; esac')
         lines.append(f'builtin cd -- "${at}"; builtin unset -v {at}')
+    lines += ["builtin unset -v OLDPWD; builtin declare -x OLDPWD", *replay_lines(state.shell)]
     return "{\n" + "\n".join(lines) + "\n} 2>/dev/null"
 
 

@@ -27,23 +27,31 @@ from gym._core._errors import UnreadableState
 __all__ = ["CAPTURE", "ShellState", "ShellVariable", "parse", "quote", "replay_lines", "unquote"]
 
 CAPTURE = (
-    "( builtin set +e +u +o pipefail; IFS=$' \\t\\n'; "
-    "builtin printf '%q\\n' \"$PWD\" && __e=$(builtin compgen -e) "
-    "&& __a=$'\\n'$(builtin compgen -A arrayvar)$'\\n' && for __n in $__e; do "
-    "if [[ -R $__n || $__a == *$'\\n'$__n$'\\n'* ]]; then builtin printf '? %s\\n' \"$__n\"; "
-    'else builtin printf \'= %s %s %q\\n\' "$__n" "${!__n@a}" "${!__n}"; fi '
-    "|| builtin exit 1; done )"
+    "( builtin set +e +u +o pipefail; builtin shopt -u nocasematch; "
+    "builtin printf '%q\\n' \"$PWD\" "
+    '&& { [[ ${IFS@a} != *x* ]] || builtin printf \'= IFS %s %q\\n\' "${IFS@a}" "$IFS"; } '
+    "&& IFS=$' \\t\\n' && builtin compgen -e >/dev/null && builtin set -- $(builtin compgen -e) "
+    "&& while (( $# )); do "
+    "if [[ $1 == IFS ]]; then :; "
+    "elif [[ -R $1 || ${!1@a} == *[aA]* ]]; then builtin printf '? %s\\n' \"$1\"; "
+    'else builtin printf \'= %s %s %q\\n\' "$1" "${!1@a}" "${!1}"; fi '
+    "|| builtin exit 1; builtin shift; done )"
 )
 """Bash text printing the shell's state as lines of data, in a subshell (the shell's own
 settings and variables untouched; what its traps or functions print instead is refused
-or read as values, never run): the
-directory as ``printf %q`` writes it, then per exported variable with a value (those
-``compgen -e`` lists) ``= NAME ATTRIBUTES VALUE`` (the value as ``%q`` writes it) or
-``? NAME`` (an array or a name reference, whose value is not read: a reference's
-subscript would be evaluated). A failing builtin ends it with status 1."""
+or read as values, never run): the directory as ``printf %q`` writes it, then per
+exported variable with a value (those ``compgen -e`` lists) ``= NAME ATTRIBUTES VALUE``
+(the value as ``%q`` writes it) or ``? NAME`` (an array or a name reference, whose value
+is not read: a reference's subscript would be evaluated; a reference is told before its
+attributes are read, for the same reason). It names no variable of its own: the names
+are its positional parameters, and ``IFS`` is printed before it is set to split them
+(before, an exported ``IFS``, ``__n``, ``__e`` or ``__a`` were read as the capture's own,
+and ``nocasematch`` made any name match the list of arrays). A failing builtin ends it
+with status 1."""
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ATTRIBUTES = re.compile(r"[irlutx]*x[irlutx]*")
+_ATTRIBUTES = re.compile(r"[irlut]*x[irlutx]*")
+"""(The first ``x``, then any: linear, where ``[irlutx]*x...`` backtracked quadratically.)"""
 """Attributes a carried variable may have (``x``: exported, always)."""
 _SIMPLE = {"a": 7, "b": 8, "e": 27, "E": 27, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
 _SIMPLE |= {"\\": 92, "'": 39, '"': 34, "?": 63}
@@ -82,7 +90,12 @@ def parse(text: str) -> ShellState:
         cwd = unquote(lines[0])
     except ValueError as exc:
         raise _odd(lines[0], exc) from None
-    return ShellState(cwd=cwd, variables=tuple(_variable(line) for line in lines[1:-1]))
+    variables = tuple(_variable(line) for line in lines[1:-1])
+    names = [v.name for v in variables]
+    if len(set(names)) != len(names):  # a replay unsetting one twice: BASH_XTRACEFD
+        twice = next(n for n in names if names.count(n) > 1)  # closed the shell's output
+        raise _odd(f"= {twice} ...", ValueError("a variable printed twice"))
+    return ShellState(cwd=cwd, variables=variables)
 
 
 def _variable(line: str) -> ShellVariable:
@@ -182,7 +195,7 @@ def replay_lines(state: ShellState) -> list[str]:
 
     Each variable is unset first (bash's own ``RANDOM``, ``SECONDS``, ``OPTIND`` lose what
     makes them special, and their integer attribute), then, unless the fresh shell still
-    holds it integer or read-only (``UID``, ``SHELLOPTS``: not given), assigned its value
+    holds it integer or read-only (``UID``, ``SHELLOPTS``: only exported), assigned its value
     as a quoted word; its other attributes come after, without a value: ``declare -i N``
     evaluates nothing. ``HISTFILE`` comes last: assigning ``HISTFILESIZE`` truncates the
     file ``HISTFILE`` names.
@@ -191,8 +204,8 @@ def replay_lines(state: ShellState) -> list[str]:
     for var in sorted(state.variables, key=lambda v: v.name in _LAST):
         name = var.name
         lines.append(
-            f"builtin unset -v -- {name} 2>/dev/null; [[ ${{{name}@a}} == *[ir]* ]] || "
-            f"builtin export -- {name}={quote(var.value)}"
+            f"builtin unset -v -- {name} 2>/dev/null; if [[ ${{{name}@a}} == *[ir]* ]]; "
+            f"then builtin export -- {name}; else builtin export -- {name}={quote(var.value)}; fi"
         )
         if more := var.attributes.replace("x", ""):
             lines.append(f"builtin declare -{more} -- {name}")

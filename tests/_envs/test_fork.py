@@ -335,6 +335,23 @@ def test_a_shell_printing_a_command_for_its_state_runs_it_nowhere(engine, setup)
 
 
 @pytest.mark.docker
+def test_a_branch_keeps_the_parents_previous_directory(engine):
+    """The replay's own cd came last and set OLDPWD to the parent's directory (helper K)."""
+    env = gym.make("boxgym/PyFunc-v0", run="pytest-fork").unwrapped
+    env.reset(options={"task": "alnum-palindrome"})
+    branches: list[gym.ContainerEnv] = []
+    try:
+        env.step(bash("cd /usr && cd /tmp"))
+        branches = env.fork(1)
+        probe = 'echo "$OLDPWD|$PWD"; pwd'
+        assert _obs(branches[0], probe) == _obs(env, probe)
+        assert _obs(env, probe).startswith("/usr|/tmp\n/tmp")
+    finally:
+        for e in (env, *branches):
+            e.close()
+
+
+@pytest.mark.docker
 def test_pyrepo_fork_carries_odd_variables_unset_ones_modes_and_links(engine):
     env = gym.make("boxgym/PyRepo-v0", run="pytest-fork").unwrapped
     env.reset(options={"task": "calc-precedence"})

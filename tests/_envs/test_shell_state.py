@@ -150,3 +150,52 @@ def test_a_value_near_the_cap_is_read_in_linear_time():
     started = time.monotonic()
     assert unquote(word) == b"\xe9" * (1 << 20)
     assert time.monotonic() - started < 20  # about 0.5 s; quadratic, minutes
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        "export IFS=, __n=hello __e=two __a=three",  # the old capture's own names
+        "shopt -s nocasematch; export groups=x",  # made every name match the arrays
+        "declare -irx __n=5; export IFS=$'\\n'",
+    ],
+    ids=["helper_names", "nocasematch", "readonly_helper"],
+)
+def test_what_the_capture_uses_is_carried_as_the_shell_had_it(setup, tmp_path):
+    """An exported IFS or __n came back as the capture's own values (helper K)."""
+    probe = "declare -p IFS groups __n __e __a 2>/dev/null"
+    state = parse(captured(setup, tmp_path).stdout.decode())
+    replayed = "builtin unset -v $(builtin compgen -e)\n" + "\n".join(replay_lines(state))
+    want = bash(f"{setup}\n{probe}", cwd=str(tmp_path)).stdout
+    assert bash(f"{replayed}\n{probe}", cwd=str(tmp_path)).stdout == want
+
+
+def test_a_variable_printed_twice_is_refused():
+    """Unset before each assignment, BASH_XTRACEFD twice closed the shell's output (K)."""
+    with pytest.raises(UnreadableState, match="printed twice"):
+        parse("/\n= BASH_XTRACEFD x 1\n= BASH_XTRACEFD x 1\n")
+
+
+def test_a_shell_whose_compgen_fails_is_refused(tmp_path):
+    done = captured("enable -n compgen; export KEPT=1", tmp_path)
+    assert done.returncode != 0  # `_capture` refuses the fork on it
+
+
+def test_attributes_are_read_in_linear_time():
+    """``[irlutx]*x[irlutx]*`` backtracked: 64,000 characters took 11 s (helper K)."""
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(UnreadableState):
+        parse("/\n= V " + "x" * (1 << 20) + "q v\n")
+    assert time.monotonic() - started < 20  # milliseconds; quadratic, days at the cap
+
+
+def test_read_only_variables_bash_keeps_stay_exported():
+    state = parse("/\n= UID irx 1000\n")
+    done = bash(
+        "builtin unset -v $(builtin compgen -e)\n"
+        + "\n".join(replay_lines(state))
+        + "\ndeclare -p UID"
+    )
+    assert b"declare -irx UID=" in done.stdout
