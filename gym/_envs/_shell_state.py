@@ -28,9 +28,12 @@ __all__ = ["CAPTURE", "ShellState", "ShellVariable", "parse", "quote", "replay_l
 
 CAPTURE = (
     "( builtin set +e +u +o pipefail; builtin shopt -u nocasematch; "
-    "builtin printf '%q\\n' \"$PWD\" "
+    'builtin set -- "$(if [[ ${PWD-} && $PWD -ef . ]]; then builtin printf \'%s\\n\' "$PWD"; '
+    'else builtin pwd -P 2>/dev/null; fi; builtin printf x)"; '
+    "if [[ $1 == *$'\\nx' ]]; then builtin printf '%q\\n' \"${1%$'\\nx'}\"; "
+    "else builtin printf \"''\\n\"; fi "
     '&& { [[ ${IFS@a} != *x* ]] || builtin printf \'= IFS %s %q\\n\' "${IFS@a}" "$IFS"; } '
-    "&& IFS=$' \\t\\n' && builtin compgen -e >/dev/null && builtin set -- $(builtin compgen -e) "
+    "&& IFS=$' \\t\\n' && builtin compgen -v >/dev/null && builtin set -- $(builtin compgen -e) "
     "&& while (( $# )); do "
     "if [[ $1 == IFS ]]; then :; "
     "elif [[ -R $1 || ${!1@a} == *[aA]* ]]; then builtin printf '? %s\\n' \"$1\"; "
@@ -39,7 +42,10 @@ CAPTURE = (
 )
 """Bash text printing the shell's state as lines of data, in a subshell (the shell's own
 settings and variables untouched; what its traps or functions print instead is refused
-or read as values, never run): the directory as ``printf %q`` writes it, then per
+or read as values, never run): the directory the shell is in (``$PWD`` where it names
+that directory, else the path the kernel gives, ``pwd -P``; '' when it no longer exists:
+before, ``$PWD`` alone, which an ``unset PWD`` or a renamed folder made wrong) as
+``printf %q`` writes it, then per
 exported variable with a value (those ``compgen -e`` lists) ``= NAME ATTRIBUTES VALUE``
 (the value as ``%q`` writes it) or ``? NAME`` (an array or a name reference, whose value
 is not read: a reference's subscript would be evaluated; a reference is told before its
@@ -47,7 +53,8 @@ attributes are read, for the same reason). It names no variable of its own: the 
 are its positional parameters, and ``IFS`` is printed before it is set to split them
 (before, an exported ``IFS``, ``__n``, ``__e`` or ``__a`` were read as the capture's own,
 and ``nocasematch`` made any name match the list of arrays). A failing builtin ends it
-with status 1."""
+with status 1 (``compgen -v`` tells a disabled ``compgen`` from a shell exporting
+nothing, where ``compgen -e`` fails too)."""
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ATTRIBUTES = re.compile(r"[irlut]*x[irlutx]*")
@@ -91,10 +98,11 @@ def parse(text: str) -> ShellState:
     except ValueError as exc:
         raise _odd(lines[0], exc) from None
     variables = tuple(_variable(line) for line in lines[1:-1])
-    names = [v.name for v in variables]
-    if len(set(names)) != len(names):  # a replay unsetting one twice: BASH_XTRACEFD
-        twice = next(n for n in names if names.count(n) > 1)  # closed the shell's output
-        raise _odd(f"= {twice} ...", ValueError("a variable printed twice"))
+    seen: set[str] = set()
+    for var in variables:  # a replay unsetting one twice: BASH_XTRACEFD closed its output
+        if var.name in seen:
+            raise _odd(f"= {var.name} ...", ValueError("a variable printed twice"))
+        seen.add(var.name)
     return ShellState(cwd=cwd, variables=variables)
 
 

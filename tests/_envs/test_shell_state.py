@@ -199,3 +199,34 @@ def test_read_only_variables_bash_keeps_stay_exported():
         + "\ndeclare -p UID"
     )
     assert b"declare -irx UID=" in done.stdout
+
+
+def test_a_variable_printed_twice_is_found_in_linear_time():
+    """Counting each name again took 16 s for 40,000 lines, hours at the cap (helper L)."""
+    import time
+
+    lines = "".join(f"= V{i} x ''\n" for i in range(200_000)) + "= V0 x ''\n"
+    started = time.monotonic()
+    with pytest.raises(UnreadableState, match="printed twice"):
+        parse("/\n" + lines)
+    assert time.monotonic() - started < 20  # about a second; counting, an hour
+
+
+@pytest.mark.parametrize(
+    ("setup", "where"),
+    [
+        ("unset -v $(compgen -e)", "."),  # nothing exported: compgen -e fails, refused before
+        ("unset PWD", "."),  # the directory read from $PWD alone: none
+        ("mkdir a && cd a && mv ../a ../b", "b"),  # $PWD names a folder that moved
+    ],
+    ids=["nothing_exported", "pwd_unset", "folder_renamed"],
+)
+def test_the_directory_is_the_one_the_shell_is_in(setup, where, tmp_path):
+    done = captured(setup, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert parse(done.stdout.decode()).cwd == str((tmp_path / where).resolve()).encode()
+
+
+def test_a_directory_that_no_longer_exists_is_none(tmp_path):
+    state = parse(captured("mkdir gone && cd gone && rmdir ../gone", tmp_path).stdout.decode())
+    assert state.cwd == b""  # the branch starts where a fresh shell does
