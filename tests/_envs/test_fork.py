@@ -6,6 +6,7 @@ the docker-marked tests fork a PyRepo episode on the real engine, as the issue a
 
 from __future__ import annotations
 
+import contextlib
 import io
 import tarfile
 from collections.abc import Iterator
@@ -308,6 +309,19 @@ def test_pyrepo_fork_at_step_3_branches_equal_the_parent_then_diverge(engine):
             e.close()
 
 
+@contextlib.contextmanager
+def _pyfunc_parent() -> Iterator[tuple[gym.ContainerEnv, list[gym.ContainerEnv]]]:
+    """A PyFunc episode after reset, and the list its branches go in; all closed after."""
+    env = gym.make("boxgym/PyFunc-v0", run="pytest-fork").unwrapped
+    env.reset(options={"task": "alnum-palindrome"})
+    branches: list[gym.ContainerEnv] = []
+    try:
+        yield env, branches
+    finally:
+        for e in (env, *branches):
+            e.close()
+
+
 @pytest.mark.docker
 @pytest.mark.parametrize(
     "setup",
@@ -321,34 +335,22 @@ def test_pyrepo_fork_at_step_3_branches_equal_the_parent_then_diverge(engine):
 def test_a_shell_printing_a_command_for_its_state_runs_it_nowhere(engine, setup):
     """What the parent's shell printed was replayed as bash: the command ran in every
     branch, recorded by no step (helper I). Now the fork is refused as the agent's state."""
-    env = gym.make("boxgym/PyFunc-v0", run="pytest-fork").unwrapped
-    env.reset(options={"task": "alnum-palindrome"})
-    branches: list[gym.ContainerEnv] = []
-    try:
+    with _pyfunc_parent() as (env, branches):
         env.step(bash(setup))
         with pytest.raises(gym.errors.UnreadableState):
-            branches = env.fork(1)
+            branches += env.fork(1)
         assert "NOT-THERE" in _obs(env, "[ -e /workspace/injected ] || echo NOT-THERE")
-    finally:
-        for e in (env, *branches):
-            e.close()
 
 
 @pytest.mark.docker
 def test_a_branch_keeps_the_parents_previous_directory(engine):
     """The replay's own cd came last and set OLDPWD to the parent's directory (helper K)."""
-    env = gym.make("boxgym/PyFunc-v0", run="pytest-fork").unwrapped
-    env.reset(options={"task": "alnum-palindrome"})
-    branches: list[gym.ContainerEnv] = []
-    try:
+    with _pyfunc_parent() as (env, branches):
         env.step(bash("cd /usr && cd /tmp"))
-        branches = env.fork(1)
+        branches += env.fork(1)
         probe = 'echo "$OLDPWD|$PWD"; pwd'
         assert _obs(branches[0], probe) == _obs(env, probe)
         assert _obs(env, probe).startswith("/usr|/tmp\n/tmp")
-    finally:
-        for e in (env, *branches):
-            e.close()
 
 
 @pytest.mark.docker
