@@ -266,17 +266,32 @@ def test_lineage_is_stored_with_the_branch_and_read_back(tmp_path: Path):
 # -- the real engine: PyRepo, as the issue's done-when asks ------------------------------
 
 
-@pytest.fixture
-def pyrepo(engine) -> Iterator[tuple[gym.ContainerEnv, list[gym.ContainerEnv]]]:
-    """A PyRepo episode begun, and the list its test puts its branches in (all closed)."""
-    env = gym.make("boxgym/PyRepo-v0", run="pytest-fork").unwrapped
-    env.reset(options={"task": "calc-precedence"})
+Parent = tuple[gym.ContainerEnv, list[gym.ContainerEnv]]
+
+
+@contextlib.contextmanager
+def _parent(env_id: str, task: str) -> Iterator[Parent]:
+    """An episode begun, and the list its test puts its branches in (all closed after)."""
+    env = gym.make(env_id, run="pytest-fork").unwrapped
+    env.reset(options={"task": task})
     branches: list[gym.ContainerEnv] = []
     try:
         yield env, branches
     finally:
         for e in (env, *branches):
             e.close()
+
+
+@pytest.fixture
+def pyrepo(engine) -> Iterator[Parent]:
+    with _parent("boxgym/PyRepo-v0", "calc-precedence") as made:
+        yield made
+
+
+@pytest.fixture
+def pyfunc(engine) -> Iterator[Parent]:
+    with _parent("boxgym/PyFunc-v0", "alnum-palindrome") as made:
+        yield made
 
 
 @pytest.mark.docker
@@ -309,19 +324,6 @@ def test_pyrepo_fork_at_step_3_branches_equal_the_parent_then_diverge(engine):
             e.close()
 
 
-@contextlib.contextmanager
-def _pyfunc_parent() -> Iterator[tuple[gym.ContainerEnv, list[gym.ContainerEnv]]]:
-    """A PyFunc episode after reset, and the list its branches go in; all closed after."""
-    env = gym.make("boxgym/PyFunc-v0", run="pytest-fork").unwrapped
-    env.reset(options={"task": "alnum-palindrome"})
-    branches: list[gym.ContainerEnv] = []
-    try:
-        yield env, branches
-    finally:
-        for e in (env, *branches):
-            e.close()
-
-
 @pytest.mark.docker
 @pytest.mark.parametrize(
     "setup",
@@ -332,25 +334,25 @@ def _pyfunc_parent() -> Iterator[tuple[gym.ContainerEnv, list[gym.ContainerEnv]]
     ],
     ids=["debug_trap", "builtin_function"],
 )
-def test_a_shell_printing_a_command_for_its_state_runs_it_nowhere(engine, setup):
+def test_a_shell_printing_a_command_for_its_state_runs_it_nowhere(pyfunc, setup):
     """What the parent's shell printed was replayed as bash: the command ran in every
     branch, recorded by no step (helper I). Now the fork is refused as the agent's state."""
-    with _pyfunc_parent() as (env, branches):
-        env.step(bash(setup))
-        with pytest.raises(gym.errors.UnreadableState):
-            branches += env.fork(1)
-        assert "NOT-THERE" in _obs(env, "[ -e /workspace/injected ] || echo NOT-THERE")
+    env, branches = pyfunc
+    env.step(bash(setup))
+    with pytest.raises(gym.errors.UnreadableState):
+        branches += env.fork(1)
+    assert "NOT-THERE" in _obs(env, "[ -e /workspace/injected ] || echo NOT-THERE")
 
 
 @pytest.mark.docker
-def test_a_branch_keeps_the_parents_previous_directory(engine):
+def test_a_branch_keeps_the_parents_previous_directory(pyfunc):
     """The replay's own cd came last and set OLDPWD to the parent's directory (helper K)."""
-    with _pyfunc_parent() as (env, branches):
-        env.step(bash("cd /usr && cd /tmp"))
-        branches += env.fork(1)
-        probe = 'echo "$OLDPWD|$PWD"; pwd'
-        assert _obs(branches[0], probe) == _obs(env, probe)
-        assert _obs(env, probe).startswith("/usr|/tmp\n/tmp")
+    env, branches = pyfunc
+    env.step(bash("cd /usr && cd /tmp"))
+    branches += env.fork(1)
+    probe = 'echo "$OLDPWD|$PWD"; pwd'
+    assert _obs(branches[0], probe) == _obs(env, probe)
+    assert _obs(env, probe).startswith("/usr|/tmp\n/tmp")
 
 
 @pytest.mark.docker
