@@ -29,7 +29,9 @@ class ReplayPolicy(ScriptPolicy):
         self.store = Store(db)
         run_part, _, episode_part = source.partition("/")
         self.run = self.store.run(run_part)
-        self.episode = self.store.episode(episode_part) if episode_part else None
+        self.episode = (
+            self.store.episode(episode_part, run_id=self.run.id) if episode_part else None
+        )
         self._first: dict[tuple[str, str], str] | None = None
 
     def params(self) -> dict[str, Any]:

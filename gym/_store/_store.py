@@ -973,15 +973,28 @@ class Store:
             )
             return list(s.exec(query))
 
-    def episode(self, episode_id: str) -> EpisodeRow:
-        """An episode by id or unique prefix."""
+    def episode(self, episode_id: str, *, run_id: str | None = None) -> EpisodeRow:
+        """An episode by id or unique prefix (among the episodes of ``run_id`` if given).
+
+        Raises:
+            StoreError: no episode matches, or several do.
+        """
+        query = select(EpisodeRow).where(col(EpisodeRow.id).startswith(episode_id))
+        if run_id is not None:
+            query = query.where(EpisodeRow.run_id == run_id)
         with self.session() as s:
-            found = list(
-                s.exec(select(EpisodeRow).where(col(EpisodeRow.id).startswith(episode_id)))
-            )
-        if len(found) != 1:
+            found = list(s.exec(query))
+        if len(found) == 1:
+            return found[0]
+        if run_id is None:
             raise StoreError(f"{'no' if not found else len(found)} episodes match {episode_id!r}")
-        return found[0]
+        if not found:
+            raise StoreError(
+                f"run {run_id} has no episode {episode_id!r}; `gym view {run_id} --list` lists them"
+            )
+        raise StoreError(
+            f"{len(found)} episodes of run {run_id} match {episode_id!r}: give more of the id"
+        )
 
     def steps(self, episode_id: str) -> list[StepRow]:
         """The steps of an episode, in order."""

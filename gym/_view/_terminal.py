@@ -22,24 +22,12 @@ def resolve_episode(store: Store, target: str) -> EpisodeRow:
     """
     run_part, _, episode_part = target.partition("/")
     run = store.run(run_part)
-    episodes = store.episodes(run.id)
     if episode_part:
-        return _episode_of(run.id, episodes, episode_part)
+        return store.episode(episode_part, run_id=run.id)
+    episodes = store.episodes(run.id)
     if not episodes:
         raise StoreError(f"run {run.id} has no episodes yet")
     return episodes[0]
-
-
-def _episode_of(run_id: str, episodes: list[EpisodeRow], prefix: str) -> EpisodeRow:
-    """The one episode of a run whose id starts with ``prefix`` (other runs' never count)."""
-    found = [e for e in episodes if e.id.startswith(prefix)]
-    if len(found) == 1:
-        return found[0]
-    if not found:
-        raise StoreError(
-            f"run {run_id} has no episode {prefix!r}; `gym view {run_id} --list` lists them"
-        )
-    raise StoreError(f"{len(found)} episodes of run {run_id} match {prefix!r}: give more of the id")
 
 
 def _header(store: Store, e: EpisodeRow) -> list[str]:
