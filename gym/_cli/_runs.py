@@ -905,20 +905,23 @@ def _check_export_split(store: Store, run_id: str, split: str | None) -> None:
 
     if split is None:
         return
-    with store.snapshot():
-        run = store.run(run_id)
-        stored = sorted({e.split for e in store.episodes(run.id)})
-    if split in stored:
-        return
+    run = store.run(run_id)
     here = set(env_ids())
     registered = [e for e in run.config.get("envs") or [] if e in here]
+    undeclared: ConfigError | None = None
     if registered:
-        check_split(registered, split)
-    else:
-        raise ConfigError(
-            f"run {run.id} has no episode of the split {split!r} (its splits: "
-            f"{', '.join(stored) or 'none'})"
-        )
+        try:
+            check_split(registered, split)
+            return
+        except ConfigError as exc:  # the run's episodes may still hold it
+            undeclared = exc
+    stored = sorted({e.split for e in store.episodes(run.id)})  # read only when undeclared
+    if split in stored:
+        return
+    raise undeclared or ConfigError(
+        f"run {run.id} has no episode of the split {split!r} (its splits: "
+        f"{', '.join(stored) or 'none'})"
+    )
 
 
 @app.command()
