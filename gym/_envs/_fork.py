@@ -235,9 +235,9 @@ def _capture(env: ContainerEnv[Any]) -> _State:
     if shell.stdout_truncated:
         raise ExportTooLarge(
             f"the shell's exported variables are over {SHELL_STATE_MAX_BYTES >> 20} MiB as "
-            "bash source: this episode cannot fork"
+            "printf %q writes them: this episode cannot fork"
         )
-    if not shell.ok:  # its builtins disabled or shadowed: nothing else fails two builtins
+    if not shell.ok:  # its builtins disabled or shadowed: nothing else fails `CAPTURE`
         why = "timed out" if shell.timed_out else f"exit code {shell.exit_code}"
         raise UnreadableState(
             f"the agent's shell did not print its directory and exported variables ({why}): "

@@ -42,10 +42,11 @@ CAPTURE = (
 )
 """Bash text printing the shell's state as lines of data, in a subshell (the shell's own
 settings and variables untouched; what its traps or functions print instead is refused
-or read as values, never run): the directory the shell is in (``$PWD`` where it names
+or read as values, never run).
+
+First the directory the shell is in, as ``printf %q`` writes it (``$PWD`` where it names
 that directory, else the path the kernel gives, ``pwd -P``; '' when it no longer exists:
-before, ``$PWD`` alone, which an ``unset PWD`` or a renamed folder made wrong) as
-``printf %q`` writes it, then per
+before, ``$PWD`` alone, which an ``unset PWD`` or a renamed folder made wrong). Then per
 exported variable with a value (those ``compgen -e`` lists) ``= NAME ATTRIBUTES VALUE``
 (the value as ``%q`` writes it) or ``? NAME`` (an array or a name reference, whose value
 is not read: a reference's subscript would be evaluated; a reference is told before its
@@ -58,8 +59,8 @@ nothing, where ``compgen -e`` fails too)."""
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ATTRIBUTES = re.compile(r"[irlut]*x[irlutx]*")
-"""(The first ``x``, then any: linear, where ``[irlutx]*x...`` backtracked quadratically.)"""
-"""Attributes a carried variable may have (``x``: exported, always)."""
+"""Attributes a carried variable may have (``x``: exported, always). Matched up to the
+first ``x``, then any: linear, where ``[irlutx]*x[irlutx]*`` backtracked quadratically."""
 _SIMPLE = {"a": 7, "b": 8, "e": 27, "E": 27, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
 _SIMPLE |= {"\\": 92, "'": 39, '"': 34, "?": 63}
 _PLAIN = set(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789,._+:@%/-=")
