@@ -276,12 +276,8 @@ def _in_memory(url: str) -> bool:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
         return False
-    name = (parsed.database or "").split("?", 1)[0]
-    if parsed.query.get("uri") or name.startswith("file:"):
-        name = name.removeprefix("file:")
-        if parsed.query.get("mode") == "memory" or "mode=memory" in (parsed.database or ""):
-            return True
-    return name in ("", ":memory:")
+    name = (parsed.database or "").removeprefix("file:")
+    return name in ("", ":memory:") or parsed.query.get("mode") == "memory"
 
 
 def _stale_after() -> float:
