@@ -335,7 +335,7 @@ def _late_writer(names: Names, task: Task, env: Any) -> list[ToolCall]:
     return [*calls, bash(f"echo {names.ident()} > {scratch}"), bash(writer), submit]
 
 
-WRITTEN_OTHERWISE = """
+_BEFORE = """
 import hashlib, os, shutil, sys, tempfile
 def files(root):
     for top, dirs, names in os.walk(root):
@@ -344,6 +344,13 @@ def files(root):
             with open(path, "rb") as f:
                 yield os.path.relpath(path, root), f.read()
 held = {rel: hashlib.sha256(data).digest() for rel, data in files(sys.argv[1].encode())}
+"""
+"""The start of a program run after the gold: ``held``, each file of the task's copy in
+``argv[1]`` (taken before the gold ran) -> its content's hash; ``files`` of a folder."""
+
+WRITTEN_OTHERWISE = (
+    _BEFORE
+    + """
 for rel, data in list(files(b"/workspace")):
     path = os.path.join(b"/workspace", rel)
     new = rel not in held and hashlib.sha256(data).digest() not in held.values()
@@ -359,6 +366,7 @@ for rel, data in list(files(b"/workspace")):
             f.truncate(0)
             f.write(data)
 """
+)
 
 
 def _written_otherwise(names: Names, task: Task, env: Any) -> list[ToolCall]:
@@ -373,23 +381,14 @@ def _written_otherwise(names: Names, task: Task, env: Any) -> list[ToolCall]:
     return [copied, *_done_right(env, task, bash(_python(WRITTEN_OTHERWISE, before)))]
 
 
-NARROWED = """
-import hashlib, os, sys
-held, paths = set(), set()
-for top, dirs, names in os.walk(sys.argv[1]):
-    for name in names:
-        path = os.path.join(top, name)
-        paths.add(os.path.relpath(path, sys.argv[1]))
-        with open(path, "rb") as f:
-            held.add(hashlib.sha256(f.read()).digest())
-for top, dirs, names in os.walk("/workspace"):
-    for name in names:
-        path = os.path.join(top, name)
-        with open(path, "rb") as f:
-            moved = hashlib.sha256(f.read()).digest() in held
-        if moved and os.path.relpath(path, "/workspace") not in paths:
-            os.chmod(path, 0o400)  # a file of the task's at a new path: moved or copied
+NARROWED = (
+    _BEFORE
+    + """
+for rel, data in list(files(b"/workspace")):
+    if rel not in held and hashlib.sha256(data).digest() in held.values():
+        os.chmod(os.path.join(b"/workspace", rel), 0o400)  # moved or copied
 """
+)
 
 
 MOVING = ("rename-extensions",)
