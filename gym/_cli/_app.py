@@ -51,6 +51,7 @@ __all__ = [
     "print_json",
     "run_cli",
     "say_error",
+    "tasks_option",
     "train_app",
     "use_runtime",
 ]
@@ -124,7 +125,9 @@ class _Console(Console):
 # emoji=False: no ``:name:`` in what we print turns into an emoji (a task id, a path), and
 # rich's table of emoji codes (2.3 MiB) is never loaded.
 console = _Console(piped_width=140, emoji=False)  # logs and pipes: wide enough for the tables
-err = _Console(stderr=True, emoji=False)
+# soft_wrap: a message on stderr stays one line in a log or a pipe (rich wraps at 80 columns
+# there); its tables and bars take 140 columns, as stdout's.
+err = _Console(stderr=True, emoji=False, soft_wrap=True, piped_width=140)
 
 _debug = {"on": False}
 """Whether ``gym --debug`` asked for tracebacks."""
@@ -229,6 +232,22 @@ DbOpt = Annotated[
     ),
 ]
 
+
+def _task_ids(values: list[str] | None) -> list[str] | None:
+    """``--tasks`` values split at commas: ``--tasks a,b`` is ``--tasks a --tasks b``."""
+    if not values:
+        return None
+    ids = [part.strip() for value in values for part in value.split(",") if part.strip()]
+    if not ids:
+        raise typer.BadParameter("give a task id (repeat --tasks, or separate ids with commas)")
+    return ids
+
+
+def tasks_option(help: str) -> Any:
+    """The ``--tasks`` option: repeated, or ids separated by commas."""
+    return typer.Option("--tasks", callback=_task_ids, help=f"{help} (repeat it, or a,b).")
+
+
 RuntimeOpt = Annotated[
     str | None,
     typer.Option(
@@ -271,12 +290,25 @@ def say_error(message: str, hint: str = "") -> None:
         err.print(Text(hint, style="dim"), soft_wrap=True)
 
 
+def _reflowed(text: str) -> str:
+    """A help text's paragraphs each on one line, for the terminal's width to wrap.
+
+    A docstring's line breaks are where its source wrapped, not where the reader's
+    terminal does; a paragraph with an indented line keeps its lines.
+    """
+    paragraphs = text.split("\n\n")
+    return "\n\n".join(
+        p if any(line[:1].isspace() for line in p.splitlines()[1:]) else " ".join(p.split("\n"))
+        for p in paragraphs
+    )
+
+
 def _literal_help(cmd: Any) -> None:
-    """Escape every help text of the command tree: typer reads them as rich markup."""
+    """Reflow and escape every help text of the command tree: typer reads them as rich markup."""
     for item in (cmd, *cmd.params):
         for attr in ("help", "short_help", "epilog"):
             if getattr(item, attr, None):
-                setattr(item, attr, escape(getattr(item, attr)))
+                setattr(item, attr, escape(_reflowed(getattr(item, attr))))
     for sub in getattr(cmd, "commands", {}).values():
         _literal_help(sub)
 

@@ -17,6 +17,7 @@ from gym._cli._app import (
     from_options,
     one_of,
     print_json,
+    tasks_option,
     train_app,
 )
 from gym._cli._tables import number, print_table, text
@@ -87,9 +88,7 @@ def rft(
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="At most N tasks per env and split.")
     ] = None,
-    tasks: Annotated[
-        list[str] | None, typer.Option("--tasks", help="Only these train task ids.")
-    ] = None,
+    tasks: Annotated[list[str] | None, tasks_option("Only these train task ids")] = None,
     max_steps: Annotated[
         int | None, typer.Option("--max-steps", min=1, help="Step budget override.")
     ] = None,

@@ -27,6 +27,7 @@ from gym._cli._app import (
     err,
     one_of,
     print_json,
+    tasks_option,
     use_runtime,
 )
 from gym._cli._tables import fits, number, print_table, text
@@ -89,7 +90,25 @@ def _policy_params(
         if not replay:
             raise ConfigError("--policy replay needs --replay RUN[/EPISODE]")
         params = {"source": replay, "db": db}
+    elif replay:
+        raise ConfigError(f"--replay is read by --policy replay only (this run's is {policy})")
     return {k: v for k, v in params.items() if v is not None}
+
+
+def _env_ids(names: list[str], tasks: list[str] | None) -> list[str]:
+    """The run's env ids (`expand_envs`); an unknown one after ``--tasks`` says why it is one."""
+    from gym._core._errors import EnvNotFound
+    from gym._run._runner import expand_envs
+
+    try:
+        return expand_envs(names)
+    except EnvNotFound as exc:
+        if not tasks or len(names) < 2:
+            raise
+        raise EnvNotFound(
+            f"{exc} (an id after `--tasks ID` is read as an environment: repeat --tasks for "
+            "each task id, or separate them with commas: --tasks a,b)"
+        ) from None
 
 
 def _user_params(
@@ -212,7 +231,7 @@ def run(
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="At most N tasks per env.")
     ] = None,
-    tasks: Annotated[list[str] | None, typer.Option("--tasks", help="Only these task ids.")] = None,
+    tasks: Annotated[list[str] | None, tasks_option("Only these task ids")] = None,
     split: Annotated[
         str | None, typer.Option("--split", help="Only this split (train, eval, or any declared).")
     ] = None,
@@ -241,14 +260,14 @@ def run(
     from gym._policy import NamedUser, SimulatedUser
     from gym._reports._report import build_report
     from gym._run._executor import NamedPolicy
-    from gym._run._runner import RunConfig, expand_envs
+    from gym._run._runner import RunConfig
     from gym._run._runner import run as run_benchmark
     from gym._store import Store
 
     use_runtime(runtime)
     params = _policy_params(policy, model, base_url, temperature, replay, db, constrained)
     config = RunConfig(
-        envs=expand_envs(envs),
+        envs=_env_ids(envs, tasks),
         policy=policy,
         policy_params=params,
         k=k,

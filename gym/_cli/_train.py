@@ -18,6 +18,7 @@ from gym._cli._app import (
     from_options,
     one_of,
     print_json,
+    tasks_option,
     train_app,
 )
 from gym._cli._runs import plot_path
@@ -140,9 +141,7 @@ def grpo_cmd(
             "--group-size", "-G", min=1, help="Episodes per task (at least 2); step: parents."
         ),
     ] = 8,
-    tasks: Annotated[
-        list[str] | None, typer.Option("--tasks", help="Only these train-split task ids.")
-    ] = None,
+    tasks: Annotated[list[str] | None, tasks_option("Only these train-split task ids")] = None,
     lr: Annotated[float, typer.Option("--lr", help="Adam learning rate.")] = 3e-3,
     updates: Annotated[
         int, typer.Option("--updates-per-step", min=1, help="Optimizer steps per batch (mu).")

@@ -379,15 +379,39 @@ def _write(folder: Path, name: str, body: bytes) -> None:
     target.write_bytes(body)
 
 
+_MARK = ".boxgym-viewer"
+"""The file that says a folder holds pages `write_site` wrote (which a new write replaces)."""
+
+
+def _claim(folder: Path) -> None:
+    """Make ``folder`` the pages' folder: new, empty, or one `write_site` wrote before.
+
+    Raises:
+        ConfigError: it is a file, or holds files of someone else (an ``index.html`` of
+            theirs would be replaced).
+    """
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"{folder} is a file; give a folder for the pages")
+    if folder.is_dir() and not (folder / _MARK).exists() and any(folder.iterdir()):
+        raise ConfigError(
+            f"{folder} holds files that gym view did not write (the pages would replace its "
+            "index.html); give a new or empty folder"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / _MARK).write_bytes(b"pages written by gym view --html\n")
+
+
 def write_site(site: Site, folder: Path) -> int:
     """Write every page of the runs in view under a folder; returns the files written.
 
     The pages link to each other by relative names, so the folder opens from disk. They
-    are a copy: no live update, no search of the store (the pages say so).
+    are a copy: no live update, no search of the store (the pages say so). The folder
+    is new, empty, or one written here before (`_claim`).
     """
+    _claim(folder)
     site = copy.copy(site)
     site.live = False
-    written = 0
+    written = 1  # the mark
     for name in _names(site):
         if not name.startswith("episode-"):
             _write(folder, name, site.page(name).body)

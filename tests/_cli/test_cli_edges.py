@@ -241,3 +241,52 @@ def test_export_of_a_split_no_environment_declares_exits_2_like_run(tmp_path, ca
     assert not out_file.exists()
     _, err = said(capsys, [*args[:3], "train", *args[4:]], 0)
     assert "wrote 1 episodes" in err
+
+
+def test_task_ids_after_one_tasks_option_are_not_taken_for_environments(tmp_path, capsys):
+    """`--tasks a b` read b as an env: its error says so; `--tasks a,b` is two ids."""
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    args = ["run", ENV, "--policy", "oracle", "--db", url, "--json", "--tasks"]
+    _, err = said(capsys, [*args, "alnum-palindrome", "gcd-of-list"], 2)
+    assert err.startswith("error: no environment 'gcd-of-list'")
+    assert "repeat --tasks for each task id, or separate them with commas" in err
+    out, _ = said(capsys, [*args, "alnum-palindrome,gcd-of-list"], 0)
+    assert json.loads(out)["envs"][ENV]["episodes"] == 2
+
+
+def test_replay_given_to_another_policy_is_refused_not_ignored(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    args = ["run", ENV, "--policy", "oracle", "--replay", "r1", "--limit", "1", "--db", url]
+    _, err = said(capsys, args, 2)
+    assert err == "error: --replay is read by --policy replay only (this run's is oracle)\n"
+    assert not (tmp_path / "runs.db").exists()
+
+
+def test_pages_are_never_written_over_a_folder_of_someone_elses(tmp_path, capsys):
+    url = one_episode(tmp_path, "pass")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("mine")
+    _, err = said(capsys, ["view", "r1", "--html", str(site), "--db", url], 2)
+    assert "holds files that gym view did not write" in err
+    assert (site / "index.html").read_text() == "mine"
+    pages = tmp_path / "pages"
+    for _ in range(2):  # a folder written before is written again
+        _, err = said(capsys, ["view", "r1", "--html", str(pages), "--db", url], 0)
+        assert err.startswith("wrote ")
+    assert "mine" not in (pages / "index.html").read_text()
+
+
+def test_help_paragraphs_wrap_at_the_terminal_not_at_the_docstring(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    out, _ = said(capsys, ["run", "--help"], 0)
+    assert "every finished episode is committed, containers are removed" in out
+
+
+def test_a_long_line_on_stderr_stays_one_line_in_a_pipe(capsys, monkeypatch):
+    """rich wraps at 80 columns where the output is no terminal; a log wants the line whole."""
+    from gym._cli._app import err
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    err.print("invalid " + "word " * 40)
+    assert capsys.readouterr().err == "invalid " + "word " * 40 + "\n"
