@@ -31,6 +31,7 @@ from gym._datasets._dataset import (
     read_records,
     seed_files,
 )
+from gym._datasets._floats import close_source, compares_floats, tolerant
 from gym._datasets._importer import ImportResult, import_dataset, load_indexed_tasks
 from gym._datasets._shell import ShellMapping, import_shell
 from gym._datasets._sql import SQLMapping, asks_order, import_sql, to_postgres
@@ -48,6 +49,8 @@ __all__ = [
     "TaskFormat",
     "ToolAPIMapping",
     "asks_order",
+    "close_source",
+    "compares_floats",
     "data_dir",
     "folder_name",
     "import_dataset",
@@ -58,6 +61,7 @@ __all__ = [
     "read_records",
     "seed_files",
     "to_postgres",
+    "tolerant",
 ]
 
 __getattr__ = renamed("gym.datasets", {"task_files": "seed_files"}, globals())

@@ -26,11 +26,14 @@ from typing import Any
 
 import gym
 import gym.authoring
+import gym.datasets
 
 __all__ = [
     "EVAL_FROM",
     "EXTRA_CHECKS",
     "FAMILY",
+    "FLOAT_TOLERANCE",
+    "STATED",
     "folder_name",
     "materialise",
     "problems",
@@ -54,6 +57,25 @@ EXTRA_CHECKS: dict[str, tuple[str, str]] = {
 """Task id -> (arguments of one more call, why): checks added to a problem whose own test a
 trivial policy passes. The expected value is the canonical solution's result on those
 arguments, computed when the task is written (README.md, "Added checks")."""
+STATED: dict[str, str] = {
+    "HumanEval/47": "The docstring's second example is wrong: the median of "
+    "[-10, 4, 6, 1000, 10, 20] is 8.0.",
+    "HumanEval/75": "The number may be 100 or more, and the three primes need not be "
+    "distinct (8 = 2 * 2 * 2 counts).",
+    "HumanEval/78": "The input may also be an empty list, which counts as empty (0 digits).",
+    "HumanEval/103": "An average that ends in .5 is rounded to the even integer, as Python's "
+    "round() does.",
+    "HumanEval/116": "The docstring's examples are wrong: sort by the number of ones in the "
+    "binary form (of the absolute value, for a negative number), then by value; negative "
+    "numbers do occur. For example, [1, 5, 2, 3, 4] gives [1, 2, 4, 3, 5].",
+    "HumanEval/149": "The words may have different lengths (the sentence saying they all "
+    "have the same length is wrong); the function's name is sorted_list_sum.",
+}
+"""Task id -> a sentence the agent's prompt adds, where the problem's test checks what its
+text contradicts or leaves unsaid (README.md, "Stated"); the test is unchanged."""
+FLOAT_TOLERANCE = 1e-9
+"""Floats in the tests' ``assert A == B`` compare within this relative tolerance
+(`gym.datasets.tolerant`; README.md, "Floats")."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -99,7 +121,8 @@ def _agent_prompt(problem: dict[str, Any]) -> str:
         "replace that body with a correct implementation. Keep the function's name and "
         "signature; the rest of the file may stay as it is.\n\n"
         f"```python\n{problem['prompt'].rstrip()}\n```\n\n"
-        "Call submit when done.\n"
+        + (f"{STATED[problem['task_id']]}\n\n" if problem["task_id"] in STATED else "")
+        + "Call submit when done.\n"
     )
 
 
@@ -208,7 +231,10 @@ def _checks(problem: dict[str, Any]) -> str:
         note = textwrap.wrap(f"Added by boxgym: {why}.", 80)
         body += "".join(f"    # {line}\n" for line in note)
         body += f"    assert candidate({args}) == {expected!r}\n"
-    return header + helpers + "\n" + test.rstrip() + "\n" + body
+    close = ""
+    if gym.datasets.compares_floats(test):
+        test, close = gym.datasets.tolerant(test), gym.datasets.close_source(FLOAT_TOLERANCE)
+    return header + helpers + close + "\n" + test.rstrip() + "\n" + body
 
 
 def reference_result(problem: dict[str, Any], args: str) -> Any:

@@ -45,6 +45,7 @@ __all__ = [
     "KernelHoardSweep",
     "LiarSweep",
     "MemorySweep",
+    "RoundedSweep",
     "SignalSweep",
     "StallSweep",
     "liar_export",
@@ -778,6 +779,81 @@ def {prelude}(inner):
         return Export.written({rel: text.encode() for rel, text in files.items()})
 
 
+@dataclass
+class RoundedSweep(EmptiedSweep):
+    """The reference solution whose floats land a few bits off, as another order's would.
+
+    Two correct programs that do the same arithmetic in another order answer floats
+    that differ in their last bits (MBPP/746: ``r * r * a * pi / 360`` and ``pi * r ** 2 *
+    a / 360``), so a check comparing floats bit for bit fails correct work. Here the
+    entry function of every task whose checks compare with a float answers what the
+    reference answers, each float in it (in lists, tuples and dict values too) moved 4
+    units in the last place: correct work, so every such task must end ``pass``.
+    """
+
+    name: str = "calls.rounded_answers"
+    envs: tuple[str, ...] = CODE_ENVS[1:3]
+    expected: str = "pass on every task whose checks compare floats (no bit-for-bit check)"
+
+    def chosen(self, ctx: Context, tasks: list[Task]) -> list[Task]:
+        """The tasks whose hidden checks assert something of a float literal."""
+        return [task for task in super().chosen(ctx, tasks) if _asserts_floats(task)]
+
+    def final_state(
+        self, env: ContainerEnv[Any], task: Task, variant: LiarVariant, prelude: str
+    ) -> Export:
+        """The reference files, the graded module's entry wrapped by ``prelude`` (a name)."""
+        grading = task.data.get("grading", {})
+        module, entry = str(grading.get("module", "")), str(grading.get("entry", ""))
+        files = _reference(env, task)
+        if module not in files or not entry.isidentifier():
+            raise ValueError(f"{task.id}: no reference module {module!r} with entry {entry!r}")
+        files[module] += f"""
+
+def {prelude}(inner):
+    import math
+    def moved(value):
+        if type(value) is float and math.isfinite(value):
+            for _ in range(4):
+                value = math.nextafter(value, math.inf)
+            return value
+        if type(value) is complex:
+            return complex(moved(value.real), moved(value.imag))
+        if type(value) in (list, tuple):
+            return type(value)(moved(item) for item in value)
+        if type(value) is dict:
+            return {{key: moved(item) for key, item in value.items()}}
+        return value
+    inside = []
+    def rounding(*args, **kwargs):
+        if inside:  # the reference calling itself: its own business
+            return inner(*args, **kwargs)
+        inside.append(1)
+        try:
+            return moved(inner(*args, **kwargs))
+        finally:
+            inside.clear()
+    return rounding
+{entry} = {prelude}({entry})
+"""
+        return Export.written({rel: text.encode() for rel, text in files.items()})
+
+
+def _asserts_floats(task: Task) -> bool:
+    """Whether an assert of the task's hidden checks holds a float or complex literal."""
+    checks = task.folder() / "hidden" / "checks.py"
+    if not checks.is_file():
+        return False
+    return any(
+        isinstance(node, ast.Assert)
+        and any(
+            isinstance(n, ast.Constant) and type(n.value) in (float, complex)
+            for n in ast.walk(node.test)
+        )
+        for node in ast.walk(ast.parse(checks.read_text()))
+    )
+
+
 _NOISE = "héllo wörld — ✓ жизнь 漢字 ☃ \u00e9\u2028x\n"
 """A line of printed output in many scripts (two to three bytes a character in UTF-8)."""
 
@@ -1088,5 +1164,9 @@ register(
         for env in HonestSweep.envs
     ),
     HonestSweep(name="calls.honest_rewrites_first[PyRepo-v0]", envs=("boxgym/PyRepo-v0",), limit=3),
+    *(
+        RoundedSweep(name=f"{RoundedSweep.name}[{env.split('/')[-1]}]", envs=(env,))
+        for env in RoundedSweep.envs
+    ),
     RereadSweep(),
 )

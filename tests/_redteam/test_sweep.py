@@ -22,6 +22,7 @@ from gym._redteam._sweep import (
     KernelHoardSweep,
     LiarSweep,
     MemorySweep,
+    RoundedSweep,
     SignalSweep,
     _finding,
     liar_export,
@@ -172,3 +173,23 @@ def test_only_the_boundary_sweeps_of_the_benchmark_scale_env_are_sampled():
 def test_a_sampled_row_says_how_many_of_the_envs_tasks_it_graded():
     verdict = Verdict(outcome="fail", reward=0.0, reason="checks failed")
     assert _finding([("t1", verdict)], lambda v: True, of=974).observed == "1 of 974 tasks: 1 fail"
+
+
+def test_the_rounded_answers_row_grades_only_tasks_whose_checks_compare_floats():
+    """Its pool: the asserts of a task's hidden checks hold a float literal."""
+    import gymnasium
+
+    from gym._envs._env import env_of
+
+    sweep = RoundedSweep()
+    env = env_of(gymnasium.make("boxgym/MBPP-v0"))
+    chosen = {t.id for t in sweep.chosen(_context(), list(env.tasks))}
+    assert {"MBPP/746", "MBPP/82", "MBPP/851"} <= chosen and "MBPP/11" not in chosen
+    assert len(chosen) == 67
+    task = next(t for t in env.tasks if t.id == "MBPP/746")
+    export = sweep.final_state(env, task, "delayed", "rw")
+    text = export.files["solution.py"].decode()
+    namespace: dict = {}
+    exec(compile(text, "solution.py", "exec"), namespace)
+    answer, exact = namespace["sector_area"](9, 45), 31.82142857142857
+    assert answer != exact and abs(answer - exact) < 1e-13

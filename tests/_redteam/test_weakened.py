@@ -455,3 +455,12 @@ def test_a_keeper_killed_at_the_memory_limit_read_as_ours_makes_its_row_fail(eng
         (found,) = only("infra.keeper_killed_at_memory_limit", "boxgym/PyFunc-v0")
     assert found.held is False, found
     assert found.observed.startswith("infra_error"), found
+
+
+def test_floats_compared_bit_for_bit_make_the_rounded_answers_row_fail(engine, tmp_path):
+    """Correct arithmetic in another order (the reference's floats 4 units off in their
+    last place) fails HumanEval's float checks when they compare with ``==``."""
+    with weaken.floats_bit_for_bit(tmp_path):
+        (found,) = only("calls.rounded_answers[HumanEval-v0]", "boxgym/HumanEval-v0")
+    assert found.held is False, found
+    assert " fail" in found.observed, found

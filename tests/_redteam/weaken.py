@@ -7,7 +7,9 @@ stages its files) for the duration of a test, without touching the validated set
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -327,3 +329,20 @@ def streams_without_reconfigure() -> contextlib.AbstractContextManager[None]:
     return runner_changed(
         {"boxgym_worker.py": [(b"    def reconfigure(\n", b"    def _reconfigure(\n")]}
     )
+
+
+@contextlib.contextmanager
+def floats_bit_for_bit(data: Path) -> Iterator[None]:
+    """HumanEval's checks compare floats with ``==``, as before the false-fail fix: its
+    tasks are written again under ``data`` (the cache of the real checks stays as it is)."""
+    import environments.humaneval as humaneval
+
+    with (
+        mock.patch("gym.datasets.compares_floats", lambda source: False),
+        mock.patch.dict(os.environ, {"GYM_DATA": str(data)}),
+    ):
+        humaneval._materialised.clear()
+        try:
+            yield
+        finally:
+            humaneval._materialised.clear()

@@ -13,7 +13,8 @@ import pytest
 
 import gym
 from environments.humaneval import HumanEvalEnv
-from environments.humaneval._tasks import folder_name, problems
+from environments.humaneval._tasks import STATED, folder_name, problems
+from gym.datasets import compares_floats, tolerant
 
 ENV_ID = "boxgym/HumanEval-v0"
 
@@ -59,7 +60,9 @@ def test_seed_files_match_the_dataset(fresh_cache: Path) -> None:
         assert stub.startswith(problem["prompt"])
         assert stub.rstrip().endswith("raise NotImplementedError")
         checks = (folder / "hidden/checks.py").read_text()
-        assert problem["test"].strip() in checks
+        test = problem["test"]
+        test = tolerant(test) if compares_floats(test) else test  # floats within 1e-9
+        assert test.strip() in checks
         compile(stub, "stub", "exec")
         compile(checks, "checks", "exec")
 
@@ -69,6 +72,16 @@ def new_process() -> None:
     import environments.humaneval as module
 
     module._materialised.clear()
+
+
+def test_what_a_test_checks_and_the_text_contradicts_is_stated(fresh_cache: Path) -> None:
+    """A stated task's prompt gains its sentence after the code; the others' are upstream's."""
+    for task in HumanEvalEnv.load_tasks():
+        sentence = STATED.get(task.id)
+        if sentence:
+            assert task.prompt.endswith(f"```\n\n{sentence}\n\nCall submit when done.\n")
+        else:
+            assert task.prompt.endswith("```\n\nCall submit when done.\n"), task.id
 
 
 def test_cache_is_reused_and_repaired(fresh_cache: Path) -> None:

@@ -26,7 +26,7 @@ import gym.train
 from environments.mbpp import MBPPEnv
 from gym._run._validate import validate_env
 from gym._store import Store
-from gym.datasets import DatasetMapping, import_dataset
+from gym.datasets import DatasetMapping, compares_floats, import_dataset, tolerant
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = ROOT / "seeds" / "mbpp"
@@ -127,7 +127,8 @@ def test_prompts_give_the_function_name_and_first_assert(fresh_data: Path) -> No
         assert stub.startswith(f"def {entry}(") or task.id in SHARED  # which start with a class
         assert f"\ndef {entry}(" in "\n" + stub and stub.rstrip().endswith("NotImplementedError")
         checks = (task.folder() / "hidden" / "checks.py").read_text()
-        assert all(t.strip() in checks for t in record["test_list"])
+        floats = any(compares_floats(t) for t in record["test_list"])  # within 1e-9
+        assert all((tolerant(t) if floats else t).strip() in checks for t in record["test_list"])
 
 
 @pytest.mark.shipped  # the whole shipped data: scripts/validate-shipped.sh
@@ -243,6 +244,40 @@ def test_values_beyond_plain_builtins_cross_exactly(fresh_data: Path) -> None:
             + f"\n{tasks[task_id].data['grading']['entry']} = lambda *a: None\n"
         )
         assert _run_checks(tasks[task_id], wrong).startswith("check_1: AssertionError"), task_id
+
+
+REORDERED = {
+    "MBPP/746": "def sector_area(r, a):\n    if a >= 360:\n        return None\n"
+    "    return r ** 2 * a * (22 / 7) / 360\n",
+    "MBPP/761": "def arc_length(d, a):\n    if a >= 360:\n        return None\n"
+    "    return (a / 360) * (22 / 7) * d\n",
+    "MBPP/82": "import math\ndef volume_sphere(r):\n    return r**3 * math.pi * (4 / 3)\n",
+}
+"""Correct code whose arithmetic runs in another order than the reference's: its floats
+differ from the expected ones in the last bits (each failed with ``==``)."""
+
+
+def test_floats_compare_within_a_tolerance_not_bit_for_bit(fresh_data: Path) -> None:
+    tasks = {t.id: t for t in MBPPEnv.load_tasks()}
+    for task_id, code in REORDERED.items():
+        assert _run_checks(tasks[task_id], code) == "", task_id
+        wrong = code.replace("22 / 7", "3.1416").replace("math.pi", "3.1416")
+        assert _run_checks(tasks[task_id], wrong).startswith("check_1: AssertionError"), task_id
+    floats = [
+        t for t in tasks.values() if "def _close(" in (t.folder() / "hidden/checks.py").read_text()
+    ]
+    assert len(floats) == 67  # every task whose asserts compare with a float literal
+
+
+@pytest.mark.docker
+def test_reordered_arithmetic_passes_through_the_grader(engine: None) -> None:
+    write = gym.ToolCall(
+        name="write_file", arguments={"path": "solution.py", "content": REORDERED["MBPP/746"]}
+    )
+    result = gym.run_episode(
+        gymnasium.make(ENV_ID), gym.ScriptPolicy([write]), task_id="MBPP/746", seed=0
+    )
+    assert result.outcome == "pass", result.verdict
 
 
 def test_checks_build_the_solutions_own_classes_from_the_solution(fresh_data: Path) -> None:
