@@ -24,6 +24,7 @@ from gym._cli._app import (
     images_app,
     print_json,
     run_cli,
+    tasks_option,
 )
 from gym._cli._tables import number, print_table, text
 from gym._core._errors import ConfigError
@@ -206,7 +207,7 @@ def env_validate(
     repeats: Annotated[
         int, typer.Option("--repeats", "-k", min=1, help="Oracle runs and re-grades per task.")
     ] = 3,
-    tasks: Annotated[list[str] | None, typer.Option("--task", help="Only these task ids.")] = None,
+    tasks: Annotated[list[str] | None, tasks_option("Only these task ids", "--task")] = None,
     split: Annotated[str | None, typer.Option("--split", help="Only this split.")] = None,
     limit: Annotated[
         int | None,

@@ -243,9 +243,11 @@ def _task_ids(values: list[str] | None) -> list[str] | None:
     return ids
 
 
-def tasks_option(help: str) -> Any:
+def tasks_option(help: str, *aliases: str) -> Any:
     """The ``--tasks`` option: repeated, or ids separated by commas."""
-    return typer.Option("--tasks", callback=_task_ids, help=f"{help} (repeat it, or a,b).")
+    return typer.Option(
+        "--tasks", *aliases, callback=_task_ids, help=f"{help} (repeat it, or a,b)."
+    )
 
 
 RuntimeOpt = Annotated[

@@ -299,6 +299,8 @@ def run_checks(
     if result.timed_out:
         raise GradingError(f"the grading runner did not finish in {limit:.0f}s")
     _, mark, raw = result.stdout.partition(_REPORT_MARK + "\n")
+    if (not mark or not raw.strip()) and result.oom_killed:
+        return _memory_killed(spec)
     if not mark or not raw.strip():
         raise GradingError(
             f"the grading container ended without a report (exit {result.exit_code}"
@@ -308,6 +310,23 @@ def run_checks(
     if report.error:
         raise GradingError(f"the grading runner crashed: {report.error[-1500:]}")
     return report
+
+
+def _memory_killed(spec: CheckSpec) -> RunnerReport:
+    """The report of a grading whose main process the kernel killed at the memory limit.
+
+    The code under test's: the grading's own processes keep within a bounded share of the
+    container's memory, so what filled the rest is what the code made (its processes,
+    or what it holds outside any process's resident memory, such as a memfd or files in
+    a tmpfs, after lowering its OOM score so that the kernel chose the grading script).
+    No test reported: every check fails, with the ``resource_limit`` finding.
+    """
+    finding = Finding(
+        name="resource_limit",
+        detail="the kernel killed the grading's main process at the container's memory limit",
+        test="session",
+    )
+    return RunnerReport(runner="host", version="", kind=spec.kind, findings=[finding])
 
 
 def read_report(raw: str) -> RunnerReport:

@@ -48,6 +48,7 @@ __all__ = [
     "RoundedSweep",
     "SignalSweep",
     "StallSweep",
+    "UnchargedMemorySweep",
     "liar_export",
 ]
 
@@ -720,6 +721,54 @@ threading.Thread(target={loop}, daemon=True).start()
 
 
 @dataclass
+class UnchargedMemorySweep(LiarSweep):
+    """The task's unimplemented modules, filling memory no process is charged with.
+
+    At import, each graded module sets its process's OOM score back to 0 (a process may
+    lower what it raised itself, down to a floor nobody set), makes a memfd and becomes a
+    small shell whose ``dd`` writes more than the container's memory limit into it, then
+    sleeps holding it. A memfd's pages count against the container but in no process's
+    size, so the kernel, choosing among processes of one score by their size, kills the
+    checker or the grading script: the code's fail was then ``infra_error`` in every code
+    environment (8 of 8 runs, found by a red-team helper). A grading killed at its
+    container's memory limit is the code's (the grading's own share is bounded): every
+    task must end ``fail``.
+
+    A long row over every task; ``grading.uncharged_memory[ENV]`` runs it on the first
+    tasks of each environment in every run.
+    """
+
+    name: str = "grading.uncharged_memory_sweep"
+    expected: str = "fail on every task (the grading killed at its memory limit: not infra_error)"
+    long: bool = True
+
+    def prelude(self, ctx: Context) -> str:
+        names = Names(random.Random(ctx.rng.getrandbits(64)))
+        scope, limit, holder = (names.ident() for _ in range(3))
+        body = f"""
+import os
+{limit} = 1 << 30
+for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+    try:
+        with open(path) as fh:
+            {limit} = min(int(fh.read().split()[0]), 4 << 30)
+        break
+    except (OSError, ValueError, IndexError):
+        continue
+try:
+    with open("/proc/self/oom_score_adj", "w") as fh:
+        fh.write("0")
+except OSError:
+    pass
+{holder} = os.memfd_create("{names.ident()}", 0)
+blocks = {limit} // 65536 + 2048
+os.execv("/bin/sh", ["sh", "-c", f"dd if=/dev/zero bs=64k count={{blocks}} 1>&{{{holder}}} "
+         "2>/dev/null; exec sleep 3600"])
+"""
+        return f"def {scope}():\n{textwrap.indent(body, '    ')}\n{scope}()\n"
+
+
+@dataclass
 class EmptiedSweep(LiarSweep):
     """The reference solution, which empties what it was handed once it has answered.
 
@@ -1122,6 +1171,7 @@ register(
             ExhaustionSweep,
             StallSweep,
             KernelHoardSweep,
+            UnchargedMemorySweep,
         )
         for env in CODE_ENVS
     ),
@@ -1144,6 +1194,12 @@ register(
     *(
         KernelHoardSweep(
             name=f"grading.kernel_hoard[{env.split('/')[-1]}]", envs=(env,), limit=3, long=False
+        )
+        for env in CODE_ENVS
+    ),
+    *(
+        UnchargedMemorySweep(
+            name=f"grading.uncharged_memory[{env.split('/')[-1]}]", envs=(env,), limit=3, long=False
         )
         for env in CODE_ENVS
     ),

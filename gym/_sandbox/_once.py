@@ -31,6 +31,7 @@ import docker.errors
 import requests.exceptions
 
 from gym._core._errors import SandboxUnavailable, UnsafeConfig
+from gym._sandbox import _oom
 from gym._sandbox._config import SandboxConfig
 from gym._sandbox._engine import client, docker_errors, labels
 from gym._sandbox._gate import EngineGate
@@ -163,6 +164,7 @@ def one_shot(
         UnsafeConfig: the config has a network (see `graded`).
     """
     config = graded(config)
+    _oom.watch()  # a kill at its memory limit is then the engine's record (`_memory_killed`)
     start = time.monotonic()
     started, exit_wait = None, None
     if pooled and stdin is not None:
@@ -185,7 +187,7 @@ def one_shot(
         out, err, timed_out = pump(started.sock, stdin, start + timeout, max_output)
         exit_code = None if timed_out else _exit_code(exit_wait)
         result = result_of(out, err, exit_code, timed_out, start)
-        result.oom_killed = _oom_killed(started.id) if exit_code == 137 else False
+        result.oom_killed = exit_code == 137 and _memory_killed(started.id)
         return result
     finally:
         _finish(started, exit_wait, kill=exit_code is None)
@@ -241,7 +243,14 @@ def _finish(started: Started, exit_wait: Any, *, kill: bool) -> None:
         remove_later(started.id)
 
 
-def _oom_killed(container_id: str) -> bool:
+def _memory_killed(container_id: str) -> bool:
+    """Whether the container's main process was killed at its memory limit.
+
+    The engine's events say so (`_oom.memory_killed`); an auto-removed container cannot
+    be inspected after its end, so its state is asked only when they do not.
+    """
+    if _oom.memory_killed(container_id):
+        return True
     with contextlib.suppress(docker.errors.APIError, requests.exceptions.RequestException):
         state = client().api.inspect_container(container_id)["State"]
         return bool(state.get("OOMKilled"))

@@ -87,6 +87,25 @@ def test_a_test_collected_and_never_reported_is_missing():
     assert runner.summarise(sup, False)["tests"] == {"t.py::a": "passed", "t.py::b[2]": "missing"}
 
 
+def test_a_checker_killed_at_the_memory_limit_is_the_codes_not_an_error():
+    """The kernel's kill at the container's limit: the code filled it (a memfd, its score
+    lowered), whichever process the kernel took; unfinished otherwise is ours."""
+    import types
+
+    sup = types.SimpleNamespace(
+        events=[{"event": "collected", "id": "check_1"}],
+        last_worker_exit=None,
+        forged=0,
+        checker_status=-9,
+        marks={},
+        t0=0.0,
+        out=b"",
+    )
+    assert runner.summarise(sup, False)["error"].startswith("the checker ended without finishing")
+    killed = runner.summarise(sup, False, memory_killed=True)
+    assert killed["error"] is None and killed["tests"] == {"check_1": "missing"}
+
+
 def test_huge_ints_cross_the_boundary():
     big = -(10**5000) + 7
     assert runner.decode(runner.encode(big)) == big

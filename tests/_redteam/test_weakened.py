@@ -107,6 +107,11 @@ def test_readable_hidden_checks_make_the_reading_attack_pass(engine):
             "provenance.import_error_with_lone_surrogates",
             "boxgym/PyRepo-v0",
         ),
+        (
+            weaken.memory_kill_read_as_ours,
+            "grading.uncharged_memory[PyFunc-v0]",
+            "boxgym/PyFunc-v0",
+        ),
     ],
 )
 def test_a_weakened_judge_makes_its_row_fail(engine, switch, row, env):

@@ -346,3 +346,24 @@ def floats_bit_for_bit(data: Path) -> Iterator[None]:
             yield
         finally:
             humaneval._materialised.clear()
+
+
+@contextlib.contextmanager
+def memory_kill_read_as_ours() -> Iterator[None]:
+    """A grading killed at its container's memory limit is an error of ours, as before the
+    fix: the checker's end unfinished (the runner) and no report (the host) alike."""
+    from gym._core._errors import GradingError
+
+    unfinished = (
+        b"    if not finished and not timed_out and not memory_killed:\n",
+        b"    if not finished and not timed_out:\n",
+    )
+
+    def no_report(spec: Any) -> Any:
+        raise GradingError("the grading container ended without a report (out of memory)")
+
+    with (
+        runner_changed({"boxgym_runner.py": [unfinished]}),
+        mock.patch.object(code_grading, "_memory_killed", no_report),
+    ):
+        yield

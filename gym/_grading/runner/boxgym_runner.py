@@ -600,7 +600,8 @@ def run_session(spec, uids, staging):
         os.close(fd)
     ctl.close()
     oom_after = oom_kills()
-    if oom_before is not None and oom_after is not None and oom_after > oom_before:
+    memory_killed = oom_before is not None and oom_after is not None and oom_after > oom_before
+    if memory_killed:
         sup.events.append(
             {
                 "event": "finding",
@@ -610,10 +611,19 @@ def run_session(spec, uids, staging):
                 "test": "session",
             }
         )
-    return summarise(sup, timed_out)
+    return summarise(sup, timed_out, memory_killed)
 
 
-def summarise(sup, timed_out):
+def summarise(sup, timed_out, memory_killed=False):
+    """The report of a session: its tests' outcomes, findings, and an error if ours.
+
+    A checker that ended unfinished is an error of the grading (``infra_error``) unless
+    the kernel killed at the container's memory limit: then it is the code's (what fills
+    this container's memory beyond the grading's own bounded share is the code under
+    test's, whichever process the kernel chose: the code can lower its OOM score again
+    and hold memory, a memfd, that no process is charged with), and the session's
+    ``resource_limit`` finding fails it.
+    """
     phases, finished, findings, import_error, status = {}, False, [], None, None
     for ev in sup.events:
         if ev.get("event") == "finished":
@@ -640,7 +650,7 @@ def summarise(sup, timed_out):
         "log": sup.out.decode("utf-8", "replace")[-6000:],
         "error": None,
     }
-    if not finished and not timed_out:
+    if not finished and not timed_out and not memory_killed:
         tail = sup.out.decode("utf-8", "replace")[-3000:]
         result["error"] = f"the checker ended without finishing (exit {sup.checker_status}): {tail}"
     return result
