@@ -214,16 +214,11 @@ def workspace(sandbox: gym.sandbox.Sandbox, name: str) -> tuple[str | None, list
 
 
 def attempted(env: gym.ContainerEnv[Any]) -> list[str]:
-    """The tools the agent's episode called that the env does not offer."""
-    return sorted({n for n in map(_tried, env.trace) if n and n not in env.tools})
+    """The tools the agent's episode called that the env does not offer.
 
-
-def _tried(record: gym.StepRecord) -> str:
-    """The tool name a rejected action tried to call ('' when it named none)."""
-    if record.call is not None or not isinstance(record.raw_action, dict):
-        return ""
-    name = record.raw_action.get("name")
-    return name if isinstance(name, str) else ""
+    As the environment parsed each action (`gym.StepRecord.tried`), whatever its shape.
+    """
+    return sorted({record.tried for record in env.trace if record.tried})
 
 
 from ._lock import LearnLockEnv  # noqa: E402 - it builds on the classes above

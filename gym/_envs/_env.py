@@ -102,6 +102,9 @@ class StepRecord(BaseModel):
     """What the agent was shown."""
     error: str = ""
     """Why the action was rejected, if it was."""
+    tried: str = ""
+    """The tool a rejected action called that the environment does not offer (parsed as
+    every action is, whatever its shape: a dict, the OpenAI form, JSON text); '' otherwise."""
     exit_code: int | None = None
     """Exit code of a command the tool ran, if any."""
     timed_out: bool = False
@@ -669,12 +672,14 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         start = time.monotonic()
         self._steps += 1
         content = _content_of(action)
+        call: ToolCall | None = None
         try:
             call = parse_call(action)
             spec, method = self._lookup(call)
             args, notes = spec.read_args(call.arguments)
         except ValueError as exc:
-            return self._budgeted(*self._reject(action, str(exc), start, content))
+            tried = call.name if call is not None and call.name not in self.tools else ""
+            return self._budgeted(*self._reject(action, str(exc), start, content, tried))
         obs = self._call(method, args)  # a final tool's body runs too (its effect is graded)
         if notes:
             obs = "".join(f"Note: {note}.\n" for note in notes) + obs
@@ -901,7 +906,7 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
         raise InfraError(str(exc), verdict=verdict.model_dump(mode="json")) from exc
 
     def _reject(
-        self, action: Any, error: str, start: float, content: str | None
+        self, action: Any, error: str, start: float, content: str | None, tried: str = ""
     ) -> tuple[str, dict[str, Any]]:
         obs = f"Error: {error}"
         self.trace.append(
@@ -911,6 +916,7 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
                 content=content,
                 observation=obs,
                 error=error,
+                tried=tried,
                 duration_s=time.monotonic() - start,
                 turn=self.turn,
             )

@@ -61,6 +61,29 @@ def test_calling_a_tool_not_offered_is_flagged(engine):
     assert verdict.outcome == "fail"
 
 
+@pytest.mark.parametrize(
+    "shape",
+    [
+        lambda call: call.model_dump_json(),  # JSON text (a policy that read no call in it)
+        lambda call: {"type": "function", "function": call.model_dump()},  # OpenAI's form
+        lambda call: '{"name": "' + call.name + '"}',
+        lambda call: call,  # a ToolCall
+    ],
+)
+def test_a_tool_not_offered_is_flagged_whatever_the_shape_of_the_call(engine, shape):
+    """The flag is what the environment parsed, not the action's shape (a flat dict only)."""
+    peek = gym.ToolCall(name="bash", arguments={"command": "cat /grade/expected.txt"})
+    env = gym.make("boxgym/Learn-v0", run="pytest-learn")
+    try:
+        env.reset(options={"task": "maple"})
+        env.step(shape(peek))
+        _, _, terminated, _, info = env.step(_submit("D").model_dump())
+    finally:
+        env.close()
+    assert terminated and info["verdict"]["outcome"] == "fail"
+    assert [f["name"] for f in info["verdict"]["flags"]] == ["forbidden_tool"]
+
+
 def test_every_task_has_a_train_or_eval_twin_with_the_same_answer():
     env = gym.make("boxgym/Learn-v0").unwrapped
     tasks = {t.id: t for t in env.tasks}
