@@ -4,7 +4,8 @@ import pytest
 
 from pricing import Catalog, InvoiceLine, Item, cart_total, invoice
 
-ITEMS = {f"S{i:03d}": Item(f"S{i:03d}", f"Product {i}", Decimal(i) / 4) for i in range(60)}
+PRICES = {f"S{i:03d}": Decimal(i) / 4 for i in range(60)}
+ITEMS = {sku: Item(sku, f"Product {i}", PRICES[sku]) for i, sku in enumerate(PRICES)}
 
 
 class SlowBackend:
@@ -35,7 +36,7 @@ def test_fetch_once_per_sku():
     catalog = Catalog(backend)
     total = cart_total(catalog, big_cart())
     assert sorted(backend.fetch_calls) == sorted(f"S{i:03d}" for i in range(50))
-    assert total == sum((ITEMS[s].price * q for s, q in big_cart()), Decimal(0))
+    assert total == sum((PRICES[s] * q for s, q in big_cart()), Decimal(0))
     cart_total(catalog, big_cart())
     assert len(backend.fetch_calls) == 50
 

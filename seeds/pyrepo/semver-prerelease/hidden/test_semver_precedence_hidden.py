@@ -36,6 +36,9 @@ def test_numeric_identifiers():
 def test_build_metadata_ignored():
     a, b = V("1.0.0+build.5"), V("1.0.0+build.6")
     assert a == b == V("1.0.0")
+    others = ["1.0.0+x", "1.0.1", "1.0.0-rc.1", "2.0.0+build.5", "1.0.0"]
+    assert [a == V(t) for t in others] == [True, False, False, False, True]
+    assert [a != V(t) for t in others] == [False, True, True, True, False]
     assert hash(a) == hash(V("1.0.0"))
     assert not a < b and not b < a
     assert len({a, b, V("1.0.0")}) == 1
