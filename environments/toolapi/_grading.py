@@ -246,13 +246,23 @@ def _turn(
     if index >= len(agent.turns):
         why = f" ({agent.error})" if agent.error else ""
         return failed(f"the episode ended before this user turn{why}")
-    if calls == 0:
+    mine = agent.turns[index]
+    if calls == 0 and index < len(gold) - 1:
         return gym.Component(
             score=1.0,
             passed=True,
-            explanation=f"turn {index + 1}: no gold calls, not checked (as BFCL's state checker)",
+            explanation=f"turn {index + 1}: no gold calls, not checked (as BFCL's state "
+            "checker; the next turn's state holds what this one changed)",
         )
-    mine = agent.turns[index]
+    if calls == 0:  # the last turn: nothing after it would see what it changed
+        diff = state_differences(mine.state, gold[index].state)
+        if diff:
+            return failed(f"no gold calls, yet the backend's state changed: {_clip(diff)}")
+        return gym.Component(
+            score=1.0,
+            passed=True,
+            explanation=f"turn {index + 1}: no gold calls; the state equals the gold state",
+        )
     if not mine.results:
         return failed("no tool call in a turn that needs some")
     diff = state_differences(mine.state, gold[index].state)

@@ -121,3 +121,40 @@ def test_three_bfcl_tasks_validate_end_to_end(engine: None, tmp_path: Path) -> N
         assert check.ok, (check.task_id, check.problems)
         assert check.oracle == ["pass"] and check.noop == "fail"
         assert set(check.panel.values()) == {"fail"}
+
+
+def _last_turn_167(extra: list[dict]) -> dict:
+    """BFCL/multi_turn_base_167 played by its gold, ``extra`` calls in its last turn (whose
+    gold makes none); the verdict."""
+    import gym
+
+    folder = ROOT / "seeds/bfcl/BFCL_multi_turn_base_167"
+    gold = json.loads((folder / "hidden/gold.json").read_text())["turns"]
+    assert gold[-1] == [] and all(gold[:-1])
+    env = gym.make(ENV_ID)
+    try:
+        env.reset(options={"task": "BFCL/multi_turn_base_167"})
+        for turn in [*gold[:-1], extra]:
+            for call in turn:
+                env.step(call)
+            *_, info = env.step({"name": "submit", "arguments": {}})
+    finally:
+        env.close()
+    return info["verdict"]
+
+
+@pytest.mark.docker
+def test_a_last_turn_without_gold_calls_is_checked_for_changes(engine: None) -> None:
+    """Nothing after the last turn sees its state: booking again and raising the budget in
+    it passed (helper B); a read changes nothing and still passes."""
+    raise_budget = {
+        "name": "set_budget_limit",
+        "arguments": {"access_token": "abc123xyz456", "budget_limit": 99999.0},
+    }
+    changed = _last_turn_167([raise_budget])
+    assert changed["outcome"] == "fail"
+    assert (
+        "no gold calls, yet the backend's state changed"
+        in changed["components"]["turn_5"]["explanation"]
+    )
+    assert _last_turn_167([])["outcome"] == "pass"

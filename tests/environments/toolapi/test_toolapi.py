@@ -143,10 +143,18 @@ def test_an_empty_turn_and_a_turn_never_reached_fail() -> None:
     assert "stopped answering" in second.explanation
 
 
-def test_a_turn_without_gold_calls_is_not_checked() -> None:
+def test_a_turn_without_gold_calls_is_checked_only_by_the_state_after_it() -> None:
+    """The next turn's state holds what such a turn changed; nothing holds the last one's."""
+    calls = Gold.model_validate({"turns": [[], [{"name": "list_notes", "arguments": {}}]]})
+    agent = [cp({"notes": {}}, []), GOLD[1]]
+    assert turn_components(ToolAPIState(turns=agent), GOLD, calls)["turn_1"].passed
     calls = Gold.model_validate({"turns": [[{"name": "add_note", "arguments": {}}], []]})
-    agent = [GOLD[0], cp({"notes": {}}, [])]
-    assert turn_components(ToolAPIState(turns=agent), GOLD, calls)["turn_2"].passed
+    emptied = turn_components(ToolAPIState(turns=[GOLD[0], cp({"notes": {}}, [])]), GOLD, calls)
+    assert not emptied["turn_2"].passed
+    kept = turn_components(
+        ToolAPIState(turns=[GOLD[0], cp({"notes": {"a": "1"}}, [])]), GOLD, calls
+    )
+    assert kept["turn_2"].passed
 
 
 # -- in real containers ----------------------------------------------------------------
