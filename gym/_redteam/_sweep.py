@@ -805,9 +805,12 @@ class EmptiedSweep(LiarSweep):
         files = _reference(env, task)
         if module not in files or not entry.isidentifier():
             raise ValueError(f"{task.id}: no reference module {module!r} with entry {entry!r}")
-        files[module] += f"""
+        files[module] += f"\n\n{self.wrapper(prelude)}{entry} = {prelude}({entry})\n"
+        return Export.written({rel: text.encode() for rel, text in files.items()})
 
-def {prelude}(inner):
+    def wrapper(self, name: str) -> str:
+        """The source of ``name(inner)``: the entry function as this row's adversary calls it."""
+        return f"""def {name}(inner):
     import copy
     inside = []
     def emptying(*args, **kwargs):
@@ -823,9 +826,7 @@ def {prelude}(inner):
                 arg.clear()
         return answer
     return emptying
-{entry} = {prelude}({entry})
 """
-        return Export.written({rel: text.encode() for rel, text in files.items()})
 
 
 @dataclass
@@ -848,18 +849,9 @@ class RoundedSweep(EmptiedSweep):
         """The tasks whose hidden checks assert something of a float literal."""
         return [task for task in super().chosen(ctx, tasks) if _asserts_floats(task)]
 
-    def final_state(
-        self, env: ContainerEnv[Any], task: Task, variant: LiarVariant, prelude: str
-    ) -> Export:
-        """The reference files, the graded module's entry wrapped by ``prelude`` (a name)."""
-        grading = task.data.get("grading", {})
-        module, entry = str(grading.get("module", "")), str(grading.get("entry", ""))
-        files = _reference(env, task)
-        if module not in files or not entry.isidentifier():
-            raise ValueError(f"{task.id}: no reference module {module!r} with entry {entry!r}")
-        files[module] += f"""
-
-def {prelude}(inner):
+    def wrapper(self, name: str) -> str:
+        """``name(inner)``: the entry answering the reference's answer, its floats moved."""
+        return f"""def {name}(inner):
     import math
     def moved(value):
         if type(value) is float and math.isfinite(value):
@@ -883,9 +875,7 @@ def {prelude}(inner):
         finally:
             inside.clear()
     return rounding
-{entry} = {prelude}({entry})
 """
-        return Export.written({rel: text.encode() for rel, text in files.items()})
 
 
 def _asserts_floats(task: Task) -> bool:
