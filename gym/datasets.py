@@ -31,7 +31,7 @@ from gym._datasets._dataset import (
     read_records,
     seed_files,
 )
-from gym._datasets._floats import close_source, compares_floats, tolerant
+from gym._datasets._floats import close_source, tolerant
 from gym._datasets._importer import ImportResult, import_dataset, load_indexed_tasks
 from gym._datasets._shell import ShellMapping, import_shell
 from gym._datasets._sql import SQLMapping, asks_order, import_sql, to_postgres
@@ -50,7 +50,6 @@ __all__ = [
     "ToolAPIMapping",
     "asks_order",
     "close_source",
-    "compares_floats",
     "data_dir",
     "folder_name",
     "import_dataset",

@@ -231,9 +231,9 @@ def _checks(problem: dict[str, Any]) -> str:
         note = textwrap.wrap(f"Added by boxgym: {why}.", 80)
         body += "".join(f"    # {line}\n" for line in note)
         body += f"    assert candidate({args}) == {expected!r}\n"
-    close = ""
-    if gym.datasets.compares_floats(test):
-        test, close = gym.datasets.tolerant(test), gym.datasets.close_source(FLOAT_TOLERANCE)
+    tolerant = gym.datasets.tolerant(test)
+    close = gym.datasets.close_source(FLOAT_TOLERANCE) if tolerant != test else ""
+    test = tolerant
     return header + helpers + close + "\n" + test.rstrip() + "\n" + body
 
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gym._core._errors import ConfigError
 from gym._core._models import DEFAULT_SPLITS, SplitUse
-from gym._datasets._floats import close_source, compares_floats, tolerant
+from gym._datasets._floats import close_source, tolerant
 from gym._grading._ast import parse_python as _parse_python
 
 __all__ = [
@@ -206,9 +206,9 @@ class TaskFormat(BaseModel):
     timeout: float = 120.0
     """Seconds all checks of a task may take."""
     float_tolerance: float | None = Field(default=None, gt=0, lt=1)
-    """Compare floats within this relative tolerance: in a task whose checks compare with
-    a float literal, each ``assert A == B`` becomes ``assert _close(A, B)``
-    (`gym._datasets._floats`); None keeps ``==``, bit for bit."""
+    """Compare floats within this relative tolerance: each ``assert A == B`` of the checks
+    becomes ``assert _close(A, B)`` (`gym._datasets._floats`); None keeps ``==``, bit for
+    bit."""
 
 
 class Correction(BaseModel):
@@ -544,12 +544,13 @@ def shared_names(task: ImportedTask, entry: str) -> list[str]:
 def _checked(task: ImportedTask, tolerance: float | None) -> tuple[list[str], str]:
     """The task's checks and the definition they call (``""`` if none).
 
-    With a ``tolerance``, the checks of a task that compares floats call ``_close``
-    (`tolerant`), defined by the second item.
+    With a ``tolerance``, each ``assert A == B`` of them calls ``_close`` (`tolerant`),
+    defined by the second item.
     """
-    if tolerance is None or not any(compares_floats(check) for check in task.checks):
+    checks = [tolerant(check) for check in task.checks] if tolerance is not None else []
+    if tolerance is None or checks == list(task.checks):
         return list(task.checks), ""
-    return [tolerant(check) for check in task.checks], "\n" + close_source(tolerance)
+    return checks, "\n" + close_source(tolerance)
 
 
 def _calls_checks(task: ImportedTask, entry: str, origin: str, tolerance: float | None) -> str:

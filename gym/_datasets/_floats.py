@@ -2,17 +2,16 @@
 
 Two correct programs that do the same arithmetic in another order can answer floats that
 differ in their last bits (``r * r * a * pi / 360`` and ``pi * r ** 2 * a / 360``), and a
-check written ``assert f(x) == 6.285714285714286`` fails one of them. For a task whose
-checks compare a float (`compares_floats`: an ``assert A == B`` holding a float or
-complex literal), `tolerant` rewrites each ``assert A == B`` of its checks as ``assert
-_close(A, B)``; `close_source` is the function those checks call, written into the same
-check file. It is ``==`` except that two numbers of
-which one is a float (and the parts of complex numbers) are equal within ``rel_tol`` of
-each other, or 1e-12 apart, in lists and tuples of the same type and length and dict
-values under the same keys too. Anything else, the code's own objects included,
-compares with ``==`` as before, so the checker's boundary (docs/graders/boundary.md) is
-what it was: only exact ``int``, ``float`` and ``complex`` values, which cross as plain
-copies, are ever compared by tolerance.
+check written ``assert f(x) == 6.285714285714286`` fails one of them; so does ``assert
+series_sum(7) == 140`` of a function that answers ``139.99999999999997``. `tolerant`
+rewrites each ``assert A == B`` of a check's source as ``assert _close(A, B)``;
+`close_source` is the function those checks call, written into the same check file. It
+is ``==`` except that two numbers of which one is a float (and the parts of complex
+numbers) are equal within ``rel_tol`` of each other, or 1e-12 apart, in lists and tuples
+of the same type and length and dict values under the same keys too. Anything else, the
+code's own objects included, compares with ``==`` as before, so the checker's boundary
+(docs/graders/boundary.md) is what it was: only exact ``int``, ``float`` and ``complex``
+values, which cross as plain copies, are ever compared by tolerance.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ import ast
 
 from gym._grading._ast import parse_python
 
-__all__ = ["ABS_TOL", "close_source", "compares_floats", "tolerant"]
+__all__ = ["ABS_TOL", "close_source", "tolerant"]
 
 ABS_TOL = 1e-12
 """How far apart two numbers near zero may be (a float sum that should be 0 is 1e-17)."""
@@ -72,18 +71,6 @@ def _equality(node: ast.AST) -> ast.Compare | None:
     return None
 
 
-def compares_floats(source: str) -> bool:
-    """Whether an ``assert A == B`` of the source holds a float or complex literal."""
-    for node in ast.walk(parse_python(source)):
-        test = _equality(node)
-        if test is not None and any(
-            isinstance(n, ast.Constant) and type(n.value) in (float, complex)
-            for n in ast.walk(test)
-        ):
-            return True
-    return False
-
-
 class _Rewrite(ast.NodeTransformer):
     def __init__(self) -> None:
         self.changed = False
@@ -100,9 +87,8 @@ class _Rewrite(ast.NodeTransformer):
 def tolerant(source: str) -> str:
     """The source with each ``assert A == B`` as ``assert _close(A, B)``.
 
-    A task whose checks compare a float (`compares_floats`) gets every such assert
-    rewritten, not only those over a float literal: ``assert f(6, 12) == 2`` of a
-    function that answers floats is the same comparison. The source is returned as it
+    Every such assert, not only those over a float literal: ``assert f(6, 12) == 2`` of
+    a function that answers floats is the same comparison. The source is returned as it
     was (comments and all) when it holds none.
     """
     tree = parse_python(source)

@@ -836,9 +836,10 @@ class RoundedSweep(EmptiedSweep):
     Two correct programs that do the same arithmetic in another order answer floats
     that differ in their last bits (MBPP/746: ``r * r * a * pi / 360`` and ``pi * r ** 2 *
     a / 360``), so a check comparing floats bit for bit fails correct work. Here the
-    entry function of every task whose checks compare with a float answers what the
-    reference answers, each float in it (in lists, tuples and dict values too) moved 4
-    units in the last place: correct work, so every such task must end ``pass``.
+    entry function answers what the reference answers, each float in it (in lists,
+    tuples and dict values too) moved 4 units in the last place: correct work, so every
+    task must end ``pass``. In every run, the tasks whose checks hold a float literal;
+    every task with ``--long``.
     """
 
     name: str = "calls.rounded_answers"
@@ -846,8 +847,13 @@ class RoundedSweep(EmptiedSweep):
     expected: str = "pass on every task whose checks compare floats (no bit-for-bit check)"
 
     def chosen(self, ctx: Context, tasks: list[Task]) -> list[Task]:
-        """The tasks whose hidden checks assert something of a float literal."""
-        return [task for task in super().chosen(ctx, tasks) if _asserts_floats(task)]
+        """The tasks whose hidden checks assert something of a float literal.
+
+        Every task with ``--long``: a task whose answers are floats compared with ints, as
+        MBPP/935's ``series_sum(7) == 140``, is among them only then.
+        """
+        tasks = super().chosen(ctx, tasks)
+        return tasks if ctx.long else [task for task in tasks if _asserts_floats(task)]
 
     def wrapper(self, name: str) -> str:
         """``name(inner)``: the entry answering the reference's answer, its floats moved."""

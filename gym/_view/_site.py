@@ -392,13 +392,16 @@ def _claim(folder: Path) -> None:
     """
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"{folder} is a file; give a folder for the pages")
-    if folder.is_dir() and not (folder / _MARK).exists() and any(folder.iterdir()):
+    mark = folder / _MARK
+    if mark.is_symlink() or (mark.exists() and not mark.is_file()):
+        raise ConfigError(f"{mark} is not a file gym view wrote; give a new or empty folder")
+    if folder.is_dir() and not mark.exists() and any(folder.iterdir()):
         raise ConfigError(
             f"{folder} holds files that gym view did not write (the pages would replace its "
             "index.html); give a new or empty folder"
         )
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / _MARK).write_bytes(b"pages written by gym view --html\n")
+    mark.write_bytes(b"pages written by gym view --html\n")
 
 
 def write_site(site: Site, folder: Path) -> int:

@@ -275,6 +275,12 @@ def test_pages_are_never_written_over_a_folder_of_someone_elses(tmp_path, capsys
         _, err = said(capsys, ["view", "r1", "--html", str(pages), "--db", url], 0)
         assert err.startswith("wrote ")
     assert "mine" not in (pages / "index.html").read_text()
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("mine")
+    (pages / ".boxgym-viewer").unlink()
+    (pages / ".boxgym-viewer").symlink_to(elsewhere)  # a mark is a file, never written through
+    _, err = said(capsys, ["view", "r1", "--html", str(pages), "--db", url], 2)
+    assert "is not a file gym view wrote" in err and elsewhere.read_text() == "mine"
 
 
 def test_help_paragraphs_wrap_at_the_terminal_not_at_the_docstring(capsys, monkeypatch):

@@ -7,23 +7,13 @@ from typing import Any
 
 import pytest
 
-from gym.datasets import close_source, compares_floats, tolerant
+from gym.datasets import close_source, tolerant
 
 
 def _close() -> Any:
     namespace: dict[str, Any] = {}
     exec(close_source(1e-9), namespace)
     return namespace["_close"]
-
-
-def test_a_float_literal_in_an_equality_assert_is_what_marks_a_task():
-    assert compares_floats("assert sector_area(4,45)==6.285714285714286")
-    assert compares_floats("assert polar(3, 4) == (5.0, -2+2e-16j)")
-    assert compares_floats("def check(candidate):\n    assert candidate([1.5]) == True\n")
-    assert not compares_floats("assert f(6, 12) == 2")
-    assert not compares_floats("assert abs(f(1.33) - 0.33) < 1e-6")  # its own tolerance
-    assert not compares_floats("assert f(2.5) != 3.0")
-    assert not compares_floats("x = 2.5\nassert f(x) == y")
 
 
 def test_every_equality_assert_is_rewritten_and_nothing_else():
