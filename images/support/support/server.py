@@ -402,10 +402,8 @@ def cancel(store, oid, query, body):
 def change_address(store, oid, query, body):
     row = store.order(oid)
     owner = row["customer_id"]
-    if row["status"] not in CANCELLABLE:
-        store.show(owner, "order")
-        raise ApiError(409, f"order {oid} is {row['status']}; the address can only change "
-                       "before it ships", owner)
+    # The arguments first, as every write does: an answer that depends on the order's
+    # status says something of it, and one that says nothing of it must come before.
     fields = {}
     for key, limit in (("street", 120), ("city", 60), ("state", 2), ("zip", 10)):
         value = clean(body.get(key, ""), limit)
@@ -415,6 +413,10 @@ def change_address(store, oid, query, body):
     fields["state"] = fields["state"].upper()
     if not re.fullmatch(r"\d{5}", fields["zip"]):
         raise ApiError(400, "zip must be 5 digits", owner)
+    if row["status"] not in CANCELLABLE:
+        store.show(owner, "order")
+        raise ApiError(409, f"order {oid} is {row['status']}; the address can only change "
+                       "before it ships", owner)
     store.db.execute(
         "UPDATE orders SET ship_street = ?, ship_city = ?, ship_state = ?, ship_zip = ? "
         "WHERE id = ?",
