@@ -445,8 +445,24 @@ _RULES_OF = (
 what it does on a write is (a rule DO INSTEAD NOTHING swallows every UPDATE)."""
 
 
+_REFERENCED_BY = (
+    "(SELECT string_agg(f.conrelid::regclass::text || ' ' || pg_get_constraintdef(f.oid), "
+    "'; ' ORDER BY f.conrelid::regclass::text, pg_get_constraintdef(f.oid)) "
+    "FROM pg_constraint f WHERE f.contype = 'f' AND f.confrelid = c.oid)"
+)
+"""The foreign keys that refer to relation ``c``, in one text: part of a table's props, as
+what it takes is (a row another table refers to can no longer be deleted freely)."""
+
+
 def relations(conn: Any) -> dict[str, dict[str, Any]]:
-    """Tables, views, sequences and composite types of the user schemas, by name."""
+    """Tables, views, sequences and composite types of the user schemas, by name.
+
+    A relation's ``props`` are what it takes and does beyond its columns and
+    constraints: persistence, row security, options, the tables inheriting it and those
+    it inherits from or is a partition of (with its bound), the foreign keys referring to
+    it, its rules. A table made a partition of a new one refuses the rows outside its
+    bound (a red-team helper's unearned pass, before the parent and bound were read).
+    """
     rows = query(
         conn,
         f"""SELECT c.oid, n.nspname, c.relname, c.relkind,
@@ -457,6 +473,11 @@ def relations(conn: Any) -> dict[str, dict[str, Any]]:
                       ' children=', (SELECT string_agg(h.inhrelid::regclass::text, ','
                                                        ORDER BY h.inhrelid::regclass::text)
                                      FROM pg_inherits h WHERE h.inhparent = c.oid),
+                      ' parents=', (SELECT string_agg(h.inhparent::regclass::text, ','
+                                                      ORDER BY h.inhparent::regclass::text)
+                                    FROM pg_inherits h WHERE h.inhrelid = c.oid),
+                      ' bound=', {short("pg_get_expr(c.relpartbound, c.oid)")},
+                      ' referenced_by=', {short(_REFERENCED_BY)},
                       ' rules=', {short(_RULES_OF)})
         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f', 'c') AND {USER_SCHEMAS}""",
