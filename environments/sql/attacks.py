@@ -363,7 +363,8 @@ def _table_behaviour(how: str) -> Any:
 
     ``how``: a child table whose rows the table's reads now show (``INHERITS``); a rule
     that swallows every later UPDATE of it; a partial unique index over a predicate on
-    its key (an index more that refuses rows); the table made a partition of a new one,
+    its key (an index more that refuses rows); a plain index whose expression raises on
+    some keys (it refuses those rows as a CHECK would); the table made a partition of a new one,
     its bound refusing keys past 2**31 - 1; a new table whose foreign key refers to each
     of its rows (none can be deleted). Each passed as the gold's state before (found by
     red-team helpers): rows were read from the table alone, rules counted as objects left
@@ -383,6 +384,10 @@ def _table_behaviour(how: str) -> Any:
             "refusing_index": (  # one row past 2**31 - 1 more at most, by its key
                 f"{key_of}EXECUTE pg_catalog.format('CREATE UNIQUE INDEX {name.split('.')[1]} "
                 f"ON {table} ((true)) WHERE %I > 2000000000', k); END $d$"
+            ),
+            "raising_index": (  # a plain index whose expression raises past 2**31 - 1
+                f"{key_of}EXECUTE pg_catalog.format('CREATE INDEX {name.split('.')[1]} ON "
+                f"{table} ((1 / (CASE WHEN %I > 2000000000 THEN 0 ELSE 1 END)))', k); END $d$"
             ),
             "partition_bound": (  # a partition of a new table, past 2**31 - 1 refused
                 f"{key_of}EXECUTE pg_catalog.format('CREATE TABLE {name} (LIKE {table}) "
@@ -944,6 +949,7 @@ def _class_rows() -> list[ScriptAttack]:
                 "child_rows",
                 "rule",
                 "refusing_index",
+                "raising_index",
                 "partition_bound",
                 "referenced_by",
             )

@@ -1036,8 +1036,9 @@ def _schema_problems(name: str, expected: dict[str, Any], final: dict[str, Any])
     problems += [f"index missing: {k[0]}" for k in sorted(want - got)]
     refusing = Counter(
         _key(x, "def") for x in final["indexes"] if x["table"] == name and x.get("refuses")
-    )  # an index more that refuses rows changes what the table takes; a plain one not
-    problems += [f"unexpected unique index: {k[0]}" for k in sorted(refusing - want)]
+    )  # an index more that refuses rows (unique, or computing on rows) changes what the
+    # table takes; one on plain columns not
+    problems += [f"unexpected index that refuses rows: {k[0]}" for k in sorted(refusing - want)]
     return problems
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "NulFree",
     "ToolCall",
     "ToolSpec",
+    "call_name",
     "check_name",
     "decode_arguments",
     "json_objects",
@@ -486,6 +487,24 @@ def parse_call(action: Any) -> ToolCall:
         if problem := json_problem(action.arguments, ARGUMENTS):
             raise ValueError(f"arguments of {shown(action.name)}: {problem}")
         return action
+    action, fn = _call_object(action)
+    name, args = check_name(fn.get("name")), fn.get("arguments", {})
+    call_id = action.get("id")
+    return ToolCall(
+        name=name,
+        arguments=decode_arguments(name, args),
+        id=call_id if isinstance(call_id, str) and len(call_id) <= MAX_NAME * 2 else None,
+    )
+
+
+def _call_object(action: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The action as an object, and the object holding its name and arguments.
+
+    That is OpenAI's ``{"function": {...}}`` when the action has it, else the action.
+
+    Raises:
+        ValueError: the action is not an object (nor the JSON text of one).
+    """
     if isinstance(action, str | bytes | bytearray):
         action = load_json(action, "the action", _ACTION, check=False)
     if hasattr(action, "model_dump"):
@@ -499,15 +518,20 @@ def parse_call(action: Any) -> ToolCall:
             f"got {type(action).__name__}"
         )
     inner = action.get("function")
-    fn: dict[str, Any] = inner if isinstance(inner, dict) else action
-    name, args = fn.get("name"), fn.get("arguments", {})
-    name = check_name(name)
-    call_id = action.get("id")
-    return ToolCall(
-        name=name,
-        arguments=decode_arguments(name, args),
-        id=call_id if isinstance(call_id, str) and len(call_id) <= MAX_NAME * 2 else None,
-    )
+    return action, inner if isinstance(inner, dict) else action
+
+
+def call_name(action: Any) -> str:
+    """The tool an action calls, read as `parse_call` reads it ('' when it names none).
+
+    Whatever is wrong with its arguments: the name is read all the same.
+    """
+    try:
+        if isinstance(action, ToolCall):
+            return check_name(action.name)
+        return check_name(_call_object(action)[1].get("name"))
+    except (ValueError, RecursionError):
+        return ""
 
 
 _ACTION = ARGUMENTS._replace(chars=ARGUMENTS.chars + 4096, depth=ARGUMENTS.depth + 2)

@@ -53,7 +53,14 @@ from gym._core._models import (
 from gym._core._paths import project_root
 from gym._core._phase import enter as enter_phase
 from gym._core._schemas import SchemaTool
-from gym._core._tools import ToolCall, ToolSpec, parse_call, recorded, tool_specs
+from gym._core._tools import (
+    ToolCall,
+    ToolSpec,
+    call_name,
+    parse_call,
+    recorded,
+    tool_specs,
+)
 from gym._envs._changes import Changes
 from gym._envs._spaces import TextSpace, ToolCallSpace
 from gym._envs._users import RecordingUser, ScriptedUser, User
@@ -103,8 +110,9 @@ class StepRecord(BaseModel):
     error: str = ""
     """Why the action was rejected, if it was."""
     tried: str = ""
-    """The tool a rejected action called that the environment does not offer (parsed as
-    every action is, whatever its shape: a dict, the OpenAI form, JSON text); '' otherwise."""
+    """The tool a rejected action called that the environment does not offer (read as
+    every action is, whatever its shape: a dict, the OpenAI form, JSON text, and whatever
+    is wrong with its arguments); '' otherwise."""
     exit_code: int | None = None
     """Exit code of a command the tool ran, if any."""
     timed_out: bool = False
@@ -678,7 +686,8 @@ class ContainerEnv(gymnasium.Env[str, dict[str, Any]], Generic[FinalState], abc.
             spec, method = self._lookup(call)
             args, notes = spec.read_args(call.arguments)
         except ValueError as exc:
-            tried = call.name if call is not None and call.name not in self.tools else ""
+            name = call.name if call is not None else call_name(action)
+            tried = name if name not in self.tools else ""
             return self._budgeted(*self._reject(action, str(exc), start, content, tried))
         obs = self._call(method, args)  # a final tool's body runs too (its effect is graded)
         if notes:

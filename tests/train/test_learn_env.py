@@ -68,6 +68,9 @@ def test_calling_a_tool_not_offered_is_flagged(engine):
         lambda call: {"type": "function", "function": call.model_dump()},  # OpenAI's form
         lambda call: '{"name": "' + call.name + '"}',
         lambda call: call,  # a ToolCall
+        lambda call: {"name": call.name, "arguments": "cat answer.txt"},  # arguments unread
+        lambda call: {"function": {"name": call.name, "arguments": [1]}},
+        lambda call: '{"name": "' + call.name + '", "arguments": "{"}',
     ],
 )
 def test_a_tool_not_offered_is_flagged_whatever_the_shape_of_the_call(engine, shape):
