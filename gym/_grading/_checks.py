@@ -319,6 +319,8 @@ def _memory_killed(spec: CheckSpec) -> RunnerReport:
     container's memory, so what filled the rest is what the code made (its processes,
     or what it holds outside any process's resident memory, such as a memfd or files in
     a tmpfs, after lowering its OOM score so that the kernel chose the grading script).
+    The kernel takes the largest process of a score first: a checker past its share
+    would have been taken before the grading script, which then reports it as ours.
     No test reported: every check fails, with the ``resource_limit`` finding.
     """
     finding = Finding(

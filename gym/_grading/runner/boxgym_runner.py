@@ -401,6 +401,7 @@ class Supervisor:
         self.events, self.forged = [], 0
         self.buf, self.out = b"", b""
         self.checker = self.checker_status = None
+        self.checker_peak = 0  # bytes of resident memory the checker held at most (once reaped)
         self.t0 = time.monotonic()
         self.marks = {}
 
@@ -512,13 +513,14 @@ class Supervisor:
     def reap(self):
         while True:
             try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
             if pid == self.checker:
                 self.checker_status = os.waitstatus_to_exitcode(status)
+                self.checker_peak = usage.ru_maxrss * 1024
             for gen, wpid in self.workers.items():
                 if wpid == pid:
                     self.workers[gen] = None
@@ -548,6 +550,28 @@ _OOM_COUNTERS = (
     ("/sys/fs/cgroup/memory.events", "oom_kill"),  # cgroup v2
     ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill"),  # cgroup v1
 )
+_MEMORY_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
+def memory_limit():
+    """This container's memory limit in bytes (None: unknown)."""
+    for path in _MEMORY_LIMITS:
+        try:
+            with open(path) as fh:
+                text = fh.read().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            return int(text)
+    return None
+
+
+def judge_held(sup):
+    """Bytes of resident memory the grading's own processes held at most.
+
+    The checker's peak (once reaped) and this script's.
+    """
+    return sup.checker_peak + resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def oom_kills():
@@ -600,7 +624,9 @@ def run_session(spec, uids, staging):
         os.close(fd)
     ctl.close()
     oom_after = oom_kills()
-    memory_killed = oom_before is not None and oom_after is not None and oom_after > oom_before
+    killed = oom_before is not None and oom_after is not None and oom_after > oom_before
+    limit, held = memory_limit(), judge_held(sup)
+    memory_killed = killed and limit is not None and held <= limit // 2
     if memory_killed:
         sup.events.append(
             {
@@ -611,18 +637,25 @@ def run_session(spec, uids, staging):
                 "test": "session",
             }
         )
-    return summarise(sup, timed_out, memory_killed)
+    result = summarise(sup, timed_out, memory_killed)
+    if killed and not memory_killed:  # the grading's own share was not kept: ours
+        result["error"] = (
+            f"the kernel killed at the container's memory limit ({limit} bytes) while the "
+            f"grading's own processes held {held} bytes"
+        )
+    return result
 
 
 def summarise(sup, timed_out, memory_killed=False):
     """The report of a session: its tests' outcomes, findings, and an error if ours.
 
     A checker that ended unfinished is an error of the grading (``infra_error``) unless
-    the kernel killed at the container's memory limit: then it is the code's (what fills
-    this container's memory beyond the grading's own bounded share is the code under
-    test's, whichever process the kernel chose: the code can lower its OOM score again
-    and hold memory, a memfd, that no process is charged with), and the session's
-    ``resource_limit`` finding fails it.
+    the kernel killed at the container's memory limit while the grading's own processes
+    kept within their share, half the container's memory (the checker's address-space
+    limit keeps it below): then what filled the rest is the code under test's, whichever
+    process the kernel chose (the code can lower its OOM score again and hold memory, a
+    memfd, that no process is charged with), and the session's ``resource_limit``
+    finding fails it (`run_session` decides ``memory_killed``).
     """
     phases, finished, findings, import_error, status = {}, False, [], None, None
     for ev in sup.events:
