@@ -566,7 +566,7 @@ def memory_limit():
     return None
 
 
-def judge_held(sup):
+def grading_held(sup):
     """Bytes of resident memory the grading's own processes held at most.
 
     The checker's peak (once reaped) and this script's.
@@ -625,7 +625,7 @@ def run_session(spec, uids, staging):
     ctl.close()
     oom_after = oom_kills()
     killed = oom_before is not None and oom_after is not None and oom_after > oom_before
-    limit, held = memory_limit(), judge_held(sup)
+    limit, held = memory_limit(), grading_held(sup)
     memory_killed = killed and limit is not None and held <= limit // 2
     if memory_killed:
         sup.events.append(
