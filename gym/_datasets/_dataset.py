@@ -547,10 +547,10 @@ def _checked(task: ImportedTask, tolerance: float | None) -> tuple[list[str], st
     With a ``tolerance``, each ``assert A == B`` of them calls ``_close`` (`tolerant`),
     defined by the second item.
     """
-    checks = [tolerant(check) for check in task.checks] if tolerance is not None else []
-    if tolerance is None or checks == list(task.checks):
+    if tolerance is None:
         return list(task.checks), ""
-    return checks, "\n" + close_source(tolerance)
+    checks = [tolerant(check) for check in task.checks]
+    return checks, ("\n" + close_source(tolerance) if checks != task.checks else "")
 
 
 def _calls_checks(task: ImportedTask, entry: str, origin: str, tolerance: float | None) -> str:
