@@ -856,14 +856,25 @@ def _next_value(seq: dict[str, Any]) -> int:
 
 
 def _sequence_flags(expected: dict[str, Any], final: dict[str, Any], flags: _Flags) -> None:
-    """Sequences of the expected state: redefined or rewound (read tasks: moved at all).
+    """Sequences of the expected state: gone, redefined or rewound (read tasks: moved at all).
 
     Moving a sequence forward (``nextval`` in a write task, a failed insert) leaves gaps,
-    which a sequence is free to have; moving it back makes the next insert collide.
+    which a sequence is free to have; moving it back makes the next insert collide. A
+    column's sequence (identity, serial) is matched by its column, since the table's
+    owner may rename it: one renamed and rewound passed unflagged (a red-team helper).
     """
-    e_seqs, f_seqs = expected.get("sequences", {}), final.get("sequences", {})
-    for name in sorted(set(e_seqs) & set(f_seqs)):
-        e, f = e_seqs[name], f_seqs[name]
+    e_seqs, f_seqs = _sequence_keys(expected), _sequence_keys(final)
+    for key in sorted(e_seqs):
+        name, e = e_seqs[key]
+        if key not in f_seqs:
+            if key[0] == "column":  # a plain sequence dropped: `_relation_flags`
+                flags.add(
+                    "sequence_changed",
+                    f"sequence {name} of column {key[1]} is gone or no longer the column's",
+                    specific=True,
+                )
+            continue
+        _, f = f_seqs[key]
         if e["def"] != f["def"]:
             flags.add("sequence_changed", f"sequence {name} was redefined", specific=True)
             continue
@@ -876,6 +887,18 @@ def _sequence_flags(expected: dict[str, Any], final: dict[str, Any], flags: _Fla
                 + (" (rewound)" if moved < 0 else ""),
                 specific=True,
             )
+
+
+def _sequence_keys(state: dict[str, Any]) -> dict[tuple[str, str], tuple[str, dict[str, Any]]]:
+    """A state's sequences by the column they belong to, else (or if shared) by name."""
+    seqs: dict[str, dict[str, Any]] = state.get("sequences", {})
+    owners = Counter(seq.get("owner", "") for seq in seqs.values())
+    keyed = {}
+    for name, seq in seqs.items():
+        owner = seq.get("owner", "")
+        key = ("column", owner) if owner and owners[owner] == 1 else ("name", name)
+        keyed[key] = (name, seq)
+    return keyed
 
 
 def _large_object_flags(expected: dict[str, Any], final: dict[str, Any], flags: _Flags) -> None:

@@ -753,11 +753,23 @@ def types(conn: Any) -> dict[str, str]:
     return dict(rows)
 
 
+_OWNING_COLUMN = """(SELECT format('%I.%I.%I', tn.nspname, t.relname, a.attname)
+    FROM pg_depend d JOIN pg_class t ON t.oid = d.refobjid
+    JOIN pg_namespace tn ON tn.oid = t.relnamespace
+    JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = d.refobjsubid
+    WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid
+      AND d.refclassid = 'pg_class'::regclass AND d.deptype IN ('a', 'i')
+    ORDER BY 1 LIMIT 1)"""
+"""The column a sequence belongs to (identity, serial, ``OWNED BY``): schema.table.column."""
+
+
 def sequences(conn: Any) -> dict[str, dict[str, Any]]:
-    """Every sequence of the user schemas: its definition and position.
+    """Every sequence of the user schemas: its definition, position and owning column.
 
     ``def``: type, start, increment, bounds, cache, cycle; ``last_value`` and
-    ``is_called`` as the sequence holds them (read directly: no function called).
+    ``is_called`` as the sequence holds them (read directly: no function called);
+    ``owner``: the column it belongs to ('' for none). The host matches a column's
+    sequence by its column, not by its name, which the table's owner may change.
     """
     rows = query(
         conn,
@@ -765,7 +777,7 @@ def sequences(conn: Any) -> dict[str, dict[str, Any]]:
                    concat_ws(' ', format_type(s.seqtypid, NULL), 'start', s.seqstart,
                              'increment', s.seqincrement, 'min', s.seqmin, 'max', s.seqmax,
                              'cache', s.seqcache, CASE WHEN s.seqcycle THEN 'cycle' END),
-                   s.seqincrement
+                   s.seqincrement, coalesce({_OWNING_COLUMN}, '')
         FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid
         JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE {USER_SCHEMAS}""",
@@ -774,17 +786,18 @@ def sequences(conn: Any) -> dict[str, dict[str, Any]]:
         return {}
     positions = " UNION ALL ".join(
         f"SELECT {i}, last_value, is_called FROM {ident(nsp, name)}"
-        for i, (nsp, name, _, _) in enumerate(rows)
+        for i, (nsp, name, *_) in enumerate(rows)
     )
     state = {int(i): (last, called) for i, last, called in query(conn, positions)}
     out = {}
-    for i, (nsp, name, definition, increment) in enumerate(rows):
+    for i, (nsp, name, definition, increment, owner) in enumerate(rows):
         last, called = state[i]
         out[f"{nsp}.{name}"] = {
             "def": definition,
             "increment": as_int(increment),
             "last_value": as_int(last),
             "is_called": as_bool(called),
+            "owner": owner,
         }
     return out
 

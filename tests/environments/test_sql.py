@@ -609,6 +609,7 @@ def _snap(**tables: str) -> dict[str, Any]:
                 "increment": 1,
                 "last_value": 426,
                 "is_called": True,
+                "owner": "shop.customers.id",
             }
         },
         "large_objects": {},
@@ -853,6 +854,32 @@ def test_in_a_write_task_a_sequence_may_move_forward_but_not_back() -> None:
     redefined["sequences"]["shop.customers_id_seq"]["def"] = "integer start 1 increment 2"
     flags = side_effect_flags(PRISTINE, gold, redefined, {"shop.customers"}, read=False)
     assert _names(flags) == {"sequence_changed"}
+
+
+def test_a_columns_sequence_is_matched_by_its_column_not_its_name() -> None:
+    gold = copy.deepcopy(PRISTINE)
+
+    def renamed(**position: Any) -> dict[str, Any]:
+        state = copy.deepcopy(gold)
+        seq = state["sequences"].pop("shop.customers_id_seq")
+        state["sequences"]["shop.renamed"] = {**seq, **position}
+        state["relations"].pop("shop.customers_id_seq", None)
+        return state
+
+    def flags_of(final: dict[str, Any]) -> list[gym.Flag]:
+        return side_effect_flags(PRISTINE, gold, final, {"shop.customers"}, read=False)
+
+    assert flags_of(renamed()) == []  # a new name alone changes nothing
+    rewound = flags_of(renamed(last_value=1, is_called=False))
+    assert _names(rewound) == {"sequence_changed"} and "rewound" in rewound[0].detail
+    unowned = copy.deepcopy(gold)
+    unowned["sequences"]["shop.customers_id_seq"]["owner"] = ""
+    assert _names(flags_of(unowned)) == {"sequence_changed"}
+    shared = renamed(last_value=1, is_called=False)  # a second sequence of the same column
+    shared["sequences"]["shop.customers_id_seq"] = copy.deepcopy(
+        gold["sequences"]["shop.customers_id_seq"]
+    )
+    assert _names(flags_of(shared)) == {"sequence_changed"}
 
 
 def test_a_changed_role_fails_and_an_unchanged_one_does_not() -> None:
