@@ -44,6 +44,7 @@ __all__ = [
     "HonestSweep",
     "KernelHoardSweep",
     "LiarSweep",
+    "LoneLeaderSweep",
     "MemorySweep",
     "RoundedSweep",
     "SignalSweep",
@@ -518,6 +519,65 @@ def {take}():
     return kept
 {held} = {take}()
 """
+
+
+@dataclass
+class LoneLeaderSweep(LiarSweep):
+    """The liar, whose every worker leaves threads running behind a main thread that ended.
+
+    At import, the code under test starts sleeping threads up to its process limit; each
+    of its functions, once called, ends the calling (main) thread alone (the exit system
+    call, not exit_group): the process is a zombie in /proc while its threads hold their
+    pids. The checker then starts a new worker for the next check, which does the same.
+    A grading script that took such a zombie for a dead process left three generations'
+    threads alive, the container's process limit refused the script's own fork, and the
+    code's fail was ``infra_error`` (found by a red-team helper on MBPP, PyFunc and
+    PyRepo). Every task must end ``fail``.
+
+    A long row over every task; ``grading.lone_leader[ENV]`` runs it on the first tasks
+    of each environment in every run (HumanEval's tasks have one check: one worker).
+    """
+
+    name: str = "grading.lone_leader_sweep"
+    expected: str = "fail on every task (threads left behind are the code's: no infra_error)"
+    long: bool = True
+
+    def prelude(self, ctx: Context) -> str:
+        names = Names(random.Random(ctx.rng.getrandbits(64)))
+        return " ".join(names.ident() for _ in range(4))  # the adversary's names
+
+    def final_state(
+        self, env: ContainerEnv[Any], task: Task, variant: LiarVariant, prelude: str
+    ) -> Export:
+        """The liar, each module's functions ending their thread, ``prelude``'s names."""
+        hold, hang_up, leave, name = prelude.split()
+        start = f"""
+import ctypes, os, platform, threading, time
+def {hold}():
+    while True:
+        time.sleep(3600)
+def {hang_up}():
+    time.sleep(0.5)  # the worker has called and ended its main thread
+    os.closerange(3, 4096)  # the channel: the checker need not wait out the check
+    {hold}()
+def {leave}(*_, **__):
+    ctypes.CDLL(None).syscall(93 if platform.machine() == "aarch64" else 60, 0)  # exit
+threading.stack_size(256 * 1024)
+threading.Thread(target={hang_up}, daemon=True).start()
+for _ in range(200):
+    try:
+        threading.Thread(target={hold}, daemon=True).start()
+    except RuntimeError:
+        break
+"""
+        end = f"""
+for {name}, _value in list(globals().items()):
+    if callable(_value) and getattr(_value, "__module__", None) == __name__:
+        if not {name}.startswith("_") and _value not in ({hold}, {hang_up}, {leave}):
+            globals()[{name}] = {leave}
+"""
+        files = liar_files(task, variant)
+        return Export.written({rel: (start + text + end).encode() for rel, text in files.items()})
 
 
 @dataclass
@@ -1168,6 +1228,7 @@ register(
             StallSweep,
             KernelHoardSweep,
             UnchargedMemorySweep,
+            LoneLeaderSweep,
         )
         for env in CODE_ENVS
     ),
@@ -1196,6 +1257,12 @@ register(
     *(
         UnchargedMemorySweep(
             name=f"grading.uncharged_memory[{env.split('/')[-1]}]", envs=(env,), limit=3, long=False
+        )
+        for env in CODE_ENVS
+    ),
+    *(
+        LoneLeaderSweep(
+            name=f"grading.lone_leader[{env.split('/')[-1]}]", envs=(env,), limit=3, long=False
         )
         for env in CODE_ENVS
     ),

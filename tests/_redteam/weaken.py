@@ -348,6 +348,21 @@ def floats_bit_for_bit(data: Path) -> Iterator[None]:
             humaneval._materialised.clear()
 
 
+def zombies_taken_for_dead() -> contextlib.AbstractContextManager[None]:
+    """The grading script skips every zombie when it clears a worker's uid, as before the
+    fix: threads left behind a main thread that ended alone outlive their worker."""
+    return runner_changed(
+        {
+            "boxgym_runner.py": [
+                (
+                    b'                and len(os.listdir(f"/proc/{entry}/task")) < 2\n',
+                    b"                and True\n",
+                )
+            ]
+        }
+    )
+
+
 @contextlib.contextmanager
 def memory_kill_read_as_ours() -> Iterator[None]:
     """A grading killed at its container's memory limit is an error of ours, as before the

@@ -243,7 +243,13 @@ def kill_uid(uid, sig=signal.SIGKILL):
 
 
 def _live_processes(uid):
-    """Pids of uid's processes that are not zombies (the caller's own excluded)."""
+    """Pids of uid's processes with a live thread (the caller's own excluded).
+
+    A zombie is skipped only when its leader is all that is left of it: a main thread
+    that ends alone (the exit system call, not exit_group) leaves a zombie whose other
+    threads run on and hold their pids. A red-team helper's code did that in each worker
+    until the container's process limit refused the grading's own fork (infra_error).
+    """
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
@@ -251,12 +257,16 @@ def _live_processes(uid):
         try:
             with open(f"/proc/{entry}/status") as fh:
                 fields = dict(line.split(":", 1) for line in fh if ":" in line)
+            if int(fields.get("Uid", "-1").split()[0]) != uid:
+                continue
+            if (
+                fields["State"].strip().startswith("Z")
+                and len(os.listdir(f"/proc/{entry}/task")) < 2
+            ):
+                continue
         except OSError:
             continue
-        if int(fields.get("Uid", "-1").split()[0]) == uid and not fields[
-            "State"
-        ].strip().startswith("Z"):
-            found.append(int(entry))
+        found.append(int(entry))
     return found
 
 
