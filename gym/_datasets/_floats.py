@@ -8,7 +8,9 @@ rewrites each ``assert A == B`` of a check's source as ``assert _close(A, B)``;
 `close_source` is the function those checks call, written into the same check file. It
 is ``==`` except that two numbers of which one is a float (and the parts of complex
 numbers) are equal within ``rel_tol`` of each other, or 1e-12 apart, in lists and tuples
-of the same type and length and dict values under the same keys too. Anything else, the
+of the same type and length and dict values under the same keys too; an int past 2**53,
+which a float cannot hold, compares exactly (a float Bell number off by 1e39 passed
+MBPP/67 within the tolerance: a red-team helper). Anything else, the
 code's own objects included, compares with ``==`` as before, so the checker's boundary
 (docs/graders/boundary.md) is what it was: only exact ``int``, ``float`` and ``complex``
 values, which cross as plain copies, are ever compared by tolerance.
@@ -28,16 +30,19 @@ ABS_TOL = 1e-12
 _CLOSE = '''
 def _close(actual, expected):
     """``actual == expected``, but numbers within {rel_tol!r} relative (or {abs_tol!r}
-    apart) are equal where one is a float.
+    apart) are equal where one is a float and neither an int past 2**53.
 
     Added by boxgym's importer: correct arithmetic in another order differs in the
-    last bits of a float. Containers compare item by item; anything else with ==.
+    last bits of a float. An int a float cannot hold is exact: it compares with ==.
+    Containers compare item by item; anything else with ==.
     """
     import math
 
     numbers = (int, float)
     kinds = (type(actual), type(expected))
-    if float in kinds and kinds[0] in numbers and kinds[1] in numbers:
+    pairs = zip(kinds, (actual, expected))
+    exact = any(kind is int and abs(value) > 2**53 for kind, value in pairs)
+    if float in kinds and kinds[0] in numbers and kinds[1] in numbers and not exact:
         try:
             return math.isclose(actual, expected, rel_tol={rel_tol!r}, abs_tol={abs_tol!r})
         except OverflowError:

@@ -35,6 +35,7 @@ def test_the_same_arithmetic_in_another_order_is_equal():
     assert close(1e-17, 0.0) and close(-2 + 1.2e-16j, -2 + 2.4e-16j)
     assert close([4.0, 2.5, 2], [4, 2.5000000000000004, 2.0])
     assert close({"a": (1.0, 0.1 + 0.2)}, {"a": (1, 0.3)})
+    assert close(2.0**60, 2**60) and close(9007199254740991.0, 2**53 - 1)  # exact: equal
 
 
 @pytest.mark.parametrize(
@@ -48,6 +49,11 @@ def test_the_same_arithmetic_in_another_order_is_equal():
         ({"a": 1.0}, {"b": 1.0}),
         (float("nan"), float("nan")),
         (10**400, 1.0),  # past float: compared with ==
+        (
+            float(6775685320645824322581483068371419745979053216268760300),
+            6775685320645824322581483068371419745979053216268760300,
+        ),  # an int a float cannot hold (MBPP/67)
+        (-1e16, -9999999999999999),
         ("1.0", 1.0),
         (None, 0.0),
         (True, 2.0),
