@@ -366,9 +366,9 @@ def _series(label: Any, line: Any, spans: Any = None) -> dict[str, Any]:
         "marker": str(line.get_marker()),
         "linestyle": str(line.get_linestyle()),
     }
-    if spans is not None:
-        out["lo"] = [float(s[0][1]) for s in spans]
-        out["hi"] = [float(s[1][1]) for s in spans]
+    if spans is not None:  # a point with no value (no episode graded) has no bar
+        out["lo"] = [float(s[0][1]) if len(s) else math.nan for s in spans]
+        out["hi"] = [float(s[1][1]) if len(s) else math.nan for s in spans]
     return out
 
 

@@ -138,6 +138,37 @@ def _report(samples: int, passes: list[int], label: str = "") -> Report:
     return Report(run_id=run, label=label, config={}, overall=overall, envs=[env], slices=[])
 
 
+def test_an_env_with_no_graded_episode_is_drawn_without_a_value():
+    """One env all infra_error beside a graded one: every plot crashed (a review helper)."""
+    graded = _report(2, [2, 1, 0])
+    episodes = [
+        EpisodeRow(
+            id=f"s{t}",
+            run_id="k1run0000000001",
+            env_id="boxgym/SQL-v0",
+            env_version=0,
+            task_id=f"task-{t}",
+            split="train",
+            sample_index=0,
+            seed=0,
+            policy="noop",
+            outcome="infra_error",
+        )
+        for t in range(2)
+    ]
+    report = graded.model_copy(
+        update={"envs": [*graded.envs, group_stats("boxgym/SQL-v0", episodes, {})]}
+    )
+    for draw in (pass_at_1_figure, pass_at_k_figure, report_figure):
+        fig = draw(report)
+        assert Image.open(io.BytesIO(png_bytes(fig))).format == "PNG"
+    (panel,) = figure_data(pass_at_1_figure(report))
+    (series,) = panel["series"]
+    assert panel["xticklabels"][:2] == ["PyFunc-v0", "SQL-v0"]
+    assert math.isnan(series["y"][1]) and math.isnan(series["lo"][1])
+    assert series["lo"][0] == pytest.approx(report.envs[0].pass_at_1.lo, abs=1e-12)
+
+
 def test_pass_at_k_with_k1_is_a_labelled_point_on_the_whole_rate_axis():
     """Issue 28, reproduction 9: k=1 drew a single point on a 0.96-1.04 axis."""
     report = _report(1, [1, 1, 0, 1, 0, 1, 1, 0, 1, 1])
