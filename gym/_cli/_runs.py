@@ -307,6 +307,7 @@ def run(
         print_json(_summary(report) | {"stopped": state.stopped, "containers": state.containers})
     else:
         render_report(report)
+    infra_note(store, config.run_id, retried=retry_infra)
     view = f"gym view {config.run_id}" + (f" --db {store._safe_url()}" if db else "")
     err.print(f"open it in the viewer: {view}", markup=False, highlight=False, soft_wrap=True)
     if state.stopped:
@@ -526,6 +527,41 @@ def report(
         print_json(result.model_dump(mode="json"))
     else:
         render_report(result)
+    infra_note(store, result.run_id, retried=False)
+
+
+def infra_note(store: Store, run_id: str, *, retried: bool) -> None:
+    """Why a run's ``infra_error`` episodes ended so, on stderr, and how to grade them again.
+
+    They count in no rate, so a report of them alone says nothing; the most frequent
+    reasons (first lines, cut) say whose fault it was.
+    """
+    from collections import Counter
+
+    from gym._core._text import clean
+
+    reasons = Counter(
+        clean((e.end_reason or "no reason recorded").strip().splitlines()[0])[:160]
+        for e in store.episodes(run_id)
+        if e.outcome == "infra_error"
+    )
+    total = sum(reasons.values())
+    if not total:
+        return
+    err.print(
+        f"{total} episode{'' if total == 1 else 's'} ended infra_error (an error of the "
+        "environment, the grader or the model server, never the policy's; counted in no rate):",
+        markup=False,
+        highlight=False,
+    )
+    for reason, count in reasons.most_common(3):
+        err.print(f"  {count} x {reason}", markup=False, highlight=False, soft_wrap=True)
+    if not retried:
+        err.print(
+            "once that is mended, the same `gym run` with --retry-infra runs them again",
+            markup=False,
+            highlight=False,
+        )
 
 
 def _newest_run(store: Store) -> str:

@@ -463,9 +463,13 @@ class RunEvents:
             outcome = {"infra_error": "infra"}.get(event["outcome"], event["outcome"])
             self.bar.advance(1, str(event["job"]), **{outcome: 1})
         elif kind == "stopping":
-            left = event.get("not_started", 0)
-            self.bar.note(f"stopping: {left} not started; finishing those in flight")
+            self.bar.note(_stopping(event))
         elif kind in ("done", "stopped"):
+            if event.get("abandoned"):
+                self.bar.note(
+                    f"{event['abandoned']} in flight abandoned, not committed: "
+                    "the same command runs them again"
+                )
             self._close(None)
 
     def _close(self, exc: BaseException | None) -> None:
@@ -523,3 +527,15 @@ def _duration(seconds: float) -> str:
         return f"{seconds / 60:.0f} min"
     hours, minutes = divmod(round(seconds / 60), 60)
     return f"{hours} h {minutes:02d} min"
+
+
+def _stopping(event: dict[str, Any]) -> str:
+    """What a stop does: the episodes not started are dropped, those in flight get a grace."""
+    left, flying = event.get("not_started", 0), event.get("in_flight")
+    if flying is None:  # an executor that does not say
+        return f"stopping: {left} not started; finishing those in flight"
+    grace = float(event.get("grace", 0))
+    return (
+        f"stopping: {left} not started; {flying} in flight get {grace:g} s to finish, "
+        "then are abandoned (Ctrl-C again leaves now)"
+    )

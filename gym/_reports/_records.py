@@ -103,8 +103,9 @@ def _refuse_held_out(run_id: str, episodes: list[EpisodeRow]) -> None:
         splits = sorted({f"{e.env_id} {e.split}" for e in held})
         raise StoreError(
             f"run {run_id} holds {len(held)} episodes of held-out splits ({', '.join(splits)}); "
-            "they are never exported for training. Pass --for-eval only if the records are "
-            "for evaluation."
+            "they are never exported for training. For training records, pass --split with "
+            "a training split (--split train); --for-eval only if the records are for "
+            "evaluation."
         )
 
 

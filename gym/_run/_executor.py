@@ -404,7 +404,13 @@ class _Flight:
     def _stopping(self) -> None:
         self.stopped = self.owner.stopped = True
         self.deadline = time.monotonic() + self.owner.grace
-        event = {"event": "stopping", "t": time.time(), "not_started": len(self.todo)}
+        event = {
+            "event": "stopping",
+            "t": time.time(),
+            "not_started": len(self.todo),
+            "in_flight": self.in_flight,
+            "grace": self.owner.grace,
+        }
         self.owner._events(event)
         self.todo.clear()
 

@@ -114,6 +114,24 @@ def test_report_table_shows_a_dash_where_there_is_no_number(capsys, monkeypatch,
     assert [cell.strip() for cell in row.split("│")][3:5] == ["0/0/1", "-"]
 
 
+def test_a_report_of_infra_errors_says_why_and_how_to_grade_them_again(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    store = Store(url)
+    store.ensure_run(run_row())
+    why = "grading failed: the engine\x1b[31m did not answer\nTraceback (most recent call last):"
+    for eid in ("e1", "e2"):
+        store.commit_episode(
+            episode(eid, "infra_error").model_copy(update={"end_reason": why}), [], None
+        )
+    store.commit_episode(episode("e3", "pass"), [], None)
+    store.close()
+    _, err = said(capsys, ["report", "r1", "--db", url], 0)
+    lines = err.splitlines()
+    assert lines[0].startswith("2 episodes ended infra_error (")
+    assert lines[1] == "  2 x grading failed: the engine did not answer"  # one line, no escape
+    assert "--retry-infra" in lines[2]
+
+
 # -- 4: the docs the help texts name ---------------------------------------------------
 
 

@@ -187,6 +187,23 @@ def test_run_events_show_each_run_from_its_plan_to_its_end(plain, monkeypatch):
     assert len(seen) == 5  # every event goes on to the --events log
 
 
+def test_a_stop_says_what_becomes_of_the_episodes_in_flight(plain, monkeypatch):
+    """The note said "finishing those in flight" and they were dropped after 3 s unsaid."""
+    out = io.StringIO()
+    monkeypatch.setattr("sys.stderr", out)
+    with RunEvents("run", heartbeat=False) as sink:
+        sink({"event": "planned", "total": 3})
+        sink({"event": "scheduled", "job": "j1"})
+        sink({"event": "stopping", "not_started": 2, "in_flight": 1, "grace": 3.0})
+        sink({"event": "stopped", "abandoned": 1})
+    said = lines(out)
+    assert any(
+        "stopping: 2 not started; 1 in flight get 3 s to finish, then are abandoned" in line
+        for line in said
+    ), said
+    assert any("1 in flight abandoned, not committed" in line for line in said), said
+
+
 def test_work_that_fails_before_its_plan_adds_no_line_to_the_error(plain):
     """An error before the plan (a run id not found) stays the command's one line."""
     out = io.StringIO()
