@@ -250,11 +250,15 @@ def env_validate(
     ids = registered() if all_envs else expand_envs(env_ids or [])
     check_split(ids, split)
     share = parse_shard(shard) if shard else None
+    plan = sum(planned_tasks(e, tasks=tasks, split=split, limit=limit, shard=share) for e in ids)
+    if plan == 0:  # a CI job would go green having checked nothing
+        raise ConfigError(
+            "nothing to validate: the --limit, --split, --tasks and --shard given leave no task"
+        )
     client()  # the engine answers, or one line says how to start it (not a line per task)
     store = Store(db)
     checks: list[Any] = []
     started = time.monotonic()
-    plan = sum(planned_tasks(e, tasks=tasks, split=split, limit=limit, shard=share) for e in ids)
     with progress("validate", plan, unit="tasks", console=err) as bar:
 
         def advance(check: Any) -> None:

@@ -89,10 +89,49 @@ def _policy_params(
     if policy == "replay":
         if not replay:
             raise ConfigError("--policy replay needs --replay RUN[/EPISODE]")
+        flags = {"base_url": "--base-url", "constrained": "--constrained/--unconstrained"}
+        given = [flags.get(k, f"--{k}") for k, v in params.items() if v is not None]
+        if given:
+            raise ConfigError(
+                f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply to "
+                "--policy replay: it acts the stored calls again, whatever model made them"
+            )
         params = {"source": replay, "db": db}
     elif replay:
         raise ConfigError(f"--replay is read by --policy replay only (this run's is {policy})")
-    return {k: v for k, v in params.items() if v is not None}
+    params = {k: v for k, v in params.items() if v is not None}
+    if policy != "replay":
+        _check_policy_flags(policy, params)
+    return params
+
+
+_POLICY_FLAGS = {
+    "model": "--model",
+    "base_url": "--base-url",
+    "temperature": "--temperature",
+    "constrained": "--constrained/--unconstrained",
+}
+"""The flags of `gym run` that set a policy's options, by option."""
+
+
+def _check_policy_flags(policy: str, params: dict[str, Any]) -> None:
+    """Refuse, in the command's words, the flags a policy does not take and those it needs."""
+    import inspect
+
+    taken = inspect.signature(POLICIES[policy].__init__).parameters
+    extra = [_POLICY_FLAGS[k] for k in params if k not in taken]
+    if extra:
+        raise ConfigError(
+            f"{', '.join(extra)} {'does' if len(extra) == 1 else 'do'} not apply to "
+            f"--policy {policy}"
+        )
+    needed = [
+        _POLICY_FLAGS[k]
+        for k, p in taken.items()
+        if k in _POLICY_FLAGS and p.default is inspect.Parameter.empty and k not in params
+    ]
+    if needed:
+        raise ConfigError(f"--policy {policy} needs {' and '.join(needed)}")
 
 
 def _env_ids(names: list[str], tasks: list[str] | None) -> list[str]:
@@ -266,6 +305,8 @@ def run(
 
     use_runtime(runtime)
     params = _policy_params(policy, model, base_url, temperature, replay, db, constrained)
+    if address and executor != "ray":
+        raise ConfigError("--address names a Ray cluster: add --executor ray")
     config = RunConfig(
         envs=_env_ids(envs, tasks),
         policy=policy,
@@ -814,14 +855,35 @@ def view(
 
     if outcome not in (None, "pass", "fail", "infra_error"):
         raise ConfigError("--outcome must be pass, fail or infra_error")
-    store = Store(db, read_only=True)
     filters = {"outcome": outcome, "task": task, "flag": flag}
+    if html is not None:
+        _refuse_with_html(
+            {
+                "--list": list_episodes,
+                "--text": text,
+                "--host": host != "127.0.0.1",
+                "--port": port != 0,
+                **{f"--{k}": v is not None for k, v in filters.items()},
+            }
+        )
+    store = Store(db, read_only=True)
     if list_episodes or text:
         _print_episodes(store, target, filters, text=text, as_json=as_json)
     elif html is not None:
         _write_pages(store, target, html)
     else:
         _serve(store, target, filters, host, port)
+
+
+def _refuse_with_html(given: dict[str, bool]) -> None:
+    """Refuse the options ``--html`` would ignore (those printing, serving or filtering)."""
+    ignored = [name for name, on in given.items() if on]
+    if ignored:
+        raise ConfigError(
+            f"--html writes every page of the viewer as files; {', '.join(ignored)} "
+            f"{'does' if len(ignored) == 1 else 'do'} not apply to it (a written run page "
+            "filters itself: run-RUN.html?outcome=fail)"
+        )
 
 
 def _print_episodes(

@@ -239,7 +239,7 @@ class _Plain(Progress):
         clock: Clock,
     ) -> None:
         super().__init__(label, unit, clock=clock)
-        self.stream = stream
+        self.stream: IO[str] | None = stream
         self.every = every
         self.interval = interval
         self.heartbeat = heartbeat
@@ -251,10 +251,23 @@ class _Plain(Progress):
     def write(self, text: str) -> None:
         """One line, flushed (a log follows the work as it goes)."""
         with self.lock:
-            self.stream.write(f"[{self.label}] {text}\n")
-            self.stream.flush()
+            self._put(f"[{self.label}] {text}\n")
             self.last_line_at = self.clock()
             self.done_at_line = self.done
+
+    def _put(self, line: str) -> None:
+        """Write and flush a line; a stream closed by its reader (``| head``) is let go.
+
+        Progress is for people: the work goes on without it (a broken pipe failed a run
+        whose episodes were all stored).
+        """
+        if self.stream is None:
+            return
+        try:
+            self.stream.write(line)
+            self.stream.flush()
+        except (BrokenPipeError, ValueError):  # ValueError: the stream was closed
+            self.stream = None
 
     def step(self) -> int:
         """Items between two lines: ``every``, else a twentieth of the plan (at least 1)."""
@@ -283,8 +296,7 @@ class _Plain(Progress):
 
     def note(self, text: Any) -> None:
         with self.lock:
-            self.stream.write(f"{getattr(text, 'plain', text)}\n")
-            self.stream.flush()
+            self._put(f"{getattr(text, 'plain', text)}\n")
 
     def open(self) -> None:
         if self.total is not None:

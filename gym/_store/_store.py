@@ -581,7 +581,8 @@ class Store:
     def start_run(self, run: RunRow, planned: int, *, owner: str | None = None) -> RunRow:
         """Store a run (unless stored), mark it running with ``planned`` episodes, hold it.
 
-        A run started again (a resume) goes back to running with the new planned count.
+        A run started again (a resume) goes back to running with the new planned count,
+        and takes ``run``'s label if it has one.
         The calling process (``owner``, this one's ``boxgym.owner`` label by default)
         claims the run in the same transaction, taking it over from a holder whose
         heartbeat is stale or whose process is gone (on this host).
@@ -598,6 +599,8 @@ class Store:
             stored = s.get(RunRow, run.id)
             if stored is None:
                 stored = run
+            elif run.label:  # a resume given a label renames the run (an empty one keeps it)
+                stored.label = run.label
             stored.updated_at = now
             s.add(stored)
             s.flush()

@@ -132,6 +132,38 @@ def test_a_report_of_infra_errors_says_why_and_how_to_grade_them_again(tmp_path,
     assert "--retry-infra" in lines[2]
 
 
+@pytest.mark.parametrize(
+    ("args", "said_"),
+    [
+        (["view", "--html", "out", "--list"], "--list does not apply"),
+        (["view", "--html", "out", "--port", "5", "--flag", "any"], "--port, --flag do not apply"),
+        (
+            ["run", "boxgym/PyFunc-v0", "--policy", "replay", "--replay", "r1", "--model", "m"],
+            "--model does not apply to --policy replay",
+        ),
+        (
+            ["run", "boxgym/PyFunc-v0", "--policy", "noop", "--address", "h:1"],
+            "--address names a Ray cluster: add --executor ray",
+        ),
+        (
+            ["env", "validate", "boxgym/PyFunc-v0", "--limit", "1", "--shard", "2/2"],
+            "nothing to validate",
+        ),
+        (
+            ["run", "boxgym/PyFunc-v0", "--policy", "oracle", "--unconstrained"],
+            "--constrained/--unconstrained does not apply to --policy oracle",
+        ),
+        (["run", "boxgym/PyFunc-v0", "--policy", "openai"], "--policy openai needs --model"),
+    ],
+)
+def test_options_that_would_do_nothing_are_refused_before_anything_is_stored(
+    tmp_path, capsys, args, said_
+):
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    _, err = said(capsys, [*args, "--db", url], 2)
+    assert said_ in err and not (tmp_path / "runs.db").exists() and not (tmp_path / "out").exists()
+
+
 # -- 4: the docs the help texts name ---------------------------------------------------
 
 

@@ -204,6 +204,20 @@ def test_a_stop_says_what_becomes_of_the_episodes_in_flight(plain, monkeypatch):
     assert any("1 in flight abandoned, not committed" in line for line in said), said
 
 
+def test_a_stream_closed_by_its_reader_stops_the_lines_not_the_work(plain):
+    """`gym run ... 2>&1 | head -2` failed the run at its next progress line."""
+
+    class Closed(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    with progress("run", 3, unit="episodes", stream=Closed(), heartbeat=False) as bar:
+        for _ in range(3):
+            bar.advance(1, None, passed=1)
+        bar.note("a note")
+    assert bar.done == 3
+
+
 def test_work_that_fails_before_its_plan_adds_no_line_to_the_error(plain):
     """An error before the plan (a run id not found) stays the command's one line."""
     out = io.StringIO()

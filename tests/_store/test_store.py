@@ -10,7 +10,7 @@ from sqlmodel import select
 from store_rows import episode, run_row, steps, verdict
 
 import gym.errors
-from gym._store import StepRow, Store, TurnsRow, ValidationRow
+from gym._store import RunRow, StepRow, Store, TurnsRow, ValidationRow
 from gym._store._models import RunStatusRow
 from gym.errors import StoreError
 
@@ -142,6 +142,21 @@ def test_gym_report_without_a_run_id_reports_the_newest_run(tmp_path):
 
 
 # -- run status (issue 28, defect 3) and deletion (defect 2) ----------------------------
+
+
+def test_a_resume_given_a_label_renames_the_run_and_one_without_keeps_it(store):
+    def labelled(label: str) -> RunRow:
+        row = run_row()
+        row.label = label
+        return row
+
+    store.start_run(labelled("first"), planned=2)
+    store.end_run("run1", "stopped", "Ctrl-C")
+    store.start_run(labelled(""), planned=2)
+    assert store.run("run1").label == "first"
+    store.end_run("run1", "stopped", "Ctrl-C")
+    store.start_run(labelled("second"), planned=2)
+    assert store.run("run1").label == "second"
 
 
 def test_a_run_is_running_then_stopped_by_who_then_running_again_on_resume(store):
