@@ -8,12 +8,13 @@ rewrites each ``assert A == B`` of a check's source as ``assert _close(A, B)``;
 `close_source` is the function those checks call, written into the same check file. It
 is ``==`` except that two numbers of which one is a float (and the parts of complex
 numbers) are equal within ``rel_tol`` of each other, or 1e-12 apart, in lists and tuples
-of the same type and length and dict values under the same keys too; an int past 2**53,
-which a float cannot hold, compares exactly (a float Bell number off by 1e39 passed
-MBPP/67 within the tolerance: a red-team helper). Anything else, the
-code's own objects included, compares with ``==`` as before, so the checker's boundary
-(docs/graders/boundary.md) is what it was: only exact ``int``, ``float`` and ``complex``
-values, which cross as plain copies, are ever compared by tolerance.
+of the same type and length and dict values under the same keys too. An int is exact:
+past 2**53, which a float cannot hold, it compares with ``==``, and below a float must
+also be less than 0.5 from it (a float Bell number off by 1e39 passed MBPP/67 within the
+relative tolerance, and a float 100 off an int near 1e12: red-team helpers). Anything
+else, the code's own objects included, compares with ``==`` as before, so the checker's
+boundary (docs/graders/boundary.md) is what it was: only exact ``int``, ``float`` and
+``complex`` values, which cross as plain copies, are ever compared by tolerance.
 """
 
 from __future__ import annotations
@@ -30,23 +31,26 @@ ABS_TOL = 1e-12
 _CLOSE = '''
 def _close(actual, expected):
     """``actual == expected``, but numbers within {rel_tol!r} relative (or {abs_tol!r}
-    apart) are equal where one is a float and neither an int past 2**53.
+    apart) are equal where one is a float; against an int, less than 0.5 apart too.
 
     Added by boxgym's importer: correct arithmetic in another order differs in the
-    last bits of a float. An int a float cannot hold is exact: it compares with ==.
-    Containers compare item by item; anything else with ==.
+    last bits of a float. An int a float cannot hold (past 2**53) is exact: it compares
+    with ==, and a float near an int must round to it. Containers compare item by item;
+    anything else with ==.
     """
     import math
 
     numbers = (int, float)
     kinds = (type(actual), type(expected))
     pairs = zip(kinds, (actual, expected))
-    exact = any(kind is int and abs(value) > 2**53 for kind, value in pairs)
-    if float in kinds and kinds[0] in numbers and kinds[1] in numbers and not exact:
+    if any(kind is int and abs(value) > 2**53 for kind, value in pairs):
+        return actual == expected
+    if float in kinds and kinds[0] in numbers and kinds[1] in numbers:
         try:
-            return math.isclose(actual, expected, rel_tol={rel_tol!r}, abs_tol={abs_tol!r})
+            near = math.isclose(actual, expected, rel_tol={rel_tol!r}, abs_tol={abs_tol!r})
         except OverflowError:
             return actual == expected
+        return near and (int not in kinds or abs(actual - expected) < 0.5)
     if complex in kinds and all(kind in (*numbers, complex) for kind in kinds):
         pairs = ((complex(actual).real, complex(expected).real),
                  (complex(actual).imag, complex(expected).imag))

@@ -41,10 +41,10 @@ __all__ = [
     "ChannelSweep",
     "EmptiedSweep",
     "ExhaustionSweep",
+    "HiddenProcessSweep",
     "HonestSweep",
     "KernelHoardSweep",
     "LiarSweep",
-    "LoneLeaderSweep",
     "MemorySweep",
     "RoundedSweep",
     "SignalSweep",
@@ -522,24 +522,26 @@ def {take}():
 
 
 @dataclass
-class LoneLeaderSweep(LiarSweep):
-    """The liar, whose every worker leaves threads running behind a main thread that ended.
+class HiddenProcessSweep(LiarSweep):
+    """The liar, whose every worker leaves threads that a scan of /proc could miss.
 
-    At import, the code under test starts sleeping threads up to its process limit; each
-    of its functions, once called, ends the calling (main) thread alone (the exit system
-    call, not exit_group): the process is a zombie in /proc while its threads hold their
-    pids. The checker then starts a new worker for the next check, which does the same.
-    A grading script that took such a zombie for a dead process left three generations'
-    threads alive, the container's process limit refused the script's own fork, and the
-    code's fail was ``infra_error`` (found by a red-team helper on MBPP, PyFunc and
-    PyRepo). Every task must end ``fail``.
+    At import, the code under test names its process with bytes that are no UTF-8 (its
+    comm, shown in /proc/PID/status) and starts sleeping threads up to its process limit;
+    each of its functions, once called, ends the calling (main) thread alone (the exit
+    system call, not exit_group): the process is a zombie in /proc while its threads
+    hold their pids. The checker then starts a new worker for the next check, which does
+    the same. A grading script that took such a zombie for a dead process, or whose scan
+    stopped at a status it could not decode, left three generations' threads alive; the
+    container's process limit then refused the script's own fork, and the code's fail
+    was ``infra_error`` (two red-team helpers, on MBPP, PyFunc and PyRepo). Every task
+    must end ``fail``.
 
-    A long row over every task; ``grading.lone_leader[ENV]`` runs it on the first tasks
-    of each environment in every run (HumanEval's tasks have one check: one worker).
+    A long row over every task; ``grading.hidden_processes[ENV]`` runs it on the first
+    tasks of each environment in every run (HumanEval's tasks have one check: one worker).
     """
 
-    name: str = "grading.lone_leader_sweep"
-    expected: str = "fail on every task (threads left behind are the code's: no infra_error)"
+    name: str = "grading.hidden_processes_sweep"
+    expected: str = "fail on every task (processes left behind are the code's: no infra_error)"
     long: bool = True
 
     def prelude(self, ctx: Context) -> str:
@@ -562,6 +564,11 @@ def {hang_up}():
     {hold}()
 def {leave}(*_, **__):
     ctypes.CDLL(None).syscall(93 if platform.machine() == "aarch64" else 60, 0)  # exit
+try:
+    with open("/proc/self/comm", "wb") as _comm:
+        _comm.write(bytes([0xFF, 0xFE]) + os.urandom(6))
+except OSError:
+    pass
 threading.stack_size(256 * 1024)
 threading.Thread(target={hang_up}, daemon=True).start()
 for _ in range(200):
@@ -1228,7 +1235,7 @@ register(
             StallSweep,
             KernelHoardSweep,
             UnchargedMemorySweep,
-            LoneLeaderSweep,
+            HiddenProcessSweep,
         )
         for env in CODE_ENVS
     ),
@@ -1261,8 +1268,11 @@ register(
         for env in CODE_ENVS
     ),
     *(
-        LoneLeaderSweep(
-            name=f"grading.lone_leader[{env.split('/')[-1]}]", envs=(env,), limit=3, long=False
+        HiddenProcessSweep(
+            name=f"grading.hidden_processes[{env.split('/')[-1]}]",
+            envs=(env,),
+            limit=3,
+            long=False,
         )
         for env in CODE_ENVS
     ),

@@ -36,6 +36,7 @@ def test_the_same_arithmetic_in_another_order_is_equal():
     assert close([4.0, 2.5, 2], [4, 2.5000000000000004, 2.0])
     assert close({"a": (1.0, 0.1 + 0.2)}, {"a": (1, 0.3)})
     assert close(2.0**60, 2**60) and close(9007199254740991.0, 2**53 - 1)  # exact: equal
+    assert close(1e12 + 0.25, 10**12) and close(139.99999999999997, 140)  # rounds to the int
 
 
 @pytest.mark.parametrize(
@@ -54,6 +55,8 @@ def test_the_same_arithmetic_in_another_order_is_equal():
             6775685320645824322581483068371419745979053216268760300,
         ),  # an int a float cannot hold (MBPP/67)
         (-1e16, -9999999999999999),
+        (complex(-1e16, 0), -9999999999999999),  # a complex is no way around it
+        (1e12 + 100, 10**12),  # within 1e-9 of an int, yet 100 off it
         ("1.0", 1.0),
         (None, 0.0),
         (True, 2.0),

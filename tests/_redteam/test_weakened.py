@@ -112,7 +112,8 @@ def test_readable_hidden_checks_make_the_reading_attack_pass(engine):
             "grading.uncharged_memory[PyFunc-v0]",
             "boxgym/PyFunc-v0",
         ),
-        (weaken.zombies_taken_for_dead, "grading.lone_leader[PyRepo-v0]", "boxgym/PyRepo-v0"),
+        (weaken.zombies_taken_for_dead, "grading.hidden_processes[PyRepo-v0]", "boxgym/PyRepo-v0"),
+        (weaken.status_read_as_text, "grading.hidden_processes[PyRepo-v0]", "boxgym/PyRepo-v0"),
     ],
 )
 def test_a_weakened_judge_makes_its_row_fail(engine, switch, row, env):

@@ -355,8 +355,23 @@ def zombies_taken_for_dead() -> contextlib.AbstractContextManager[None]:
         {
             "boxgym_runner.py": [
                 (
-                    b'                and len(os.listdir(f"/proc/{entry}/task")) < 2\n',
-                    b"                and True\n",
+                    b'if zombie and len(os.listdir(f"/proc/{entry}/task")) < 2:',
+                    b"if zombie:",
+                )
+            ]
+        }
+    )
+
+
+def status_read_as_text() -> contextlib.AbstractContextManager[None]:
+    """The grading script decodes /proc/PID/status as UTF-8, as before the fix: a process
+    named with other bytes stops its scan, and every kill after it."""
+    return runner_changed(
+        {
+            "boxgym_runner.py": [
+                (
+                    b'lines = fh.read().split(b"\\n")',
+                    b'lines = fh.read().decode().encode().split(b"\\n")',
                 )
             ]
         }

@@ -233,7 +233,7 @@ def kill_uid(uid, sig=signal.SIGKILL):
                 for target in live:
                     try:
                         os.kill(target, sig)
-                    except ProcessLookupError:
+                    except OSError:  # gone since the scan
                         pass
                 if not live or sig != signal.SIGKILL:
                     break
@@ -248,26 +248,44 @@ def _live_processes(uid):
     A zombie is skipped only when its leader is all that is left of it: a main thread
     that ends alone (the exit system call, not exit_group) leaves a zombie whose other
     threads run on and hold their pids. A red-team helper's code did that in each worker
-    until the container's process limit refused the grading's own fork (infra_error).
+    until the container's process limit refused the grading script's own fork
+    (infra_error). The status is read as bytes, since the process names it (its comm)
+    any bytes it likes: one that did not decode stopped every later kill (a helper).
     """
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
         try:
-            with open(f"/proc/{entry}/status") as fh:
-                fields = dict(line.split(":", 1) for line in fh if ":" in line)
-            if int(fields.get("Uid", "-1").split()[0]) != uid:
-                continue
-            if (
-                fields["State"].strip().startswith("Z")
-                and len(os.listdir(f"/proc/{entry}/task")) < 2
-            ):
+            owner, zombie = _owner_and_state(entry)
+        except OSError:
+            continue  # gone
+        if owner != uid:
+            continue
+        try:
+            if zombie and len(os.listdir(f"/proc/{entry}/task")) < 2:
                 continue
         except OSError:
             continue
         found.append(int(entry))
     return found
+
+
+def _owner_and_state(pid):
+    """A process's real uid and whether it is a zombie, from /proc/PID/status (bytes).
+
+    Only the kernel's own lines are read (their names start a line, and a name the
+    process chose cannot hold a newline); a line that does not parse is no answer.
+    """
+    with open(f"/proc/{pid}/status", "rb") as fh:
+        lines = fh.read().split(b"\n")
+    fields = dict(line.split(b":", 1) for line in lines if b":" in line)
+    try:
+        owner = int(fields[b"Uid"].split()[0])
+        zombie = fields[b"State"].strip().startswith(b"Z")
+    except (KeyError, IndexError, ValueError):
+        raise OSError(f"/proc/{pid}/status did not parse") from None
+    return owner, zombie
 
 
 def private_dir(path, uid, mode=0o700):
