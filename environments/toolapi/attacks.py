@@ -16,6 +16,10 @@ run):
   strings as large as a call may hold, a computation that outlasts the call's time limit
   (BFCL's ``power``). It must end ``fail``: never ``infra_error``, never ``pass``.
 
+And ``toolapi.integral_floats[BFCL-MultiTurn-v0]``: the oracle's work with every integer
+argument written as an integral float (``12446.0``, an integer to JSON) passes (on
+BFCL's sample; ToolAPI-v0's tools take no integer).
+
 And one row of the grader's own: ``toolapi.lookalike_state[...]``: a final state that
 differs from the gold state by one value only, a lookalike that Python's ``==`` calls
 equal (a bool for 1 or 0, a number for a bool) or a backend dict spelled like one of
@@ -235,6 +239,35 @@ def _tally(ctx: Context, names: Names, result: EpisodeResult, policy: Any) -> Fi
     return Finding(text + (f"; state unread: {error}" if error else ""), True)
 
 
+# -- correct work, spelled otherwise -------------------------------------------------------
+
+
+def _integral_floats(names: Names, task: Task, env: Any) -> list[ToolCall]:
+    """The oracle's calls, every int given to an ``integer`` parameter written as a float.
+
+    JSON takes ``12446.0`` for the integer 12446: correct work, which must pass (a tool
+    that got the float and echoed it failed 57 of BFCL's tasks on their results).
+    """
+    kinds = {_name(t): {k: _type(p) for k, p in _params(t)[0].items()} for t in task.tools}
+    calls = []
+    for call in env.unwrapped.oracle_calls(task):
+        declared = kinds.get(call.name, {})
+        args = {
+            k: float(v) if type(v) is int and declared.get(k) == "integer" else v
+            for k, v in call.arguments.items()
+        }
+        calls.append(ToolCall(name=call.name, arguments=args))
+    return calls
+
+
+def _floats_sent(ctx: Context, names: Names, result: EpisodeResult, policy: Any) -> Finding:
+    """How many integers went as floats (a note: the expectation decides)."""
+    sent = [
+        v for s in result.steps if s.call for v in s.call.arguments.values() if type(v) is float
+    ]
+    return Finding(f"{len(sent)} arguments sent as floats", True)
+
+
 # -- lookalike states -----------------------------------------------------------------------
 
 LOOKALIKE_CAP = 400
@@ -360,14 +393,18 @@ class LookalikeState(Attack):
         return text + ", none passed", True
 
 
+PASSED = Expect(outcomes=frozenset({"pass"}), no_flags=True)
+"""Correct work: it passes, with no flag."""
+
+
 def _rows() -> list[Attack]:
     def every(name: str, env: str, script: Any, observer: Any, **kw: Any) -> ClassRow:
         kw.setdefault("tasks", {"*": "notebook/add-then-list"})
+        kw.setdefault("expect", Expect())
         return ClassRow(
             name=f"toolapi.{name}[{env.split('/')[-1]}]",
             envs=(env,),
             script=script,
-            expect=Expect(),
             observers=(observer,),
             **kw,
         )
@@ -379,6 +416,7 @@ def _rows() -> list[Attack]:
         every("undeclared_calls", BFCL, _undeclared, _nothing_ran, **sample),
         every("fail_to_infra", TOOLAPI, _breakers, _tally, env_kwargs=quick),
         every("fail_to_infra", BFCL, _breakers, _tally, env_kwargs=quick, **sample),
+        every("integral_floats", BFCL, _integral_floats, _floats_sent, expect=PASSED, **sample),
         LookalikeState(TOOLAPI),
         LookalikeState(BFCL, pool=BFCL_SAMPLE, draws=8),
     ]

@@ -168,7 +168,7 @@ class SchemaTool(ToolSpec):
             more = len(errors) - _SHOWN_ERRORS
             tail = f" (and {more} more)" if more > 0 else ""
             raise ValueError(f"invalid arguments for {self.name}: {problems}{tail}")
-        return args, notes
+        return _integers(args, self.parameters), notes
 
     def _known(self, arguments: dict[str, Any], notes: list[str]) -> dict[str, Any]:
         """The arguments the schema names: unknown ones refused, or dropped when lenient.
@@ -280,6 +280,26 @@ def _coerced(value: Any, schema: Any, where: str, notes: list[str]) -> Any:
         }
     if isinstance(value, list) and isinstance(items, dict):
         return [_coerced(v, items, f"{where}[{i}]", notes) for i, v in enumerate(value)]
+    return value
+
+
+def _integers(value: Any, schema: Any) -> Any:
+    """The value with each integral float an ``integer`` of its schema made an int.
+
+    JSON Schema takes ``12446.0`` as an integer, and a tool's code then got a float: a
+    tool that echoed it (``order 12446.0``) failed correct work whose results are compared
+    as text (a red-team helper, BFCL).
+    """
+    if not isinstance(schema, dict):
+        return value
+    types = _types(schema)
+    if isinstance(value, float) and "integer" in types and "number" not in types:
+        return int(value) if value.is_integer() else value
+    props, items = schema.get("properties"), schema.get("items")
+    if isinstance(value, dict) and isinstance(props, dict):
+        return {k: _integers(v, props.get(k)) for k, v in value.items()}
+    if isinstance(value, list) and isinstance(items, dict):
+        return [_integers(v, items) for v in value]
     return value
 
 

@@ -95,6 +95,17 @@ def test_lenient_coerces_what_loses_nothing(args, read):
     assert values == read and notes
 
 
+@pytest.mark.parametrize("lenient", [False, True])
+def test_an_integral_float_for_an_integer_reaches_the_tool_as_an_int(lenient):
+    """BFCL's tools echoed ``12446.0`` back, failing correct work compared as text."""
+    values, _ = SchemaTool.of(TOOL, lenient=lenient).read_args(
+        {"n": 12446.0, "x": 2.0, "tags": [1.0, 3]}
+    )
+    assert values == {"n": 12446, "x": 2.0, "tags": [1, 3]}
+    assert type(values["n"]) is int and type(values["x"]) is float
+    assert all(type(t) is int for t in values["tags"])
+
+
 @pytest.mark.parametrize(
     "args",
     [
