@@ -55,6 +55,7 @@ def test_each_class_has_rows_over_every_task_of_its_environment():
         "toolapi.undeclared_calls",
         "toolapi.fail_to_infra",
         "toolapi.lookalike_state",
+        "toolapi.integral_floats",
     }
     lookalike = {n for n in rows if n.startswith("toolapi.lookalike_state[")}
     assert all(isinstance(rows[n], LookalikeState) for n in lookalike)
@@ -67,7 +68,7 @@ def test_each_class_has_rows_over_every_task_of_its_environment():
     everywhere = {n: a for n, a in rows.items() if a.envs[0] in (SHELL, TOOLAPI) and n != narrowed}
     assert all(a.pool == () for a in everywhere.values()), rows
     bfcl = [a for a in rows.values() if a.envs[0] == BFCL]
-    assert len(bfcl) == 3 and all(a.pool == BFCL_SAMPLE for a in bfcl)
+    assert len(bfcl) == 4 and all(a.pool == BFCL_SAMPLE for a in bfcl)
     ids = {t.id for t in env_of(gym.make(BFCL)).tasks}
     assert set(BFCL_SAMPLE) <= ids
 
