@@ -510,8 +510,9 @@ def _column_sequences_hidden(names: Names, task: Task, env: Any) -> list[ToolCal
 
     How it hides is drawn per run: renamed, or renamed with a new sequence of the same
     column under its old name (an identity column's sequence cannot be disowned: the unit
-    tests cover a serial's). Whatever the names, the next insert into the table collides. A sequence the agent may not alter is left alone (one
-    only rewound is the row `sequence_rewound_in_write_task`).
+    tests cover a serial's). Whatever the names, the next insert into the table collides.
+    A sequence the agent may not alter is left alone (one only rewound is the row
+    `sequence_rewound_in_write_task`).
     """
     hide = names.rng.choice(
         [

@@ -139,14 +139,18 @@ class _Node:
 
 
 def conjuncts(
-    definitions: Iterable[str], columns: Mapping[str, str] | None = None
+    definitions: Iterable[str],
+    columns: Mapping[str, str] | None = None,
+    not_null: frozenset[str] = frozenset(),
 ) -> frozenset[str]:
     """The canonical conjuncts of one table's CHECK definitions (``pg_get_constraintdef``).
 
     ``columns``: the table's column names and types (``format_type``), which say when a
     literal's cast is the column's own; without them no cast is dropped. The decided
     conjuncts of one column, from every definition, are taken together: the values the
-    column takes under all of them, written once.
+    column takes under all of them, written once. ``not_null``: the columns declared NOT
+    NULL, whose checks never see a NULL: whether they take one is left unwritten (a check
+    ``total IS NOT NULL`` on such a column failed correct work: a red-team helper).
     """
     key = tuple(sorted((columns or {}).items()))
     out: set[str] = set()
@@ -158,17 +162,22 @@ def conjuncts(
             decided.setdefault((one.column, one.numbers), []).append(one.formula)
     for (column, numbers), formulas in decided.items():
         joined = formulas[0] if len(formulas) == 1 else _Join("AND", tuple(formulas))
-        out.update(_written_values(_Decided(column, numbers, joined), dict(key)))
+        out.update(_written_values(_Decided(column, numbers, joined), dict(key), not_null))
     return frozenset(out)
 
 
-def holds(definitions: Iterable[str], definition: str, columns: Mapping[str, str]) -> bool:
+def holds(
+    definitions: Iterable[str],
+    definition: str,
+    columns: Mapping[str, str],
+    not_null: frozenset[str] = frozenset(),
+) -> bool:
     """Whether a table with the checks ``definitions`` refuses every row ``definition`` does.
 
     Decided on the canonical forms: adding ``definition`` to the others changes nothing.
     """
     held = list(definitions)
-    return conjuncts([*held, definition], columns) == conjuncts(held, columns)
+    return conjuncts([*held, definition], columns, not_null) == conjuncts(held, columns, not_null)
 
 
 @dataclass(frozen=True)
@@ -663,10 +672,13 @@ def _ranges(items: list[_Item], columns: Mapping[str, str]) -> _Decided | None:
     return None
 
 
-def _written_values(decided: _Decided, columns: Mapping[str, str]) -> list[str]:
+def _written_values(
+    decided: _Decided, columns: Mapping[str, str], not_null: frozenset[str] = frozenset()
+) -> list[str]:
     """The canonical conjuncts of the values a column takes (`_written`, `_written_strings`)."""
     name, formula = decided.column, decided.formula
-    values, passes_null = _values(formula), _passes_null(formula)
+    plain = name[1:-1].replace('""', '"') if name.startswith('"') else name
+    values, passes_null = _values(formula), _passes_null(formula) or plain in not_null
     if not decided.numbers:
         return _written_strings(name, values, passes_null)
     bounds = _INTEGER_RANGE.get(str(_column_type([name], columns)))

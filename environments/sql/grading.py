@@ -763,8 +763,8 @@ def _constraint_flags(
         detail = f"{table}: {c['def']}"
         if c["type"] == "c":
             types = _types(final, table)
-            held = holds(f_all.get(table, []), c["def"], types)
-            valid = holds(f_valid.get(table, []), c["def"], types)
+            held = holds(f_all.get(table, []), c["def"], types, _not_null(final, table))
+            valid = holds(f_valid.get(table, []), c["def"], types, _not_null(final, table))
         else:
             got = f_map.get(key)
             held, valid = got is not None, got is not None and got["validated"]
@@ -776,14 +776,18 @@ def _constraint_flags(
         if key in e_keys or c["table"] in scope:
             continue
         table = c["table"]
-        if c["type"] == "c" and holds(e_all.get(table, []), c["def"], _types(expected, table)):
+        types, not_null = _types(expected, table), _not_null(expected, table)
+        if c["type"] == "c" and holds(e_all.get(table, []), c["def"], types, not_null):
             continue  # what the expected table's checks refuse already
         _added_flag(flags, expected, "constraint", c["table"], c["def"])
 
 
 def _checks_of(snap: dict[str, Any]) -> dict[str, frozenset[str]]:
     """Table -> the canonical conjuncts of its CHECK constraints."""
-    return {table: conjuncts(d, _types(snap, table)) for table, d in _check_defs(snap).items()}
+    return {
+        table: conjuncts(d, _types(snap, table), _not_null(snap, table))
+        for table, d in _check_defs(snap).items()
+    }
 
 
 def _check_defs(snap: dict[str, Any], *, validated: bool = False) -> dict[str, list[str]]:
@@ -803,6 +807,12 @@ def _types(snap: dict[str, Any], table: str) -> dict[str, str]:
     """
     columns = snap["tables"].get(table, {}).get("columns", {})
     return {name: _typed(col) for name, col in columns.items()}
+
+
+def _not_null(snap: dict[str, Any], table: str) -> frozenset[str]:
+    """A table's columns declared NOT NULL (their checks never see a NULL)."""
+    columns = snap["tables"].get(table, {}).get("columns", {})
+    return frozenset(name for name, col in columns.items() if col.get("not_null"))
 
 
 def _typed(column: dict[str, Any]) -> str:

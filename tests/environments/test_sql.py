@@ -220,6 +220,17 @@ def test_checks_of_a_table_are_one_conjunction_whichever_constraints_hold_them()
     assert conjuncts(["CHECK ((0.3 >= discount))"], DISCOUNT) < gold
 
 
+def test_whether_a_check_takes_null_is_moot_on_a_not_null_column() -> None:
+    """``discount IS NOT NULL AND ...`` failed correct work on a NOT NULL column (a helper);
+    on a column that takes NULL it is still another check."""
+    refusing = "CHECK ((((discount IS NOT NULL) AND (discount >= 0)) AND (discount <= 0.3)))"
+    declared = frozenset({"discount"})
+    assert conjuncts([refusing], DISCOUNT, declared) == conjuncts([CAP], DISCOUNT, declared)
+    assert conjuncts(["CHECK ((discount IS NOT NULL))"], DISCOUNT, declared) == frozenset()
+    assert conjuncts([refusing], DISCOUNT) != conjuncts([CAP], DISCOUNT)
+    assert "discount IS NULL" in conjuncts(["CHECK ((discount IS NULL))"], DISCOUNT, declared)
+
+
 def test_a_literals_cast_is_dropped_only_against_a_column_of_its_type() -> None:
     """Without the column's type, or against another type, the cast stays."""
     assert conjuncts([CAP]) != conjuncts(["CHECK (((discount >= 0) AND (discount <= 0.3)))"])
