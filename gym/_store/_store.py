@@ -8,6 +8,7 @@ import random
 import sqlite3
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
@@ -370,6 +371,22 @@ def _refuse_writes(s: Session) -> None:
     event.listen(s, "do_orm_execute", refuse_dml)
 
 
+def _unwritable(path: str) -> str | None:
+    """The URL that reads a SQLite file in a folder this process cannot write; else None.
+
+    A reader of a store in WAL mode makes its shared-memory file beside it, so a store on
+    read-only media (a share, a mounted archive) could not even be listed. In a folder no
+    writer can change, the file is read as immutable (SQLite's ``immutable=1``): what the
+    last writer checkpointed, which a store closed cleanly holds whole.
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.access(folder, os.W_OK):
+        return None
+    return (
+        f"sqlite:///file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro&immutable=1&uri=true"
+    )
+
+
 def _read_only_engine(url: str) -> Engine:
     """An engine whose connections refuse writes (SQLite query_only, PostgreSQL read-only).
 
@@ -380,7 +397,7 @@ def _read_only_engine(url: str) -> Engine:
         path = parsed.database or ""
         if path in ("", ":memory:") or not os.path.isfile(path) or not os.path.getsize(path):
             raise StoreError(f"no run store at {path or url!r}: `gym run` creates one")
-        engine = create_engine(url, pool_pre_ping=True)
+        engine = create_engine(_unwritable(path) or url, pool_pre_ping=True)
         _sqlite_pragmas(engine, read_only=True)
         return engine
     args = {"options": "-c default_transaction_read_only=on", **_connect_args(url)}

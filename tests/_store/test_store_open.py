@@ -3,7 +3,12 @@ one line that names the store and what to do, never the SQL or a library's link.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from store_rows import episode, run_row
@@ -104,3 +109,36 @@ def test_a_sqlite_uri_naming_a_file_is_a_store(tmp_path):
     store = Store(f"sqlite:///file:{tmp_path / 'runs.db'}?uri=true")
     store.close()
     assert (tmp_path / "runs.db").stat().st_size > 0
+
+
+def _unwritable(folder: Path) -> Iterator[None]:
+    """The folder made unwritable for this process (root: the immutable attribute)."""
+    folder.chmod(0o555)
+    root = os.geteuid() == 0
+    if root and subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode:
+        pytest.skip("root here, and the folder's file system takes no immutable attribute")
+    try:
+        yield
+    finally:
+        if root:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+        folder.chmod(0o755)
+
+
+def test_a_store_in_a_folder_nobody_may_write_is_read_without_a_file_beside_it(tmp_path):
+    """On read-only media a reader could not make the WAL's shared-memory file, so the
+    viewer could not even list the runs: there it reads the file as immutable."""
+    folder = tmp_path / "media"
+    folder.mkdir()
+    url = f"sqlite:///{folder / 'runs.db'}"
+    writer = Store(url)
+    writer.ensure_run(run_row("r1", config={}, policy="noop"))
+    writer.commit_episode(episode("e1", run_id="r1"), [], None)
+    writer.close()
+    assert sorted(p.name for p in folder.iterdir()) == ["runs.db"]
+    with contextlib.contextmanager(_unwritable)(folder):
+        assert not os.access(folder, os.W_OK)
+        reader = Store(url, read_only=True)
+        assert [r.id for r in reader.runs()] == ["r1"]
+        assert [e.id for e in reader.episodes("r1")] == ["e1"]
+        reader.close()
