@@ -172,6 +172,35 @@ def env_list(
         raise typer.Exit(1)
 
 
+@env_app.command("tasks")
+def env_tasks(
+    env_id: Annotated[str, typer.Argument(help="An environment id (`gym env list` lists them).")],
+    split: Annotated[str | None, typer.Option("--split", help="Only this split.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """List an environment's task ids (what --tasks takes), their splits and prompts."""
+    from gym._core._text import clean
+    from gym._envs._registry import tasks_of
+    from gym._run._runner import check_split, expand_envs
+
+    ids = expand_envs([env_id])
+    if len(ids) != 1:
+        raise ConfigError(f"{env_id} names {len(ids)} environments: name one of {', '.join(ids)}")
+    resolved = ids[0]
+    check_split([resolved], split)
+    tasks = [t for t in tasks_of(resolved) if split is None or t.split == split]
+    if as_json:
+        print_json([{"id": t.id, "split": t.split, "prompt": t.prompt} for t in tasks])
+        return
+    table = Table(text("id"), text("split"), text("prompt"), title=resolved)
+    for t in tasks:
+        first = clean(" ".join(t.prompt.split()))
+        table.add_row(
+            Text(t.id), Text(t.split), Text(first[:100] + ("..." if len(first) > 100 else ""))
+        )
+    print_table(table, console)
+
+
 def _command(argv: list[str]) -> str:
     """The subcommand a command line names: its first word that is not an option."""
     return next((word for word in argv if not word.startswith("-")), "")

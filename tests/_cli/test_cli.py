@@ -144,3 +144,13 @@ def test_a_reading_command_on_a_missing_store_says_so_and_creates_none(tmp_path,
     assert out.returncode == 2, out.stdout + out.stderr
     assert "no run store" in out.stderr and "Traceback" not in out.stderr
     assert not missing.exists()
+
+
+def test_env_tasks_lists_the_ids_that_tasks_takes():
+    out = gym_cli("env", "tasks", "boxgym/PyFunc-v0", "--split", "eval", "--json")
+    assert out.returncode == 0, out.stderr
+    tasks = json.loads(out.stdout)
+    assert tasks and {t["split"] for t in tasks} == {"eval"}
+    assert "armstrong-numbers" in {t["id"] for t in tasks} and all(t["prompt"] for t in tasks)
+    suite = gym_cli("env", "tasks", "bundled")
+    assert suite.returncode == 2 and "name one of" in suite.stderr
