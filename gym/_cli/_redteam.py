@@ -61,7 +61,9 @@ def redteam(
         ),
     ] = False,
     runtime: RuntimeOpt = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the random names.")] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", min=0, max=2**63 - 1, help="Seed of the random names.")
+    ] = None,
     concurrency: Annotated[
         int, typer.Option("--concurrency", "-c", min=1, help="Rows at once.")
     ] = 2,

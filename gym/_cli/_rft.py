@@ -84,7 +84,9 @@ def rft(
     max_new_tokens: Annotated[
         int | None, typer.Option("--max-new-tokens", min=1, help="Tokens per turn, at most.")
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Model, sampling and episode seed.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, max=2**63 - 1, help="Model, sampling and episode seed.")
+    ] = 0,
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="At most N tasks per env and split.")
     ] = None,

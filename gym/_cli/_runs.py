@@ -274,7 +274,9 @@ def run(
     split: Annotated[
         str | None, typer.Option("--split", help="Only this split (train, eval, or any declared).")
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the tasks' episodes.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, max=2**63 - 1, help="Seed of the tasks' episodes.")
+    ] = 0,
     max_steps: Annotated[
         int | None, typer.Option("--max-steps", min=1, help="Step budget override.")
     ] = None,
@@ -955,7 +957,7 @@ def _serve(store: Any, target: str | None, filters: dict[str, Any], host: str, p
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
-        pass
+        raise typer.Exit(130) from None  # as every command stopped by Ctrl-C (README.md)
     finally:
         viewer.close()
 

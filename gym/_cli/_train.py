@@ -133,7 +133,9 @@ def grpo_cmd(
             "--max-step-gap", help="Watch: widening of the judge's step reward - hidden pass rate."
         ),
     ] = 0.3,
-    seed: Annotated[int, typer.Option("--seed", help="Model, sampling and episode seed.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, max=2**63 - 1, help="Model, sampling and episode seed.")
+    ] = 0,
     steps: Annotated[int, typer.Option("--steps", min=1, help="Training steps.")] = 10,
     group_size: Annotated[
         int,

@@ -470,6 +470,7 @@ def save(fig: Figure, path: Path) -> int:
         ConfigError: an extension other than .png, .svg or .pdf.
     """
     data = _render(fig, plot_format(path))
+    path.parent.mkdir(parents=True, exist_ok=True)  # as every --out: the folder is made
     path.write_bytes(data)
     return len(data)
 

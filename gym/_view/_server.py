@@ -12,6 +12,7 @@ connection is how browsers stop loading a page).
 
 from __future__ import annotations
 
+import errno
 import logging
 import sys
 import threading
@@ -179,6 +180,9 @@ def serve(site: Site, host: str = "127.0.0.1", port: int = 0) -> Viewer:
     try:
         return Viewer(site, host, port).start()
     except OSError as exc:
-        raise ConfigError(
-            f"cannot serve the viewer on {host}:{port}: {exc} (choose another --port)"
-        ) from exc
+        fix = (
+            "choose another --port"
+            if exc.errno in (errno.EADDRINUSE, errno.EACCES)
+            else ("check --host: an address of this machine, e.g. 127.0.0.1")
+        )
+        raise ConfigError(f"cannot serve the viewer on {host}:{port}: {exc} ({fix})") from exc

@@ -62,8 +62,10 @@ def test_serve_prints_a_loopback_url_that_answers(stored):
         assert url.startswith("http://127.0.0.1:") and url.endswith("?outcome=fail"), url
         with urllib.request.urlopen(url, timeout=120) as response:
             assert response.status == 200 and viewdata.RUN_B in response.read().decode()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 130  # Ctrl-C, as README.md's table says
     finally:
-        proc.send_signal(signal.SIGTERM)
+        proc.kill()
         proc.wait(timeout=30)
         proc.stdout.close()
         proc.stderr.close()

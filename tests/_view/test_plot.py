@@ -271,7 +271,7 @@ def test_gym_report_plot_jpg_is_refused_in_one_line_before_any_work(tmp_path):
 
 def test_gym_report_plot_writes_svg_and_pdf(stored, tmp_path):
     env = {**os.environ, "GYM_DB_URL": stored}
-    for name, magic in (("r.svg", b"<?xml"), ("r.pdf", b"%PDF")):
+    for name, magic in (("r.svg", b"<?xml"), ("new/folder/r.pdf", b"%PDF")):
         run = [GYM, "report", viewdata.RUN_B, "--plot", str(tmp_path / name)]
         out = subprocess.run(run, capture_output=True, text=True, env=env, timeout=300)
         assert out.returncode == 0, out.stderr
