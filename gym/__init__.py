@@ -29,8 +29,15 @@ use the import name ``gym``.
 
 import importlib as _importlib
 import os as _os
+import signal as _signal
+import sys as _sys
 import warnings as _warnings
 from typing import Any as _Any
+
+if _os.path.basename(_sys.argv[0] if _sys.argv else "") == "gym":
+    # The console script: a Ctrl-C while the package loads (about a second) leaves with
+    # 130 and no traceback; `gym._cli.main` puts Python's own handler back.
+    _signal.signal(_signal.SIGINT, lambda *_: _os._exit(130))
 
 # gymnasium imports numpy, whose OpenBLAS starts a thread per core that spins for about
 # 2**28 cycles before it sleeps: about 0.1 CPU-s in every process that imports boxgym,

@@ -220,6 +220,7 @@ def main() -> None:
     one malloc arena (`cap_arenas`: no thread has started yet), but for ``gym train``,
     whose tensor threads allocate outside the GIL and keep glibc's arenas.
     """
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # gym/__init__.py set one
     if _command(sys.argv[1:]) != "train":
         cap_arenas()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

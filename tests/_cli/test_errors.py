@@ -5,6 +5,7 @@ literal text, and that no traceback and no stored run come out of it."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -330,3 +331,17 @@ def test_ctrl_c_in_a_command_exits_130_without_a_traceback(monkeypatch, capsys):
     monkeypatch.setattr(gym._cli._doctor, "run_checks", interrupted)
     assert run_cli(["doctor"]) == 130
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_ctrl_c_while_the_package_loads_leaves_with_130_and_no_traceback(tmp_path):
+    """A quick Ctrl-C after a wrong flag printed 25 lines of KeyboardInterrupt."""
+    proc = subprocess.Popen(
+        [GYM, "runs", "--db", f"sqlite:///{tmp_path / 'runs.db'}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(0.2)  # the package takes about a second to load on 2 cores
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in stderr, stderr
