@@ -300,7 +300,8 @@ def _user_turn(eid: str, turn: int, message: str) -> UserTurnView:
 def _turns(e: EpisodeRow, steps: list[StepRow], kept: TurnsRow) -> list[TurnView]:
     """Every step with the assistant message that made it, marked with its user turn."""
     users = {end.turn + 1: end.user for end in kept.turn_ends() if end.user is not None}
-    ended = {end.step for end in kept.turn_ends()}
+    # the end of a turn is news only where a user speaks again (one turn: its submit)
+    ended = {end.step for end in kept.turn_ends()} if users else set()
     views, turn = [], 0
     for p in _placed(e, steps, kept):
         view = _turn(e.id, p.index, p.message if p.call == 0 else {}, p.step)

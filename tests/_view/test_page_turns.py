@@ -133,3 +133,40 @@ def test_an_episode_stored_before_turns_still_renders_as_one_turn(tmp_path):
     assert "=== user turn" not in episode_text(store, store.episode("e0turns"))
     assert write_site(Site(store), tmp_path / "site") > 0
     store.close()
+
+
+def test_an_episode_of_one_user_turn_shows_no_turn_end(tmp_path):
+    """Every single-turn episode's submit said "ends user turn 0": noise (a review helper)."""
+    from gym._run._executor import Job
+    from gym._run._runner import RunConfig, _rows
+
+    whole = two.result()
+    one = whole.model_copy(
+        update={
+            "messages": two.MESSAGES[:7],
+            "turns": whole.turns[:2],
+            "steps": [*whole.steps[:2], whole.steps[2].model_copy(update={"user": None})],
+            "step_turns": two.STEP_ASSISTANT[:3],
+            "user_transcript": whole.user_transcript[:1],
+        }
+    )
+    task = two.Task(id="book/1", family="toy", prompt="Find flights.", split="train")
+    job = Job(env_id=two.ENV, task=task, sample_index=0, seed=0, episode_id="e1turn")
+    episode, steps, verdict, turns = _rows(
+        RunConfig(envs=[two.ENV], policy="openai"), job, one, 1, "0"
+    )
+    writer = Store(f"sqlite:///{tmp_path / 'runs.db'}")
+    writer.ensure_run(
+        two.RunRow(
+            id=episode.run_id,
+            created_at=0.0,
+            updated_at=0.0,
+            config={},
+            policy="openai",
+            boxgym_version="0",
+        )
+    )
+    writer.commit_episode(episode, steps, verdict, turns)
+    assert turns.turn_ends()  # the submit ends turn 0 in the record
+    body = html.unescape(_body(writer, "e1turn"))
+    assert "submit" in body and "ends user turn" not in body

@@ -80,6 +80,7 @@ def test_the_episode_page_shows_the_models_words_calls_tokens_and_verdict(site):
     assert "policy 1500 ms" in body and "env 50 ms" in body
     assert "3/3 checks" in body and "1+runner.abc" in body
     assert "Write the function of task is-prime in solution.py." in body  # the prompt
+    assert "ends user turn" not in body  # one user turn: its end is no news
 
 
 def test_the_final_state_is_a_diff_against_the_tasks_real_base(site):
