@@ -114,24 +114,31 @@ def test_gym_report_plot_writes_a_png_of_the_reports_numbers(stored, tmp_path):
     assert k["y"][1] == env_report["pass_at_k"]["2"]["value"]
 
 
-def _report(samples: int, passes: list[int], label: str = "") -> Report:
-    """A report of one env: task t passed ``passes[t]`` of its ``samples`` samples."""
-    episodes = [
+def _episodes(env_id: str, outcomes: dict[tuple[int, int], str]) -> list[EpisodeRow]:
+    """Episodes of one env: (task, sample) -> outcome."""
+    return [
         EpisodeRow(
-            id=f"e{t}-{s}",
+            id=f"{env_id}-{t}-{s}",
             run_id="k1run0000000001",
-            env_id="boxgym/PyFunc-v0",
+            env_id=env_id,
             env_version=0,
             task_id=f"task-{t}",
             split="train",
             sample_index=s,
             seed=s,
             policy="noop",
-            outcome="pass" if s < c else "fail",
+            outcome=outcome,
         )
-        for t, c in enumerate(passes)
-        for s in range(samples)
+        for (t, s), outcome in outcomes.items()
     ]
+
+
+def _report(samples: int, passes: list[int], label: str = "") -> Report:
+    """A report of one env: task t passed ``passes[t]`` of its ``samples`` samples."""
+    outcomes = {
+        (t, s): "pass" if s < c else "fail" for t, c in enumerate(passes) for s in range(samples)
+    }
+    episodes = _episodes("boxgym/PyFunc-v0", outcomes)
     env = group_stats("boxgym/PyFunc-v0", episodes, {})
     overall = group_stats("all", episodes, {})
     run = "k1run0000000001"
@@ -141,21 +148,7 @@ def _report(samples: int, passes: list[int], label: str = "") -> Report:
 def test_an_env_with_no_graded_episode_is_drawn_without_a_value():
     """One env all infra_error beside a graded one: every plot crashed (a review helper)."""
     graded = _report(2, [2, 1, 0])
-    episodes = [
-        EpisodeRow(
-            id=f"s{t}",
-            run_id="k1run0000000001",
-            env_id="boxgym/SQL-v0",
-            env_version=0,
-            task_id=f"task-{t}",
-            split="train",
-            sample_index=0,
-            seed=0,
-            policy="noop",
-            outcome="infra_error",
-        )
-        for t in range(2)
-    ]
+    episodes = _episodes("boxgym/SQL-v0", {(0, 0): "infra_error", (1, 0): "infra_error"})
     report = graded.model_copy(
         update={"envs": [*graded.envs, group_stats("boxgym/SQL-v0", episodes, {})]}
     )
