@@ -35,6 +35,7 @@ from gym._envs._registry import EnvInfo, env_class, load_plugins, register, regi
 from gym._envs._spaces import TextSpace, ToolCallSpace
 from gym._envs._users import RecordingUser, ScriptedUser, User
 from gym._envs._wrappers import EpisodeLimits
+from gym._grading._ast import parse_python
 
 __all__ = [
     "ChangedFile",
@@ -61,6 +62,7 @@ __all__ = [
     "env_of",
     "load_plugins",
     "load_tasks",
+    "parse_python",
     "read_inside",
     "read_tree",
     "register",

@@ -44,7 +44,7 @@ import gym.images
 from environments.shell.attacks import ClassRow
 from environments.toolapi._grading import ToolAPIState
 from gym import EpisodeResult, Task, ToolCall, make
-from gym.authoring import env_of
+from gym.authoring import env_of, parse_python
 from gym.redteam import Attack, Context, Expect, Finding, Names, register
 
 __all__: list[str] = []
@@ -122,7 +122,7 @@ def _methods(modules: dict[str, str]) -> dict[str, dict[str, list[str]]]:
     """
     found: dict[str, dict[str, list[str]]] = {}
     for file, source in modules.items():
-        for node in ast.walk(ast.parse(source)):
+        for node in ast.walk(parse_python(source)):
             if isinstance(node, ast.ClassDef):
                 found[f"{file.removesuffix('.py')}:{node.name}"] = {
                     item.name: [a.arg for a in item.args.args[1:]]

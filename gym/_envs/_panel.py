@@ -42,7 +42,7 @@ from gym._core._models import Task
 from gym._core._tools import ToolCall
 from gym._core._tree import read_tree
 from gym._grading import matches
-from gym._grading._ast import parse_expression, parse_python
+from gym._grading._ast import literal, parse_expression, parse_python
 
 __all__ = [
     "CONSTANTS",
@@ -489,7 +489,7 @@ def _literal(text: str) -> tuple[bool, Any]:
         if piece.lower() in _WORDS:
             return True, _WORDS[piece.lower()]
         try:
-            return True, ast.literal_eval(piece)
+            return True, literal(piece)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
     return False, None
@@ -511,7 +511,7 @@ def _from_assert(line: str, entry: str) -> tuple[bool, Any]:
 
     def value(n: ast.AST) -> tuple[bool, Any]:
         try:
-            return True, ast.literal_eval(n)
+            return True, ast.literal_eval(n)  # a node: nothing parsed
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             return False, None
 

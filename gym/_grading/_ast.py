@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import threading
 
-__all__ = ["parse_expression", "parse_python"]
+__all__ = ["literal", "parse_expression", "parse_python"]
 
 _lock = threading.Lock()
 
@@ -26,3 +26,9 @@ def parse_expression(source: str) -> ast.expr:
     """`ast.parse(source, mode="eval").body`, one thread at a time."""
     with _lock:
         return ast.parse(source, mode="eval").body
+
+
+def literal(source: str) -> object:
+    """`ast.literal_eval(source)`, one thread at a time (it parses)."""
+    with _lock:
+        return ast.literal_eval(source)

@@ -32,6 +32,7 @@ from gym._core._models import (
 )
 from gym._core._tools import ToolCall
 from gym._core._tree import read_tree, tree_names
+from gym._grading._ast import parse_python
 from gym._grading._checks import (
     RUNNER_HASH,
     CheckSpec,
@@ -229,7 +230,7 @@ class CodeTaskKeys(TaskKeys):
 @functools.lru_cache(maxsize=4096)
 def _check_names(path: str, mtime_ns: int, size: int) -> tuple[frozenset[str], frozenset[str]]:
     """(functions defined, every name bound) at the top level of a checks file."""
-    tree = ast.parse(Path(path).read_bytes(), filename=path)
+    tree = parse_python(Path(path).read_bytes(), filename=path)
     defined, bound = set(), set()
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):

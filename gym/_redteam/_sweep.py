@@ -33,6 +33,7 @@ from gym._core._models import Task, Verdict
 from gym._envs._env import ContainerEnv, env_of
 from gym._envs._panel import LIAR_VARIANTS, LiarVariant, graded_modules, liar_files
 from gym._grading import Export
+from gym._grading._ast import parse_python
 from gym._redteam._core import Attack, Context, Finding, Names, register
 
 __all__ = [
@@ -962,7 +963,7 @@ def _asserts_floats(task: Task) -> bool:
             isinstance(n, ast.Constant) and type(n.value) in (float, complex)
             for n in ast.walk(node.test)
         )
-        for node in ast.walk(ast.parse(checks.read_text()))
+        for node in ast.walk(parse_python(checks.read_text()))
     )
 
 
@@ -1175,7 +1176,7 @@ def _prints(source: str) -> bool:
 
     What such a module prints is (part of) its answer, which a test may compare exactly.
     """
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parse_python(source)):
         if isinstance(node, ast.Name) and node.id == "print":
             return True
         if isinstance(node, ast.Attribute) and node.attr in ("stdout", "stderr"):
