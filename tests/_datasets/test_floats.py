@@ -37,6 +37,7 @@ def test_the_same_arithmetic_in_another_order_is_equal():
     assert close({"a": (1.0, 0.1 + 0.2)}, {"a": (1, 0.3)})
     assert close(2.0**60, 2**60) and close(9007199254740991.0, 2**53 - 1)  # exact: equal
     assert close(1e12 + 0.25, 10**12) and close(139.99999999999997, 140)  # rounds to the int
+    assert close(complex(139.99999999999997, 1e-17), 140) and close(3 + 0j, 3)
 
 
 @pytest.mark.parametrize(
@@ -56,6 +57,8 @@ def test_the_same_arithmetic_in_another_order_is_equal():
         ),  # an int a float cannot hold (MBPP/67)
         (-1e16, -9999999999999999),
         (complex(-1e16, 0), -9999999999999999),  # a complex is no way around it
+        (complex(125411328100, 0), 125411328000),  # nor for an int below 2**53
+        (2.0 + 0.5j, 2),
         (1e12 + 100, 10**12),  # within 1e-9 of an int, yet 100 off it
         ("1.0", 1.0),
         (None, 0.0),
