@@ -182,11 +182,20 @@ def read_labels(path: Path) -> list[Label]:
             raise ConfigError(
                 f"{path}:{number}: expected {{task, answer, label: 0|1}}, "
                 f"{{task, answer_a, answer_b, label: a|b|tie}} or "
-                f"{{task, conversation, step, label: 0|1}}: {exc}"
+                f"{{task, conversation, step, label: 0|1}}: {_said(exc)}"
             ) from None
     if not items:
         raise ConfigError(f"{path} holds no labelled items")
     return items
+
+
+def _said(exc: ValueError | ValidationError) -> str:
+    """What is wrong with a label line, in one line (a field's errors joined)."""
+    if isinstance(exc, ValidationError):
+        return "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in exc.errors()
+        )
+    return str(exc)
 
 
 def cohen_kappa(rater_a: Sequence[Any], rater_b: Sequence[Any]) -> float | None:

@@ -415,8 +415,10 @@ def test_read_labels_rejects_bad_lines(tmp_path):
     bad.write_text(
         '{"task": "t", "answer": "a", "label": 1}\n{"task": "t", "answer": "a", "label": 2}\n'
     )
-    with pytest.raises(gym.ConfigError, match="bad.jsonl:2"):
+    with pytest.raises(gym.ConfigError, match="bad.jsonl:2") as info:
         read_labels(bad)
+    said = str(info.value)  # one line, without the validator's links
+    assert "\n" not in said and "pydantic.dev" not in said and "label: " in said
 
 
 def test_cli_calibrate_json_and_table(stub, tmp_path):
