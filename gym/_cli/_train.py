@@ -260,16 +260,26 @@ def grpo_cmd(
             }
         ),
     )
+    if policy == "tiny" and model not in (None, "tiny") and not Path(model).expanduser().is_dir():
+        raise ConfigError(
+            f"--policy tiny trains --model tiny or a checkpoint folder of it (a --out), "
+            f"not {model!r}"
+        )
     store = Store(db)
-    err.print(f"train {config.train_id} -> {escape(store._safe_url())}")
+    where = f"train {config.train_id} -> {escape(store._safe_url())}"
     with progress("grpo", unit="steps", console=err) as bar:
+
+        def planned(total: int, done: int) -> None:  # said once the model loaded
+            err.print(where)
+            bar.plan(total, done)
+
         result = train_grpo(
             config,
             store=store,
             out=out,
             concurrency=concurrency,
             progress=lambda row: _progress_line(bar, row),
-            planned=bar.plan,
+            planned=planned,
         )
     if plot is not None:
         _plot(result, plot)

@@ -154,6 +154,10 @@ def test_a_report_of_infra_errors_says_why_and_how_to_grade_them_again(tmp_path,
             "--constrained/--unconstrained does not apply to --policy oracle",
         ),
         (["run", "boxgym/PyFunc-v0", "--policy", "openai"], "--policy openai needs --model"),
+        (
+            ["train", "grpo", "boxgym/Learn-v0", "--policy", "tiny", "--model", "nope"],
+            "--policy tiny trains --model tiny or a checkpoint folder",
+        ),
     ],
 )
 def test_options_that_would_do_nothing_are_refused_before_anything_is_stored(
