@@ -89,13 +89,8 @@ def _policy_params(
     if policy == "replay":
         if not replay:
             raise ConfigError("--policy replay needs --replay RUN[/EPISODE]")
-        flags = {"base_url": "--base-url", "constrained": "--constrained/--unconstrained"}
-        given = [flags.get(k, f"--{k}") for k, v in params.items() if v is not None]
-        if given:
-            raise ConfigError(
-                f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply to "
-                "--policy replay: it acts the stored calls again, whatever model made them"
-            )
+        given = [_POLICY_FLAGS[k] for k, v in params.items() if v is not None]
+        _refuse(given, "--policy replay: it acts the stored calls again, whatever model made them")
         params = {"source": replay, "db": db}
     elif replay:
         raise ConfigError(f"--replay is read by --policy replay only (this run's is {policy})")
@@ -119,12 +114,7 @@ def _check_policy_flags(policy: str, params: dict[str, Any]) -> None:
     import inspect
 
     taken = inspect.signature(POLICIES[policy].__init__).parameters
-    extra = [_POLICY_FLAGS[k] for k in params if k not in taken]
-    if extra:
-        raise ConfigError(
-            f"{', '.join(extra)} {'does' if len(extra) == 1 else 'do'} not apply to "
-            f"--policy {policy}"
-        )
+    _refuse([_POLICY_FLAGS[k] for k in params if k not in taken], f"--policy {policy}")
     needed = [
         _POLICY_FLAGS[k]
         for k, p in taken.items()
@@ -132,6 +122,13 @@ def _check_policy_flags(policy: str, params: dict[str, Any]) -> None:
     ]
     if needed:
         raise ConfigError(f"--policy {policy} needs {' and '.join(needed)}")
+
+
+def _refuse(flags: list[str], what: str) -> None:
+    """Refuse the flags given that do not apply to ``what`` (none given: nothing)."""
+    if flags:
+        verb = "does" if len(flags) == 1 else "do"
+        raise ConfigError(f"{', '.join(flags)} {verb} not apply to {what}")
 
 
 def _env_ids(names: list[str], tasks: list[str] | None) -> list[str]:
@@ -350,7 +347,8 @@ def run(
         print_json(_summary(report) | {"stopped": state.stopped, "containers": state.containers})
     else:
         render_report(report)
-    infra_note(store, config.run_id, retried=retry_infra)
+    if report.overall.infra_error:
+        infra_note(store, config.run_id, retried=retry_infra)
     view = f"gym view {config.run_id}" + (f" --db {store._safe_url()}" if db else "")
     err.print(f"open it in the viewer: {view}", markup=False, highlight=False, soft_wrap=True)
     if state.stopped:
@@ -570,7 +568,8 @@ def report(
         print_json(result.model_dump(mode="json"))
     else:
         render_report(result)
-    infra_note(store, result.run_id, retried=False)
+    if result.overall.infra_error:
+        infra_note(store, result.run_id, retried=False)
 
 
 def infra_note(store: Store, run_id: str, *, retried: bool) -> None:
@@ -879,13 +878,11 @@ def view(
 
 def _refuse_with_html(given: dict[str, bool]) -> None:
     """Refuse the options ``--html`` would ignore (those printing, serving or filtering)."""
-    ignored = [name for name, on in given.items() if on]
-    if ignored:
-        raise ConfigError(
-            f"--html writes every page of the viewer as files; {', '.join(ignored)} "
-            f"{'does' if len(ignored) == 1 else 'do'} not apply to it (a written run page "
-            "filters itself: run-RUN.html?outcome=fail)"
-        )
+    _refuse(
+        [name for name, on in given.items() if on],
+        "--html, which writes every page of the viewer as files (a written run page filters "
+        "itself: run-RUN.html?outcome=fail)",
+    )
 
 
 def _print_episodes(
