@@ -274,8 +274,19 @@ class ToolAPIEnv(gym.ContainerEnv[ToolAPIState]):
     # -- scripted solutions (validation) ----------------------------------------------------
 
     def gold(self, task: gym.Task) -> Gold:
-        """The task's gold calls, one list per user turn."""
-        return load_gold(task, 1 + len(task.turns))
+        """The task's gold calls, one list per user turn, read as an agent's calls are.
+
+        Each call's arguments go through its tool's schema (`read_args`) as an agent's do
+        before the backend gets them, so that the gold's backend sees the values an agent's
+        would for the same call (``12446.0`` for an ``integer`` is the int 12446 in both).
+
+        Raises:
+            gym.ConfigError: the file is missing or malformed, or a gold call names no tool
+                of the task or does not match its schema.
+        """
+        gold = load_gold(task, 1 + len(task.turns))
+        table = self.tool_table(task)
+        return Gold(turns=[[_read(table, task, call) for call in turn] for turn in gold.turns])
 
     def oracle_calls(self, task: gym.Task) -> list[gym.ToolCall]:
         """Each turn's gold calls, then ``submit``."""
@@ -346,6 +357,18 @@ class ToolAPIEnv(gym.ContainerEnv[ToolAPIState]):
     def grading_config(self) -> gym.sandbox.SandboxConfig:
         """Settings of the grading container: the episode's (its service, on loopback)."""
         return self.sandbox_config()
+
+
+def _read(table: dict[str, Any], task: gym.Task, call: gym.ToolCall) -> gym.ToolCall:
+    """A gold call with its arguments as its tool's schema reads them."""
+    try:
+        args, _ = table[call.name][0].read_args(call.arguments)
+    except (KeyError, ValueError) as exc:
+        raise gym.ConfigError(
+            f"task {task.id}: its gold call {call.name}({call.arguments}) is not one an "
+            f"agent could make ({exc}): fix hidden/gold.json"
+        ) from None
+    return call.model_copy(update={"arguments": args})
 
 
 def _name(schema: dict[str, Any]) -> str:

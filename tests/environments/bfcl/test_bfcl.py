@@ -9,7 +9,10 @@ from types import ModuleType
 
 import pytest
 
+import environments.toolapi as toolapi
+import gym
 from environments.bfcl import BFCLEnv
+from environments.toolapi._grading import load_gold
 
 ROOT = Path(__file__).resolve().parents[3]
 ENV_ID = "boxgym/BFCL-MultiTurn-v0"
@@ -158,3 +161,49 @@ def test_a_last_turn_without_gold_calls_is_checked_for_changes(engine: None) -> 
         in changed["components"]["turn_5"]["explanation"]
     )
     assert _last_turn_167([])["outcome"] == "pass"
+
+
+def _integer_call(env: BFCLEnv) -> tuple[gym.Task, int, int, str]:
+    """A task, a gold turn and call index, and the name of an ``integer`` argument it gives."""
+    for task in env.load_tasks():
+        kinds = {
+            t["function"]["name"]: t["function"]["parameters"].get("properties", {})
+            for t in task.tools
+        }
+        for i, turn in enumerate(load_gold(task, 1 + len(task.turns)).turns):
+            for j, call in enumerate(turn):
+                for name, value in call.arguments.items():
+                    if type(value) is int and kinds[call.name][name].get("type") == "integer":
+                        return task, i, j, name
+    raise AssertionError("no gold call gives an integer")
+
+
+def test_the_gold_replay_gets_an_integral_float_as_an_int_as_an_agents_call_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    env = gym.make(ENV_ID).unwrapped
+    try:
+        task, i, j, name = _integer_call(env)
+        gold = load_gold(task, 1 + len(task.turns))
+        value = gold.turns[i][j].arguments[name]
+        gold.turns[i][j].arguments[name] = float(value)
+        monkeypatch.setattr(toolapi, "load_gold", lambda *_: gold)
+        sent = env.gold(task).turns[i][j].arguments[name]
+    finally:
+        env.close()
+    assert sent == value and type(sent) is int
+
+
+def test_a_gold_call_no_agent_could_make_is_the_tasks_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    env = gym.make(ENV_ID).unwrapped
+    try:
+        task, i, j, name = _integer_call(env)
+        gold = load_gold(task, 1 + len(task.turns))
+        gold.turns[i][j].arguments[name] = "twelve"
+        monkeypatch.setattr(toolapi, "load_gold", lambda *_: gold)
+        with pytest.raises(gym.ConfigError, match=f"{task.id}: its gold call .*hidden/gold.json"):
+            env.gold(task)
+    finally:
+        env.close()
