@@ -292,6 +292,9 @@ def _integers(value: Any, schema: Any) -> Any:
     """
     if not isinstance(schema, dict):
         return value
+    branch = _branch(value, schema)
+    if branch is not None:
+        value = _integers(value, branch)
     types = _types(schema)
     if isinstance(value, float) and "integer" in types and "number" not in types:
         return int(value) if value.is_integer() else value
@@ -301,6 +304,19 @@ def _integers(value: Any, schema: Any) -> Any:
     if isinstance(value, list) and isinstance(items, dict):
         return [_integers(v, items) for v in value]
     return value
+
+
+def _branch(value: Any, schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``anyOf``/``oneOf`` branch whose types `_integers` reads the value by, if any.
+
+    The first branch the value matches, unless a matching branch takes any ``number``:
+    then an integral float stays the float it may be meant as.
+    """
+    branches = [b for w in ("anyOf", "oneOf") for b in schema.get(w) or () if isinstance(b, dict)]
+    fits = [b for b in branches if _validator(_key(b)).is_valid(value)]
+    if not fits or (isinstance(value, float) and any("number" in _types(b) for b in fits)):
+        return None
+    return fits[0]
 
 
 def _is(value: Any, kind: str) -> bool:

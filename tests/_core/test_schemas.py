@@ -106,6 +106,39 @@ def test_an_integral_float_for_an_integer_reaches_the_tool_as_an_int(lenient):
     assert all(type(t) is int for t in values["tags"])
 
 
+def _choice(*branches: dict) -> dict:
+    return {
+        "type": "function",
+        "function": {
+            "name": "pick",
+            "parameters": {
+                "type": "object",
+                "properties": {"v": {"anyOf": list(branches)}},
+                "required": ["v"],
+            },
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("branches", "sent", "read"),
+    [
+        (({"type": "integer"}, {"type": "string"}), 7.0, 7),
+        (({"type": "string"}, {"type": "integer"}), 7.0, 7),
+        (({"type": "integer"}, {"type": "number"}), 7.0, 7.0),  # it may be meant as a float
+        (({"type": "array", "items": {"type": "integer"}}, {"type": "null"}), [2.0], [2]),
+        (
+            ({"type": "object", "properties": {"id": {"type": "integer"}}}, {"type": "string"}),
+            {"id": 5.0},
+            {"id": 5},
+        ),
+    ],
+)
+def test_an_integral_float_under_any_of_is_read_by_the_branch_it_matches(branches, sent, read):
+    values, _ = SchemaTool.of(_choice(*branches)).read_args({"v": sent})
+    assert values == {"v": read} and repr(values["v"]) == repr(read)
+
+
 @pytest.mark.parametrize(
     "args",
     [
