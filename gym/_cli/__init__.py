@@ -68,13 +68,23 @@ def images_build(
     ] = None,
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Show build output.")] = False,
 ) -> None:
-    """Build images/<NAME>/ under a content-addressed tag (cached when unchanged)."""
+    """Build images/<NAME>/ under a content-addressed tag (cached when unchanged).
+
+    Each image's grading copy too: its files in a layer no agent container shares, which
+    grading containers start from (built at the first grading otherwise).
+    """
+    from gym._sandbox._grading_image import grading_image
     from gym._sandbox._images import build_image, image_names
 
     for name in names or image_names():
         with console.status(f"building {name}"):
             record = build_image(name, progress=_literal if verbose else None)
-        console.print(f"[green]built[/] {record.tag}  {record.digest[:19]}  {record.size_mb} MiB")
+        with console.status(f"copying {name} for grading"):
+            copy = grading_image(record.digest)
+        console.print(
+            f"[green]built[/] {record.tag}  {record.digest[:19]}  {record.size_mb} MiB"
+            f"  (grading copy {copy[:19]})"
+        )
 
 
 @images_app.command("list")

@@ -11,12 +11,14 @@ what it would do.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import docker.errors
 from pydantic import BaseModel, Field
 
 from gym._core._errors import ConfigError
 from gym._sandbox._engine import client, docker_errors
+from gym._sandbox._grading_image import LABEL_GRADING
 from gym._sandbox._images import LABEL_CONTEXT, last_uses
 
 __all__ = ["DiskUse", "ImageUse", "PruneResult", "disk_use", "parse_size", "prune"]
@@ -68,17 +70,19 @@ def disk_use() -> DiskUse:
         df = client().df()
     uses = last_uses()
     images = []
+    copies = _copies(df.get("Images") or [])
     for row in df.get("Images") or []:
         if LABEL_CONTEXT not in (row.get("Labels") or {}):
             continue
         tags = [t for t in row.get("RepoTags") or [] if t != "<none>:<none>"]
         size, shared = int(row.get("Size", 0)), max(0, int(row.get("SharedSize", 0)))
+        copy = copies.get(row["Id"], 0)  # its grading copy's layer is its own: all unique
         images.append(
             ImageUse(
                 digest=row["Id"],
                 names=[t.split(":")[0].removeprefix("boxgym/") for t in tags] or ["<none>"],
-                size=size,
-                unique=max(0, size - shared),
+                size=size + copy,
+                unique=max(0, size - shared) + copy,
                 containers=max(0, int(row.get("Containers", 0))),
                 last_used=uses.get(row["Id"], float(row.get("Created", 0))),
             )
@@ -129,11 +133,23 @@ def prune(budget: int, *, dry_run: bool = False, names: list[str] | None = None)
     return result
 
 
+def _copies(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """The bytes of each image's grading copies (`grading_image`), by the image's id."""
+    sizes: dict[str, int] = {}
+    for row in rows:
+        source = (row.get("Labels") or {}).get(LABEL_GRADING)
+        if source:
+            sizes[source] = sizes.get(source, 0) + int(row.get("Size", 0))
+    return sizes
+
+
 def _remove(image: ImageUse) -> bool:
-    """Untag and remove an image; False when the engine refuses (a container took it)."""
+    """Untag and remove an image and its grading copies; False when the engine refuses."""
     api = client().api
     refs = [f"boxgym/{n}" for n in image.names if n != "<none>"]
     try:
+        for copy in api.images(filters={"label": f"{LABEL_GRADING}={image.digest}"}, quiet=True):
+            api.remove_image(copy, force=False)
         for name in refs:
             for tag in _tags_of(image.digest, name):
                 api.remove_image(tag)

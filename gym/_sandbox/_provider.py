@@ -34,6 +34,7 @@ from typing import Any, Literal
 from gym._core._errors import UnsafeConfig
 from gym._sandbox._base import Sandbox
 from gym._sandbox._config import SandboxConfig
+from gym._sandbox._grading_image import grading_image
 from gym._sandbox._lazy import LazySandbox
 from gym._sandbox._local import LocalSandbox
 from gym._sandbox._once import graded, one_shot
@@ -245,7 +246,7 @@ class DockerSandboxes(SandboxProvider):
 
         A ``grader`` pool's sandboxes have the grading settings (`grader`).
         """
-        return self.pools.pool_for(graded(config) if role == "grader" else config, role)
+        return self.pools.pool_for(_grading(config) if role == "grader" else config, role)
 
     def release(self, sandbox: Sandbox) -> None:
         """Remove the container in the background."""
@@ -263,7 +264,13 @@ class DockerSandboxes(SandboxProvider):
     ) -> ExecResult:
         """``argv`` as the main process of a fresh grading container (see `_once.one_shot`)."""
         return one_shot(
-            self.pools, config, argv, stdin=stdin, timeout=timeout, max_output=max_output, run=run
+            self.pools,
+            _grading(config),
+            argv,
+            stdin=stdin,
+            timeout=timeout,
+            max_output=max_output,
+            run=run,
         )
 
     def expect(self, *, episodes: int | None = None, gradings: int | None = None) -> None:
@@ -288,6 +295,11 @@ class DockerSandboxes(SandboxProvider):
     def close(self) -> None:
         """Let every spare go (the engine removes it) and stop refilling."""
         self.pools.close(fast=True)
+
+
+def _grading(config: SandboxConfig) -> SandboxConfig:
+    """``config`` with the grading settings, from its image's grading copy (`grading_image`)."""
+    return graded(config).model_copy(update={"image": grading_image(config.image)})
 
 
 _rebuilt: dict[tuple[Any, ...], DockerSandboxes] = {}

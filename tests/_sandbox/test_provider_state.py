@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
+import gym._sandbox._provider
 import gym.sandbox
 from gym._sandbox import graded
 from gym.errors import UnsafeConfig
@@ -134,9 +135,11 @@ def test_a_provider_that_keeps_nothing_needs_none_of_the_runners_methods():
         pass
 
 
-def test_the_docker_grader_pools_hold_only_grading_configs(two):
+def test_the_docker_grader_pools_hold_only_grading_configs_of_grading_copies(two, monkeypatch):
+    monkeypatch.setattr(gym._sandbox._provider, "grading_image", lambda ref: f"{ref}-copy")
     a, _ = two
-    assert a.pool_for(CONFIG, "grader").config == graded(CONFIG)
+    copy = graded(CONFIG).model_copy(update={"image": f"{CONFIG.image}-copy"})
+    assert a.pool_for(CONFIG, "grader").config == copy
     assert a.pool_for(CONFIG, "grader") is a.pool_for(graded(CONFIG), "grader")
 
 

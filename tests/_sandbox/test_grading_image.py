@@ -1,0 +1,69 @@
+"""Grading copies: no file of a grading container is a file of an agent container."""
+
+from __future__ import annotations
+
+import pytest
+
+from gym._sandbox import DockerSandboxes, SandboxConfig
+from gym._sandbox._grading_image import dockerfile, grading_image
+from gym._sandbox._images import ensure_image, image_names
+
+_FILES = (
+    "stat -c '%d' /; find /usr /etc /bin /lib /sbin -xdev -type f -printf '%D %i %p\\n' 2>/dev/null"
+)
+"""The root's device, then each regular file of the system folders: device, inode, path."""
+
+
+def test_the_copy_keeps_the_images_settings_and_adds_a_file_of_its_own() -> None:
+    config = {
+        "Env": ["PATH=/usr/bin:/bin", 'ODD=a "b" $HOME \\ c'],
+        "WorkingDir": "/workspace",
+        "User": "1000:1000",
+        "Cmd": ["bash", "-l"],
+        "Entrypoint": None,
+    }
+    text = dockerfile("sha256:abc", config)
+    assert text.splitlines()[:4] == [
+        "FROM sha256:abc AS source",
+        "COPY mark /.boxgym-grading",
+        "FROM scratch",
+        "COPY --from=source / /",
+    ]
+    assert 'ENV PATH="/usr/bin:/bin"' in text
+    assert 'ENV ODD="a \\"b\\" \\$HOME \\\\ c"' in text
+    assert "WORKDIR /workspace\nUSER 1000:1000\n" in text
+    assert 'CMD ["bash", "-l"]' in text and "ENTRYPOINT" not in text
+
+
+def _files(output: str) -> dict[str, str]:
+    """The image's files by path: their inodes (a file mounted from the host left out)."""
+    root, *lines = output.splitlines()
+    rows = (line.split(" ", 2) for line in lines)
+    return {path: inode for device, inode, path in rows if device == root}
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("name", image_names())
+def test_a_grading_container_shares_no_file_with_an_agent_container(
+    engine: None, name: str
+) -> None:
+    """A page of a shared file is state both can set and read (its page cache), even later."""
+    config = SandboxConfig(image=ensure_image(name), memory_mb=256, pids_limit=64)
+    with DockerSandboxes() as provider:
+        agent, grader = provider.acquire(config, run="pytest"), provider.grader(config)
+        try:
+            mine = _files(agent.exec(["sh", "-c", _FILES], timeout=60).stdout)
+            graders = _files(grader.exec(["sh", "-c", _FILES], timeout=60).stdout)
+        finally:
+            provider.release(agent)
+            provider.release(grader)
+        once = _files(provider.run_once(config, ["sh", "-c", _FILES], timeout=60).stdout)
+    assert len(mine) > 100 and mine.keys() == graders.keys() == once.keys()
+    assert not set(mine.values()) & set(graders.values())
+    assert not set(mine.values()) & set(once.values())
+
+
+@pytest.mark.docker
+def test_a_copy_is_its_own_grading_copy(engine: None) -> None:
+    copy = grading_image(ensure_image("python"))
+    assert grading_image(copy) == copy != ensure_image("python")
