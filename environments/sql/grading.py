@@ -83,8 +83,13 @@ RUNNER_TIMEOUT = 600.0
 MAX_REPORT = 64 << 20
 HOST_DISK_MIN_MB = 1024
 """Free space (MiB) of the grading server's file system under which a failed restore is
-the host's fault: the restore cannot write more than `LIMITS['database_mb']` and runs
-none of the agent's code, so with this much room it never runs out."""
+the host's fault, unless the restore itself wrote `RESTORE_WROTE_MAX_MB` or more."""
+RESTORE_WROTE_MAX_MB = 1024
+"""What restoring a state within the census's bounds writes at most (its data, at most
+`LIMITS['database_mb']`, with its indexes and write-ahead log): a restore that wrote more
+ran built-in functions with effects (a CHECK calling ``lo_from_bytea`` as each row
+loads) and filled the disk itself, the agent's doing (a red-team helper wrote 1.6 GB
+from a 9 MiB database so)."""
 IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 HELPER_KINDS = frozenset({"v"})
 """Kinds of relation a read task may create as helpers (new plain views): its prompt
@@ -592,10 +597,13 @@ def _state_failure(report: dict[str, Any]) -> dict[str, gym.Component]:
     """The ``state`` component of a final state that could not be read: the agent's fail.
 
     Raises:
-        GradingError: the restore failed with the grading host's disk nearly full.
+        GradingError: the restore failed with the grading host's disk nearly full, and
+            not because of what the restore wrote (`RESTORE_WROTE_MAX_MB`).
     """
-    free = report.get("disk_free_mb")
-    if report.get("restore_failed") and type(free) is int and 0 <= free < HOST_DISK_MIN_MB:
+    free, wrote = report.get("disk_free_mb"), report.get("restore_wrote_mb")
+    low = type(free) is int and 0 <= free < HOST_DISK_MIN_MB
+    own = type(wrote) is int and wrote >= RESTORE_WROTE_MAX_MB
+    if report.get("restore_failed") and low and not own:
         raise gym.GradingError(
             f"the grading host is out of disk ({free} MiB free under the grading server)"
         )

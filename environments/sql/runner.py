@@ -68,6 +68,7 @@ cannot shadow or hook what the runner runs as a superuser.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -1267,13 +1268,14 @@ def restore_final(dump_path: str, timeout: float, *, split: bool = True) -> str 
     steps = (["--section=pre-data"], ["--section=data", "--section=post-data"]) if split else ([],)
     for i, sections in enumerate(steps):
         if i:
-            conn = connect("final", search_path="pg_catalog")
             try:
-                query_none(conn, LOCK_FUNCTIONS)
+                conn = connect("final", search_path="pg_catalog")
+                try:
+                    query_none(conn, LOCK_FUNCTIONS)
+                finally:
+                    conn.close()
             except psycopg2.Error as exc:  # on the agent's routines: its state, not ours
                 return f"the final state's routines could not be locked: {error_text(exc)}"
-            finally:
-                conn.close()
         left = deadline - time.monotonic()
         try:
             proc = subprocess.run(
@@ -1317,6 +1319,16 @@ def changed_on_restore(left: dict[str, int]) -> str | None:
         "of the agent's (a constraint, a domain) ran a function with effects, so the "
         "state it left cannot be graded"
     )
+
+
+def data_mb() -> int:
+    """MiB the server's data folder takes on disk (its files' allocated blocks)."""
+    total = 0
+    for root, _, files in os.walk(PGDATA):
+        for name in files:
+            with contextlib.suppress(OSError):  # a file the server removed meanwhile
+                total += os.lstat(os.path.join(root, name)).st_blocks * 512
+    return total >> 20
 
 
 def disk_free_mb() -> int:
@@ -1545,28 +1557,53 @@ def grade(spec: dict[str, Any]) -> dict[str, Any]:
         report["gold_rows"] = _gold_rows(kept)
         expected = {t: [d for d, _ in rows] for t, rows in report["gold_rows"].items()}
         clock.lap("snapshot_gold")
-    split = not spec.get("nothing_callable", False)
-    report["final_error"] = restore_final(spec["dump_path"], spec["timeout"], split=split)
-    clock.lap("restore")
-    if report["final_error"] is not None:
-        report["restore_failed"] = True
-        report["disk_free_mb"] = disk_free_mb()
+    import psycopg2
+
+    try:
+        report.update(final_part(spec, expected, clock))
+    except psycopg2.Error as exc:  # the server, loading or reading the agent's state
+        report["final_error"] = "the final state could not be read: " + error_text(exc)
+    if report.get("final_error") is not None:
         return report
-    report["final_error"] = changed_on_restore(spec.get("restored_state") or {})
-    if report["final_error"] is not None:
-        return report
-    part = read_final(spec, expected)
-    if part.get("crash"):
-        raise RuntimeError(f"reading the final state failed: {part['crash']}")
-    report.update(part)
-    clock.lap("snapshot_final")
-    if spec["kind"] == "read" and not report.get("final_error"):
+    if spec["kind"] == "read":
         report["gold_answer"] = answer(spec["gold"], spec["timeout"], gold=True)
         report["gold_error"] = report["gold_answer"]["error"]
         forget_gold()
         report["answer"] = answer(spec.get("answer", ""), spec["timeout"])
         clock.lap("answers")
     return report
+
+
+def final_part(
+    spec: dict[str, Any], expected: dict[str, list[str]], clock: Clock
+) -> dict[str, Any]:
+    """Steps 4 and 5: the agent's final state restored into ``final``, checked and read.
+
+    The part holds ``final`` and ``row_diffs``, or ``final_error``. A failed restore adds
+    ``restore_failed``, the free space of the server's file system (``disk_free_mb``) and
+    what the restore itself wrote there (``restore_wrote_mb``, the growth of the data
+    folder: the kernel's count of its blocks, whoever else writes to the file system).
+    """
+    split = not spec.get("nothing_callable", False)
+    before = data_mb()
+    error = restore_final(spec["dump_path"], spec["timeout"], split=split)
+    clock.lap("restore")
+    if error is not None:
+        wrote = data_mb() - before
+        return {
+            "final_error": error,
+            "restore_failed": True,
+            "disk_free_mb": disk_free_mb(),
+            "restore_wrote_mb": wrote,
+        }
+    error = changed_on_restore(spec.get("restored_state") or {})
+    if error is not None:
+        return {"final_error": error}
+    part = read_final(spec, expected)
+    if part.get("crash"):
+        raise RuntimeError(f"reading the final state failed: {part['crash']}")
+    clock.lap("snapshot_final")
+    return part
 
 
 def encode(report: dict[str, Any]) -> str:

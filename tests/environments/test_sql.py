@@ -17,6 +17,7 @@ from environments.sql import SQLEnv, grading
 from environments.sql.checks import conjuncts, holds
 from environments.sql.grading import (
     FLAGS,
+    RESTORE_WROTE_MAX_MB,
     TaskSpec,
     compare_answers,
     evaluate,
@@ -939,6 +940,19 @@ def test_a_final_state_that_does_not_load_is_the_agents_fail_whatever_its_text(
     low = {**report, "disk_free_mb": 100}
     with pytest.raises(gym.GradingError, match="out of disk"):
         evaluate(READ, low)
+
+
+def test_a_restore_that_filled_the_disk_itself_is_the_agents_fail() -> None:
+    # A CHECK calling lo_from_bytea as each row loads wrote 1.6 GB from a 9 MiB
+    # database (a red-team helper): the growth of the server's data folder, measured by
+    # the runner, decides whose the full disk is.
+    report = {"final_error": "No space left on device", "restore_failed": True}
+    full = {**report, "disk_free_mb": 0}
+    components, _ = evaluate(READ, {**full, "restore_wrote_mb": RESTORE_WROTE_MAX_MB})
+    assert not components["state"].passed
+    for wrote in (RESTORE_WROTE_MAX_MB - 1, None):
+        with pytest.raises(gym.GradingError, match="out of disk"):
+            evaluate(READ, {**full, "restore_wrote_mb": wrote})
 
 
 def test_a_failing_gold_is_a_grading_error_and_an_unreadable_final_state_is_a_fail() -> None:
