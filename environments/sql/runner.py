@@ -40,8 +40,9 @@ being read (a restore that fails, an object over a bound, a value that cannot be
 a server that stops answering), is reported as the agent's (``final_error``, an answer
 ``error``), never as a crash, and the decision never reads an error's text. A crash is
 only a bug of this runner (an exception of another kind) or a failure of steps 1-3,
-which read nothing of the agent's. The runner also reports the free space of the
-server's file system after a failed restore: the host's own measure of its disk.
+which read nothing of the agent's. After a failed restore the runner also reports the
+free space of the server's file system and how much the restore itself wrote there (the
+growth of the data folder): the host's measures of whose the disk's fullness is.
 
 A snapshot describes everything of a database a task could change: per table its
 columns, table options and an order-insensitive content hash (sha256 over the sorted
