@@ -26,6 +26,7 @@ from rich.text import Text
 
 from gym._core._errors import ConfigError, GymError
 from gym._core._json import dumps
+from gym._core._paths import data_path
 from gym._core._text import clean
 
 _T = TypeVar("_T")
@@ -220,6 +221,13 @@ def _option_of(ctx: typer.Context, names: list[str]) -> str | None:
     return None
 
 
+def _default_store() -> str:
+    """The store a command uses without ``--db`` here, as its help says it (made by none)."""
+    if os.environ.get("GYM_DB_URL"):
+        return "the GYM_DB_URL set here"
+    return f"sqlite:///{data_path() / 'runs.db'}"
+
+
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 DbOpt = Annotated[
     str | None,
@@ -228,7 +236,7 @@ DbOpt = Annotated[
         envvar="GYM_DB_URL",
         callback=_store_url,
         help="Store URL: sqlite:///runs.db (a file), postgresql://... (default: "
-        "trajectories/runs.db).",
+        f"{_default_store()}).",
     ),
 ]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["data_dir", "install_root", "project_root", "roots"]
+__all__ = ["data_dir", "data_path", "install_root", "project_root", "roots"]
 
 
 def project_root() -> Path:
@@ -28,12 +28,15 @@ def roots() -> list[Path]:
     return list(dict.fromkeys([project_root(), install_root()]))
 
 
-def data_dir() -> Path:
+def data_path() -> Path:
     """Where run stores, image records and caches live (``GYM_DATA`` or trajectories/)."""
-    path = (
-        Path(os.environ["GYM_DATA"])
-        if "GYM_DATA" in os.environ
-        else project_root() / "trajectories"
-    )
+    if "GYM_DATA" in os.environ:
+        return Path(os.environ["GYM_DATA"])
+    return project_root() / "trajectories"
+
+
+def data_dir() -> Path:
+    """`data_path`, created if it is not there yet."""
+    path = data_path()
     path.mkdir(parents=True, exist_ok=True)
     return path
