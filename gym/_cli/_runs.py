@@ -979,12 +979,20 @@ def export_run(
     only_verified: Annotated[
         bool, typer.Option("--verified", help="Only verified episodes.")
     ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace the files --out names if they exist.")
+    ] = False,
     db: DbOpt = None,
 ) -> None:
-    """Write training-ready records (messages, tool calls, token ids and masks, rewards)."""
+    """Write training-ready records (messages, tool calls, token ids and masks, rewards).
+
+    Files already there are replaced only with --force; each is written whole or not at all.
+    """
     from gym._reports._records import write_records
     from gym._store import Store
 
+    if not force:
+        _refuse_existing(out, fmt)
     rows = None
     if fmt in ("trl", "verl"):
         from gym.train._formats import FORMATS
@@ -1005,6 +1013,18 @@ def export_run(
             progress=bar.to,
         )
     err.print(f"wrote {n} episodes to {escape(str(out))}")
+
+
+def _refuse_existing(out: Path, fmt: str) -> None:
+    """Refuse to write over a file that `gym export` would replace (``--force`` does).
+
+    Raises:
+        ConfigError: ``out`` (or for ``hf`` the dataset files in it) already exists.
+    """
+    written = [out / "data.jsonl", out / "README.md"] if fmt == "hf" else [out]
+    there = [path for path in written if path.exists() or path.is_symlink()]
+    if there:
+        raise ConfigError(f"{there[0]} exists: pass --force to replace it")
 
 
 def _check_export_split(store: Store, run_id: str, split: str | None) -> None:

@@ -8,6 +8,7 @@ an environment takes out of the agent's sandbox (docs/architecture.md, "Names").
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -169,7 +170,7 @@ def _write_lines(
         OSError: ``target`` cannot be written (the error names ``target``, not the
             temporary file, which is removed).
     """
-    tmp = target.with_suffix(".tmp")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")  # beside it: no one's name
     say(0, len(records))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -6,7 +6,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
+
+from gym._cli._app import run_cli
+from gym._store import EpisodeRow, RunRow, Store
 
 GYM = os.path.join(os.path.dirname(sys.executable), "gym")
 
@@ -16,6 +22,47 @@ def gym_cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [GYM, *args], capture_output=True, text=True, env={**os.environ, **env}, timeout=120
     )
+
+
+def said(capsys: pytest.CaptureFixture[str], args: list[str], code: int) -> tuple[str, str]:
+    """The command's stdout and stderr, once it exited with ``code``."""
+    assert run_cli(args) == code, capsys.readouterr()
+    out = capsys.readouterr()
+    return out.out, out.err
+
+
+def run_row(run_id: str = "r1", **config: object) -> RunRow:
+    now = time.time()
+    return RunRow(
+        id=run_id,
+        created_at=now,
+        updated_at=now,
+        config={"envs": ["boxgym/PyFunc-v0"], "policy": "noop", **config},
+        policy="noop",
+        boxgym_version="0",
+    )
+
+
+def one_episode(tmp_path: Path, run_id: str = "r1") -> str:
+    """The URL of a store whose run ``run_id`` holds one passed episode."""
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    store = Store(url)
+    store.ensure_run(run_row(run_id))
+    episode = EpisodeRow(
+        id=f"{run_id}-e1",
+        run_id=run_id,
+        env_id="boxgym/PyFunc-v0",
+        env_version=0,
+        task_id="alnum-palindrome",
+        split="train",
+        sample_index=0,
+        seed=0,
+        policy="noop",
+        outcome="pass",
+    )
+    store.commit_episode(episode, [], None)
+    store.close()
+    return url
 
 
 def test_db_help_names_the_store_used_without_it_here(tmp_path: Path):
@@ -30,3 +77,33 @@ def test_db_help_names_the_store_used_without_it_here(tmp_path: Path):
     assert f"(default: sqlite:///{tmp_path}/runs.db)" in shown.stdout, shown.stdout
     told = gym_cli("report", "--help", GYM_DB_URL="sqlite:///x.db", COLUMNS="400")
     assert "(default: the GYM_DB_URL set here)" in told.stdout, told.stdout
+
+
+# -- gym export: never over a file without --force, and through a file of its own ---------
+
+
+def test_export_refuses_to_replace_a_file_without_force(tmp_path: Path, capsys):
+    url = one_episode(tmp_path)
+    out = tmp_path / "ex.jsonl"
+    out.write_text("mine\n")
+    _, err = said(capsys, ["export", "r1", "--out", str(out), "--db", url], 2)
+    assert err == f"error: {out} exists: pass --force to replace it\n"
+    assert out.read_text() == "mine\n"
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "data.jsonl").write_text("mine\n")
+    args = ["export", "r1", "--format", "hf", "--out", str(tmp_path / "ds"), "--db", url]
+    _, err = said(capsys, args, 2)
+    assert err == f"error: {tmp_path / 'ds' / 'data.jsonl'} exists: pass --force to replace it\n"
+    _, err = said(capsys, ["export", "r1", "--out", str(out), "--db", url, "--force"], 0)
+    assert "wrote 1 episodes" in err and out.read_text().startswith("{")
+
+
+def test_export_writes_through_a_file_no_one_else_names(tmp_path: Path, capsys):
+    """It wrote ``ex.tmp`` beside ``ex.jsonl`` first, replacing a file of that name."""
+    url = one_episode(tmp_path)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "ex.tmp").write_text("mine\n")
+    said(capsys, ["export", "r1", "--out", str(folder / "ex.jsonl"), "--db", url], 0)
+    assert (folder / "ex.tmp").read_text() == "mine\n"
+    assert sorted(p.name for p in folder.iterdir()) == ["ex.jsonl", "ex.tmp"]
