@@ -42,8 +42,11 @@ def doctor(
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Check Python, the Docker engine, images, leftover containers and disk space."""
-    from gym._cli._doctor import run_checks
+    """Check Python, the Docker engine, images, leftover containers and disk space.
+
+    Each fix is said once, after the checks, in the order to apply them.
+    """
+    from gym._cli._doctor import fixes, run_checks, without_fix
 
     checks = run_checks(do_reap=reap)
     if as_json:
@@ -52,12 +55,12 @@ def doctor(
         table = Table(show_header=False, box=None)
         for c in checks:
             mark = "[green]ok[/]" if c.ok else "[red]FAIL[/]"
-            fix = Text(f"fix: {c.fix}", style="yellow") if c.fix else ""
-            table.add_row(mark, c.name, Text(c.detail), fix)
+            table.add_row(mark, c.name, Text(without_fix(c)))
         console.print(table)
     failed = [c for c in checks if not c.ok]
     if failed:
-        err.print(f"[red]{len(failed)} problem(s)[/]; first fix: {escape(failed[0].fix)}")
+        todo = Text("; then ".join(fixes(checks)), style="yellow")
+        err.print(Text.assemble((f"{len(failed)} problem(s)", "red"), "; fix: ", todo))
         raise typer.Exit(1)
 
 

@@ -14,11 +14,11 @@ from pydantic import BaseModel
 from gym._core._errors import GymError
 from gym._core._paths import data_dir
 from gym._sandbox import client, list_boxgym, owner_alive, reap
-from gym._sandbox._engine import LABEL_OWNER
+from gym._sandbox._engine import HOW_TO_START, LABEL_OWNER
 from gym._sandbox._image_disk import parse_size
 from gym._sandbox._images import context_hash, image_names
 
-__all__ = ["Check", "run_checks"]
+__all__ = ["Check", "fixes", "run_checks", "without_fix"]
 
 MIN_FREE_GB = 5.0
 
@@ -65,8 +65,8 @@ def _engine() -> Check:
         return Check(
             name="docker engine",
             ok=False,
-            detail=str(exc),  # whole: the engine's own words say what is wrong
-            fix="run `sudo scripts/engine.sh` to install and start it",
+            detail=str(exc),  # whole: the engine's own words say what is wrong (and HOW_TO_START)
+            fix=HOW_TO_START,
         )
     detail = (
         f"{version.get('Version')} (API {version.get('ApiVersion')}), "
@@ -163,6 +163,16 @@ def _disk() -> Check:
         detail=f"{free:.1f} GiB free at {path}",
         fix="" if ok else f"free at least {MIN_FREE_GB:.0f} GiB (`docker system prune`)",
     )
+
+
+def fixes(checks: list[Check]) -> list[str]:
+    """What to do: the fixes of the failed checks in their order, each once."""
+    return list(dict.fromkeys(c.fix for c in checks if not c.ok and c.fix))
+
+
+def without_fix(check: Check) -> str:
+    """The check's detail less the fix it ends with (an error that says what to do)."""
+    return check.detail.removesuffix(f": {check.fix}") if check.fix else check.detail
 
 
 def run_checks(*, do_reap: bool = False) -> list[Check]:

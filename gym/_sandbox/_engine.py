@@ -17,6 +17,7 @@ import requests.exceptions
 from gym._core._errors import EngineUnavailable, SandboxError, SandboxUnavailable
 
 __all__ = [
+    "HOW_TO_START",
     "LABEL_EPISODE",
     "ContainerInfo",
     "list_boxgym",
@@ -40,7 +41,7 @@ LABEL_EPISODE = "boxgym.episode"
 LABEL_OWNER = "boxgym.owner"
 LABEL_ROLE = "boxgym.role"
 
-_HOW_TO_START = (
+HOW_TO_START = (  # what an EngineUnavailable ends with, and `gym doctor`'s fix
     "start it with `sudo scripts/engine.sh` (installs Debian's docker.io if needed and runs "
     "dockerd in the background), or point DOCKER_HOST at a running engine"
 )
@@ -87,7 +88,7 @@ def _connect() -> docker.DockerClient:
         c.ping()
     except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
         where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-        raise EngineUnavailable(f"no Docker engine answers at {where}: {_HOW_TO_START}") from exc
+        raise EngineUnavailable(f"no Docker engine answers at {where}: {HOW_TO_START}") from exc
     return c
 
 
@@ -107,7 +108,7 @@ def docker_errors(container_id: str | None = None) -> Iterator[None]:
             ) from exc
         raise SandboxError(f"Docker engine error: {exc.explanation or exc}") from exc
     except (requests.exceptions.ConnectionError, ConnectionError) as exc:
-        raise EngineUnavailable(f"lost the Docker engine: {exc}; {_HOW_TO_START}") from exc
+        raise EngineUnavailable(f"lost the Docker engine: {exc}; {HOW_TO_START}") from exc
 
 
 _pending: set[str] = set()

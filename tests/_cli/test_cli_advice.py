@@ -107,3 +107,30 @@ def test_export_writes_through_a_file_no_one_else_names(tmp_path: Path, capsys):
     said(capsys, ["export", "r1", "--out", str(folder / "ex.jsonl"), "--db", url], 0)
     assert (folder / "ex.tmp").read_text() == "mine\n"
     assert sorted(p.name for p in folder.iterdir()) == ["ex.jsonl", "ex.tmp"]
+
+
+# -- gym doctor: each fix once ------------------------------------------------------------
+
+
+def test_doctor_says_each_fix_once(tmp_path: Path):
+    """With the engine down it said `scripts/engine.sh` three times: in the engine's error,
+    as the check's fix and as the first fix."""
+    out = gym_cli("doctor", DOCKER_HOST=f"unix://{tmp_path}/no.sock", COLUMNS="200")
+    assert out.returncode == 1
+    shown = out.stdout + out.stderr
+    assert shown.count("scripts/engine.sh") == 1, shown
+    assert f"no Docker engine answers at unix://{tmp_path}/no.sock" in out.stdout
+    assert out.stderr.startswith("1 problem(s); fix: start it with `sudo scripts/engine.sh`")
+
+
+def test_doctor_joins_the_fixes_of_its_failed_checks_once_each():
+    from gym._cli._doctor import Check, fixes, without_fix
+
+    checks = [
+        Check(name="a", ok=False, detail="down: run x", fix="run x"),
+        Check(name="b", ok=True, detail="fine"),
+        Check(name="c", ok=False, detail="missing", fix="run y"),
+        Check(name="d", ok=False, detail="also missing", fix="run x"),
+    ]
+    assert fixes(checks) == ["run x", "run y"]
+    assert [without_fix(c) for c in checks] == ["down", "fine", "missing", "also missing"]
