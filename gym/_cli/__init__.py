@@ -177,7 +177,7 @@ def env_list(
             )
             status = "[red]broken[/]" if i.broken else "[green]ok[/]"
             table.add_row(i.id, Text(i.family), counts or "-", str(i.max_steps), status)
-        print_table(table, console)
+        print_table(table, console, drop=("family", "max steps"))
         for i in infos:
             for problem in i.problems:
                 err.print(f"[red]broken[/] {escape(i.id)}: {escape(problem)}", highlight=False)

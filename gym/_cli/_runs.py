@@ -473,9 +473,14 @@ def render_report(report: Any, *, slices: bool = True) -> None:
     """
     if report.status is not None and report.status.state != "finished":
         console.print(report.status.summary(), markup=False, highlight=False)
-    print_table(_narrowest(report, _report_table), console, drop=("valid calls",))
+    print_table(_narrowest(report, _report_table), console, drop=_REPORT_DROPS)
     if slices and report.slices:
         print_table(_narrowest(report, _slice_table), console)
+
+
+_REPORT_DROPS = ("valid calls", "tokens", "flags", "pass@k, pass^k")
+"""The report's columns that leave, in this order, when the terminal is too narrow for the
+others (an environment's name is never broken)."""
 
 
 def _narrowest(report: Any, build: Callable[..., Table]) -> Table:
@@ -487,7 +492,7 @@ def _narrowest(report: Any, build: Callable[..., Table]) -> Table:
 def _report_table(report: Any, *, stacked: bool) -> Table:
     """One row per environment and one for the run; ``stacked``: intervals below values."""
     table = Table(
-        text("env"),
+        number("env", justify="left"),
         number("tasks"),
         number("pass/\nfail/\ninfra" if stacked else "pass/fail/infra"),
         number("pass@1\n[95% CI]" if stacked else "pass@1 [95% CI]"),

@@ -99,17 +99,17 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield url
 
 
-def gym(*args: str, db: str | None = None) -> str:
-    """Run the CLI at 80 columns, its output not a terminal; its stdout."""
-    env = {**os.environ, "COLUMNS": "80", **({"GYM_DB_URL": db} if db else {})}
+def gym(*args: str, db: str | None = None, columns: int = 80) -> str:
+    """Run the CLI at 80 columns (or ``columns``), its output not a terminal; its stdout."""
+    env = {**os.environ, "COLUMNS": str(columns), **({"GYM_DB_URL": db} if db else {})}
     out = subprocess.run([GYM, *args], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
 
-def narrow(output: str) -> str:
-    """The output, after checking that no line is wider than 80 columns."""
-    wide = [line for line in output.splitlines() if len(line) > 80]
+def narrow(output: str, columns: int = 80) -> str:
+    """The output, after checking that no line is wider than 80 columns (or ``columns``)."""
+    wide = [line for line in output.splitlines() if len(line) > columns]
     assert not wide, "\n".join(wide)
     return output
 
@@ -199,6 +199,21 @@ def test_env_list_at_80_columns_keeps_each_split_count_on_its_line():
         assert info["id"] in shown
         for split, n in info["tasks"].items():
             assert re.search(rf"\b{split} {n}\b", shown), (info["id"], split)
+
+
+def test_env_list_at_60_columns_keeps_each_id_on_one_line():
+    """Issue cli58: at 60 columns `boxgym/BFCL-MultiTurn-v0` was cut to ``boxgym/BFCL-MultiTur…``."""
+    infos = json.loads(gym("env", "list", "--json"))
+    shown = narrow(gym("env", "list", columns=60), 60)
+    assert all(info["id"] in shown for info in infos)
+    assert "left out at 60 columns: family, max steps" in shown
+
+
+def test_report_at_60_columns_keeps_each_env_on_one_line(stored):
+    """Issue cli58: at 60 columns the env column folded `PyFunc-v0` into ``PyF|unc|-v0``."""
+    shown = narrow(gym("report", RUN_B, db=stored, columns=60), 60)
+    assert "│ PyFunc-v0 " in shown and "│ SQL-v0 " in shown
+    assert "left out at 60 columns: valid calls, tokens, flags" in shown
 
 
 @pytest.mark.docker
