@@ -38,7 +38,7 @@ from gym._policy import POLICIES, USERS
 
 if TYPE_CHECKING:
     from gym._run._runner import RunConfig
-    from gym._store import Store
+    from gym._store import RunRow, Store
 
 __all__: list[str] = []
 
@@ -545,7 +545,9 @@ def _slice_table(report: Any, *, stacked: bool) -> Table:
 def report(
     run_id: Annotated[
         str | None,
-        typer.Argument(help="Run id (or a unique prefix); the newest run by default."),
+        typer.Argument(
+            help="Run id (or a unique prefix); by default the newest run `gym run` made."
+        ),
     ] = None,
     plot: Annotated[
         Path | None,
@@ -612,13 +614,28 @@ def infra_note(store: Store, run_id: str, *, retried: bool) -> None:
 
 
 def _newest_run(store: Store) -> str:
-    """The id of the newest run in the store, said on stderr."""
+    """The id of the newest run `gym run` made (of any run if none), said on stderr.
+
+    The runs a training made (`gym train`: a collection, an evaluation) are passed over:
+    a report with no RUN is of the user's own newest benchmark.
+    """
     runs = store.runs()
     if not runs:
         raise StoreError(f"no run in {store._safe_url()}: `gym run` stores one")
-    more = f" (the newest of {len(runs)}; `gym runs` lists them)" if len(runs) > 1 else ""
-    err.print(f"run {runs[0].id}{more}")
-    return runs[0].id
+    picked = next((r for r in runs if not _by_training(r)), runs[0])
+    notes = [f"the newest of {len(runs)}"] if len(runs) > 1 else []
+    if newer := runs.index(picked):
+        notes = [f"the newest `gym run` of {len(runs)}; {newer} newer made by training"]
+    elif _by_training(picked):
+        notes = [f"made by training: no run of {len(runs)} was made by `gym run`"]
+    more = f" ({notes[0]}; `gym runs` lists them)" if notes else ""
+    err.print(f"run {picked.id}{more}", markup=False, highlight=False)
+    return picked.id
+
+
+def _by_training(run: RunRow) -> bool:
+    """Whether a training made the run (`gym train`: its policy has a ``policy_version``)."""
+    return "policy_version" in (run.config.get("policy_params") or {})
 
 
 runs_app = typer.Typer(

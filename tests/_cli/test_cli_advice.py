@@ -31,8 +31,8 @@ def said(capsys: pytest.CaptureFixture[str], args: list[str], code: int) -> tupl
     return out.out, out.err
 
 
-def run_row(run_id: str = "r1", **config: object) -> RunRow:
-    now = time.time()
+def run_row(run_id: str = "r1", ago: float = 0.0, **config: object) -> RunRow:
+    now = time.time() - ago
     return RunRow(
         id=run_id,
         created_at=now,
@@ -134,3 +134,25 @@ def test_doctor_joins_the_fixes_of_its_failed_checks_once_each():
     ]
     assert fixes(checks) == ["run x", "run y"]
     assert [without_fix(c) for c in checks] == ["down", "fine", "missing", "also missing"]
+
+
+# -- gym report with no RUN: the newest run of `gym run`, not of a training -----------------
+
+
+def test_report_of_no_run_is_of_the_newest_gym_run_not_of_a_training(tmp_path: Path, capsys):
+    url = one_episode(tmp_path, "bench")
+    store = Store(url)
+    trained = {"policy_params": {"policy_version": "rft r 3"}}
+    store.ensure_run(run_row("collect", ago=-60, **trained))  # made after the benchmark
+    store.close()
+    out, err = said(capsys, ["report", "--db", url], 0)
+    assert err.startswith(
+        "run bench (the newest `gym run` of 2; 1 newer made by training; `gym runs` lists them)"
+    )
+    assert "run bench" in out
+    alone = f"sqlite:///{tmp_path / 'alone.db'}"
+    store = Store(alone)
+    store.ensure_run(run_row("collect", **trained))
+    store.close()
+    _, err = said(capsys, ["report", "--db", alone], 0)
+    assert err.startswith("run collect (made by training: no run of 1 was made by `gym run`;")
