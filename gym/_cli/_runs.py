@@ -192,6 +192,58 @@ def _summary(report: Any) -> dict[str, Any]:
     return {"run_id": report.run_id, "status": status, "envs": envs}
 
 
+_RUN_FLAGS = {
+    "k": "-k",
+    "seed": "--seed",
+    "split": "--split",
+    "limit": "--limit",
+    "max_steps": "--max-steps",
+    "runtime": "--runtime",
+}
+"""The flags of `gym run` that set a run's config, by key (those left at their default
+are not written: ``k`` 1, ``seed`` 0, the others None)."""
+
+_USER_FLAGS = {"model": "--user-model", "base_url": "--user-base-url", "seed": "--user-seed"}
+"""The flags of `gym run` that set the simulated user's settings, by key."""
+
+
+def run_command(run: RunRow, db: str | None) -> str | None:
+    """The `gym run` command that makes the run, and so finishes it (same config, same id).
+
+    Args:
+        run: the stored run.
+        db: the store's URL when the user named one (``--db``, ``GYM_DB_URL``); None:
+            the default store, which the command then leaves unnamed.
+
+    Returns:
+        The command, quoted for a POSIX shell; None for a run a training made (`gym train`
+        resumes those).
+    """
+    import shlex
+
+    if _by_training(run):
+        return None
+    config, params = run.config, dict(run.config.get("policy_params") or {})
+    args = ["gym", "run", *config["envs"], "--policy", config["policy"]]
+    if "source" in params:  # --policy replay: its store is the run's (`_policy_params`)
+        args += ["--replay", params.pop("source")]
+        db = params.pop("db", None) or db
+    if "constrained" in params:
+        args.append("--constrained" if params.pop("constrained") else "--unconstrained")
+    args += [f for k, v in params.items() for f in (_POLICY_FLAGS[k], str(v))]
+    if config.get("user"):
+        args += ["--user", config["user"]]
+        user = config.get("user_params") or {}
+        args += [f for k, v in user.items() for f in (_USER_FLAGS[k], str(v))]
+    for key, flag in _RUN_FLAGS.items():
+        if config.get(key) not in (None, {"k": 1, "seed": 0}.get(key)):
+            args += [flag, str(config[key])]
+    if config.get("tasks"):
+        args += ["--tasks", ",".join(config["tasks"])]
+    args += ["--label", run.label] if run.label else []
+    return shlex.join(args + (["--db", db] if db else []))
+
+
 @app.command()
 def run(
     envs: Annotated[list[str], typer.Argument(help="Environment ids or suites (e.g. bundled).")],
@@ -329,17 +381,19 @@ def run(
     limit = _concurrency(concurrency)
     store = Store(db)
     where = f"run [bold]{config.run_id}[/] -> {escape(store._safe_url())}"
+    url = store._safe_url() if db else None
     with _stop_on_signals(graceful=executor == "local") as stop, _event_log(events) as log:
         with RunEvents("run", also=_announcing(where, log), console=err) as shown:
             with make_executor(executor, address, limit, stop=stop, events=shown) as runner:
-                state = run_benchmark(
-                    config,
-                    store=store,
-                    policy_factory=factory,
-                    executor=runner,
-                    retry_infra=retry_infra,
-                    events=shown,
-                )
+                with _finish_note(store, config.run_id, url):
+                    state = run_benchmark(
+                        config,
+                        store=store,
+                        policy_factory=factory,
+                        executor=runner,
+                        retry_infra=retry_infra,
+                        events=shown,
+                    )
     if state.skipped:
         err.print(f"resumed: {state.skipped} episodes were already committed")
     report = build_report(store, config.run_id)
@@ -349,11 +403,43 @@ def run(
         render_report(report)
     if report.overall.infra_error:
         infra_note(store, config.run_id, retried=retry_infra)
-    view = f"gym view {config.run_id}" + (f" --db {store._safe_url()}" if db else "")
+    view = f"gym view {config.run_id}" + (f" --db {url}" if url else "")
     err.print(f"open it in the viewer: {view}", markup=False, highlight=False, soft_wrap=True)
     if state.stopped:
-        err.print(f"stopped: {state.done} episodes committed; run the same command to finish")
+        finish = run_command(store.run(config.run_id), url)
+        err.print(
+            f"stopped: {state.done} episodes committed; to finish the run: {finish}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
         raise typer.Exit(128 + stop.signum)
+
+
+@contextlib.contextmanager
+def _finish_note(store: Store, run_id: str, url: str | None) -> Iterator[None]:
+    """Say on stderr how to finish the run when it ends part-way, before its error.
+
+    An error (or a signal that leaves at once) after the run was stored leaves it failed
+    or stopped; one before (a refusal), or while another process runs it, says nothing.
+    """
+    try:
+        yield
+    except (Exception, KeyboardInterrupt):
+        with contextlib.suppress(Exception):  # not stored, or no store to read
+            if store.run_status(run_id).state in _UNFINISHED:
+                finish = run_command(store.run(run_id), url)
+                err.print(
+                    f"the run keeps what it committed; to finish it: {finish}",
+                    markup=False,
+                    highlight=False,
+                    soft_wrap=True,
+                )
+        raise
+
+
+_UNFINISHED = ("stopped", "failed", "interrupted")
+"""The states of a run that its `run_command` finishes (not running, not finished)."""
 
 
 def _announcing(
@@ -577,6 +663,10 @@ def report(
         render_report(result)
     if result.overall.infra_error:
         infra_note(store, result.run_id, retried=False)
+    if result.status is not None and result.status.state in _UNFINISHED:
+        finish = run_command(store.run(result.run_id), store._safe_url() if db else None)
+        if finish:
+            err.print(f"to finish it: {finish}", markup=False, highlight=False, soft_wrap=True)
 
 
 def infra_note(store: Store, run_id: str, *, retried: bool) -> None:
@@ -654,6 +744,7 @@ def runs(ctx: typer.Context, db: DbOpt = None, as_json: JsonFlag = False) -> Non
 
     store = Store(db, read_only=True)
     statuses = store.run_statuses()
+    url = store._safe_url() if db else None
     rows: list[dict[str, Any]] = [
         {
             "id": r.id,
@@ -663,6 +754,7 @@ def runs(ctx: typer.Context, db: DbOpt = None, as_json: JsonFlag = False) -> Non
             "episodes": statuses[r.id].episodes,
             "status": statuses[r.id].model_dump(mode="json"),
             "created_at": r.created_at,
+            "command": run_command(r, url),
         }
         for r in store.runs()
         if r.id in statuses
@@ -691,6 +783,15 @@ def runs(ctx: typer.Context, db: DbOpt = None, as_json: JsonFlag = False) -> Non
         row = (r["id"], r["policy"], Text(r["label"]), Text(envs), status.label())
         table.add_row(*row)
     print_table(table, console)
+    unfinished = [r for r in rows if r["command"] and statuses[r["id"]].state in _UNFINISHED]
+    if unfinished:
+        err.print(
+            f"not finished: {', '.join(r['id'] for r in unfinished)}; `gym report RUN` says "
+            "the command that finishes one (and --json has each run's command)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @runs_app.command("rm")

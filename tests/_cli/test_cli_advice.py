@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gym._cli._app import run_cli
+from gym._cli._runs import run_command
 from gym._store import EpisodeRow, RunRow, Store
 
 GYM = os.path.join(os.path.dirname(sys.executable), "gym")
@@ -156,3 +157,92 @@ def test_report_of_no_run_is_of_the_newest_gym_run_not_of_a_training(tmp_path: P
     store.close()
     _, err = said(capsys, ["report", "--db", alone], 0)
     assert err.startswith("run collect (made by training: no run of 1 was made by `gym run`;")
+
+
+# -- the command that finishes a run -------------------------------------------------------
+
+
+def made_by(monkeypatch: pytest.MonkeyPatch, args: list[str]) -> str:
+    """The id of the run the `gym run` command line makes (nothing runs)."""
+    import gym._run._runner as runner
+
+    made: list[str] = []
+
+    def planned(config: runner.RunConfig, **_: object) -> None:
+        made.append(config.run_id)
+        raise OSError("planned: nothing runs")
+
+    monkeypatch.setattr(runner, "run", planned)
+    assert run_cli(args) == 1
+    return made[0]
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"policy": "noop"},
+        {
+            "policy": "openai",
+            "policy_params": {
+                "model": "qwen 7b",
+                "base_url": "http://127.0.0.1:9/v1",
+                "temperature": 0.7,
+                "constrained": False,
+            },
+            "k": 3,
+            "seed": 7,
+            "split": "train",
+            "limit": 2,
+            "tasks": ["alnum-palindrome", "caesar-shift"],
+            "max_steps": 5,
+        },
+        {
+            "policy": "noop",
+            "user": "openai",
+            "user_params": {"model": "m", "base_url": "http://127.0.0.1:9/v1", "seed": 3},
+        },
+    ],
+)
+def test_the_finishing_command_makes_the_same_run(tmp_path, monkeypatch, settings):
+    from shlex import split
+
+    from gym._run._runner import RunConfig
+
+    config = RunConfig(envs=["boxgym/PyFunc-v0"], label="my run", **settings)
+    row = RunRow(
+        id=config.run_id,
+        created_at=0.0,
+        updated_at=0.0,
+        config=config.model_dump(mode="json"),
+        policy=config.policy,
+        boxgym_version="0",
+        label="my run",
+    )
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    command = run_command(row, url)
+    assert command is not None and command.startswith("gym run boxgym/PyFunc-v0 --policy ")
+    assert "--label 'my run'" in command and command.endswith(f"--db {url}")
+    assert made_by(monkeypatch, split(command)[1:]) == config.run_id
+    trained = row.model_copy(
+        update={"config": {**row.config, "policy_params": {"policy_version": "3"}}}
+    )
+    assert run_command(trained, url) is None
+
+
+def test_a_run_that_fails_part_way_says_how_to_finish_it(tmp_path, capsys):
+    from gym._cli._runs import _finish_note
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    store = Store(url)
+    with pytest.raises(OSError), _finish_note(store, "r1", url):  # refused: nothing stored
+        raise OSError("refused")
+    assert capsys.readouterr().err == ""
+    store.start_run(run_row("r1", k=2), planned=4)
+    with pytest.raises(OSError), _finish_note(store, "r1", url):  # held now: another process
+        raise OSError("taken")
+    assert capsys.readouterr().err == ""
+    store.end_run("r1", "failed", "the engine went away")
+    with pytest.raises(OSError), _finish_note(store, "r1", url):
+        raise OSError("the engine went away")
+    finish = f"gym run boxgym/PyFunc-v0 --policy noop -k 2 --db {url}"
+    assert capsys.readouterr().err == f"the run keeps what it committed; to finish it: {finish}\n"

@@ -35,7 +35,8 @@ def gym_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
 
 
 def toy_gym(*args: str, **kwargs) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(TESTS), **kwargs.pop("env", {})}
+    path = os.pathsep.join([str(TESTS), str(TESTS.parent)])  # the gym of this checkout
+    env = {**os.environ, "PYTHONPATH": path, **kwargs.pop("env", {})}
     return subprocess.Popen(
         [sys.executable, "-c", TOY_GYM, *args], env=env, text=True, cwd=TESTS, **kwargs
     )
@@ -122,21 +123,25 @@ def test_a_run_stopped_by_ctrl_c_shows_stopped_and_resumed_shows_finished(tmp_pa
     finally:
         proc.kill()
     assert proc.returncode == 128 + signal.SIGINT, stderr
+    finish = f"gym run toy/Answer-v0 --policy slow-oracle -k 8 --db {url}"  # issue cli58
     listed = gym_cli("runs", "--db", url, "--json", env={"COLUMNS": "200"})
     (row,) = json.loads(listed.stdout)
     status = row["status"]
     assert (status["state"], status["detail"], status["planned"]) == ("stopped", "Ctrl-C", 16)
     n = status["episodes"]
-    assert 2 <= n < 16 and row["episodes"] == n
+    assert 2 <= n < 16 and row["episodes"] == n and row["command"] == finish
+    assert f"stopped: {n} episodes committed; to finish the run: {finish}\n" in stderr
     table = gym_cli("runs", "--db", url, env={"COLUMNS": "200"})
     assert f"stopped {n}/16" in table.stdout
+    assert table.stderr.startswith(f"not finished: {row['id']}; `gym report RUN` says")
     report = gym_cli("report", "--db", url, env={"COLUMNS": "200"})
     first = report.stdout.splitlines()[0]
     assert first.startswith(f"{n} of 16 planned; stopped by Ctrl-C at "), report.stdout
+    assert report.stderr.endswith(f"to finish it: {finish}\n"), report.stderr
     as_json = json.loads(gym_cli("report", "--db", url, "--json").stdout)
     assert as_json["status"]["state"] == "stopped" and as_json["status"]["episodes"] == n
 
-    again = toy_gym(*args, "--db", url, "--json", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    again = toy_gym(*finish.split()[1:], "--json", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     stdout, stderr = again.communicate(timeout=120)
     assert again.returncode == 0, stderr
     assert json.loads(stdout)["status"]["state"] == "finished"
@@ -144,6 +149,7 @@ def test_a_run_stopped_by_ctrl_c_shows_stopped_and_resumed_shows_finished(tmp_pa
     assert "finished 16/16" in table.stdout
     report = gym_cli("report", "--db", url, env={"COLUMNS": "200"})
     assert "planned" not in report.stdout  # a finished run has no status line
+    assert "to finish" not in report.stderr
 
 
 def test_a_killed_run_shows_running_then_interrupted_once_its_heartbeat_is_old(tmp_path):
