@@ -1051,8 +1051,15 @@ def _write_pages(store: Any, target: str | None, folder: Path) -> None:
     from gym import _view
 
     runs = [store.run(target.partition("/")[0]).id] if target else None
+    before = folder.is_dir() and any(folder.iterdir())  # pages written there before
     n = _view.write_site(_view.Site(store, runs), folder)
-    err.print(f"wrote {n} files; open {escape(str(folder / 'index.html'))}")
+    replaced = " (they replace the pages written there before)" if before else ""
+    err.print(
+        f"wrote {n} files{replaced}; open {folder / 'index.html'}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def _serve(store: Any, target: str | None, filters: dict[str, Any], host: str, port: int) -> None:

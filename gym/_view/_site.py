@@ -12,6 +12,8 @@ import functools
 import json
 import math
 import re
+import secrets
+import shutil
 import threading
 from collections.abc import Callable, Sequence
 from importlib import resources
@@ -384,7 +386,7 @@ _MARK = ".boxgym-viewer"
 
 
 def _claim(folder: Path) -> None:
-    """Make ``folder`` the pages' folder: new, empty, or one `write_site` wrote before.
+    """Check that ``folder`` may take the pages: new, empty, or one `write_site` wrote before.
 
     Raises:
         ConfigError: it is a file, or holds files of someone else (an ``index.html`` of
@@ -400,8 +402,6 @@ def _claim(folder: Path) -> None:
             f"{folder} holds files that gym view did not write (the pages would replace its "
             "index.html); give a new or empty folder"
         )
-    folder.mkdir(parents=True, exist_ok=True)
-    mark.write_bytes(b"pages written by gym view --html\n")
 
 
 def write_site(site: Site, folder: Path) -> int:
@@ -409,11 +409,26 @@ def write_site(site: Site, folder: Path) -> int:
 
     The pages link to each other by relative names, so the folder opens from disk. They
     are a copy: no live update, no search of the store (the pages say so). The folder
-    is new, empty, or one written here before (`_claim`).
+    is new, empty, or one written here before (`_claim`), whose pages the new ones
+    replace. Every page is made in a folder beside it first, then moved in: a page that
+    fails leaves the folder as it was.
     """
     _claim(folder)
+    folder = folder.resolve()
+    staged = _beside(folder, "new")
+    try:
+        written = _write_pages(site, staged)
+        _move_in(staged, folder)
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)
+    return written
+
+
+def _write_pages(site: Site, folder: Path) -> int:
+    """Write the mark and every page into ``folder``; the files written."""
     site = copy.copy(site)
     site.live = False
+    _write(folder, _MARK, b"pages written by gym view --html\n")
     written = 1  # the mark
     for name in _names(site):
         if not name.startswith("episode-"):
@@ -426,3 +441,29 @@ def write_site(site: Site, folder: Path) -> int:
             _write(folder, raw, site.page(raw).body)
         written += 1 + len(data.raw_links())
     return written
+
+
+def _beside(folder: Path, what: str) -> Path:
+    """A new hidden folder beside ``folder`` (the same file system: its entries move)."""
+    path = folder.parent / f".{folder.name}.boxgym-{secrets.token_hex(4)}.{what}"
+    path.mkdir(parents=True)
+    return path
+
+
+def _move_in(staged: Path, folder: Path) -> None:
+    """Make ``folder`` hold what ``staged`` holds.
+
+    A new folder is ``staged`` renamed; an existing one keeps itself (its owner, its mode)
+    and has its entries replaced.
+    """
+    if not folder.exists():
+        staged.rename(folder)
+        return
+    old = _beside(folder, "old")
+    try:
+        for entry in list(folder.iterdir()):
+            entry.rename(old / entry.name)
+        for entry in list(staged.iterdir()):
+            entry.rename(folder / entry.name)
+    finally:
+        shutil.rmtree(old, ignore_errors=True)

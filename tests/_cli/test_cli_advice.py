@@ -246,3 +246,35 @@ def test_a_run_that_fails_part_way_says_how_to_finish_it(tmp_path, capsys):
         raise OSError("the engine went away")
     finish = f"gym run boxgym/PyFunc-v0 --policy noop -k 2 --db {url}"
     assert capsys.readouterr().err == f"the run keeps what it committed; to finish it: {finish}\n"
+
+
+# -- gym view --html: every page made before the folder changes ----------------------------
+
+
+def test_pages_that_fail_to_render_leave_the_folder_as_it_was(tmp_path, capsys, monkeypatch):
+    import gym._view._site as site
+    from gym.errors import GymError
+
+    url = one_episode(tmp_path)
+    pages = tmp_path / "pages"
+    _, err = said(capsys, ["view", "r1", "--html", str(pages), "--db", url], 0)
+    assert "replace" not in err
+    before = {p.relative_to(pages): p.read_bytes() for p in pages.rglob("*") if p.is_file()}
+    (pages / "index.html").write_bytes(b"of the last write")
+    before[Path("index.html")] = b"of the last write"
+
+    def broken(*_: object) -> None:
+        raise GymError("the episode's page failed")
+
+    monkeypatch.setattr(site, "episode_view", broken)
+    for folder in (pages, tmp_path / "new"):
+        _, err = said(capsys, ["view", "r1", "--html", str(folder), "--db", url], 1)
+        assert err == "error: the episode's page failed\n"
+    assert not (tmp_path / "new").exists()
+    after = {p.relative_to(pages): p.read_bytes() for p in pages.rglob("*") if p.is_file()}
+    assert after == before
+    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("runs.db")] == ["pages"]
+    monkeypatch.undo()
+    _, err = said(capsys, ["view", "r1", "--html", str(pages), "--db", url], 0)
+    assert "(they replace the pages written there before)" in err
+    assert (pages / "index.html").read_bytes() != b"of the last write"
