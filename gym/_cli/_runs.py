@@ -217,14 +217,15 @@ def run_command(run: RunRow, db: str | None) -> str | None:
 
     Returns:
         The command, quoted for a POSIX shell; None for a run a training made (`gym train`
-        resumes those).
+        resumes those) or one whose config no `gym run` gives (another program's).
     """
     import shlex
 
-    if _by_training(run):
-        return None
     config, params = run.config, dict(run.config.get("policy_params") or {})
-    args = ["gym", "run", *config["envs"], "--policy", config["policy"]]
+    user = config.get("user_params") or {}
+    if _by_training(run) or not _given_by_flags(config, params, user):
+        return None
+    args = ["gym", "run", *config["envs"], "--policy", run.policy]
     if "source" in params:  # --policy replay: its store is the run's (`_policy_params`)
         args += ["--replay", params.pop("source")]
         db = params.pop("db", None) or db
@@ -233,7 +234,6 @@ def run_command(run: RunRow, db: str | None) -> str | None:
     args += [f for k, v in params.items() for f in (_POLICY_FLAGS[k], str(v))]
     if config.get("user"):
         args += ["--user", config["user"]]
-        user = config.get("user_params") or {}
         args += [f for k, v in user.items() for f in (_USER_FLAGS[k], str(v))]
     for key, flag in _RUN_FLAGS.items():
         if config.get(key) not in (None, {"k": 1, "seed": 0}.get(key)):
@@ -242,6 +242,17 @@ def run_command(run: RunRow, db: str | None) -> str | None:
         args += ["--tasks", ",".join(config["tasks"])]
     args += ["--label", run.label] if run.label else []
     return shlex.join(args + (["--db", db] if db else []))
+
+
+def _given_by_flags(config: dict[str, Any], params: dict[str, Any], user: dict[str, Any]) -> bool:
+    """Whether `gym run`'s flags give every setting of the run's config."""
+    known = {"envs", "policy", "policy_params", "user", "user_params", "tasks", *_RUN_FLAGS}
+    return (
+        bool(config.get("envs"))
+        and set(config) <= known
+        and set(params) <= {*_POLICY_FLAGS, "source", "db"}
+        and set(user) <= set(_USER_FLAGS)
+    )
 
 
 @app.command()

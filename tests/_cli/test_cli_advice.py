@@ -227,6 +227,8 @@ def test_the_finishing_command_makes_the_same_run(tmp_path, monkeypatch, setting
         update={"config": {**row.config, "policy_params": {"policy_version": "3"}}}
     )
     assert run_command(trained, url) is None
+    other = row.model_copy(update={"config": {**row.config, "weights": "step-3"}})
+    assert run_command(other, url) is None  # a setting no flag of `gym run` gives
 
 
 def test_a_run_that_fails_part_way_says_how_to_finish_it(tmp_path, capsys):
