@@ -338,9 +338,13 @@ class _Loop:
             row.update_s = time.monotonic() - started - collected.seconds
             if update is not None:
                 _record_update(row, update)
-            row.checkpoint = str(self._save(collected.run_id, fresh, stale, out))
+            row.checkpoint = str(out)
         row.tokens_per_s = collected.tokens / max(time.monotonic() - started, 1e-9)
+        # The row first: killed before the checkpoint, a resume does this step again and
+        # its row replaces this one; the other way round, the step's row was never made.
         self.store.add_train_step(row)
+        if not row.stopped:
+            self._save(collected.run_id, fresh, stale, out)
         return row
 
     def _collect(self, step: int) -> Collected:

@@ -254,9 +254,14 @@ class LocalWeights:
     # -- checkpoints ---------------------------------------------------------------
 
     def save(self, folder: Path, info: CheckpointInfo) -> Path:
-        """Write a checkpoint folder (replacing one there), atomically."""
+        """Write a checkpoint folder (replacing one there), atomically.
+
+        Written beside it (``.tmp``, its info last), the folder there before moved aside
+        (``.old``), the new one moved in, the old one removed: a kill at any moment leaves
+        a whole checkpoint that `resume` finds (`_settled`).
+        """
         torch = _torch()
-        tmp = folder.with_name(folder.name + ".tmp")
+        tmp, old = _beside(folder)
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         if self.lora is None:
@@ -267,8 +272,11 @@ class LocalWeights:
         state = {"model": self.loaded.model.state_dict(), "optimizer": self.optimizer.state_dict()}
         torch.save(state, tmp / TRAINER_STATE)
         (tmp / CHECKPOINT_INFO).write_text(info.model_dump_json(indent=2) + "\n")
-        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
+        if folder.exists():
+            folder.rename(old)
         tmp.rename(folder)
+        shutil.rmtree(old, ignore_errors=True)
         return folder
 
     def resume(self, folder: Path, train_id: str) -> CheckpointInfo | None:
@@ -277,8 +285,8 @@ class LocalWeights:
         Raises:
             ConfigError: the folder holds another training run's checkpoint.
         """
-        info_path = folder / CHECKPOINT_INFO
-        if not info_path.is_file():
+        info_path = _settled(folder)
+        if info_path is None:
             return None
         info = CheckpointInfo.model_validate(json.loads(info_path.read_text()))
         if info.train_id != train_id:
@@ -292,6 +300,28 @@ class LocalWeights:
         self.optimizer.load_state_dict(state["optimizer"])
         self.version = info.version
         return info
+
+
+def _beside(folder: Path) -> tuple[Path, Path]:
+    """Where `LocalWeights.save` writes a new checkpoint, and where it moves the old one."""
+    return folder.with_name(folder.name + ".tmp"), folder.with_name(folder.name + ".old")
+
+
+def _settled(folder: Path) -> Path | None:
+    """The info file of the checkpoint in ``folder``, None when there is none.
+
+    A save killed between its renames left the folder missing: the whole checkpoint
+    beside it (the new one, else the old one; a folder is whole once its info is
+    written) is moved into place first.
+    """
+    if (folder / CHECKPOINT_INFO).is_file():
+        return folder / CHECKPOINT_INFO
+    for side in _beside(folder):  # the new one first
+        if (side / CHECKPOINT_INFO).is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            side.rename(folder)
+            return folder / CHECKPOINT_INFO
+    return None
 
 
 def _torch() -> Any:
