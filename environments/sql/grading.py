@@ -78,8 +78,8 @@ MAX_ANSWER_QUERY = 64 << 10
 EXPORT_TIMEOUT = 180.0
 GRADE_TIMEOUT = 60.0
 RUNNER_TIMEOUT = 600.0
-"""The runner's own bounds add up to less (restore 120 s, final snapshot 120 s, answers
-2 x 90 s): a runner past this is a host too slow to grade, not the agent."""
+"""The runner's own bounds add up to less (restore 120 s, its check 60 s, final snapshot
+120 s, answers 2 x 90 s): a runner past this is a host too slow to grade, not the agent."""
 MAX_REPORT = 64 << 20
 HOST_DISK_MIN_MB = 1024
 """Free space (MiB) of the grading server's file system under which a failed restore is

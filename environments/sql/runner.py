@@ -96,6 +96,9 @@ ANSWER_MEMORY = 768 << 20
 """Address space of the process that runs an answer query and reads its result."""
 FINAL_MEMORY = 768 << 20
 """Address space of the process that snapshots the agent's final state."""
+CHANGED_SECONDS = 60.0
+"""How long reading whether the restored state changed may take (`changed_on_restore`):
+past it, the state is the agent's fail (a database error while its state is read)."""
 FINAL_SECONDS = 120.0
 """The most time the snapshot of the final state may take."""
 RESTORE_SECONDS = 120.0
@@ -169,13 +172,17 @@ STATE_PARTS = f"""'sequences_state', {
 },
     'large_objects_state', {
     _digest(
-        "SELECT string_agg(format('%s=%s', l.oid, md5(lo_get(l.oid))), ',' ORDER BY l.oid) "
-        "FROM pg_largeobject_metadata l"
+        "SELECT string_agg(format('%s=%s', l.oid, (SELECT md5(string_agg(format('%s:%s', "
+        "p.pageno, md5(p.data)), ',' ORDER BY p.pageno)) FROM pg_largeobject p "
+        "WHERE p.loid = l.oid)), ',' ORDER BY l.oid) FROM pg_largeobject_metadata l"
     )
 }"""
 """What built-in functions with effects change (``setval``, ``lo_unlink``...), as two
-integers: each sequence's last value by name, each large object's content by oid (the
-sequences a dump carries: no temporary one, none of an extension's)."""
+integers: each sequence's last value by name, each large object's stored pages by oid
+(the sequences a dump carries: no temporary one, none of an extension's). A large
+object is read by the pages it stores, never whole: one of 1.5 GB that stores two
+pages (``lo_put`` past its end) could not be read whole (over 1 GB), and a thousand of
+300 MB took seven seconds each (red-team helper S)."""
 
 STATE_KEYS = ("sequences_state", "large_objects_state")
 """The names of `STATE_PARTS`' two integers."""
@@ -1306,7 +1313,8 @@ def changed_on_restore(left: dict[str, int]) -> str | None:
     """
     if not left:
         return None
-    conn = connect("final", search_path="pg_catalog")
+    wait = f"{int(CHANGED_SECONDS * 1000)}"
+    conn = connect("final", search_path="pg_catalog", statement_timeout=wait)
     try:
         ((raw,),) = query(conn, STATE_SQL + "::text")
     finally:
