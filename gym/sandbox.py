@@ -30,6 +30,7 @@ import functools as _functools
 import warnings as _warnings
 from collections.abc import Callable as _Callable
 from typing import Any as _Any
+from typing import Literal as _Literal
 
 from gym._sandbox import (
     Change,
@@ -94,8 +95,8 @@ def _retired(instead: str) -> _Callable[[_Callable[..., _Any]], _Callable[..., _
 
 
 @_retired("DockerSandboxes.pool_for (of gym.sandbox.default_sandboxes())")
-def _pool_for(config: SandboxConfig, role: str = "agent") -> SandboxPool:
-    return default_sandboxes().pools.pool_for(config, role)
+def _pool_for(config: SandboxConfig, role: _Literal["agent", "grader"] = "agent") -> SandboxPool:
+    return default_sandboxes().pool_for(config, role)  # a grader's: settings and image copy
 
 
 @_retired("SandboxProvider.resize")

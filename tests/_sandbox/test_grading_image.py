@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import uuid
+from pathlib import Path
+
 import pytest
 
 from gym._sandbox import DockerSandboxes, SandboxConfig
 from gym._sandbox._grading_image import dockerfile, grading_image
 from gym._sandbox._images import ensure_image, image_names
+from gym.errors import ImageError
 
 _FILES = (
     "stat -c '%d' /; find /usr /etc /bin /lib /sbin -xdev -type f -printf '%D %i %p\\n' 2>/dev/null"
@@ -17,22 +21,29 @@ _FILES = (
 def test_the_copy_keeps_the_images_settings_and_adds_a_file_of_its_own() -> None:
     config = {
         "Env": ["PATH=/usr/bin:/bin", 'ODD=a "b" $HOME \\ c'],
-        "WorkingDir": "/workspace",
+        "WorkingDir": "/srv/$HOME/x",
         "User": "1000:1000",
+        "Volumes": {"/data": {}},
         "Cmd": ["bash", "-l"],
         "Entrypoint": None,
+        "OnBuild": ["RUN touch /onbuild"],
     }
     text = dockerfile("sha256:abc", config)
-    assert text.splitlines()[:4] == [
-        "FROM sha256:abc AS source",
-        "COPY mark /.boxgym-grading",
+    assert text.splitlines()[:3] == [  # from the image itself: no stage, no ONBUILD run
         "FROM scratch",
-        "COPY --from=source / /",
+        "COPY --from=sha256:abc / /",
+        "COPY mark /.boxgym-grading",
     ]
     assert 'ENV PATH="/usr/bin:/bin"' in text
     assert 'ENV ODD="a \\"b\\" \\$HOME \\\\ c"' in text
-    assert "WORKDIR /workspace\nUSER 1000:1000\n" in text
-    assert 'CMD ["bash", "-l"]' in text and "ENTRYPOINT" not in text
+    assert "WORKDIR /srv/\\$HOME/x\nUSER 1000:1000\n" in text
+    assert 'VOLUME ["/data"]' in text and 'CMD ["bash", "-l"]' in text
+    assert "ENTRYPOINT" not in text and "onbuild" not in text
+
+
+def test_a_setting_over_several_lines_is_refused_with_advice() -> None:
+    with pytest.raises(ImageError, match="over several lines"):
+        dockerfile("sha256:abc", {"Env": ["KEY=-----BEGIN\nMIIB\n-----END"]})
 
 
 def _files(output: str) -> dict[str, str]:
@@ -67,3 +78,24 @@ def test_a_grading_container_shares_no_file_with_an_agent_container(
 def test_a_copy_is_its_own_grading_copy(engine: None) -> None:
     copy = grading_image(ensure_image("python"))
     assert grading_image(copy) == copy != ensure_image("python")
+
+
+@pytest.mark.docker
+def test_no_image_is_left_that_depends_on_the_copied_one(engine: None, tmp_path: Path) -> None:
+    """`gym images prune` removes an image with its copies: nothing else may need it."""
+    import docker
+
+    (tmp_path / "Dockerfile").write_text(
+        f"FROM {ensure_image('python')}\nRUN echo {uuid.uuid4().hex} > /own\n"
+    )
+    engine_client = docker.from_env()
+    source, _ = engine_client.images.build(path=str(tmp_path), rm=True, forcerm=True)
+    try:
+        copy = grading_image(source.id)
+        children = [
+            i["Id"] for i in engine_client.api.images(all=True) if i.get("ParentId") == source.id
+        ]
+        engine_client.images.remove(copy, force=True)
+    finally:
+        engine_client.images.remove(source.id, force=True)
+    assert children == []
