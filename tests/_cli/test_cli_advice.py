@@ -10,10 +10,11 @@ import time
 from pathlib import Path
 
 import pytest
+from store_rows import episode
 
 from gym._cli._app import run_cli
 from gym._cli._runs import run_command
-from gym._store import EpisodeRow, RunRow, Store
+from gym._store import RunRow, Store
 
 GYM = os.path.join(os.path.dirname(sys.executable), "gym")
 
@@ -49,19 +50,10 @@ def one_episode(tmp_path: Path, run_id: str = "r1") -> str:
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     store = Store(url)
     store.ensure_run(run_row(run_id))
-    episode = EpisodeRow(
-        id=f"{run_id}-e1",
-        run_id=run_id,
-        env_id="boxgym/PyFunc-v0",
-        env_version=0,
-        task_id="alnum-palindrome",
-        split="train",
-        sample_index=0,
-        seed=0,
-        policy="noop",
-        outcome="pass",
+    row = episode(
+        f"{run_id}-e1", "pass", run_id, env_id="boxgym/PyFunc-v0", task_id="alnum-palindrome"
     )
-    store.commit_episode(episode, [], None)
+    store.commit_episode(row, [], None)
     store.close()
     return url
 

@@ -6,6 +6,7 @@ import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -178,16 +179,22 @@ def _integer_call(env: BFCLEnv) -> tuple[gym.Task, int, int, str]:
     raise AssertionError("no gold call gives an integer")
 
 
+def _gold_with(monkeypatch: pytest.MonkeyPatch, value: object) -> tuple[Any, gym.Task, Any]:
+    """The env, a task, and the task's gold with one ``integer`` argument set to ``value``."""
+    env = gym.make(ENV_ID).unwrapped
+    task, i, j, name = _integer_call(env)
+    gold = load_gold(task, 1 + len(task.turns))
+    original = gold.turns[i][j].arguments[name]
+    gold.turns[i][j].arguments[name] = value(original) if callable(value) else value
+    monkeypatch.setattr(toolapi, "load_gold", lambda *_: gold)
+    return env, task, (i, j, name, original)
+
+
 def test_the_gold_replay_gets_an_integral_float_as_an_int_as_an_agents_call_does(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    env = gym.make(ENV_ID).unwrapped
+    env, task, (i, j, name, value) = _gold_with(monkeypatch, float)
     try:
-        task, i, j, name = _integer_call(env)
-        gold = load_gold(task, 1 + len(task.turns))
-        value = gold.turns[i][j].arguments[name]
-        gold.turns[i][j].arguments[name] = float(value)
-        monkeypatch.setattr(toolapi, "load_gold", lambda *_: gold)
         sent = env.gold(task).turns[i][j].arguments[name]
     finally:
         env.close()
@@ -197,12 +204,8 @@ def test_the_gold_replay_gets_an_integral_float_as_an_int_as_an_agents_call_does
 def test_a_gold_call_no_agent_could_make_is_the_tasks_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    env = gym.make(ENV_ID).unwrapped
+    env, task, _ = _gold_with(monkeypatch, "twelve")
     try:
-        task, i, j, name = _integer_call(env)
-        gold = load_gold(task, 1 + len(task.turns))
-        gold.turns[i][j].arguments[name] = "twelve"
-        monkeypatch.setattr(toolapi, "load_gold", lambda *_: gold)
         with pytest.raises(gym.ConfigError, match=f"{task.id}: its gold call .*hidden/gold.json"):
             env.gold(task)
     finally:
