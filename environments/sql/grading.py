@@ -82,14 +82,12 @@ RUNNER_TIMEOUT = 600.0
 120 s, answers 2 x 90 s): a runner past this is a host too slow to grade, not the agent."""
 MAX_REPORT = 64 << 20
 HOST_DISK_MIN_MB = 1024
-"""Free space (MiB) of the grading server's file system under which a failed restore is
-the host's fault, unless the restore itself wrote `RESTORE_WROTE_MAX_MB` or more."""
-RESTORE_WROTE_MAX_MB = 1024
-"""What restoring a state within the census's bounds writes at most (its data, at most
-`LIMITS['database_mb']`, with its indexes and write-ahead log): a restore that wrote more
-ran built-in functions with effects (a CHECK calling ``lo_from_bytea`` as each row
-loads) and filled the disk itself, the agent's doing (a red-team helper wrote 1.6 GB
-from a 9 MiB database so)."""
+"""Free space (MiB) of the grading server's file system, without what the agent's state
+took there, under which an error of the agent's state or answer is the host's (its disk
+was short whatever the agent did). The runner measures both after the error: what the
+state took is its data folder's growth since before the restore (a CHECK calling
+``lo_from_bytea`` as rows load wrote 1.6 GB from a 9 MiB database; a restore that fills
+the disk so is the agent's), and a failed query's temporary files are gone by then."""
 IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 HELPER_KINDS = frozenset({"v"})
 """Kinds of relation a read task may create as helpers (new plain views): its prompt
@@ -585,6 +583,8 @@ def evaluate(
         gold_answer, answer = report.get("gold_answer"), report.get("answer")
         if not isinstance(gold_answer, dict) or not isinstance(answer, dict):
             raise gym.GradingError("the runner report lacks the answers")
+        if answer.get("error"):
+            host_disk(report)  # the answer failed for want of disk, not the agent's
         return {"answer": compare_answers(gold_answer, answer, ordered=spec.ordered)}, _dedup(flags)
     diffs = report.get("row_diffs", {})
     previews = report.get("gold_previews", {})
@@ -597,20 +597,30 @@ def _state_failure(report: dict[str, Any]) -> dict[str, gym.Component]:
     """The ``state`` component of a final state that could not be read: the agent's fail.
 
     Raises:
-        GradingError: the restore failed with the grading host's disk nearly full, and
-            not because of what the restore wrote (`RESTORE_WROTE_MAX_MB`).
+        GradingError: the grading host's disk was short without the agent (`host_disk`).
     """
-    free, wrote = report.get("disk_free_mb"), report.get("restore_wrote_mb")
-    low = type(free) is int and 0 <= free < HOST_DISK_MIN_MB
-    own = type(wrote) is int and wrote >= RESTORE_WROTE_MAX_MB
-    if report.get("restore_failed") and low and not own:
-        raise gym.GradingError(
-            f"the grading host is out of disk ({free} MiB free under the grading server)"
-        )
+    host_disk(report)
     why = str(report["final_error"])
     if report.get("restore_failed"):
         why = f"the final state could not be loaded again: {why[-600:]}"
     return {"state": gym.Component(score=0.0, passed=False, explanation=why[:1000])}
+
+
+def host_disk(report: dict[str, Any]) -> None:
+    """Nothing when the disk is not the host's fault (`HOST_DISK_MIN_MB`).
+
+    Raises:
+        GradingError: the free space with the agent's state's share added back is short.
+    """
+    free, took = report.get("disk_free_mb"), report.get("restore_wrote_mb")
+    if type(free) is not int or free < 0:
+        return
+    took = took if type(took) is int and took > 0 else 0
+    if free + took < HOST_DISK_MIN_MB:
+        raise gym.GradingError(
+            f"the grading host is out of disk ({free} MiB free under the grading server, "
+            f"{took} MiB of it the agent's state)"
+        )
 
 
 class _Flags:

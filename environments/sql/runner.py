@@ -40,9 +40,10 @@ being read (a restore that fails, an object over a bound, a value that cannot be
 a server that stops answering), is reported as the agent's (``final_error``, an answer
 ``error``), never as a crash, and the decision never reads an error's text. A crash is
 only a bug of this runner (an exception of another kind) or a failure of steps 1-3,
-which read nothing of the agent's. After a failed restore the runner also reports the
-free space of the server's file system and how much the restore itself wrote there (the
-growth of the data folder): the host's measures of whose the disk's fullness is.
+which read nothing of the agent's. With an error of the agent's state or answer the
+runner also reports the free space of the server's file system and how much the agent's
+state took there (the growth of the data folder since before the restore): the host's
+measures of whose a full disk is.
 
 A snapshot describes everything of a database a task could change: per table its
 columns, table options and an order-insensitive content hash (sha256 over the sorted
@@ -1568,11 +1569,13 @@ def grade(spec: dict[str, Any]) -> dict[str, Any]:
         clock.lap("snapshot_gold")
     import psycopg2
 
+    before = data_mb()
     try:
         report.update(final_part(spec, expected, clock))
     except psycopg2.Error as exc:  # the server, loading or reading the agent's state
         report["final_error"] = "the final state could not be read: " + error_text(exc)
     if report.get("final_error") is not None:
+        report.update(disk(before))
         return report
     if spec["kind"] == "read":
         report["gold_answer"] = answer(spec["gold"], spec["timeout"], gold=True)
@@ -1580,7 +1583,20 @@ def grade(spec: dict[str, Any]) -> dict[str, Any]:
         forget_gold()
         report["answer"] = answer(spec.get("answer", ""), spec["timeout"])
         clock.lap("answers")
+        if report["answer"].get("error"):
+            report.update(disk(before))
     return report
+
+
+def disk(before: int) -> dict[str, int]:
+    """The disk after an error of the agent's state or answer: the host's measures of it.
+
+    ``disk_free_mb``: the free space of the server's file system; ``restore_wrote_mb``:
+    what the data folder grew by since ``before`` (MiB, before the restore), the agent's
+    state. A query's temporary files are gone once it failed, so with the state's growth
+    added back the free space is what the host had without the agent.
+    """
+    return {"disk_free_mb": disk_free_mb(), "restore_wrote_mb": data_mb() - before}
 
 
 def final_part(
@@ -1588,23 +1604,14 @@ def final_part(
 ) -> dict[str, Any]:
     """Steps 4 and 5: the agent's final state restored into ``final``, checked and read.
 
-    The part holds ``final`` and ``row_diffs``, or ``final_error``. A failed restore adds
-    ``restore_failed``, the free space of the server's file system (``disk_free_mb``) and
-    what the restore itself wrote there (``restore_wrote_mb``, the growth of the data
-    folder: the kernel's count of its blocks, whoever else writes to the file system).
+    The part holds ``final`` and ``row_diffs``, or ``final_error`` (with
+    ``restore_failed`` when the restore failed).
     """
     split = not spec.get("nothing_callable", False)
-    before = data_mb()
     error = restore_final(spec["dump_path"], spec["timeout"], split=split)
     clock.lap("restore")
     if error is not None:
-        wrote = data_mb() - before
-        return {
-            "final_error": error,
-            "restore_failed": True,
-            "disk_free_mb": disk_free_mb(),
-            "restore_wrote_mb": wrote,
-        }
+        return {"final_error": error, "restore_failed": True}
     error = changed_on_restore(spec.get("restored_state") or {})
     if error is not None:
         return {"final_error": error}

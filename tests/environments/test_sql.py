@@ -17,7 +17,7 @@ from environments.sql import SQLEnv, grading
 from environments.sql.checks import conjuncts, holds
 from environments.sql.grading import (
     FLAGS,
-    RESTORE_WROTE_MAX_MB,
+    HOST_DISK_MIN_MB,
     TaskSpec,
     compare_answers,
     evaluate,
@@ -942,17 +942,30 @@ def test_a_final_state_that_does_not_load_is_the_agents_fail_whatever_its_text(
         evaluate(READ, low)
 
 
-def test_a_restore_that_filled_the_disk_itself_is_the_agents_fail() -> None:
+def test_a_full_disk_is_the_hosts_only_if_it_was_short_without_the_agents_state() -> None:
     # A CHECK calling lo_from_bytea as each row loads wrote 1.6 GB from a 9 MiB
-    # database (a red-team helper): the growth of the server's data folder, measured by
-    # the runner, decides whose the full disk is.
+    # database (a red-team helper), and one that wrote 926 MiB then refused a row left
+    # 796 MiB free: the free space with the state's share added back decides.
     report = {"final_error": "No space left on device", "restore_failed": True}
-    full = {**report, "disk_free_mb": 0}
-    components, _ = evaluate(READ, {**full, "restore_wrote_mb": RESTORE_WROTE_MAX_MB})
-    assert not components["state"].passed
-    for wrote in (RESTORE_WROTE_MAX_MB - 1, None):
+    for free, took in ((0, 1600), (797, 927), (50, HOST_DISK_MIN_MB)):
+        components, _ = evaluate(READ, {**report, "disk_free_mb": free, "restore_wrote_mb": took})
+        assert not components["state"].passed
+    for free, took in ((0, 900), (500, None)):
         with pytest.raises(gym.GradingError, match="out of disk"):
-            evaluate(READ, {**full, "restore_wrote_mb": wrote})
+            evaluate(READ, {**report, "disk_free_mb": free, "restore_wrote_mb": took})
+
+
+def test_a_state_or_answer_failing_on_a_host_out_of_disk_is_an_infra_error() -> None:
+    # Another writer filled the disk: a snapshot's sort, or a correct answer's, failed.
+    short = {"disk_free_mb": 20, "restore_wrote_mb": 30}
+    with pytest.raises(gym.GradingError, match="out of disk"):
+        evaluate(READ, {"final_error": "could not write to file: No space left", **short})
+    failed = {"columns": [], "rows": [], "error": "could not write block: No space left"}
+    answered = _report(copy.deepcopy(PRISTINE), answer=failed)
+    with pytest.raises(gym.GradingError, match="out of disk"):
+        evaluate(READ, {**answered, **short})
+    components, _ = evaluate(READ, {**answered, "disk_free_mb": 50_000, "restore_wrote_mb": 30})
+    assert not components["answer"].passed
 
 
 def test_a_failing_gold_is_a_grading_error_and_an_unreadable_final_state_is_a_fail() -> None:
