@@ -1064,7 +1064,8 @@ def _write_pages(store: Any, target: str | None, folder: Path) -> None:
     runs = [store.run(target.partition("/")[0]).id] if target else None
     before = folder.is_dir() and any(folder.iterdir())  # pages written there before
     n = _view.write_site(_view.Site(store, runs), folder)
-    replaced = " (they replace the pages written there before)" if before else ""
+    replaced = " (each replaces the page of its name written there before; other files stay)"
+    replaced = replaced if before else ""
     err.print(
         f"wrote {n} files{replaced}; open {folder / 'index.html'}",
         markup=False,

@@ -11,6 +11,7 @@ import copy
 import functools
 import json
 import math
+import os
 import re
 import secrets
 import shutil
@@ -409,16 +410,23 @@ def write_site(site: Site, folder: Path) -> int:
 
     The pages link to each other by relative names, so the folder opens from disk. They
     are a copy: no live update, no search of the store (the pages say so). The folder
-    is new, empty, or one written here before (`_claim`), whose pages the new ones
-    replace. Every page is made in a folder beside it first, then moved in: a page that
-    fails leaves the folder as it was.
+    is new, empty, or one written here before (`_claim`): each new page replaces the
+    page of its name there, and every other file in it stays. Every page is made in a
+    hidden folder inside it first (its own file system, whatever is mounted there),
+    then moved into place: a page that fails leaves the folder as it was.
     """
     _claim(folder)
     folder = folder.resolve()
-    staged = _beside(folder, "new")
+    made = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    staged = folder / f".boxgym-{secrets.token_hex(4)}.new"
     try:
         written = _write_pages(site, staged)
         _move_in(staged, folder)
+    except BaseException:
+        if made:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
     finally:
         shutil.rmtree(staged, ignore_errors=True)
     return written
@@ -443,27 +451,15 @@ def _write_pages(site: Site, folder: Path) -> int:
     return written
 
 
-def _beside(folder: Path, what: str) -> Path:
-    """A new hidden folder beside ``folder`` (the same file system: its entries move)."""
-    path = folder.parent / f".{folder.name}.boxgym-{secrets.token_hex(4)}.{what}"
-    path.mkdir(parents=True)
-    return path
-
-
 def _move_in(staged: Path, folder: Path) -> None:
-    """Make ``folder`` hold what ``staged`` holds.
+    """Move each entry of ``staged`` to its name in ``folder``, replacing what has it.
 
-    A new folder is ``staged`` renamed; an existing one keeps itself (its owner, its mode)
-    and has its entries replaced.
+    A folder of the same name takes the staged folder's entries the same way; nothing
+    else in ``folder`` is touched.
     """
-    if not folder.exists():
-        staged.rename(folder)
-        return
-    old = _beside(folder, "old")
-    try:
-        for entry in list(folder.iterdir()):
-            entry.rename(old / entry.name)
-        for entry in list(staged.iterdir()):
-            entry.rename(folder / entry.name)
-    finally:
-        shutil.rmtree(old, ignore_errors=True)
+    for entry in sorted(staged.iterdir()):
+        target = folder / entry.name
+        if entry.is_dir() and target.is_dir() and not target.is_symlink():
+            _move_in(entry, target)
+        else:
+            os.replace(entry, target)

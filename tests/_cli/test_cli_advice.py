@@ -269,6 +269,11 @@ def test_pages_that_fail_to_render_leave_the_folder_as_it_was(tmp_path, capsys, 
     assert after == before
     assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("runs.db")] == ["pages"]
     monkeypatch.undo()
+    (pages / "mine.txt").write_bytes(b"a file of the user's")  # not gym view's: it stays
+    (pages / ".git").mkdir()
     _, err = said(capsys, ["view", "r1", "--html", str(pages), "--db", url], 0)
-    assert "(they replace the pages written there before)" in err
+    assert "(each replaces the page of its name written there before; other files stay)" in err
     assert (pages / "index.html").read_bytes() != b"of the last write"
+    assert (pages / "mine.txt").read_bytes() == b"a file of the user's"
+    assert (pages / ".git").is_dir()
+    assert not [p for p in pages.iterdir() if p.name.endswith(".new")]  # the staging
