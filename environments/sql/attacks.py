@@ -384,6 +384,24 @@ def _built_in_at_restore(rows: int, offset: int) -> Any:
     return script
 
 
+def _log_flood(names: Names, task: Task, env: Any) -> list[ToolCall]:
+    """The oracle's work, and 1.2 M rows whose CHECK logs a server warning each as they load.
+
+    ``pg_advisory_unlock`` of a lock not held warns (a built-in, never locked); the
+    warning and its row went to the server's log in ``/tmp`` until nothing more fitted,
+    and the runner's report, written there too, was never written: infra_error on any
+    task (found by a red-team helper). The report has a file system of its own now.
+    """
+    table = f"shop.{names.ident()}"
+    make = (
+        f"CREATE TABLE {table} (id int, pad text, CHECK (current_database() = 'shop' "
+        f"OR pg_advisory_unlock(id) IS NOT NULL)); INSERT INTO {table} "
+        "SELECT g, repeat('y', 100) FROM generate_series(1, 1200000) g"
+    )
+    oracle = env.oracle_calls(task)
+    return [*(c for c in oracle if c.name != "submit"), sql(make), oracle[-1]]
+
+
 def _key_of(table: str) -> str:
     """The start of a DO block that reads the first column of the table's primary key into k."""
     return (
@@ -963,6 +981,14 @@ def _class_rows() -> list[ScriptAttack]:
                 ("past_1_gb", 1, 1_500_000_000, "a sparse 1.5 GB large object"),
                 ("a_thousand", 1000, 300_000_000, "a thousand sparse 300 MB large objects"),
             )
+        ),
+        AnyTask(
+            name="sql.fail_to_infra[server_log_flood_at_restore]",
+            envs=SQL,
+            script=_log_flood,
+            expect=FAIL,
+            note="the oracle's work and 1.2 M rows whose CHECK makes the server log a "
+            "warning per row as the grader loads them, on a task drawn from all",
         ),
         one(
             "fail_to_infra[values_python_cannot_hold]",

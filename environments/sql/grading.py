@@ -81,6 +81,8 @@ RUNNER_TIMEOUT = 600.0
 """The runner's own bounds add up to less (restore 120 s, its check 60 s, final snapshot
 120 s, answers 2 x 90 s): a runner past this is a host too slow to grade, not the agent."""
 MAX_REPORT = 64 << 20
+REPORT_DIR = "/report"
+"""Where the runner writes its report: a file system nothing else in the container uses."""
 HOST_DISK_MIN_MB = 1024
 """Free space (MiB) of the grading server's file system, without what the agent's state
 took there, under which an error of the agent's state or answer is the host's (its disk
@@ -290,11 +292,21 @@ class SQLExport(BaseModel):
 
 
 def grading_config(image: str) -> gym.sandbox.SandboxConfig:
-    """A grading container from the pristine image, its server started at boot."""
+    """A grading container from the pristine image, its server started at boot.
+
+    The runner's report has a file system of its own (``/report``): the server logs to
+    ``/tmp``, where the agent's state can make it write (a warning per row as it loads)
+    until nothing more fits, and the report was then never written (infra_error; a
+    red-team helper).
+    """
     return gym.grading.grader_config(
         image,
         read_only=False,
-        tmpfs={"/grade": "size=256m,mode=0755", "/tmp": "size=256m,mode=1777"},
+        tmpfs={
+            "/grade": "size=256m,mode=0755",
+            "/tmp": "size=256m,mode=1777",
+            REPORT_DIR: f"size={(MAX_REPORT >> 20) + 16}m,mode=1777",
+        },
         boot=((PG_USER, "BOXGYM_PG_WARM='shop gold final' /usr/local/bin/boxgym-pg-start"),),
     )
 
@@ -440,7 +452,7 @@ def run_runner(
         if database:
             files["database.sql"] = database
         sandbox.put_files("/grade", files, timeout=60)
-        out = "/tmp/boxgym-grade/report.json"
+        out = f"{REPORT_DIR}/boxgym-grade/report.json"
         cmd = ["/usr/bin/python3", "-I", "/grade/runner.py", "/grade/spec.json", out]
         result = sandbox.exec(cmd, user=PG_USER, timeout=timeout)
         if result.timed_out:
