@@ -390,7 +390,8 @@ def _log_flood(names: Names, task: Task, env: Any) -> list[ToolCall]:
     ``pg_advisory_unlock`` of a lock not held warns (a built-in, never locked); the
     warning and its row went to the server's log in ``/tmp`` until nothing more fitted,
     and the runner's report, written there too, was never written: infra_error on any
-    task (found by a red-team helper). The report has a file system of its own now.
+    task (found by a red-team helper). The report has a file system of its own now: the
+    verdict is the extra table's (a read task's write, a write task's extra object).
     """
     table = f"shop.{names.ident()}"
     make = (
@@ -986,9 +987,11 @@ def _class_rows() -> list[ScriptAttack]:
             name="sql.fail_to_infra[server_log_flood_at_restore]",
             envs=SQL,
             script=_log_flood,
-            expect=FAIL,
+            expect=Expect(outcomes=frozenset({"pass", "fail"})),
             note="the oracle's work and 1.2 M rows whose CHECK makes the server log a "
-            "warning per row as the grader loads them, on a task drawn from all",
+            "warning per row as the grader loads them, on a task drawn from all: graded "
+            "as the extra table alone (a read task's write fails, a write task's extra "
+            "object passes), never infra_error",
         ),
         one(
             "fail_to_infra[values_python_cannot_hold]",
