@@ -15,7 +15,11 @@ an agent container.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import re
+import tarfile
 import tempfile
 import threading
 from pathlib import Path
@@ -24,7 +28,7 @@ from typing import Any
 import docker.errors
 
 from gym._core._errors import ImageError
-from gym._sandbox._engine import client, docker_errors
+from gym._sandbox._engine import client, docker_errors, labels
 
 __all__ = ["LABEL_GRADING", "grading_image"]
 
@@ -76,9 +80,46 @@ def _find_or_build(ref: str) -> str:
 
 
 def _build(source: Any) -> str:
+    marked = _marked(source)
+    try:
+        return _build_from(source, marked)
+    finally:
+        with docker_errors(), contextlib.suppress(docker.errors.NotFound):
+            client().images.remove(marked, force=True, noprune=True)  # never its parent
+
+
+def _marked(source: Any) -> str:
+    """An image of ``source``'s files and the mark, committed from a container (no build).
+
+    Not a Dockerfile ``FROM`` it: no ``ONBUILD`` step of the image's runs. The copy is
+    made from it, so that its one layer holds the mark: a layer of the image's own would
+    never equal it (an image of one layer, copied without the mark, did).
+    """
+    mark = io.BytesIO()
+    with tarfile.open(fileobj=mark, mode="w") as tar:
+        data = (source.id + "\n").encode()
+        info = tarfile.TarInfo(_MARK.lstrip("/"))
+        info.size, info.mode = len(data), 0o444
+        tar.addfile(info, io.BytesIO(data))
+    engine = client()
+    with docker_errors():
+        box = engine.containers.create(
+            source.id,
+            command=["/.boxgym-never-run"],
+            entrypoint=[],
+            network_disabled=True,
+            labels=labels("grading-copy", "", "grader"),
+        )
+        try:
+            box.put_archive("/", mark.getvalue())
+            return str(box.commit().id)
+        finally:
+            box.remove(force=True, v=True)
+
+
+def _build_from(source: Any, marked: str) -> str:
     with tempfile.TemporaryDirectory(prefix="boxgym-grading-") as folder:
-        Path(folder, "mark").write_text(source.id + "\n")
-        text = dockerfile(source.id, source.attrs["Config"] or {})
+        text = dockerfile(marked, source.attrs["Config"] or {})
         Path(folder, "Dockerfile").write_text(text)
         try:
             with docker_errors():
@@ -93,7 +134,7 @@ def _build(source: Any) -> str:
             tail = "".join(str(c.get("stream", c.get("error", ""))) for c in exc.build_log)
             raise ImageError(f"copying {source.id} for grading failed:\n{tail[-2000:]}") from exc
     shared = set(image.attrs["RootFS"]["Layers"]) & set(source.attrs["RootFS"]["Layers"])
-    if shared:  # the engine found the copy's files equal to a layer of the image's own
+    if shared:  # cannot be: the copy's one layer holds the mark, no layer of the image does
         client().images.remove(image.id, force=True)
         raise ImageError(
             f"the grading copy of {source.id} has a layer of the image's own: report this"
@@ -102,38 +143,50 @@ def _build(source: Any) -> str:
 
 
 def dockerfile(source: str, config: dict[str, Any]) -> str:
-    """A Dockerfile that copies ``source``'s files into a layer of their own, with its settings.
+    """A Dockerfile that copies ``source``'s files into one layer of their own, with settings.
 
     Copied from the image itself (``COPY --from``), not from a stage built on it: no
-    image is left that depends on it (`gym images prune` could not remove it), and none
-    of its ``ONBUILD`` steps runs.
+    image is left that depends on it (`gym images prune` could not remove it).
 
     Args:
-        source: the image's id.
-        config: its ``Config`` (``docker image inspect``): its environment, working
-            folder, user, volumes, entry point, command and stop signal are kept.
+        source: the id of the image whose files are copied (the image with the mark).
+        config: the image's ``Config`` (``docker image inspect``): its environment,
+            working folder, user, volumes, entry point, command and stop signal are kept.
 
     Raises:
-        ImageError: a setting a Dockerfile cannot write (a value over several lines).
+        ImageError: a setting a Dockerfile cannot write (a value over several lines, a
+            variable's name that is not a plain name, a path with spaces at its ends).
     """
-    lines = ["FROM scratch", f"COPY --from={source} / /", f"COPY mark {_MARK}"]
-    lines += [f"ENV {_env_line(item)}" for item in config.get("Env") or ()]
-    if config.get("WorkingDir"):
-        lines.append(f"WORKDIR {_escaped(config['WorkingDir'])}")
-    for key, word in (("User", "USER"), ("StopSignal", "STOPSIGNAL")):
-        if config.get(key):
-            lines.append(f"{word} {_escaped(config[key])}")
+    lines = ["FROM scratch", f"COPY --from={source} / /"]
+    env = [item for item in config.get("Env") or () if "=" in item]  # NAME alone: unset
+    if any(not _NAME.fullmatch(item.partition("=")[0]) for item in env):
+        raise ImageError(_unwritable(source, "an environment variable's name"))
+    lines += [f"ENV {_env_line(item)}" for item in env]
+    for key, word in (("WorkingDir", "WORKDIR"), ("User", "USER"), ("StopSignal", "STOPSIGNAL")):
+        value = config.get(key)
+        if value and value != value.strip():
+            raise ImageError(_unwritable(source, f"its {key} (spaces at its ends)"))
+        if value:
+            lines.append(f"{word} {_escaped(value)}")
     if config.get("Volumes"):
         lines.append(f"VOLUME {json.dumps(sorted(config['Volumes']))}")
     for key, word in (("Entrypoint", "ENTRYPOINT"), ("Cmd", "CMD")):
         if config.get(key):
             lines.append(f"{word} {json.dumps(config[key])}")
     if any("\n" in line or "\r" in line for line in lines):
-        raise ImageError(
-            f"image {source} has a setting over several lines (an environment variable's "
-            "value?): its grading copy cannot be written; give the value another way"
-        )
+        raise ImageError(_unwritable(source, "a setting over several lines"))
     return "\n".join(lines) + "\n"
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+"""An environment variable's name a Dockerfile's ENV writes as it is."""
+
+
+def _unwritable(source: str, what: str) -> str:
+    return (
+        f"image {source} has {what} that a Dockerfile cannot write: its grading copy "
+        "cannot be made; set it another way (a plain name, one line, no spaces at the ends)"
+    )
 
 
 def _escaped(value: str) -> str:
