@@ -341,7 +341,23 @@ def test_ctrl_c_while_the_package_loads_leaves_with_130_and_no_traceback(tmp_pat
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(0.2)  # the package takes about a second to load on 2 cores
+    # The Ctrl-C lands while the package loads (about a second on 2 cores): once the
+    # process has mapped pydantic's compiled core, a third of the way in. A fixed sleep
+    # could land before the interpreter had started (killed by the signal, nothing of
+    # ours ran: CI, loaded) or after the command had finished.
+    maps = f"/proc/{proc.pid}/maps"
+    deadline = time.monotonic() + 60
+    while "_pydantic_core" not in _read(maps) and proc.poll() is None:
+        assert time.monotonic() < deadline, "the package never loaded pydantic's core"
+        time.sleep(0.002)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "Traceback" not in stderr, stderr
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:  # the process has left
+        return ""
