@@ -100,6 +100,14 @@ class Context:
     shared: dict[str, Any] = field(default_factory=dict)
     """What rows of one run share (the faults' run store)."""
 
+    def close(self) -> None:
+        """Remove what the rows shared (the faults' run store and its folder)."""
+        for value in self.shared.values():
+            close = getattr(value, "close", None)
+            if callable(close):
+                close()
+        self.shared.clear()
+
     def names(self) -> Names:
         """Fresh random names and markers (with the canaries' coordinates in its notes)."""
         names = Names(random.Random(self.rng.getrandbits(64)))

@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import shlex
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -82,6 +83,11 @@ class FaultStore:
     def rows(self) -> dict[tuple[str, int], bytes]:
         """Every row of every table, by (table, rowid), as bytes."""
         return snapshot(self.path)
+
+    def close(self) -> None:
+        """Remove the store's folder (its database and the killed runs' copies)."""
+        self.store.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 _VOLATILE = {"updated_at"}

@@ -172,8 +172,11 @@ def run_suite(
             long=long,
         )
         order = {(a.name, e): i for i, (a, e, _) in enumerate(pairs)}
-        rows = _run_pairs([p for p in pairs if not p[0].solo], ctx, concurrency, progress)
-        rows += _run_pairs([p for p in pairs if p[0].solo], ctx, 1, progress)
+        try:
+            rows = _run_pairs([p for p in pairs if not p[0].solo], ctx, concurrency, progress)
+            rows += _run_pairs([p for p in pairs if p[0].solo], ctx, 1, progress)
+        finally:
+            ctx.close()
     report.rows = sorted(rows, key=lambda r: order[(r.name, r.env)])
     report.seconds = round(time.monotonic() - start, 1)
     return report

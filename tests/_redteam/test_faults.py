@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -36,7 +37,8 @@ def marks(name: str) -> list[pytest.MarkDecorator]:
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=marks(n)) for n in FAULTS])
-def test_fault_ends_as_it_must(engine, name):
+def test_fault_ends_as_it_must(engine, name, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     attack = registered()[name]
     report = run_suite(
         names=[name],
@@ -49,6 +51,7 @@ def test_fault_ends_as_it_must(engine, name):
     if row.gap:
         pytest.xfail(f"known gap ({row.gap}): {row.observed}")
     assert row.held, row.observed
+    assert not list(tmp_path.glob("boxgym-redteam-store-*")), "the faults' store was left"
 
 
 STOPPED_WITH_A_CHILD = """
