@@ -308,7 +308,7 @@ def run_checks(
         )
     report = read_report(raw)
     if report.error:
-        raise GradingError(f"the grading runner crashed: {report.error[-1500:]}")
+        raise GradingError(f"the grading runner could not grade: {report.error[-1500:]}")
     return report
 
 

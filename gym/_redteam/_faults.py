@@ -363,6 +363,97 @@ class InsideLimits(Fault):
         return _ended(episode, outcome="fail", flag=self.flag)
 
 
+# -- the host runs out of memory during a grading ------------------------------------------
+
+
+_BALLAST_MB = 200
+"""What the correct solution holds for a moment as it is imported: well within the
+grading container's memory and the worker's address space, past the budget below."""
+_BUDGET_MB = 160
+"""The memory of the cgroup every grading container is put under: less than the
+container's own limit, so its OOM is one of the host's, as the container sees it."""
+
+
+class _BallastOracle(ScriptPolicy):
+    """The reference solution, which also holds memory for a moment as it is imported."""
+
+    def start(self, task: Task, env: Any) -> None:
+        ballast = f"_ballast = b'x' * ({_BALLAST_MB} << 20)\ndel _ballast\n"
+        self._queue = [
+            ToolCall(
+                name=call.name,
+                arguments={**call.arguments, "content": ballast + call.arguments["content"]},
+            )
+            if call.name == "write_file"
+            else call
+            for call in env.oracle_calls(task)
+        ]
+
+
+class HostOutOfMemory(Fault):
+    """The host (a cgroup above the grading container) runs out of memory mid-grading.
+
+    The kernel kills the code under test (its OOM score is the highest) though its
+    container stayed below its own limit: infra_error, never the correct solution's fail.
+    """
+
+    def inject(self, ctx: Context, env_id: str, store: FaultStore) -> Finding:
+        with memory_budget(f"boxgym-redteam-{ctx.names().hexed(8)}", _BUDGET_MB << 20) as parent:
+            with grading_containers(lambda kw: kw.update(cgroup_parent=parent)) as hits:
+                episode = _run(ctx, store, env_id, "host-oom", _BallastOracle, attempts=1)
+        found = _ended(episode, outcome="infra_error")
+        if not hits:
+            return Finding(f"{found.observed}; no grading container was hit", False)
+        return found
+
+
+_CGROUP = Path("/sys/fs/cgroup")
+
+
+@contextlib.contextmanager
+def memory_budget(name: str, limit: int) -> Iterator[str]:
+    """A cgroup of ``limit`` bytes of memory, for containers made under it meanwhile.
+
+    Needs root and a cgroup file system it can write (the engine's ``cgroupfs`` driver);
+    yields the parent to give the engine (``cgroup_parent``). Removed afterwards.
+    """
+    v1 = _CGROUP / "memory"
+    folder = (v1 if v1.is_dir() else _CGROUP) / name
+    try:
+        folder.mkdir()
+    except OSError as exc:
+        raise RuntimeError(
+            f"cannot make the cgroup {folder} ({exc}): this row needs root and a cgroup "
+            "file system it can write"
+        ) from exc
+    try:
+        if v1.is_dir():
+            (folder / "memory.limit_in_bytes").write_text(str(limit))
+        else:
+            (_CGROUP / "cgroup.subtree_control").write_text("+memory")
+            (folder / "memory.max").write_text(str(limit))
+        yield f"/{name}"
+    finally:
+        _remove_cgroups(name)
+
+
+def _remove_cgroups(name: str, wait: float = 30.0) -> None:
+    """Remove the cgroup ``name`` from every hierarchy the engine made it in.
+
+    Its containers' own cgroups go as the engine removes them (in the background, after
+    the episode): they are waited for, up to ``wait`` seconds.
+    """
+    deadline = time.monotonic() + wait
+    while True:
+        folders = [p / name for p in (_CGROUP, *_CGROUP.iterdir()) if (p / name).is_dir()]
+        for folder in folders:
+            with contextlib.suppress(OSError):  # busy: a container is still there
+                folder.rmdir()
+        if not any(f.is_dir() for f in folders) or time.monotonic() > deadline:
+            return
+        time.sleep(0.2)
+
+
 # -- the grader itself fails ----------------------------------------------------------------
 
 
@@ -750,6 +841,11 @@ register(
         "fail with a resource flag (not infra_error)",
         calls=_oom_kill_in_grading,
         flag="resource_limit",
+    ),
+    HostOutOfMemory(
+        "fault.host_out_of_memory_in_grading",
+        (CODE,),
+        "infra_error (the correct solution never fails for the host's want of memory)",
     ),
     InsideLimits(
         "fault.oom_in_episode_within_limit",

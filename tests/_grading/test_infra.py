@@ -32,7 +32,7 @@ def test_a_crashing_grader_is_an_infra_error(engine, monkeypatch):
     monkeypatch.setattr(code_grading, "_runner_spec", broken)
     result = run_episode(gymnasium.make("boxgym/PyRepo-v0"), OraclePolicy(), task_id=TASK)
     assert result.outcome == "infra_error" and result.reward is None
-    assert "runner crashed" in result.verdict.reason
+    assert "runner could not grade" in result.verdict.reason
 
 
 DYING_GRADER = """

@@ -23,7 +23,11 @@ from gym._redteam import registered, run_suite
 
 pytestmark = pytest.mark.docker
 
-CHEAP = {"fault.grader[raises]", "fault.policy_server[5xx]"}
+CHEAP = {
+    "fault.grader[raises]",
+    "fault.policy_server[5xx]",
+    "fault.host_out_of_memory_in_grading",
+}
 """Run by default (container_killed_mid_episode and policy_server[429] are in --fast)."""
 FAULTS = sorted(n for n, a in registered().items() if a.kind == "fault")
 

@@ -578,6 +578,26 @@ _OOM_COUNTERS = (
     ("/sys/fs/cgroup/memory.events", "oom_kill"),  # cgroup v2
     ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill"),  # cgroup v1
 )
+_LIMIT_OOMS = (("/sys/fs/cgroup/memory.events", "oom"),)
+"""cgroup v2's count of OOMs at this cgroup's own limit (an ancestor's or the host's is not
+counted here, though the kills they make in this cgroup count in ``oom_kill``)."""
+_PEAKS = (
+    (
+        "/sys/fs/cgroup/memory/memory.max_usage_in_bytes",
+        "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+    ),
+    (
+        "/sys/fs/cgroup/memory/memory.memsw.max_usage_in_bytes",
+        "/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes",
+    ),
+)
+"""cgroup v1's peaks of this cgroup's memory, and of memory and swap together, each with
+its limit (v1 counts no OOMs by whose limit they were; with swap, the second limit is
+reached with the first's usage below it)."""
+_PEAK_SLACK = 8 << 20
+"""How far below the limit a peak may stop and still be the limit's: the kernel charges
+in batches of 64 pages and huge pages of 2 MiB, and a charge that would pass the limit
+is never recorded."""
 _MEMORY_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
 
 
@@ -603,8 +623,20 @@ def grading_held(sup):
 
 
 def oom_kills():
-    """Processes the kernel killed at this container's memory limit so far (None: unknown)."""
-    for path, key in _OOM_COUNTERS:
+    """Processes of this container the kernel killed for want of memory so far (None: unknown).
+
+    Any OOM's kills: at this container's limit, at an ancestor cgroup's, the host's.
+    """
+    return _counter(_OOM_COUNTERS)
+
+
+def limit_ooms():
+    """OOMs at this container's own memory limit so far (None: not counted, cgroup v1)."""
+    return _counter(_LIMIT_OOMS)
+
+
+def _counter(sources):
+    for path, key in sources:
         try:
             with open(path) as fh:
                 for line in fh:
@@ -616,9 +648,41 @@ def oom_kills():
     return None
 
 
+def memory_peaks():
+    """(peak, limit) in bytes of each of this container's v1 memory counters that has both."""
+    peaks = []
+    for pair in _PEAKS:
+        try:
+            values = []
+            for path in pair:
+                with open(path) as fh:
+                    values.append(int(fh.read().strip()))
+        except (OSError, ValueError):
+            continue
+        peaks.append(tuple(values))
+    return peaks
+
+
+def own_limit_reached(limit_ooms_before):
+    """Whether this container's memory reached its own limit since ``limit_ooms_before``.
+
+    The kernel's counters decide, never the code under test: cgroup v2 counts the OOMs at
+    this cgroup's limit; v1 keeps peaks, which an OOM at a limit takes to that limit.
+    False when the host (or an ancestor cgroup) ran out of memory while this container
+    stayed below its own limits; None when neither is known.
+    """
+    after = limit_ooms()
+    if limit_ooms_before is not None and after is not None:
+        return after > limit_ooms_before
+    peaks = memory_peaks()
+    if not peaks:
+        return None
+    return any(peak >= limit - _PEAK_SLACK for peak, limit in peaks)
+
+
 def run_session(spec, uids, staging):
     """Run the checker until it finishes or the checks' time is up; its outcomes, collected."""
-    oom_before = oom_kills()
+    oom_before, limit_ooms_before = oom_kills(), limit_ooms()
     sup = Supervisor(spec, uids, staging)
     deadline = time.monotonic() + spec.get("timeout", 300)
     event_r, event_w = os.pipe()
@@ -654,6 +718,16 @@ def run_session(spec, uids, staging):
     oom_after = oom_kills()
     killed = oom_before is not None and oom_after is not None and oom_after > oom_before
     limit, held = memory_limit(), grading_held(sup)
+    if killed and own_limit_reached(limit_ooms_before) is False:
+        result = summarise(sup, timed_out)
+        peaks = ", ".join(f"peak {p} of {limit}" for p, limit in memory_peaks())
+        result["error"] = (
+            f"the kernel killed {oom_after - oom_before} process(es) of the grading for want "
+            f"of memory while the container stayed below its own limit ({limit} bytes"
+            f"{'; ' + peaks if peaks else ''}): the host, or a cgroup above the container, "
+            "ran out of memory; grade it again on a host with memory to spare"
+        )
+        return result
     memory_killed = killed and limit is not None and held <= limit // 2
     if memory_killed:
         sup.events.append(
