@@ -17,6 +17,7 @@ checker and the checked may see of each other).
 
 from gym._grading import (
     FLAG_KINDS,
+    MEMORY_KILLS,
     CheckSpec,
     Export,
     Judge,
@@ -54,6 +55,7 @@ from gym._grading._replay import (
 
 __all__ = [
     "FLAG_KINDS",
+    "MEMORY_KILLS",
     "REPLAY_VERSION",
     "CheckSpec",
     "Export",

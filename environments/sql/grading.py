@@ -66,9 +66,8 @@ __all__ = [
 
 RUNNER_PATH = Path(runner.__file__)
 GRADER = "sql-state"
-GRADER_VERSION = (
-    "2+" + hashlib.sha256(RUNNER_PATH.read_bytes() + Path(__file__).read_bytes()).hexdigest()[:12]
-)
+_SHIPPED = (RUNNER_PATH, gym.grading.MEMORY_KILLS, Path(__file__))
+GRADER_VERSION = "2+" + hashlib.sha256(b"".join(p.read_bytes() for p in _SHIPPED)).hexdigest()[:12]
 PG_USER = "999:999"
 PG_BIN = "/usr/lib/postgresql/15/bin"
 SOCKET = "/run/postgresql"
@@ -446,6 +445,7 @@ def run_runner(
             paths["database_path"] = "/grade/database.sql"
         files = {
             "runner.py": RUNNER_PATH.read_bytes(),
+            "boxgym_memory.py": gym.grading.MEMORY_KILLS.read_bytes(),
             "spec.json": json.dumps({**spec, **paths}).encode(),
             "final.dump": dump,
         }
@@ -597,6 +597,7 @@ def evaluate(
             raise gym.GradingError("the runner report lacks the answers")
         if answer.get("error"):
             host_disk(report)  # the answer failed for want of disk, not the agent's
+            host_memory(report)
         return {"answer": compare_answers(gold_answer, answer, ordered=spec.ordered)}, _dedup(flags)
     diffs = report.get("row_diffs", {})
     previews = report.get("gold_previews", {})
@@ -612,6 +613,7 @@ def _state_failure(report: dict[str, Any]) -> dict[str, gym.Component]:
         GradingError: the grading host's disk was short without the agent (`host_disk`).
     """
     host_disk(report)
+    host_memory(report)
     why = str(report["final_error"])
     if report.get("restore_failed"):
         why = f"the final state could not be loaded again: {why[-600:]}"
@@ -633,6 +635,18 @@ def host_disk(report: dict[str, Any]) -> None:
             f"the grading host is out of disk ({free} MiB free under the grading server, "
             f"{took} MiB of it the agent's state)"
         )
+
+
+def host_memory(report: dict[str, Any]) -> None:
+    """Nothing unless the kernel killed in the grading container for the host's want of memory.
+
+    Raises:
+        GradingError: a process was killed while the container stayed below its own
+            memory limit (the runner's ``host_oom``, from the kernel's counters).
+    """
+    why = report.get("host_oom")
+    if isinstance(why, str) and why:
+        raise gym.GradingError(why[:1000])
 
 
 class _Flags:

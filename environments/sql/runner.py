@@ -1569,13 +1569,13 @@ def grade(spec: dict[str, Any]) -> dict[str, Any]:
         clock.lap("snapshot_gold")
     import psycopg2
 
-    before = data_mb()
+    before, kills = data_mb(), memory_kills()
     try:
         report.update(final_part(spec, expected, clock))
     except psycopg2.Error as exc:  # the server, loading or reading the agent's state
         report["final_error"] = "the final state could not be read: " + error_text(exc)
     if report.get("final_error") is not None:
-        report.update(disk(before))
+        report.update(disk(before), host_oom=kills.by_the_host())
         return report
     if spec["kind"] == "read":
         report["gold_answer"] = answer(spec["gold"], spec["timeout"], gold=True)
@@ -1584,8 +1584,22 @@ def grade(spec: dict[str, Any]) -> dict[str, Any]:
         report["answer"] = answer(spec.get("answer", ""), spec["timeout"])
         clock.lap("answers")
         if report["answer"].get("error"):
-            report.update(disk(before))
+            report.update(disk(before), host_oom=kills.by_the_host())
     return report
+
+
+def memory_kills() -> Any:
+    """The kernel's kills for want of memory in this container from now on.
+
+    ``boxgym_memory.Kills``, shipped beside this script: ``by_the_host()`` says why a
+    kill was the host's (the container below its own limit), None otherwise.
+    """
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    from boxgym_memory import Kills
+
+    return Kills()
 
 
 def disk(before: int) -> dict[str, int]:

@@ -1,6 +1,7 @@
 """Grading: exports of final state, trusted runners, trajectory flags, verdicts, code grading."""
 
 from gym._grading._checks import (
+    MEMORY_KILLS,
     RUNNER_HASH,
     CheckSpec,
     Finding,
@@ -26,6 +27,7 @@ from gym._grading._trajectory import (
 from gym._grading._verdict import compose
 
 __all__ = [
+    "MEMORY_KILLS",
     "FLAG_KINDS",
     "RUNNER_HASH",
     "CheckSpec",

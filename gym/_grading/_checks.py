@@ -30,6 +30,7 @@ from gym._grading._export import Export
 from gym._sandbox import SandboxConfig, SandboxProvider, check_name, run_once
 
 __all__ = [
+    "MEMORY_KILLS",
     "RUNNER_PATH",
     "CheckSpec",
     "Finding",
@@ -40,6 +41,10 @@ __all__ = [
 ]
 
 RUNNER_PATH = Path(__file__).parent / "runner" / "boxgym_runner.py"
+MEMORY_KILLS = RUNNER_PATH.parent / "boxgym_memory.py"
+"""A standard-library module to ship beside a grading script of one's own: its
+``Kills().by_the_host()`` says when a kill for want of memory in the grading container
+was the host's (the container below its own limit), from the kernel's counters."""
 _RUNNER = {  # the files shipped are the ones the hash was taken of
     p.name: p.read_bytes() for p in sorted(RUNNER_PATH.parent.glob("boxgym_*.py"))
 }

@@ -968,6 +968,23 @@ def test_a_state_or_answer_failing_on_a_host_out_of_disk_is_an_infra_error() -> 
     assert not components["answer"].passed
 
 
+def test_a_state_or_answer_failing_as_the_host_ran_out_of_memory_is_an_infra_error() -> None:
+    # The runner says so from the kernel's counters (`boxgym_memory.Kills`): a kill
+    # while the grading container stayed below its own limit. A kill at the limit is
+    # the state's own (no ``host_oom``): its fail.
+    host = {"host_oom": "the kernel killed 1 process(es) ... ran out of memory"}
+    lost = "server closed the connection unexpectedly"
+    with pytest.raises(gym.GradingError, match="ran out of memory"):
+        evaluate(READ, {"final_error": lost, "disk_free_mb": 50_000, **host})
+    failed = {"columns": [], "rows": [], "error": lost}
+    answered = _report(copy.deepcopy(PRISTINE), answer=failed)
+    with pytest.raises(gym.GradingError, match="ran out of memory"):
+        evaluate(READ, {**answered, **host})
+    for own in ({"host_oom": None}, {}):
+        components, _ = evaluate(READ, {"final_error": lost, "disk_free_mb": 50_000, **own})
+        assert not components["state"].passed
+
+
 def test_a_failing_gold_is_a_grading_error_and_an_unreadable_final_state_is_a_fail() -> None:
     spec = TaskSpec(kind="write", gold="select 1", scope=("customers",))
     with pytest.raises(gym.GradingError):

@@ -39,6 +39,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import boxgym_wire as wire  # noqa: E402
+from boxgym_memory import Kills, memory_limit  # noqa: E402
 from boxgym_wire import NotPrimitive, decode, encode  # noqa: E402, F401  (the codec's home)
 
 VERSION = "2"
@@ -574,46 +575,6 @@ class Supervisor:
     last_worker_exit = None
 
 
-_OOM_COUNTERS = (
-    ("/sys/fs/cgroup/memory.events", "oom_kill"),  # cgroup v2
-    ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill"),  # cgroup v1
-)
-_LIMIT_OOMS = (("/sys/fs/cgroup/memory.events", "oom"),)
-"""cgroup v2's count of OOMs at this cgroup's own limit (an ancestor's or the host's is not
-counted here, though the kills they make in this cgroup count in ``oom_kill``)."""
-_PEAKS = (
-    (
-        "/sys/fs/cgroup/memory/memory.max_usage_in_bytes",
-        "/sys/fs/cgroup/memory/memory.limit_in_bytes",
-    ),
-    (
-        "/sys/fs/cgroup/memory/memory.memsw.max_usage_in_bytes",
-        "/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes",
-    ),
-)
-"""cgroup v1's peaks of this cgroup's memory, and of memory and swap together, each with
-its limit (v1 counts no OOMs by whose limit they were; with swap, the second limit is
-reached with the first's usage below it)."""
-_PEAK_SLACK = 8 << 20
-"""How far below the limit a peak may stop and still be the limit's: the kernel charges
-in batches of 64 pages and huge pages of 2 MiB, and a charge that would pass the limit
-is never recorded."""
-_MEMORY_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
-
-
-def memory_limit():
-    """This container's memory limit in bytes (None: unknown)."""
-    for path in _MEMORY_LIMITS:
-        try:
-            with open(path) as fh:
-                text = fh.read().strip()
-        except OSError:
-            continue
-        if text.isdigit():
-            return int(text)
-    return None
-
-
 def grading_held(sup):
     """Bytes of resident memory the grading's own processes held at most.
 
@@ -622,67 +583,9 @@ def grading_held(sup):
     return sup.checker_peak + resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def oom_kills():
-    """Processes of this container the kernel killed for want of memory so far (None: unknown).
-
-    Any OOM's kills: at this container's limit, at an ancestor cgroup's, the host's.
-    """
-    return _counter(_OOM_COUNTERS)
-
-
-def limit_ooms():
-    """OOMs at this container's own memory limit so far (None: not counted, cgroup v1)."""
-    return _counter(_LIMIT_OOMS)
-
-
-def _counter(sources):
-    for path, key in sources:
-        try:
-            with open(path) as fh:
-                for line in fh:
-                    name, _, value = line.partition(" ")
-                    if name == key:
-                        return int(value)
-        except (OSError, ValueError):
-            continue
-    return None
-
-
-def memory_peaks():
-    """(peak, limit) in bytes of each of this container's v1 memory counters that has both."""
-    peaks = []
-    for pair in _PEAKS:
-        try:
-            values = []
-            for path in pair:
-                with open(path) as fh:
-                    values.append(int(fh.read().strip()))
-        except (OSError, ValueError):
-            continue
-        peaks.append(tuple(values))
-    return peaks
-
-
-def own_limit_reached(limit_ooms_before):
-    """Whether this container's memory reached its own limit since ``limit_ooms_before``.
-
-    The kernel's counters decide, never the code under test: cgroup v2 counts the OOMs at
-    this cgroup's limit; v1 keeps peaks, which an OOM at a limit takes to that limit.
-    False when the host (or an ancestor cgroup) ran out of memory while this container
-    stayed below its own limits; None when neither is known.
-    """
-    after = limit_ooms()
-    if limit_ooms_before is not None and after is not None:
-        return after > limit_ooms_before
-    peaks = memory_peaks()
-    if not peaks:
-        return None
-    return any(peak >= limit - _PEAK_SLACK for peak, limit in peaks)
-
-
 def run_session(spec, uids, staging):
     """Run the checker until it finishes or the checks' time is up; its outcomes, collected."""
-    oom_before, limit_ooms_before = oom_kills(), limit_ooms()
+    kills = Kills()
     sup = Supervisor(spec, uids, staging)
     deadline = time.monotonic() + spec.get("timeout", 300)
     event_r, event_w = os.pipe()
@@ -715,26 +618,19 @@ def run_session(spec, uids, staging):
     for fd in (event_r, out_r):
         os.close(fd)
     ctl.close()
-    oom_after = oom_kills()
-    killed = oom_before is not None and oom_after is not None and oom_after > oom_before
-    limit, held = memory_limit(), grading_held(sup)
-    if killed and own_limit_reached(limit_ooms_before) is False:
+    killed, host = kills.since(), kills.by_the_host()
+    if host is not None:
         result = summarise(sup, timed_out)
-        peaks = ", ".join(f"peak {p} of {limit}" for p, limit in memory_peaks())
-        result["error"] = (
-            f"the kernel killed {oom_after - oom_before} process(es) of the grading for want "
-            f"of memory while the container stayed below its own limit ({limit} bytes"
-            f"{'; ' + peaks if peaks else ''}): the host, or a cgroup above the container, "
-            "ran out of memory; grade it again on a host with memory to spare"
-        )
+        result["error"] = host
         return result
-    memory_killed = killed and limit is not None and held <= limit // 2
+    limit, held = memory_limit(), grading_held(sup)
+    memory_killed = bool(killed) and limit is not None and held <= limit // 2
     if memory_killed:
         sup.events.append(
             {
                 "event": "finding",
                 "name": "resource_limit",
-                "detail": f"the kernel killed {oom_after - oom_before} process(es) of the "
+                "detail": f"the kernel killed {killed} process(es) of the "
                 "grading at the container's memory limit",
                 "test": "session",
             }
