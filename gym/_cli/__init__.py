@@ -26,7 +26,7 @@ from gym._cli._app import (
     run_cli,
     tasks_option,
 )
-from gym._cli._tables import number, print_table, text
+from gym._cli._tables import number, print_table, text, words
 from gym._core._errors import ConfigError
 from gym._core._exit import leave
 from gym._core._json import dumps
@@ -99,7 +99,7 @@ def images_list(as_json: JsonFlag = False) -> None:
     if as_json:
         print_json([r.model_dump() for r in records])
         return
-    table = Table(text("name"), text("tag"), number("digest", justify="left"), number("MiB"))
+    table = Table(words("name"), words("tag"), number("digest", justify="left"), number("MiB"))
     for r in records:
         table.add_row(Text(r.name), Text(r.tag), r.digest[:19], f"{r.size_mb}")
     print_table(table, console)
@@ -177,7 +177,8 @@ def env_list(
             )
             status = "[red]broken[/]" if i.broken else "[green]ok[/]"
             table.add_row(i.id, Text(i.family), counts or "-", str(i.max_steps), status)
-        print_table(table, console, drop=("family", "max steps"))
+        # a broken one is also said below the table, with its problems
+        print_table(table, console, drop=("family", "max steps", "status"))
         for i in infos:
             for problem in i.problems:
                 err.print(f"[red]broken[/] {escape(i.id)}: {escape(problem)}", highlight=False)
@@ -205,7 +206,7 @@ def env_tasks(
     if as_json:
         print_json([{"id": t.id, "split": t.split, "prompt": t.prompt} for t in tasks])
         return
-    table = Table(text("id"), text("split"), text("prompt"), title=resolved)
+    table = Table(words("id"), text("split"), text("prompt"), title=resolved)
     for t in tasks:
         first = clean(" ".join(t.prompt.split()))
         table.add_row(

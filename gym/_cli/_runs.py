@@ -30,7 +30,7 @@ from gym._cli._app import (
     tasks_option,
     use_runtime,
 )
-from gym._cli._tables import fits, number, print_table, text
+from gym._cli._tables import fits, number, print_table, text, words
 from gym._core._errors import ConfigError, StoreError
 from gym._core._json import dumps
 from gym._core._progress import RunEvents, progress
@@ -626,7 +626,7 @@ def _count(n: int, *, short: bool) -> str:
 def _slice_table(report: Any, *, stacked: bool) -> Table:
     head = "pass@1\n[95% CI]" if stacked else "pass@1 [95% CI]"
     table = Table(
-        text("slice"), number("episodes"), number("pass/fail/infra"), number(head), title="slices"
+        words("slice"), number("episodes"), number("pass/fail/infra"), number(head), title="slices"
     )
     for g in report.slices:
         table.add_row(
@@ -785,15 +785,15 @@ def runs(ctx: typer.Context, db: DbOpt = None, as_json: JsonFlag = False) -> Non
         number("run", justify="left"),
         text("policy"),
         text("label"),
-        text("envs"),
-        number("status", justify="left"),
+        words("envs"),
+        words("status"),
     )
     for r in rows:
         status = statuses[r["id"]]
         envs = ", ".join(e.removeprefix("boxgym/") for e in r["envs"] or [])
         row = (r["id"], r["policy"], Text(r["label"]), Text(envs), status.label())
         table.add_row(*row)
-    print_table(table, console)
+    print_table(table, console, drop=_RUNS_DROPS)
     unfinished = [r for r in rows if r["command"] and statuses[r["id"]].state in _UNFINISHED]
     if unfinished:
         err.print(
@@ -803,6 +803,11 @@ def runs(ctx: typer.Context, db: DbOpt = None, as_json: JsonFlag = False) -> Non
             highlight=False,
             soft_wrap=True,
         )
+
+
+_RUNS_DROPS = ("envs", "policy", "label")
+"""The columns of `gym runs` that leave, in this order, when the terminal is too narrow
+(the run's id and status stay; an env name is never broken)."""
 
 
 @runs_app.command("rm")
@@ -929,8 +934,8 @@ def _episode_table(items: list[Any]) -> None:
     one = len(envs) == 1  # its name is the title
     table = Table(
         number("episode", justify="left"),
-        *([] if one else [text("env")]),
-        text("task", min_width=16),
+        *([] if one else [words("env")]),
+        text("task", min_width=15),
         number("#"),
         number("outcome", justify="left"),
         number("reward"),
@@ -951,7 +956,7 @@ def _episode_table(items: list[Any]) -> None:
             Text(" ".join(i.flags) or "-"),
             Text(textwrap.shorten(i.end_reason, 80, placeholder=" ...") if i.end_reason else ""),
         )
-    print_table(table, console, drop=("end", "steps"))
+    print_table(table, console, drop=("end", "steps", "flags"))
 
 
 @app.command()

@@ -23,7 +23,7 @@ import pytest
 from rich.console import Console
 from rich.table import Table
 
-from gym._cli._tables import fit, number, print_table, text
+from gym._cli._tables import fit, number, print_table, text, words
 from gym._store import EpisodeRow, RunRow, StepRow, Store, VerdictRow
 
 GYM = os.path.join(os.path.dirname(sys.executable), "gym")
@@ -206,7 +206,50 @@ def test_env_list_at_60_columns_keeps_each_id_on_one_line():
     infos = json.loads(gym("env", "list", "--json"))
     shown = narrow(gym("env", "list", columns=60), 60)
     assert all(info["id"] in shown for info in infos)
-    assert "left out at 60 columns: family, max steps" in shown
+    assert "left out at 60 columns: family, max steps, status" in shown
+    for info in infos:
+        for split, n in info["tasks"].items():
+            assert re.search(rf"\b{split} {n}\b", shown), (info["id"], split)
+
+
+def cells(shown: str) -> set[str]:
+    """Every cell's text of a printed table, each line of a cell on its own."""
+    rows = [line.split("│")[1:-1] for line in shown.splitlines() if line.startswith("│")]
+    return {part.strip() for row in rows for part in row}
+
+
+def test_runs_at_60_columns_drops_the_envs_and_keeps_ids_whole(stored):
+    """Review cli-p2, item 1: at 60 columns `gym runs` kept every column, folding each."""
+    shown = narrow(gym("runs", db=stored, columns=60), 60)
+    assert {RUN_A, RUN_B} <= cells(shown)
+    assert "left out at 60 columns: envs (--json has all)" in shown
+    assert "oracle" not in shown and "openai" in cells(shown)  # the policy whole
+
+
+def test_runs_at_40_columns_keeps_ids_and_status_whole(stored):
+    """Review cli-p2, item 1: at 40 columns `gym runs` squeezed policy, label and envs to
+    nothing; the less important columns leave first and the ids stay whole."""
+    shown = narrow(gym("runs", db=stored, columns=40), 40)
+    assert {RUN_A, RUN_B} <= cells(shown)
+    assert "left out at 40 columns: envs," in shown
+
+
+@pytest.mark.parametrize("columns", [30, 40])
+def test_listings_too_wide_for_a_table_print_records_with_names_whole(stored, columns):
+    """Review cli-p2, item 1: at 40 columns `gym report` cut ``BFCL-MultiTur…`` and
+    ``[0.02, 1…``, `gym view --list` cut ``rewa…``; a table whose ids and numbers cannot
+    fit is printed as ``header: value`` records instead, nothing cut."""
+    report = json.loads(gym("report", RUN_B, "--json", db=stored))
+    shown = gym("report", RUN_B, db=stored, columns=columns)
+    for g in report["envs"]:
+        assert f"env: {g['name'].removeprefix('boxgym/')}\n" in shown
+    assert "…" not in shown
+    listed = gym("view", RUN_B, "--list", db=stored, columns=columns)
+    items = json.loads(gym("view", RUN_B, "--list", "--json", db=stored))
+    assert [line[9:] for line in listed.splitlines() if line.startswith("episode: ")] == [
+        i["id"][:12] for i in items
+    ]
+    assert "…" not in listed and listed.count("reward: ") == len(items)
 
 
 def test_report_at_60_columns_keeps_each_env_on_one_line(stored):
@@ -313,3 +356,13 @@ def test_a_colon_name_in_a_cell_is_measured_as_written():
     table = Table(number("id"), text("words"))
     table.add_row(":smile:-v0", "a b c d e f g h i j k l m n o p q r s t u v w x y z " * 4)
     assert fit(table, 40).columns[0].width == len(":smile:-v0")
+
+
+def test_a_words_column_wraps_at_spaces_and_never_breaks_a_word():
+    """Review cli-p2, item 1: env names in `gym runs` were folded (``BFCL-``/``MultiTurn``)."""
+    table = Table(number("run"), words("envs"), text("label"))
+    table.add_row("c1a55e5b0a5e1100", "BFCL-MultiTurn-v0, PyFunc-v0", "a b c d e f g h " * 4)
+    screen = Console(width=50, record=True, file=io.StringIO())
+    print_table(table, screen)
+    shown = narrow(screen.export_text(), 50)
+    assert "BFCL-MultiTurn-v0," in shown and "PyFunc-v0" in shown
