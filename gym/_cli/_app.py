@@ -236,7 +236,9 @@ DbOpt = Annotated[
         envvar="GYM_DB_URL",
         callback=_store_url,
         help="Store URL: sqlite:///runs.db (a file), postgresql://... (default: "
-        f"{_default_store()}).",
+        f"{_default_store()}). A command printed for you to paste (the one that finishes "
+        "a run) names it as given but leaves a password out: give it in PGPASSWORD or "
+        "~/.pgpass.",
     ),
 ]
 

@@ -212,12 +212,14 @@ def run_command(run: RunRow, db: str | None) -> str | None:
 
     Args:
         run: the stored run.
-        db: the store's URL when the user named one (``--db``, ``GYM_DB_URL``); None:
-            the default store, which the command then leaves unnamed.
+        db: the store's URL as the user gave it (``--db``, ``GYM_DB_URL``); None: the
+            default store, which the command then leaves unnamed.
 
     Returns:
-        The command, quoted for a POSIX shell; None for a run a training made (`gym train`
-        resumes those) or one whose config no `gym run` gives (another program's).
+        The command, quoted for a POSIX shell, ``--db`` as the user typed it but for a
+        password, which is never printed (`store_arg`); None for a run a training made
+        (`gym train` resumes those) or one whose config no `gym run` gives (another
+        program's).
     """
     import shlex
 
@@ -228,7 +230,7 @@ def run_command(run: RunRow, db: str | None) -> str | None:
     args = ["gym", "run", *config["envs"], "--policy", run.policy]
     if "source" in params:  # --policy replay: its store is the run's (`_policy_params`)
         args += ["--replay", params.pop("source")]
-        db = params.pop("db", None) or db
+        db = params.pop("db", None) or db  # the replayed store is the run's
     if "constrained" in params:
         args.append("--constrained" if params.pop("constrained") else "--unconstrained")
     args += [f for k, v in params.items() for f in (_POLICY_FLAGS[k], str(v))]
@@ -241,7 +243,32 @@ def run_command(run: RunRow, db: str | None) -> str | None:
     if config.get("tasks"):
         args += ["--tasks", ",".join(config["tasks"])]
     args += ["--label", run.label] if run.label else []
-    return shlex.join(args + (["--db", db] if db else []))
+    return shlex.join(args + (["--db", store_arg(db)] if db else []))
+
+
+def store_arg(url: str) -> str:
+    """The store's URL as the user typed it, its password (if any) left out.
+
+    Not SQLAlchemy's rendering: that percent-encodes (``$`` as ``%24``), which is not
+    what the user typed. The password is never printed; the database client takes it
+    from ``PGPASSWORD`` or ``~/.pgpass`` (`finish_note` says so).
+    """
+    scheme, sep, rest = url.partition("://")
+    netloc, slash, path = rest.partition("/")
+    userinfo, at, host = netloc.rpartition("@")
+    if not sep or not at or ":" not in userinfo:
+        return url
+    return f"{scheme}://{userinfo.split(':', 1)[0]}@{host}{slash}{path}"
+
+
+def finish_note(command: str, db: str | None) -> str:
+    """The command that finishes a run, and where the store's password comes from.
+
+    Said only when the command leaves a password out: the database client reads it there.
+    """
+    if db is None or store_arg(db) == db:
+        return command
+    return f"{command} (with the store's password in PGPASSWORD or ~/.pgpass: it is not shown)"
 
 
 def _given_by_flags(config: dict[str, Any], params: dict[str, Any], user: dict[str, Any]) -> bool:
@@ -392,7 +419,7 @@ def run(
     limit = _concurrency(concurrency)
     store = Store(db)
     where = f"run [bold]{config.run_id}[/] -> {escape(store._safe_url())}"
-    url = store._safe_url() if db else None
+    url = db  # as the user gave it: the commands printed below name it so
     with _stop_on_signals(graceful=executor == "local") as stop, _event_log(events) as log:
         with RunEvents("run", also=_announcing(where, log), console=err) as shown:
             with make_executor(executor, address, limit, stop=stop, events=shown) as runner:
@@ -414,10 +441,10 @@ def run(
         render_report(report)
     if report.overall.infra_error:
         infra_note(store, config.run_id, retried=retry_infra)
-    view = f"gym view {config.run_id}" + (f" --db {url}" if url else "")
+    view = f"gym view {config.run_id}" + (f" --db {store_arg(url)}" if url else "")
     err.print(f"open it in the viewer: {view}", markup=False, highlight=False, soft_wrap=True)
     if state.stopped:
-        finish = run_command(store.run(config.run_id), url)
+        finish = finish_note(str(run_command(store.run(config.run_id), url)), url)
         err.print(
             f"stopped: {state.done} episodes committed; to finish the run: {finish}",
             markup=False,
@@ -439,7 +466,7 @@ def _finish_note(store: Store, run_id: str, url: str | None) -> Iterator[None]:
     except (Exception, KeyboardInterrupt):
         with contextlib.suppress(Exception):  # not stored, or no store to read
             if store.run_status(run_id).state in _UNFINISHED:
-                finish = run_command(store.run(run_id), url)
+                finish = finish_note(str(run_command(store.run(run_id), url)), url)
                 err.print(
                     f"the run keeps what it committed; to finish it: {finish}",
                     markup=False,
@@ -675,9 +702,10 @@ def report(
     if result.overall.infra_error:
         infra_note(store, result.run_id, retried=False)
     if result.status is not None and result.status.state in _UNFINISHED:
-        finish = run_command(store.run(result.run_id), store._safe_url() if db else None)
+        finish = run_command(store.run(result.run_id), db)
         if finish:
-            err.print(f"to finish it: {finish}", markup=False, highlight=False, soft_wrap=True)
+            said = f"to finish it: {finish_note(finish, db)}"
+            err.print(said, markup=False, highlight=False, soft_wrap=True)
 
 
 def infra_note(store: Store, run_id: str, *, retried: bool) -> None:
@@ -755,7 +783,7 @@ def runs(ctx: typer.Context, db: DbOpt = None, as_json: JsonFlag = False) -> Non
 
     store = Store(db, read_only=True)
     statuses = store.run_statuses()
-    url = store._safe_url() if db else None
+    url = db  # as the user gave it
     rows: list[dict[str, Any]] = [
         {
             "id": r.id,

@@ -242,6 +242,39 @@ def test_a_run_that_fails_part_way_says_how_to_finish_it(tmp_path, capsys):
     assert capsys.readouterr().err == f"the run keeps what it committed; to finish it: {finish}\n"
 
 
+def test_the_finishing_command_names_the_store_as_typed_and_reads_it(tmp_path, capsys):
+    """Review cli-p2, item 2: `--db` printed percent-encoded (``$`` as ``%24``)."""
+    from shlex import split
+
+    folder = tmp_path / "my runs $HOME 100%"
+    folder.mkdir()
+    url = f"sqlite:///{folder}/runs.db".replace("%", "%25")  # as SQLAlchemy reads a %
+    store = Store(url)
+    store.start_run(run_row("r1", k=2), planned=4)
+    store.end_run("r1", "stopped", "Ctrl-C")
+    store.close()
+    assert (folder / "runs.db").exists()
+    _, err = said(capsys, ["report", "r1", "--db", url], 0)
+    finish = err.split("to finish it: ", 1)[1].strip()
+    args = split(finish)
+    assert args[-2:] == ["--db", url] and "%24" not in finish
+    out, _ = said(capsys, ["runs", "--db", args[-1], "--json"], 0)  # the same store
+    assert '"id": "r1"' in out
+
+
+def test_the_finishing_command_never_prints_the_password_and_says_where_it_comes_from():
+    """Review cli-p2, item 2: a PostgreSQL password printed as ``***``: that command failed."""
+    from gym._cli._runs import finish_note
+
+    url = "postgresql://me:s3cr%40t@db.example:5432/gym"
+    command = run_command(run_row("r1", k=2), url)
+    assert command is not None and command.endswith("--db postgresql://me@db.example:5432/gym")
+    note = finish_note(command, url)
+    assert "s3cr" not in note and "***" not in note and "PGPASSWORD" in note
+    plain = "postgresql://me@db.example/gym"
+    assert finish_note(str(run_command(run_row("r1"), plain)), plain).endswith("--db " + plain)
+
+
 # -- gym view --html: every page made before the folder changes ----------------------------
 
 
