@@ -246,6 +246,13 @@ def run_command(run: RunRow, db: str | None) -> str | None:
     return shlex.join(args + (["--db", store_arg(db)] if db else []))
 
 
+def view_command(run_id: str, db: str | None) -> str:
+    """The `gym view` command that opens the run, quoted for a POSIX shell (as `run_command`)."""
+    import shlex
+
+    return shlex.join(["gym", "view", run_id, *(["--db", store_arg(db)] if db else [])])
+
+
 def store_arg(url: str) -> str:
     """The store's URL as the user typed it, its password (if any) left out.
 
@@ -262,7 +269,7 @@ def store_arg(url: str) -> str:
 
 
 def finish_note(command: str, db: str | None) -> str:
-    """The command that finishes a run, and where the store's password comes from.
+    """The command (that finishes a run, or views it), and where the store's password comes from.
 
     Said only when the command leaves a password out: the database client reads it there.
     """
@@ -441,7 +448,7 @@ def run(
         render_report(report)
     if report.overall.infra_error:
         infra_note(store, config.run_id, retried=retry_infra)
-    view = f"gym view {config.run_id}" + (f" --db {store_arg(url)}" if url else "")
+    view = finish_note(view_command(config.run_id, url), url)
     err.print(f"open it in the viewer: {view}", markup=False, highlight=False, soft_wrap=True)
     if state.stopped:
         finish = finish_note(str(run_command(store.run(config.run_id), url)), url)

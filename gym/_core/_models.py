@@ -6,6 +6,7 @@ import hashlib
 import json
 import logging
 import re
+import shlex
 import tomllib
 import typing
 from collections.abc import Iterable, Mapping, Sequence
@@ -501,7 +502,8 @@ def load_tasks(
     """
     root = seeds / family
     if not root.is_dir():
-        raise ConfigError(f"no seed folder {root}: create it with `gym env new {family}`")
+        new = shlex.join(["gym", "env", "new", family])
+        raise ConfigError(f"no seed folder {root}: create it with `{new}`")
     allowed = dict(splits) if splits is not None else DEFAULT_SPLITS
     tasks: dict[str, Task] = {}
     problems: list[str] = []

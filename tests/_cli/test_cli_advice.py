@@ -275,6 +275,34 @@ def test_the_finishing_command_never_prints_the_password_and_says_where_it_comes
     assert finish_note(str(run_command(run_row("r1"), plain)), plain).endswith("--db " + plain)
 
 
+def test_the_viewer_line_after_a_run_pastes_as_one_command(tmp_path):
+    """Review cli-p2, item 3: ``open it in the viewer: gym view ID --db sqlite:////a b/$X``
+    was not quoted: pasted, the shell split the path and expanded ``$X``."""
+    from shlex import split
+
+    from toy_cli import TOY_GYM
+
+    folder = tmp_path / "my runs $X"
+    folder.mkdir()
+    url = f"sqlite:///{folder}/runs.db"
+    tests = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests), str(tests.parent)])}
+    args = ["run", "toy/Answer-v0", "--policy", "slow-oracle", "--db", url]
+    done = subprocess.run(
+        [sys.executable, "-c", TOY_GYM, *args],
+        capture_output=True,
+        text=True,
+        env={**env, "TOY_SLOW_S": "0", "GYM_PROGRESS": "off"},
+        cwd=tests,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    (line,) = [x for x in done.stderr.splitlines() if x.startswith("open it in the viewer: ")]
+    view = split(line.removeprefix("open it in the viewer: "))
+    assert view[:2] == ["gym", "view"] and view[3:] == ["--db", url]
+    assert view[2] in Store(url, read_only=True).run_statuses()
+
+
 # -- gym view --html: every page made before the folder changes ----------------------------
 
 
