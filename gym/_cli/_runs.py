@@ -1162,7 +1162,12 @@ def export_run(
         bool, typer.Option("--verified", help="Only verified episodes.")
     ] = False,
     force: Annotated[
-        bool, typer.Option("--force", help="Replace the files --out names if they exist.")
+        bool,
+        typer.Option(
+            "--force",
+            help="Replace the files --out names if they exist (through a symbolic link: the "
+            "file it points to is replaced, as cp does; the link stays).",
+        ),
     ] = False,
     db: DbOpt = None,
 ) -> None:

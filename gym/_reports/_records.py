@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from gym._core._errors import ConfigError, StoreError
 from gym._core._json import dumps
@@ -148,17 +148,23 @@ def write_records(
     target = out / "data.jsonl" if fmt == "hf" else out
     _write_lines(records, target, progress or _quiet)
     if fmt == "hf":
-        (out / "README.md").write_text(
-            "---\nconfigs:\n- config_name: default\n  data_files: data.jsonl\n---\n\n"
-            f"# boxgym episodes of run {run_id}\n\nOne record per episode: `messages` (OpenAI "
-            "chat format with tool calls), `tools` (the tool schemas the episode offered, "
-            "OpenAI function format), `message_turns` (the user turn of each message) and "
-            "`user_turns` (each user turn's message and step spans), `turns` (token ids, "
-            "logprobs and loss masks per assistant turn), `reward`, `outcome`, `verified`. "
-            "Load with "
-            "`datasets.load_dataset('json', data_files='data.jsonl')`.\n"
-        )
+        with _replacing(out / "README.md") as fh:
+            fh.write(_card(run_id))
     return len(records)
+
+
+def _card(run_id: str) -> str:
+    """The README.md of a Hugging Face dataset folder of the run's records."""
+    return (
+        "---\nconfigs:\n- config_name: default\n  data_files: data.jsonl\n---\n\n"
+        f"# boxgym episodes of run {run_id}\n\nOne record per episode: `messages` (OpenAI "
+        "chat format with tool calls), `tools` (the tool schemas the episode offered, "
+        "OpenAI function format), `message_turns` (the user turn of each message) and "
+        "`user_turns` (each user turn's message and step spans), `turns` (token ids, "
+        "logprobs and loss masks per assistant turn), `reward`, `outcome`, `verified`. "
+        "Load with "
+        "`datasets.load_dataset('json', data_files='data.jsonl')`.\n"
+    )
 
 
 def _write_lines(
@@ -166,19 +172,47 @@ def _write_lines(
 ) -> None:
     """Write one JSON line per record to a temporary file, then move it onto ``target``.
 
+    A ``target`` that is a symbolic link is written through, as ``cp`` does: the file it
+    points to is replaced (`_destination`), the link stays.
+
     Raises:
         OSError: ``target`` cannot be written (the error names ``target``, not the
             temporary file, which is removed).
     """
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")  # beside it: no one's name
     say(0, len(records))
+    with _replacing(target) as fh:
+        for n, record in enumerate(records, 1):
+            fh.write(dumps(record) + "\n")
+            say(n, len(records))
+
+
+def _destination(target: Path) -> Path:
+    """The file that writing ``target`` replaces: ``target``, or the file it links to.
+
+    A symbolic link is followed to its end, even where that file does not exist yet.
+    """
+    return Path(os.path.realpath(target)) if target.is_symlink() else target
+
+
+@contextlib.contextmanager
+def _replacing(target: Path) -> Iterator[IO[str]]:
+    """A text file to write that replaces ``target``'s file whole once closed, or not at all.
+
+    It is written as a temporary file in the folder of the file replaced (`_destination`),
+    then renamed onto it: a reader sees the old file or the new one, never a part.
+
+    Raises:
+        OSError: ``target`` cannot be written (named as the user gave it; the temporary
+            file is removed).
+    """
+    final = _destination(target)
+    tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")  # beside it: no one's name
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if final == target:
+            target.parent.mkdir(parents=True, exist_ok=True)
         with tmp.open("w") as fh:
-            for n, record in enumerate(records, 1):
-                fh.write(dumps(record) + "\n")
-                say(n, len(records))
-        tmp.replace(target)
+            yield fh
+        tmp.replace(final)
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()

@@ -102,6 +102,30 @@ def test_export_writes_through_a_file_no_one_else_names(tmp_path: Path, capsys):
     assert sorted(p.name for p in folder.iterdir()) == ["ex.jsonl", "ex.tmp"]
 
 
+def test_export_force_over_a_symlink_writes_through_to_its_file(tmp_path: Path, capsys):
+    """Review cli-p2, item 5: ``--force --out LINK`` replaced the link with a regular file;
+    now the file it points to is replaced (as ``cp`` does), whole, and the link stays."""
+    url = one_episode(tmp_path)
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "ex.jsonl").write_text("old\n")
+    link = tmp_path / "latest.jsonl"
+    link.symlink_to(Path("data") / "ex.jsonl")  # relative, as `ln -s` makes them
+    _, err = said(capsys, ["export", "r1", "--out", str(link), "--db", url, "--force"], 0)
+    assert "wrote 1 episodes" in err
+    assert link.is_symlink() and os.readlink(link) == str(Path("data") / "ex.jsonl")
+    assert (data / "ex.jsonl").read_text().startswith("{")
+    assert sorted(p.name for p in data.iterdir()) == ["ex.jsonl"]  # no temporary file left
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("runs.db")) == [
+        "data",
+        "latest.jsonl",
+    ]
+    dangling = tmp_path / "next.jsonl"
+    dangling.symlink_to(data / "new.jsonl")
+    said(capsys, ["export", "r1", "--out", str(dangling), "--db", url, "--force"], 0)
+    assert dangling.is_symlink() and (data / "new.jsonl").read_text().startswith("{")
+
+
 # -- gym doctor: each fix once ------------------------------------------------------------
 
 
