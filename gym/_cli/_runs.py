@@ -216,12 +216,16 @@ def run_command(run: RunRow, db: str | None) -> str | None:
             default store, which the command then leaves unnamed.
 
     Returns:
-        The command, quoted for a POSIX shell, ``--db`` as the user typed it but for a
+        The command, quoted for a POSIX shell, without ``--label`` when the label holds a
+        character the terminal must not get raw (`clean`: the run keeps its stored label,
+        which no id depends on), ``--db`` as the user typed it but for a
         password, which is never printed (`store_arg`); None for a run a training made
         (`gym train` resumes those) or one whose config no `gym run` gives (another
         program's).
     """
     import shlex
+
+    from gym._core._text import clean
 
     config, params = run.config, dict(run.config.get("policy_params") or {})
     user = config.get("user_params") or {}
@@ -242,7 +246,7 @@ def run_command(run: RunRow, db: str | None) -> str | None:
             args += [flag, str(config[key])]
     if config.get("tasks"):
         args += ["--tasks", ",".join(config["tasks"])]
-    args += ["--label", run.label] if run.label else []
+    args += ["--label", run.label] if run.label and clean(run.label) == run.label else []
     return shlex.join(args + (["--db", store_arg(db)] if db else []))
 
 

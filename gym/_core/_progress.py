@@ -38,6 +38,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import IO, Any, Literal
 
+from gym._core._text import clean
+
 __all__ = ["INTERVAL_S", "Progress", "RunEvents", "progress", "progress_mode"]
 
 INTERVAL_S = 30.0
@@ -264,7 +266,7 @@ class _Plain(Progress):
         if self.stream is None:
             return
         try:
-            self.stream.write(line)
+            self.stream.write(clean(line))  # a label or job id: never a raw control character
             self.stream.flush()
         except (BrokenPipeError, ValueError):  # ValueError: the stream was closed
             self.stream = None

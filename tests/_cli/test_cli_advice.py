@@ -247,6 +247,39 @@ def test_the_finishing_command_makes_the_same_run(tmp_path, monkeypatch, setting
     assert run_command(other, url) is None  # a setting no flag of `gym run` gives
 
 
+def test_the_finishing_command_of_a_label_with_control_characters(tmp_path, monkeypatch, capsys):
+    """Review cli-p2, item 4: the label went into the command, which the terminal showed as
+    ``--label 'bad\\x01label red'``: pasted, that set another label. A label that `clean`
+    changes is left out (the run keeps it; no id depends on it); the table shows it cleaned."""
+    from shlex import split
+
+    from gym._core._text import clean
+    from gym._run._runner import RunConfig
+
+    label = "bad\x01label \x1b[31mred"
+    config = RunConfig(envs=["boxgym/PyFunc-v0"], policy="noop", k=2, label=label)
+    row = RunRow(
+        id=config.run_id,
+        created_at=0.0,
+        updated_at=0.0,
+        config=config.model_dump(mode="json"),
+        policy="noop",
+        boxgym_version="0",
+        label=label,
+    )
+    command = run_command(row, None)
+    assert command == "gym run boxgym/PyFunc-v0 --policy noop -k 2" and clean(command) == command
+    assert made_by(monkeypatch, split(command)[1:]) == config.run_id
+    monkeypatch.undo()
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    store = Store(url)
+    store.start_run(row, planned=4)
+    store.end_run(row.id, "stopped", "Ctrl-C")
+    store.close()
+    out, err = said(capsys, ["runs", "--db", url], 0)
+    assert "bad\\x01label red" in out and "\x01" not in out + err and "\x1b" not in out + err
+
+
 def test_a_run_that_fails_part_way_says_how_to_finish_it(tmp_path, capsys):
     from gym._cli._runs import _finish_note
 

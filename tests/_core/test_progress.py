@@ -225,3 +225,18 @@ def test_work_that_fails_before_its_plan_adds_no_line_to_the_error(plain):
         with progress("export", unit="records", stream=out, heartbeat=False):
             raise ValueError("no run 'nope'")
     assert out.getvalue() == ""
+
+
+def test_a_run_label_with_control_characters_never_reaches_the_stream_raw(plain, monkeypatch):
+    """Review cli-p2, item 4: a run's label (rft names each run's progress by it) went raw
+    into the plain lines; it is shown as everywhere else (`clean`: ``\\x01``, no escape)."""
+    out = io.StringIO()
+    monkeypatch.setattr("sys.stderr", out)
+    label = "rft\x01 \x1b]0;pwned\x07\x1b[31mred"
+    with RunEvents("rft", named=True, heartbeat=False) as sink:
+        sink({"event": "planned", "total": 1, "label": label})
+        sink({"event": "committed", "job": "j1", "outcome": "pass"})
+        sink({"event": "done"})
+    said = out.getvalue()
+    assert not [c for c in said if ord(c) < 0x20 and c != "\n"], repr(said)
+    assert lines(out)[0] == "[rft\\x01 red] start: 1 episodes"
