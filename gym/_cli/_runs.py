@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import signal
 import sys
 import textwrap
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -91,7 +93,7 @@ def _policy_params(
             raise ConfigError("--policy replay needs --replay RUN[/EPISODE]")
         given = [_POLICY_FLAGS[k] for k, v in params.items() if v is not None]
         _refuse(given, "--policy replay: it acts the stored calls again, whatever model made them")
-        params = {"source": replay, "db": db}
+        params = {"source": replay, "db": _password_to_environment(db)}
     elif replay:
         raise ConfigError(f"--replay is read by --policy replay only (this run's is {policy})")
     params = {k: v for k, v in params.items() if v is not None}
@@ -270,6 +272,19 @@ def store_arg(url: str) -> str:
     if not sep or not at or ":" not in userinfo:
         return url
     return f"{scheme}://{userinfo.split(':', 1)[0]}@{host}{slash}{path}"
+
+
+def _password_to_environment(db: str | None) -> str | None:
+    """``db`` without its password, which this process's database client reads from ``PGPASSWORD``.
+
+    The replay policy's parameters are stored with the run and each of its episodes
+    (shown by the viewer, exported), and a secret has no place there.
+    """
+    if db is None or store_arg(db) == db:
+        return db
+    userinfo = db.partition("://")[2].partition("/")[0].rpartition("@")[0]
+    os.environ["PGPASSWORD"] = urllib.parse.unquote(userinfo.split(":", 1)[1])
+    return store_arg(db)
 
 
 def finish_note(command: str, db: str | None) -> str:

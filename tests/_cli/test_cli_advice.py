@@ -395,3 +395,17 @@ def test_pages_that_fail_to_render_leave_the_folder_as_it_was(tmp_path, capsys, 
     assert (pages / "mine.txt").read_bytes() == b"a file of the user's"
     assert (pages / ".git").is_dir()
     assert not [p for p in pages.iterdir() if p.name.endswith(".new")]  # the staging
+
+
+def test_a_replayed_stores_password_is_never_a_stored_parameter(monkeypatch):
+    """The replay policy's parameters are stored with the run and each episode (the viewer
+    shows them, exports carry them): its store's password goes to PGPASSWORD instead."""
+    from gym._cli._runs import _policy_params
+
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    url = "postgresql://me:s3cr%40t@db.example:5432/gym"
+    params = _policy_params("replay", None, None, None, "r1", url)
+    assert params == {"source": "r1", "db": "postgresql://me@db.example:5432/gym"}
+    assert os.environ["PGPASSWORD"] == "s3cr@t"
+    plain = "sqlite:////tmp/x y/runs.db"
+    assert _policy_params("replay", None, None, None, "r1", plain)["db"] == plain
