@@ -95,8 +95,9 @@ that returns exactly the requested rows and columns, in the requested column ord
 It is run again on a fresh copy of the database, so it cannot use objects you create.
 This task only reads: leave the database as it is. You may create new views in schema
 {schema} as helpers (they are ignored) and temporary tables (they vanish with the session);
-any other change fails the task: rows, sequences (nextval, setval), large objects,
-tables, indexes, functions, types or any other object, and role settings."""
+any other change fails the task: rows, sequences (nextval, setval; an insert moves one
+even if it is rolled back), large objects, tables, indexes, functions, types, comments
+or any other object, and role settings."""
 
 WRITE_END = """
 Change only what the task asks for: you may change the tables {tables} and nothing else

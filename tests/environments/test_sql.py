@@ -1424,7 +1424,7 @@ def test_rewound_sequences_and_a_large_object_fail_a_read_task(env: Any) -> None
 def test_a_helper_view_in_a_read_task_passes_verified(env: Any) -> None:
     # The prompt says so: helper views are allowed in a read task, and ignored.
     prompt = env.unwrapped.prompt(env.unwrapped.task_by_id(READ_TASK))
-    assert "You may create new views" in prompt and "sequences (nextval, setval)" in prompt
+    assert "You may create new views" in prompt and "sequences (nextval, setval;" in prompt
     view = "CREATE VIEW shop.by_country AS SELECT country, count(*) FROM shop.customers GROUP BY 1"
     calls = [sql(view), sql("SELECT * FROM shop.by_country"), submit(gold(READ_TASK))]
     verdict, _ = play(env, READ_TASK, calls)
