@@ -41,6 +41,9 @@ __all__ = [
 ]
 
 RUNNER_PATH = Path(__file__).parent / "runner" / "boxgym_runner.py"
+WALL_BACKSTOP = 2
+"""The grading script's wall-clock bound on its checks, in multiples of their timeout
+(``boxgym_wire.BACKSTOP``): the timeout is charged in the container's CPU time."""
 MEMORY_KILLS = RUNNER_PATH.parent / "boxgym_memory.py"
 """A standard-library module to ship beside a grading script of one's own: its
 ``Kills().by_the_host()`` says when a kill for want of memory in the grading container
@@ -291,7 +294,8 @@ def run_checks(
         GradingError: the grading script left no readable report, or reported its own crash.
         SandboxError: the grading container failed (the caller makes this infra_error).
     """
-    limit = spec.timeout + sum(float(p.get("timeout", 30)) for p in spec.probes) + 60
+    probes = sum(float(p.get("timeout", 30)) for p in spec.probes)
+    limit = spec.timeout * WALL_BACKSTOP + probes + 60
     once = sandboxes.run_once if sandboxes is not None else run_once
     result = once(
         grader_config(image),

@@ -398,10 +398,55 @@ class HostOutOfMemory(Fault):
     """
 
     def inject(self, ctx: Context, env_id: str, store: FaultStore) -> Finding:
-        with memory_budget(f"boxgym-redteam-{ctx.names().hexed(8)}", _BUDGET_MB << 20) as parent:
+        name = f"boxgym-redteam-{ctx.names().hexed(8)}"
+        with memory_budget(name, _BUDGET_MB << 20) as parent:
             with grading_containers(lambda kw: kw.update(cgroup_parent=parent)) as hits:
                 episode = _run(ctx, store, env_id, "host-oom", _BallastOracle, attempts=1)
         found = _ended(episode, outcome="infra_error")
+        if not hits:
+            return Finding(f"{found.observed}; no grading container was hit", False)
+        return found
+
+
+_BURN_S = 3.0
+"""CPU seconds the correct solution spends as it is imported: under a third of the
+per-call timeout (10 s), past it in wall-clock time on a quarter of a CPU."""
+_STARVED_CPUS = 0.25
+"""The CPUs every grading container gets, as a loaded host leaves it."""
+
+
+class _BurningOracle(ScriptPolicy):
+    """The reference solution, which also spends `_BURN_S` of CPU as it is imported."""
+
+    def start(self, task: Task, env: Any) -> None:
+        burn = (
+            "import time as _time\n_end = _time.process_time() + "
+            f"{_BURN_S}\nwhile _time.process_time() < _end:\n    pass\n"
+        )
+        self._queue = [
+            ToolCall(
+                name=call.name,
+                arguments={**call.arguments, "content": burn + call.arguments["content"]},
+            )
+            if call.name == "write_file"
+            else call
+            for call in env.oracle_calls(task)
+        ]
+
+
+class StarvedOfCpu(Fault):
+    """A grading gets a quarter of a CPU, as a loaded host leaves it: a correct solution passes.
+
+    Its timeouts are charged in the container's CPU time, not in the time it waited for
+    a CPU (the container's own quota stands in for the host's other work: the same for
+    the code, and the same on every engine).
+    """
+
+    def inject(self, ctx: Context, env_id: str, store: FaultStore) -> Finding:
+        quarter = {"nano_cpus": int(_STARVED_CPUS * 1e9)}
+        with grading_containers(lambda kw: kw.update(quarter)) as hits:
+            episode = _run(ctx, store, env_id, "starved", _BurningOracle, attempts=1)
+        found = _ended(episode, outcome="pass")
         if not hits:
             return Finding(f"{found.observed}; no grading container was hit", False)
         return found
@@ -414,24 +459,27 @@ _CGROUP = Path("/sys/fs/cgroup")
 def memory_budget(name: str, limit: int) -> Iterator[str]:
     """A cgroup of ``limit`` bytes of memory, for containers made under it meanwhile.
 
-    Needs root and a cgroup file system it can write (the engine's ``cgroupfs`` driver);
-    yields the parent to give the engine (``cgroup_parent``). Removed afterwards.
+    What the host leaves the containers under it, as they see it: an OOM there is one
+    of the host's. Needs root and a cgroup file system it can write (the engine's
+    ``cgroupfs`` driver); yields the parent to give the engine (``cgroup_parent``).
+    Removed afterwards.
     """
     v1 = _CGROUP / "memory"
     folder = (v1 if v1.is_dir() else _CGROUP) / name
     try:
         folder.mkdir()
-    except OSError as exc:
-        raise RuntimeError(
-            f"cannot make the cgroup {folder} ({exc}): this row needs root and a cgroup "
-            "file system it can write"
-        ) from exc
-    try:
         if v1.is_dir():
             (folder / "memory.limit_in_bytes").write_text(str(limit))
         else:
             (_CGROUP / "cgroup.subtree_control").write_text("+memory")
             (folder / "memory.max").write_text(str(limit))
+    except OSError as exc:
+        _remove_cgroups(name, wait=0)
+        raise RuntimeError(
+            f"cannot make the cgroup {folder} ({exc}): this row needs root and a cgroup "
+            "file system it can write"
+        ) from exc
+    try:
         yield f"/{name}"
     finally:
         _remove_cgroups(name)
@@ -846,6 +894,11 @@ register(
         "fault.host_out_of_memory_in_grading",
         (CODE,),
         "infra_error (the correct solution never fails for the host's want of memory)",
+    ),
+    StarvedOfCpu(
+        "fault.grading_starved_of_cpu",
+        (CODE,),
+        "pass (a correct solution's time is its CPU, not the host's delay)",
     ),
     InsideLimits(
         "fault.oom_in_episode_within_limit",

@@ -7,6 +7,7 @@ container's business and are tested on the real engine (test_attacks, test_infra
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import socket
@@ -873,9 +874,10 @@ def test_a_peer_that_stops_reading_times_out_a_send_instead_of_hanging():
     theirs.close()
 
 
-def test_a_peer_that_keeps_asking_never_holds_a_request_past_its_timeout():
+def test_a_peer_that_keeps_asking_never_holds_a_request_past_its_timeout(monkeypatch):
     """Each nested request comes well within the per-message wait; the request as a
     whole still ends at its timeout (the code cannot hold a check to the grading's end)."""
+    monkeypatch.setattr(wire, "container_cpu", lambda: None)  # charged as wall time
     conn, theirs = _channel(0.5)
     stop = threading.Event()
 
@@ -904,6 +906,79 @@ def test_a_peer_that_keeps_asking_never_holds_a_request_past_its_timeout():
     theirs.close()
     assert lost.value.why == "timeout"
     assert 0.4 < took < 2.0
+
+
+class _FakeCpu:
+    """The container's CPU count as a test sets it: ``rate`` CPU seconds per second."""
+
+    def __init__(self, rate: float) -> None:
+        self.rate, self.start = rate, time.monotonic()
+
+    def __call__(self) -> float:
+        return (time.monotonic() - self.start) * self.rate
+
+
+def _answer_after(theirs: socket.socket, seconds: float) -> threading.Thread:
+    def answer() -> None:
+        with theirs.makefile("rb") as reader:
+            asked = json.loads(reader.readline())
+        time.sleep(seconds)
+        with contextlib.suppress(OSError):
+            theirs.sendall(json.dumps({"a": asked["q"], "ok": wire.encode(7)}).encode() + b"\n")
+
+    peer = threading.Thread(target=answer)
+    peer.start()
+    return peer
+
+
+@pytest.mark.parametrize(
+    ("rate", "answered"),
+    [
+        (0.0, True),  # the container stalled or starved by the host: not the peer's time
+        (0.3, True),  # the code got a third of a CPU on a loaded host, within its CPU
+        (1.0, False),  # the code spent more CPU than its timeout
+    ],
+)
+def test_a_request_is_charged_the_containers_cpu_not_the_hosts_delay(monkeypatch, rate, answered):
+    """Helper Y: a correct solution at half its limit failed under six busy loops on
+    the host, and an 11 s stall of the container failed another: wall-clock time was
+    charged. The container's CPU is; waiting on nothing ends at `wire.BACKSTOP` times."""
+    monkeypatch.setattr(wire, "container_cpu", _FakeCpu(rate))
+    conn, theirs = _channel(0.4)
+    peer = _answer_after(theirs, 0.6)  # 1.5 times the timeout
+    if answered:
+        assert conn.request("compute") == 7
+    else:
+        with pytest.raises(wire.Lost, match=r"0.4s of CPU") as lost:
+            conn.request("compute")
+        assert lost.value.why == "timeout"
+    peer.join()
+    conn.sock.close()
+    theirs.close()
+
+
+def test_a_request_waiting_on_nothing_ends_at_the_backstop(monkeypatch):
+    monkeypatch.setattr(wire, "container_cpu", _FakeCpu(0.0))  # a sleep, a blocking read
+    conn, theirs = _channel(0.3)
+    start = time.monotonic()
+    with pytest.raises(wire.Lost, match=r"0.6s of waiting") as lost:
+        conn.request("compute")
+    took = time.monotonic() - start
+    assert lost.value.why == "timeout" and 0.55 < took < 0.3 * wire.BACKSTOP + 1.0
+    conn.sock.close()
+    theirs.close()
+
+
+def test_without_a_cpu_count_the_waiting_is_charged(monkeypatch):
+    monkeypatch.setattr(wire, "container_cpu", lambda: None)
+    conn, theirs = _channel(0.4)
+    peer = _answer_after(theirs, 0.6)
+    with pytest.raises(wire.Lost) as lost:
+        conn.request("compute")
+    assert lost.value.why == "timeout"
+    peer.join()
+    conn.sock.close()
+    theirs.close()
 
 
 def test_the_time_spent_serving_the_peer_is_not_the_peers():

@@ -587,7 +587,8 @@ def run_session(spec, uids, staging):
     """Run the checker until it finishes or the checks' time is up; its outcomes, collected."""
     kills = Kills()
     sup = Supervisor(spec, uids, staging)
-    deadline = time.monotonic() + spec.get("timeout", 300)
+    budget = spec.get("timeout", 300)
+    deadline, cpu_start = time.monotonic() + budget * wire.BACKSTOP, wire.container_cpu()
     event_r, event_w = os.pipe()
     out_r, out_w = os.pipe()
     ctl, ctl_checker = socket.socketpair()
@@ -599,7 +600,7 @@ def run_session(spec, uids, staging):
     open_fds, timed_out = {event_r, out_r, ctl.fileno()}, False
     while open_fds:
         remaining = deadline - time.monotonic()
-        if remaining <= 0:
+        if remaining <= 0 or _spent(cpu_start, deadline, budget) >= budget:
             timed_out = True
             break
         ready, _, _ = select.select(list(open_fds), [], [], min(remaining, 0.5))
@@ -642,6 +643,19 @@ def run_session(spec, uids, staging):
             f"grading's own processes held {held} bytes"
         )
     return result
+
+
+def _spent(cpu_start, deadline, budget):
+    """What the session has taken of its ``budget``: the container's CPU since it began.
+
+    The host's load or a stall of the container does not use it up; a session waiting on
+    nothing ends at its wall-clock ``deadline`` (`wire.BACKSTOP` times the budget).
+    Without a CPU count, the time since the start.
+    """
+    now = wire.container_cpu()
+    if cpu_start is None or now is None:
+        return time.monotonic() - (deadline - budget * wire.BACKSTOP)
+    return now - cpu_start
 
 
 def summarise(sup, timed_out, memory_killed=False):

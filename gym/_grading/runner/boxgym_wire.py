@@ -53,6 +53,49 @@ MAX_SAID = 64 << 10
 """What the checker keeps of an exception's text or of each of its text arguments."""
 MAX_CLASSES = 10_000
 """Classes of the code the checker mirrors: per worker generation, and kept across them."""
+BACKSTOP = 2
+"""A timed wait's bound in wall-clock time, in multiples of its timeout. The timeout
+itself is charged in the grading container's CPU time (`container_cpu`): what the code
+under test spent, never what a loaded host or a stalled container took from it (a correct
+solution at half its limit failed under six busy loops on the host; an 11 s stall of the
+container failed another). Waiting on nothing (a sleep, a blocking read) ends at this
+many times the timeout."""
+SLICE = 0.25
+"""Seconds between two readings of the CPU spent while a wait goes on."""
+_CPU_USAGE = (
+    ("/sys/fs/cgroup/cpuacct/cpuacct.usage", b"", 1e-9),  # cgroup v1: ns
+    ("/sys/fs/cgroup/cpu.stat", b"usage_usec ", 1e-6),  # cgroup v2
+)
+_cpu = {"pid": None, "fd": None, "key": b"", "unit": 0.0}
+
+
+def container_cpu():
+    """CPU seconds this container's processes have spent so far (None: unknown).
+
+    The kernel's count for the container's cgroup: every process of the grading, the
+    code under test's children and threads included. Read through a descriptor opened
+    once per process.
+    """
+    if _cpu["pid"] != os.getpid():
+        _cpu.update(pid=os.getpid(), fd=None)
+        for path, key, unit in _CPU_USAGE:
+            try:
+                _cpu.update(fd=os.open(path, os.O_RDONLY | os.O_CLOEXEC), key=key, unit=unit)
+                break
+            except OSError:
+                continue
+    if _cpu["fd"] is None:
+        return None
+    try:
+        text = os.pread(_cpu["fd"], 4096, 0)
+    except OSError:
+        return None
+    start = text.find(_cpu["key"]) if _cpu["key"] else 0
+    if start < 0:
+        return None
+    digits = text[start + len(_cpu["key"]) :].split(b"\n", 1)[0].strip()
+    return int(digits) * _cpu["unit"] if digits.isdigit() else None
+
 
 VALUE_TYPES = (
     "None, bool, int, float, complex, str, bytes, bytearray, list, tuple, set, frozenset, "
@@ -726,10 +769,10 @@ class Connection:
 
     ``ops`` maps a request's ``op`` to a function of (connection, message, memo) that
     returns the result value; ``side`` encodes and decodes objects. ``timeout`` bounds
-    each wait for the peer, and all the waiting for the peer within a request, across
-    the nested requests it serves (None: wait forever): a peer that keeps asking never
-    holds a request much longer, and the time this side spends serving it is not the
-    peer's.
+    what the peer may take of a request, across the nested requests it serves (None:
+    wait forever): the container's CPU spent while this side waited, at most `BACKSTOP`
+    times as long in waiting (`_wait`). A peer that keeps asking never holds a request
+    much longer, and the time this side spends serving it is not the peer's.
 
     Threads share it one request at a time (a request holds it to its answer, its nested
     requests included) and one message at a time: the code under test may call back
@@ -746,6 +789,7 @@ class Connection:
         self.seq = 0
         self.depth = 0
         self.waited = None  # seconds waited for the peer in the outermost request under way
+        self.charged = None  # CPU seconds the container spent meanwhile (`container_cpu`)
         self.extra = None  # a function returning fields added to every message sent
         self.on_message = None  # a function called with every message received
 
@@ -764,7 +808,7 @@ class Connection:
             msg.update(self.extra())
         data = dumps(msg).encode() + b"\n"
         view = memoryview(data)
-        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout * BACKSTOP
         while view:
             try:
                 view = view[self.sock.send(view[: 1 << 20]) :]
@@ -776,18 +820,35 @@ class Connection:
             self._wait([], [self.sock], deadline, "the peer stopped reading")
 
     def _wait(self, rlist, wlist, deadline, why):
+        """Wait for the socket; past the request's budget, `Lost` ("timeout").
+
+        Within a request the budget is ``timeout`` seconds of the container's CPU spent
+        while this side waited, or `BACKSTOP` times that of waiting: the host's load or
+        a stall of the container is not the peer's time. Without a CPU count (unknown
+        cgroup), the waiting itself is charged, as wall-clock time.
+        """
         wait = None if deadline is None else deadline - time.monotonic()
-        if self.waited is not None and (wait is None or self.timeout - self.waited < wait):
-            wait, why = self.timeout - self.waited, "no answer to the request in time"
-        if wait is not None and wait <= 0:
-            raise Lost("timeout", f"{why} ({self.timeout:g}s)")
-        start = time.monotonic()
-        select.select(rlist, wlist, [], wait)
+        cpu = container_cpu() if self.waited is not None else None
         if self.waited is not None:
-            self.waited += time.monotonic() - start
+            why = "no answer to the request in time"
+            if self.charged >= self.timeout:
+                unit = "s" if cpu is None else "s of CPU"
+                raise Lost("timeout", f"{why} ({self.timeout:g}{unit})")
+            left = self.timeout * BACKSTOP - self.waited
+            if cpu is None:  # no CPU count: the waiting is charged
+                left = min(left, self.timeout - self.charged)
+            wait = left if wait is None else min(wait, left)
+        if wait is not None and wait <= 0:
+            raise Lost("timeout", f"{why} ({self.timeout * BACKSTOP:g}s of waiting)")
+        start = time.monotonic()
+        select.select(rlist, wlist, [], wait if cpu is None else min(wait, SLICE))
+        if self.waited is not None:
+            waited, after = time.monotonic() - start, container_cpu()
+            self.waited += waited
+            self.charged += waited if cpu is None or after is None else max(0.0, after - cpu)
 
     def recv(self):
-        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout * BACKSTOP
         while b"\n" not in self.buf:
             if len(self.buf) > self.limit:
                 raise Lost("oversize", f"a message over {self.limit >> 20} MiB")
@@ -831,8 +892,8 @@ class Connection:
     def request(self, op, fields=None, memo=None):
         """Send a request and wait for its answer, serving the peer's nested requests.
 
-        With a ``timeout``, the answer must come after at most that long waiting for the
-        peer since the outermost request, whatever the peer asks meanwhile.
+        With a ``timeout``, the answer must come before the peer has taken that much of
+        the outermost request (`_wait`), whatever the peer asks meanwhile.
         """
         with self.lock:
             return self._request(op, fields, memo)
@@ -840,9 +901,9 @@ class Connection:
     def _request(self, op, fields, memo):
         self.seq += 1
         seq = self.seq
-        outer = self.waited
+        outer, charged = self.waited, self.charged
         if self.timeout is not None and outer is None:
-            self.waited = 0.0
+            self.waited, self.charged = 0.0, 0.0
         try:
             self.send({"q": seq, "op": op, **(fields or {})})
             while True:
@@ -854,7 +915,7 @@ class Connection:
                 else:
                     raise Lost("protocol", f"an answer to no question: {str(msg)[:80]}")
         finally:
-            self.waited = outer
+            self.waited, self.charged = outer, charged
 
     def _bounded(self, *values):
         """`expanded`, on the checker's side only (``side.bounded``).
