@@ -127,6 +127,11 @@ class CodeEnv(ContainerEnv[Export]):
             f"mkdir -p -- {quote(folder)} && printf %s {payload} | base64 -d > {quote(target)}",
             timeout=self.command_timeout(),
         )
+        if result.timed_out:
+            return (
+                f"Error: could not write {path}: the write did not finish in "
+                f"{self.command_timeout():g}s (the file may be incomplete; write it again)"
+            )
         if not result.ok:
             return f"Error: could not write {path}: {result.stderr.strip()[:500]}"
         return f"Wrote {len(data)} bytes to {path}"

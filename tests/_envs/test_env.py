@@ -206,6 +206,18 @@ def test_paths_outside_the_workspace_are_refused_by_file_tools(env):
         assert obs.startswith("Error:") and "outside the workspace" in obs
 
 
+def test_a_write_that_times_out_says_so(env, monkeypatch):
+    """Helper Y: a 65 s stall of the agent's container failed a write with an empty reason."""
+    from gym._sandbox import ExecResult
+
+    sandbox = env.unwrapped._sandbox()
+    monkeypatch.setattr(
+        sandbox, "run", lambda *a, **k: ExecResult(exit_code=None, timed_out=True, stderr="")
+    )
+    obs, *_ = env.step(write("x = 1\n", "solution.py"))
+    assert obs.startswith("Error: could not write solution.py") and "did not finish in 1s" in obs
+
+
 def test_a_command_that_never_ends_times_out(env):
     obs, *_, info = env.step(bash("sleep 1000"))
     assert "timed out" in obs and "[exit code: none]" in obs
