@@ -165,9 +165,11 @@ def expected_tests(files: dict[str, bytes], prefix: str) -> list[str]:
 def _bundle(base: dict[str, bytes], export: Export, spec: CheckSpec) -> bytes:
     """Everything the grading container needs, rooted at /: a marshalled dict.
 
-    Path -> bytes, each name checked as an archive's is (never absolute, never climbing).
-    A workspace file where another file needs a folder (the agent replaced the visible
-    tests' folder by a file, their pristine version restored) is left out: the grading
+    Path -> bytes, each name checked as an archive's is (never absolute, never climbing);
+    None for a folder the agent made (``Export.folders``: made with the usual mode,
+    nothing else of it carried). A workspace file where another file needs a folder
+    (the agent replaced the visible tests' folder by a file, their pristine version
+    restored) is left out, and so is a made folder where a file stands: the grading
     container could not write both, and the code's doing is never a grading crash.
     """
     files = export.applied_to(base)
@@ -175,13 +177,24 @@ def _bundle(base: dict[str, bytes], export: Export, spec: CheckSpec) -> bytes:
         if rel in base:
             files[rel] = base[rel]
     folders = {parent for rel in files for parent in _parents(rel)}
-    bundle = {f"workspace/{rel}": data for rel, data in files.items() if rel not in folders}
+    written = {rel: data for rel, data in files.items() if rel not in folders}
+    bundle: dict[str, bytes | None] = {f"workspace/{rel}": data for rel, data in written.items()}
+    bundle |= {f"workspace/{rel}": None for rel in _made_folders(export, set(written))}
     bundle |= {f"grade/tests/{rel}": data for rel, data in spec.hidden.items()}
     bundle |= {f"grade/runner/{name}": data for name, data in _RUNNER.items()}
     bundle |= {f"grade/runner/{name}": data for name, data in _runner_bytecode().items()}
     bundle["grade/pytest.ini"] = b"[pytest]\n"
     bundle["grade/spec.json"] = json.dumps(_runner_spec(spec)).encode()
     return marshal.dumps({check_name(name): data for name, data in sorted(bundle.items())}, 4)
+
+
+def _made_folders(export: Export, files: set[str]) -> list[str]:
+    """The folders the agent made that the bundle makes: those where no written file stands."""
+    return [
+        rel
+        for rel in export.folders
+        if rel not in files and not any(parent in files for parent in _parents(rel))
+    ]
 
 
 def _parents(rel: str) -> list[str]:
@@ -248,6 +261,9 @@ import marshal, os, sys
 os.umask(0o022)
 for name, data in marshal.loads(sys.stdin.buffer.read()).items():
     path = "/" + name
+    if data is None:  # a folder the agent made
+        os.makedirs(path, exist_ok=True)
+        continue
     os.makedirs(os.path.dirname(path), exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     with open(fd, "wb") as out:

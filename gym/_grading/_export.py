@@ -2,8 +2,16 @@
 
 Before anything is copied, every process of the agent is killed, so nothing changes
 files during the copy (no symlink race, no late writes). The export holds only what
-the grader needs: the changed files inside the allowed paths (regular files, never
-links), and the list of every change for the trajectory graders.
+the grader needs: the changed files inside the allowed paths, the folders made there,
+and the list of every change for the trajectory graders.
+
+Invariants:
+
+- Only regular-file content crosses: a hard link is exported as the plain file it is;
+  a symlink, a fifo, a socket or a device is never applied.
+- A folder made inside the allowed paths, empty or not, is listed (``folders``) and
+  made in the grading workspace as a plain folder (the usual mode, nothing else of it).
+  A folder deleted, or made where a file of the task was, deletes that file as before.
 """
 
 from __future__ import annotations
@@ -54,6 +62,9 @@ class Export(BaseModel):
     """Changed files inside the allowed paths (relative path -> content, None if deleted)."""
     changes: list[Change] = Field(default_factory=list)
     """Every change in the writable mounts (absolute paths), allowed or not."""
+    folders: list[str] = Field(default_factory=list)
+    """Folders made inside the allowed paths (relative paths), empty ones included: each
+    is made in the grading workspace. An export stored before this field reads as none."""
     links: list[str] = Field(default_factory=list)
     """Symlinks, hard links and special files (fifos, sockets, devices) among the allowed
     changes. Symlinks and special files are never applied; a hard link is exported as the
@@ -123,9 +134,11 @@ def export_workspace(
         rel = export.relative(change.path)
         if rel is None or not matches(rel, allowed):
             continue
-        if change.node == "d":  # a folder comes with its files (packing both made false
-            if change.kind == "modified":  # hard links); one where a file was deletes it
-                export.files[rel] = None
+        if change.node == "d":  # listed, never packed (packing a folder and its files
+            if change.kind == "modified":  # made false hard links); one where a file was
+                export.files[rel] = None  # deletes it
+            if change.kind != "deleted":
+                export.folders.append(rel)
             continue
         if change.kind == "deleted":
             export.files[rel] = None

@@ -364,3 +364,53 @@ def test_code_calling_a_checks_function_from_its_own_threads_is_graded_on_its_an
     assert report.tests == {
         "grade/tests/test_callbacks.py::test_the_code_calls_back_from_its_threads": "passed"
     }
+
+
+def test_the_bundle_makes_the_folders_the_agent_made_where_no_file_stands():
+    """A made folder travels as a name with no content (None); one where a written file
+    stands, or under one, is left out (a pristine visible test restored over it)."""
+    import marshal
+
+    from gym._grading._checks import _bundle
+
+    base = {"solution.py": b"x = 1\n", "tests/test_given.py": b"def test_given():\n    pass\n"}
+    export = Export(
+        files={"tests/test_given.py": None},
+        folders=["pkg", "pkg/empty", "tests/test_given.py", "tests/test_given.py/in"],
+    )
+    spec = CheckSpec(kind="pytest", visible_tests=("tests/test_given.py",))
+    bundle = marshal.loads(_bundle(base, export, spec))
+    made = {name for name, data in bundle.items() if data is None}
+    assert made == {"workspace/pkg", "workspace/pkg/empty"}
+    assert bundle["workspace/tests/test_given.py"] == base["tests/test_given.py"]
+
+
+def test_an_export_stored_before_folders_were_listed_reads_as_none():
+    stored = (
+        '{"workspace": "/workspace", "files": {"a.py": "eD0xCg=="}, "changes": [], "links": []}'
+    )
+    export = Export.model_validate_json(stored)
+    assert export.folders == [] and export.files == {"a.py": b"x=1\n"}
+
+
+_FOLDERS = b"""
+import os
+import stat
+
+
+def test_folders():
+    for path in ("/workspace/pkg", "/workspace/pkg/empty"):
+        info = os.stat(path, follow_symlinks=False)
+        assert stat.S_ISDIR(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o755
+        assert (info.st_uid, info.st_gid) == (0, 0)
+    assert os.listdir("/workspace/pkg/empty") == []
+"""
+
+
+@pytest.mark.docker
+def test_an_empty_folder_the_agent_made_is_made_in_the_grading_container(python_image):
+    spec = CheckSpec(kind="pytest", hidden={"test_folders.py": _FOLDERS}, timeout=60)
+    export = Export(folders=["pkg", "pkg/empty"])
+    report = run_checks(python_image, {"solution.py": b"x = 1\n"}, export, spec)
+    assert report.error is None
+    assert report.tests == {"grade/tests/test_folders.py::test_folders": "passed"}

@@ -104,3 +104,11 @@ def test_a_change_the_agent_made_unreadable_is_never_graded_as_the_pristine_file
     assert [c.path for c in export.changes if c.path.startswith("/workspace")] == [
         "/workspace/solution.py"
     ]
+
+
+def test_a_folder_made_in_the_allowed_paths_is_listed_empty_or_not(box):
+    steps = "cd /workspace && mkdir -p pkg/empty pkg/full /tmp/elsewhere && echo z > pkg/full/c.py"
+    assert box.run(steps).ok
+    export = export_workspace(box, ("pkg/**",))
+    assert sorted(export.folders) == ["pkg/empty", "pkg/full"]
+    assert export.files == {"pkg/full/c.py": b"z\n"}

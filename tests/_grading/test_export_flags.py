@@ -152,3 +152,22 @@ def test_a_hard_link_gets_its_files_content_within_the_export_cap():
         *(Entry(f"pkg/{i}.py", "special", 0o644, target="pkg/a.py") for i in range(3)),
     ]
     assert not _hard_links_as_files(Export(files={"pkg/a.py": b"x" * 10}), many, max_bytes=35)
+
+
+def test_an_empty_folder_the_code_needs_reaches_grading(engine):
+    """A folder made inside the writable paths is made in the grading workspace, empty
+    or not: correct work that lists an empty folder of its own passes (before: the
+    folder was never carried, FileNotFoundError at import; found by a red-team helper)."""
+    fixed = (ORACLE / "wordstats" / "core.py").read_text()
+    listing = (
+        "\nimport os as _os\n"
+        'PLUGINS = _os.listdir(_os.path.join(_os.path.dirname(__file__), "plugins", "none"))\n'
+        'MODE = _os.stat(_os.path.join(_os.path.dirname(__file__), "plugins")).st_mode & 0o7777\n'
+        "assert PLUGINS == [] and MODE == 0o755, (PLUGINS, oct(MODE))\n"
+    )
+    result = grade(
+        bash("mkdir -p wordstats/plugins/none && chmod 700 wordstats/plugins"),
+        write("wordstats/core.py", fixed + listing),
+    )
+    assert result.outcome == "pass" and result.reward == 1.0, result.verdict
+    assert result.verdict.flags == []
