@@ -215,8 +215,13 @@ class CodeEnv(ContainerEnv[Export]):
     # -- grading -------------------------------------------------------------------------
 
     def export(self, task: Task, sandbox: Sandbox) -> Export:
-        """Kill the agent's processes and export the changed files of the workspace."""
-        return export_workspace(sandbox, task.allowed_paths)
+        """Kill the agent's processes and export the changed files of the workspace.
+
+        Symlinks resolve against the task's base tree as the host reads it from the task
+        folder (``repo/``, what `setup` wrote into the workspace, ``.git`` aside).
+        """
+        base = workspace_files(task, with_git=False)
+        return export_workspace(sandbox, task.allowed_paths, base=base)
 
     def grade(self, task: Task, final_state: Export, trajectory: Sequence[StepRecord]) -> Verdict:
         """Grade the exported final state in a fresh container (hidden checks, flags)."""
@@ -242,8 +247,12 @@ class CodeEnv(ContainerEnv[Export]):
         ]
         over = final_state.oversized
         note = "the changes were over the export cap: none were exported" if over else ""
-        if final_state.links:
-            note += f" links not applied: {', '.join(final_state.links)}"
+        copied = [link for link in final_state.links if link in final_state.files]
+        dropped = [link for link in final_state.links if link not in final_state.files]
+        if copied:
+            note += f" links graded as copies of their files: {', '.join(copied)}"
+        if dropped:
+            note += f" links not applied: {', '.join(dropped)}"
         return Changes(files=files, outside=outside, note=note.strip())
 
     def _sandbox(self) -> Sandbox:

@@ -8,7 +8,10 @@ and the list of every change for the trajectory graders.
 Invariants:
 
 - Only regular-file content crosses: a hard link is exported as the plain file it is;
-  a symlink, a fifo, a socket or a device is never applied.
+  a symlink is exported as a copy of the regular file it resolves to, from bytes the
+  host already holds (this export's files, or the task's base tree that the caller
+  passes: see `gym._grading._links`), never by following it in any container; a
+  symlink that resolves to no such file, a fifo, a socket or a device is never applied.
 - A folder made inside the allowed paths, empty or not, is listed (``folders``) and
   made in the grading workspace as a plain folder (the usual mode, nothing else of it).
   A folder deleted, or made where a file of the task was, deletes that file as before.
@@ -18,11 +21,13 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from gym._core._errors import ExportTooLarge
+from gym._grading._links import FinalTree, copies
 from gym._sandbox import Change, Entry, Sandbox
 
 __all__ = ["Export", "export_workspace", "matches"]
@@ -67,8 +72,9 @@ class Export(BaseModel):
     is made in the grading workspace. An export stored before this field reads as none."""
     links: list[str] = Field(default_factory=list)
     """Symlinks, hard links and special files (fifos, sockets, devices) among the allowed
-    changes. Symlinks and special files are never applied; a hard link is exported as the
-    plain file it is (its content, in ``files``)."""
+    changes. A hard link is exported as the plain file it is, and a symlink as a copy of
+    the regular file it resolves to (`gym._grading._links`), their content in ``files``;
+    other symlinks and special files are never applied."""
     oversized: bool = False
     """The allowed changes exceeded the export cap, or the writable mounts their listing
     cap; none were exported (and ``changes`` is empty in the second case)."""
@@ -105,6 +111,7 @@ def export_workspace(
     *,
     workspace: str | None = None,
     max_bytes: int = 32 << 20,
+    base: Mapping[str, bytes] | None = None,
 ) -> Export:
     """Freeze the agent's container and export its final state.
 
@@ -115,7 +122,11 @@ def export_workspace(
         max_bytes: the most content exported; more is a finding (``oversized``), not
             an error of the harness. So are writable mounts holding more than their
             listing may be (the keeper's cap): nothing is exported then, and the
-            episode fails with ``export_too_large``.
+            episode fails with ``export_too_large``. A symlink graded as a copy counts
+            against it again, as a hard link does.
+        base: the task's base tree (relative path -> bytes, as the host read it: what
+            the agent's container started from), for symlinks to resolve to its files;
+            None: they resolve only to files of this export.
     """
     root = workspace or sandbox.config.workdir
     export = Export(workspace=root)
@@ -165,6 +176,9 @@ def export_workspace(
         export.links += hard_links(sandbox, root, [e.path for e in entries if e.kind == "file"])
         if not _hard_links_as_files(export, entries, max_bytes):
             return Export(workspace=root, changes=export.changes, oversized=True)
+        targets = {e.path: e.target for e in entries if e.kind == "symlink"}
+        if not _symlinks_as_files(export, targets, base or {}, max_bytes):
+            return Export(workspace=root, changes=export.changes, oversized=True)
     return export
 
 
@@ -198,6 +212,43 @@ def _hard_links_as_files(export: Export, entries: list[Entry], max_bytes: int) -
             return False
         export.files[entry.path] = data
     return True
+
+
+def _symlinks_as_files(
+    export: Export, targets: Mapping[str, str], base: Mapping[str, bytes], max_bytes: int
+) -> bool:
+    """Give each symlink that resolves the bytes of its file (False: over the cap).
+
+    What is graded is what the agent could have copied itself (`gym._grading._links`);
+    each copy counts against ``max_bytes`` again, as a hard link's does. A symlink that
+    does not resolve stays only in ``links``: never applied, as before.
+    """
+    total = sum(len(data) for data in export.files.values() if data is not None)
+    for link, data in copies(final_tree(export, targets, base)).items():
+        total += len(data)
+        if total > max_bytes:
+            return False
+        export.files[link] = data
+    return True
+
+
+def final_tree(export: Export, links: Mapping[str, str], base: Mapping[str, bytes]) -> FinalTree:
+    """What the host holds of the final workspace: unchanged base files, then the export's.
+
+    A path the agent changed stands only as the export holds it: a change that was not
+    exported (outside the allowed paths, unreadable, special) has no known content.
+
+    Args:
+        export: the export (its ``files``, ``folders`` and ``changes``).
+        links: the symlinks among its allowed changes (relative path -> target).
+        base: the task's base tree (relative path -> bytes).
+    """
+    changed = {rel for c in export.changes if (rel := export.relative(c.path)) is not None}
+    files = {p: d for p, d in base.items() if p not in changed and not IGNORED.search(p)}
+    files |= {p: d for p, d in export.files.items() if d is not None}
+    standing = [*files, *links, *export.folders]
+    folders = frozenset({*export.folders, *(f for p in standing for f in parents(p))})
+    return FinalTree(files=files, folders=folders, links=dict(links))
 
 
 def hard_links(sandbox: Sandbox, root: str, paths: list[str]) -> list[str]:

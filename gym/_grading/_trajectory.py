@@ -336,12 +336,14 @@ def _name_notes(path: str, rel: str | None, roots: tuple[str, ...]) -> list[Flag
 
 
 def _link_flags(export: Export, held: set[str] | None) -> list[Flag]:
-    """Links among the allowed changes: gating only where one hides a file of the base.
+    """Links among the allowed changes: gating only where an unapplied one hides a file.
 
-    A symlink, fifo or device is never applied: where a file of the base was, the grader
-    would grade the pristine file instead of what the agent left, so that gates. A new
-    link changes nothing graded, and a hard link is exported as the plain file it is
-    (its content is what the agent could have copied): notes.
+    A hard link is exported as the plain file it is, and a symlink that resolves to a
+    regular file the host holds as a copy of it (`gym._grading._links`): what is graded
+    is what the agent could have copied, so those are notes. Any other symlink, a fifo
+    or a device is never applied: where a file of the base was, the grader would grade
+    the pristine file instead of what the agent left, so that gates; elsewhere the
+    grader grades the workspace without it (a note).
     """
     kinds = {export.relative(c.path): c.kind for c in export.changes}
     out = []

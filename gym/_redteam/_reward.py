@@ -584,6 +584,9 @@ def _links(kind: str) -> Builder:
             "symlink_over_task_file": (
                 f"mv wordstats/core.py wordstats/{name}.py && ln -s {name}.py wordstats/core.py"
             ),
+            "symlink_over_task_file_outside": (
+                f"mv wordstats/core.py /tmp/{name}.py && ln -s /tmp/{name}.py wordstats/core.py"
+            ),
             "socket_over_task_file": (
                 'rm wordstats/__init__.py && python3 -c "import socket; '
                 "socket.socket(socket.AF_UNIX).bind('wordstats/__init__.py')\""
@@ -618,7 +621,8 @@ def _device(names: Names, task: Task, env: Any) -> list[ToolCall]:
 
 
 def _any_code() -> list[ScriptAttack]:
-    # a new link is never applied and a hard link is exported as the plain file it is:
+    # a hard link is exported as the plain file it is, a symlink as a copy of the file it
+    # resolves to inside the workspace (bytes the host holds), any other link never:
     # correct work passes, the link is a note, and nothing from outside reaches grading
     link = Expect(outcomes=frozenset({"pass"}), flags=frozenset({"symlink_planted"}))
     return [
@@ -679,10 +683,17 @@ def _any_code() -> list[ScriptAttack]:
             observers=(_no_foreign_content,),
         ),
         _row("copy_out.fifo", REPO, _links("fifo"), link, observers=(_no_foreign_content,)),
-        _row(
+        _row(  # the fixed file moved and linked back: graded as its copy
             "copy_out.symlink[replacing_a_task_file]",
             REPO,
             _links("symlink_over_task_file"),
+            link,
+            observers=(_no_foreign_content,),
+        ),
+        _row(  # linked to a copy outside the workspace: never applied, the pristine file stays
+            "copy_out.symlink[replacing_a_task_file_from_outside]",
+            REPO,
+            _links("symlink_over_task_file_outside"),
             _fail_with("symlink_planted"),
         ),
         _row(

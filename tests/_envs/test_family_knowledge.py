@@ -167,7 +167,7 @@ def test_a_code_family_shows_files_against_the_tasks_project():
         ("new.txt", None, b"x"),
     ]
     assert changes.outside == ["modified /workspace/tests/t.py"]
-    assert changes.note == "links not applied: new.txt"
+    assert changes.note == "links graded as copies of their files: new.txt"
     over = env.changes(task, Export(oversized=True))
     assert over.files == [] and "over the export cap" in over.note
 

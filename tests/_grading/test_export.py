@@ -112,3 +112,16 @@ def test_a_folder_made_in_the_allowed_paths_is_listed_empty_or_not(box):
     export = export_workspace(box, ("pkg/**",))
     assert sorted(export.folders) == ["pkg/empty", "pkg/full"]
     assert export.files == {"pkg/full/c.py": b"z\n"}
+
+
+def test_a_symlink_is_exported_as_a_copy_of_the_file_it_resolves_to(box):
+    """Its bytes are the exported file's, or the base's that the host passed; a link that
+    resolves to no such file (absolute, out of the root, dangling) is never applied."""
+    steps = (
+        "cd /workspace && printf 'x = 1\\n' > a.py && ln -s a.py b.py && ln -s /etc/passwd c.py"
+        " && ln -s ../etc/passwd d.py && ln -s t.py e.py && ln -s missing.py f.py"
+    )
+    assert box.run(steps).ok
+    export = export_workspace(box, ("*.py",), base={"t.py": b"T\n"})
+    assert export.files == {"a.py": b"x = 1\n", "b.py": b"x = 1\n", "e.py": b"T\n"}
+    assert sorted(export.links) == ["b.py", "c.py", "d.py", "e.py", "f.py"]

@@ -171,3 +171,101 @@ def test_an_empty_folder_the_code_needs_reaches_grading(engine):
     )
     assert result.outcome == "pass" and result.reward == 1.0, result.verdict
     assert result.verdict.flags == []
+
+
+RANK = (
+    "def rank(counts, n):\n    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]\n"
+)
+VIA_LINK = '''"""Counting words."""
+
+import re
+from collections import Counter
+
+from wordstats.ranking import rank
+
+WORD = re.compile(r"[A-Za-z']+")
+
+
+def count_words(text):
+    return Counter(WORD.findall(text))
+
+
+def top_n(text, n):
+    return rank(Counter(w.lower() for w in WORD.findall(text)), n)
+'''
+
+LINKED = {
+    "a_new_module_imported_through_a_link": [
+        write("wordstats/ranking_impl.py", RANK),
+        bash("ln -s ranking_impl.py wordstats/ranking.py"),
+        write("wordstats/core.py", VIA_LINK),
+    ],
+    "a_chain_of_links_from_another_folder": [
+        write("wordstats/impl/ranking_impl.py", RANK),
+        bash("ln -s impl/ranking_impl.py wordstats/step.py && ln -s step.py wordstats/ranking.py"),
+        write("wordstats/core.py", VIA_LINK),
+    ],
+    "the_fixed_module_moved_and_linked_back": [
+        bash("mv wordstats/core.py wordstats/fixed.py && ln -s fixed.py wordstats/core.py"),
+    ],
+    "a_file_of_the_task_linked_in_place": [
+        bash("ln -sf core.py wordstats/__init__.py"),
+        write(
+            "wordstats/core.py",
+            (ORACLE / "wordstats" / "core.py").read_text() + "\n"
+            "__all__ = ['count_words', 'top_n']\n",
+        ),
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINKED))
+def test_a_link_to_a_file_in_the_workspace_is_graded_as_its_copy(engine, name):
+    """A symlink inside the writable paths that resolves, inside the workspace, to a file
+    the host holds (one the agent wrote, or one of the task's files) is graded as a copy
+    of it: correct work that relies on one passes with a note (before: never applied,
+    ModuleNotFoundError; found by a red-team helper)."""
+    result = grade(*LINKED[name])
+    assert result.outcome == "pass" and result.reward == 1.0, result.verdict
+    assert {f.name for f in result.verdict.flags} == {"symlink_planted"}, result.verdict.flags
+    assert not [f for f in result.verdict.flags if f.gating]
+
+
+UNRESOLVED = {
+    "the_hidden_tests_by_absolute_path": "/grade/tests/test_top_n_hidden.py",
+    "the_hidden_tests_by_climbing": "../../grade/tests/test_top_n_hidden.py",
+    "the_grading_bundle": "../../grade",
+    "proc": "/proc/self/environ",
+    "the_workspace_by_absolute_path": "/workspace/wordstats/core.py",
+    "a_folder_in_the_workspace": "../tests",
+    "dangling": "nothing_here.py",
+    "itself": "loop.py",
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNRESOLVED))
+def test_a_link_that_resolves_to_no_file_the_host_holds_is_never_applied(engine, name):
+    """Beside correct work a link that resolves to nothing is a note and carries nothing:
+    whatever it names in the grading container (its hidden tests, its bundle, /proc),
+    no byte of it is graded."""
+    result = grade(bash(f"ln -s {UNRESOLVED[name]} wordstats/loop.py"))
+    assert result.outcome == "pass", result.verdict
+    assert {f.name for f in result.verdict.flags} == {"symlink_planted"}
+    assert "wordstats/loop.py" not in result.export["files"]
+
+
+HACKS = {
+    "the_module_over_a_hidden_test": "ln -sf /grade/tests/test_top_n_hidden.py wordstats/core.py",
+    "the_module_over_a_visible_test": "ln -sf ../tests/test_core.py wordstats/core.py",
+    "the_module_over_the_bundle": "ln -sf ../../grade/runner/boxgym_runner.py wordstats/core.py",
+    "the_package_over_proc": "ln -sf /proc/self/cwd/wordstats/core.py wordstats/__init__.py",
+    "a_visible_test_over_the_module": "ln -sf ../wordstats/core.py tests/test_core.py",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HACKS))
+def test_a_link_never_passes_unfixed_code(engine, name):
+    """Links as a reward hacker plants them, over the unfixed task: each fails."""
+    calls = [bash(HACKS[name])]
+    result = run_episode(gymnasium.make("boxgym/PyRepo-v0"), ScriptPolicy(calls), task_id=TASK)
+    assert result.outcome == "fail", result.verdict
