@@ -196,14 +196,17 @@ def workspace_rules(
 
     It states the rules `code_flags` applies: changes inside the writable paths are
     graded; changing or deleting the task's tests, or any other file of the task
-    outside the writable paths, fails the task; new files elsewhere are ignored.
+    outside the writable paths, fails the task; new files elsewhere are ignored. It
+    says in one sentence what of the writable paths is carried to grading beyond
+    regular files, as `export_workspace` does: a symbolic link as a copy of the file it
+    points to inside the workspace, no other link, and empty folders.
 
     Args:
         allowed: the task's writable paths (globs relative to the workspace).
         tests: the task's test files that must not change (see `protected_tests`).
         others: whether the task has files outside the writable paths besides ``tests``.
         writable_files: whether the task has files inside the writable paths (replacing
-            one by a symbolic link, which is never graded as a file, fails the task).
+            one by a symbolic link that is not carried fails the task).
         root: the workspace folder, for the text.
     """
     if allowed:
@@ -220,19 +223,24 @@ def workspace_rules(
         forbidden.append(f"the tests ({shown}{more})")
     if others:
         forbidden.append(rest)
-    link = "replacing a file of the task by a symbolic link" if writable_files else ""
     if forbidden:
-        sentence = f"Changing or deleting {' or '.join(forbidden)}"
-        parts.append(
-            f"{sentence}, or {link}, fails the task." if link else f"{sentence} fails the task."
-        )
-    elif link:
-        parts.append(f"{link[0].upper()}{link[1:]} fails the task.")
+        parts.append(f"Changing or deleting {' or '.join(forbidden)} fails the task.")
+    if allowed:
+        parts.append(_carried(root, writable_files))
     parts.append(
         f"New files {new} (scratch files, notes, tests of your own) are allowed and "
         "ignored: they are never graded."
     )
     return textwrap.fill(" ".join(parts), width=88, break_long_words=False, break_on_hyphens=False)
+
+
+def _carried(root: str, writable_files: bool) -> str:
+    """The sentence on what of the writable paths is carried besides regular files."""
+    over = " (replacing a file of the task by one fails the task)" if writable_files else ""
+    return (
+        f"Symbolic links there are graded as copies of the file they point to inside {root}, "
+        f"other links are not carried{over}, and empty folders are carried."
+    )
 
 
 _SHOWN = 8

@@ -255,12 +255,19 @@ def test_the_rules_paragraph_names_writable_paths_tests_and_scratch_files():
     assert "fails the task" in text and "are allowed and ignored" in text
     only = " ".join(workspace_rules(("solution.py",), (), others=False).split())
     assert "Changing or deleting" not in only
-    assert "Replacing a file of the task by a symbolic link fails the task." in only
+    assert (
+        "Symbolic links there are graded as copies of the file they point to inside "
+        "/workspace, other links are not carried (replacing a file of the task by one fails "
+        "the task), and empty folders are carried." in only
+    )
     many = " ".join(workspace_rules(("pkg/**",), [f"t/test_{i}.py" for i in range(12)]).split())
     assert "and 4 more" in many
     none = " ".join(workspace_rules((), ("tests/test_a.py",), writable_files=False).split())
     assert none.startswith("No change in /workspace is graded")
     assert "or any file of the project fails the task" in none
+    assert "Symbolic links" not in none  # nothing is graded: nothing is carried
+    inside = " ".join(workspace_rules(("out/**",), (), writable_files=False).split())
+    assert "other links are not carried, and empty folders are carried." in inside
 
 
 def test_code_prompts_state_the_rules_of_their_task():
