@@ -16,6 +16,8 @@ Invariants:
   agent changed whose content was not exported (outside the writable paths, a fifo,
   a device, an unreadable file), a file of the base under ``__pycache__`` or named
   ``*.pyc`` (such changes are never listed), or ``.git`` (never part of the base).
+- The host's work is bounded whatever the links name: all the links of an export
+  share one `Budget` of steps; past it, the rest resolve to nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["MAX_HOPS", "FinalTree", "copies", "resolve"]
+__all__ = ["MAX_HOPS", "Budget", "FinalTree", "copies", "resolve"]
 
 MAX_HOPS = 8
 """The most links followed to resolve one (the first included): past it, a loop."""
@@ -45,14 +47,22 @@ class FinalTree:
     """Symlinks among the allowed changes (relative path -> target, as written)."""
 
 
-def resolve(link: str, tree: FinalTree) -> str | None:
-    """The regular file of ``tree`` that ``link`` resolves to, or None (see the module)."""
+def resolve(link: str, tree: FinalTree, budget: Budget | None = None) -> str | None:
+    """The regular file of ``tree`` that ``link`` resolves to, or None (see the module).
+
+    Each component walked spends one step of ``budget`` (a fresh `Budget` if None):
+    spent, the link resolves to nothing.
+    """
+    budget = budget or Budget()
     folder = posixpath.dirname(link)
     here = folder.split("/") if folder else []
-    todo = _steps(tree.links[link])
+    todo = _steps(tree.links[link])  # reversed: the next component last
     hops = 1
-    while todo is not None and todo:
-        name = todo.pop(0)
+    while todo:
+        budget.left -= 1
+        if budget.left < 0:
+            return None
+        name = todo.pop()
         path = "/".join([*here, name])
         if name in ("", "."):
             continue
@@ -62,31 +72,41 @@ def resolve(link: str, tree: FinalTree) -> str | None:
             here.pop()
         elif path in tree.links:
             hops += 1
-            todo = None if hops > MAX_HOPS else _join(_steps(tree.links[path]), todo)
+            more = _steps(tree.links[path])
+            if hops > MAX_HOPS or not more:
+                return None  # a loop, a chain too long, or an absolute target
+            todo += more
         elif path in tree.folders:
             here.append(name)
         elif path in tree.files and not todo:
             return path
         else:
             return None  # dangling, unknown, or a file used as a folder
-    return None  # a folder, a loop, or an absolute target
+    return None  # a folder, or an absolute or empty target
 
 
-def _steps(target: str) -> list[str] | None:
-    """The components of a link's target; None for an absolute or empty one."""
+@dataclass
+class Budget:
+    """Steps left to resolve links with: a bound on the host's work, whatever they name."""
+
+    left: int = 1 << 20
+
+
+def _steps(target: str) -> list[str]:
+    """The components of a link's target, the first last; none for an absolute one."""
     if not target or target.startswith("/"):
-        return None
-    return target.split("/")
-
-
-def _join(first: list[str] | None, rest: list[str]) -> list[str] | None:
-    return None if first is None else first + rest
+        return []
+    return target.split("/")[::-1]
 
 
 def copies(tree: FinalTree) -> dict[str, bytes]:
-    """Each link of ``tree`` that resolves, with the bytes of the file it resolves to."""
-    out = {}
+    """Each link of ``tree`` that resolves, with the bytes of the file it resolves to.
+
+    All of them share one `Budget` (about a second of work): a correct workspace's links
+    take a few steps each; links past it (in path order) resolve to nothing.
+    """
+    out, budget = {}, Budget()
     for link in sorted(tree.links):
-        if (target := resolve(link, tree)) is not None:
+        if (target := resolve(link, tree, budget)) is not None:
             out[link] = tree.files[target]
     return out

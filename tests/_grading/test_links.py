@@ -152,3 +152,24 @@ def test_without_a_base_a_link_resolves_only_to_exported_files():
     export = export_with(links, {"pkg/mine.py": b"M"})
     tree = final_tree(export, links, {})
     assert resolve("pkg/alias.py", tree) is None and resolve("pkg/twin.py", tree) == "pkg/mine.py"
+
+
+def test_the_work_of_resolving_is_bounded_whatever_the_links_name():
+    """Thousands of links, each through a chain of links with targets of 4,000 dots:
+    resolving them all stays within the shared budget (about a second), and what is past
+    it resolves to nothing."""
+    import time
+
+    from gym._grading._links import Budget, copies
+
+    long = "/".join(["."] * 2000) + "/"
+    chain = {f"pkg/c{i}": f"{long}c{i + 1}" for i in range(MAX_HOPS - 2)}
+    chain[f"pkg/c{MAX_HOPS - 2}"] = "core.py"
+    links = chain | {f"pkg/l{i}.py": "c0" for i in range(3000)}
+    tree = final_tree(export_with(links), links, BASE)
+    began = time.monotonic()
+    found = copies(tree)
+    assert time.monotonic() - began < 10
+    assert 0 < len(found) < len(links)
+    assert resolve("pkg/l0.py", tree) == "pkg/core.py"  # on its own, within a fresh budget
+    assert resolve("pkg/l0.py", tree, Budget(left=100)) is None
