@@ -374,20 +374,27 @@ _BUDGET_MB = 160
 container's own limit, so its OOM is one of the host's, as the container sees it."""
 
 
-class _BallastOracle(ScriptPolicy):
-    """The reference solution, which also holds memory for a moment as it is imported."""
+class _PrefixedOracle(ScriptPolicy):
+    """The reference solution with ``prefix`` before the content of every file it writes."""
+
+    prefix = ""
 
     def start(self, task: Task, env: Any) -> None:
-        ballast = f"_ballast = b'x' * ({_BALLAST_MB} << 20)\ndel _ballast\n"
         self._queue = [
             ToolCall(
                 name=call.name,
-                arguments={**call.arguments, "content": ballast + call.arguments["content"]},
+                arguments={**call.arguments, "content": self.prefix + call.arguments["content"]},
             )
             if call.name == "write_file"
             else call
             for call in env.oracle_calls(task)
         ]
+
+
+class _BallastOracle(_PrefixedOracle):
+    """The reference solution, which also holds memory for a moment as it is imported."""
+
+    prefix = f"_ballast = b'x' * ({_BALLAST_MB} << 20)\ndel _ballast\n"
 
 
 class HostOutOfMemory(Fault):
@@ -415,23 +422,13 @@ _STARVED_CPUS = 0.25
 """The CPUs every grading container gets, as a loaded host leaves it."""
 
 
-class _BurningOracle(ScriptPolicy):
+class _BurningOracle(_PrefixedOracle):
     """The reference solution, which also spends `_BURN_S` of CPU as it is imported."""
 
-    def start(self, task: Task, env: Any) -> None:
-        burn = (
-            "import time as _time\n_end = _time.process_time() + "
-            f"{_BURN_S}\nwhile _time.process_time() < _end:\n    pass\n"
-        )
-        self._queue = [
-            ToolCall(
-                name=call.name,
-                arguments={**call.arguments, "content": burn + call.arguments["content"]},
-            )
-            if call.name == "write_file"
-            else call
-            for call in env.oracle_calls(task)
-        ]
+    prefix = (
+        "import time as _time\n_end = _time.process_time() + "
+        f"{_BURN_S}\nwhile _time.process_time() < _end:\n    pass\n"
+    )
 
 
 class StarvedOfCpu(Fault):
