@@ -583,9 +583,11 @@ def grading_held(sup):
     return sup.checker_peak + resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def run_session(spec, uids, staging):
-    """Run the checker until it finishes or the checks' time is up; its outcomes, collected."""
-    kills = Kills()
+def run_session(spec, uids, staging, kills):
+    """Run the checker until it finishes or the checks' time is up; its outcomes, collected.
+
+    ``kills`` counts the kernel's kills for want of memory since before the probes.
+    """
     sup = Supervisor(spec, uids, staging)
     budget = spec.get("timeout", 300)
     deadline, cpu_start = time.monotonic() + budget * wire.BACKSTOP, wire.container_cpu()
@@ -757,10 +759,10 @@ def main(argv=None):
     try:
         if spec["kind"] not in ("pytest", "calls"):
             raise ValueError(f"unknown kind {spec['kind']!r}")
-        uids = Uids()
+        uids, kills = Uids(), Kills()  # the probes' kills count too (they run the code)
         staging = prepare(spec, uids)
         probes = run_probes(spec, uids)
-        report.update(run_session(spec, uids, staging), probes=probes)
+        report.update(run_session(spec, uids, staging, kills), probes=probes)
     except Exception:
         import traceback
 
