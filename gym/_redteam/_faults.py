@@ -415,9 +415,9 @@ class HostOutOfMemory(Fault):
         return found
 
 
-_BURN_S = 3.0
-"""CPU seconds the correct solution spends as it is imported: under a third of the
-per-call timeout (10 s), past it in wall-clock time on a quarter of a CPU."""
+_BURN_S = 5.0
+"""CPU seconds the correct solution spends as it is imported: half the per-call timeout
+(10 s), twice it in wall-clock time on a quarter of a CPU."""
 _STARVED_CPUS = 0.25
 """The CPUs every grading container gets, as a loaded host leaves it."""
 

@@ -944,6 +944,7 @@ def test_a_request_is_charged_the_containers_cpu_not_the_hosts_delay(monkeypatch
     the host, and an 11 s stall of the container failed another: wall-clock time was
     charged. The container's CPU is; waiting on nothing ends at `wire.BACKSTOP` times."""
     monkeypatch.setattr(wire, "container_cpu", _FakeCpu(rate))
+    monkeypatch.setattr(wire, "starved", lambda: 0.0)  # ready to run never waited
     conn, theirs = _channel(0.4)
     peer = _answer_after(theirs, 0.6)  # 1.5 times the timeout
     if answered:
@@ -959,12 +960,26 @@ def test_a_request_is_charged_the_containers_cpu_not_the_hosts_delay(monkeypatch
 
 def test_a_request_waiting_on_nothing_ends_at_the_backstop(monkeypatch):
     monkeypatch.setattr(wire, "container_cpu", _FakeCpu(0.0))  # a sleep, a blocking read
+    monkeypatch.setattr(wire, "starved", lambda: 0.0)
     conn, theirs = _channel(0.3)
     start = time.monotonic()
     with pytest.raises(wire.Lost, match=r"0.6s of waiting") as lost:
         conn.request("compute")
     took = time.monotonic() - start
     assert lost.value.why == "timeout" and 0.55 < took < 0.3 * wire.BACKSTOP + 1.0
+    conn.sock.close()
+    theirs.close()
+
+
+def test_the_time_the_container_waited_for_a_cpu_is_not_the_peers(monkeypatch):
+    """Helper Z: at a quarter of a CPU a correct solution spending half its CPU limit
+    still failed the wall-clock bound. Time its tasks waited, ready to run, is left out."""
+    monkeypatch.setattr(wire, "container_cpu", _FakeCpu(0.1))
+    monkeypatch.setattr(wire, "starved", _FakeCpu(0.9))  # ready to run 90% of the time
+    conn, theirs = _channel(0.3)
+    peer = _answer_after(theirs, 0.9)  # three times the timeout: past the bound of 0.6
+    assert conn.request("compute") == 7
+    peer.join()
     conn.sock.close()
     theirs.close()
 

@@ -590,7 +590,7 @@ def run_session(spec, uids, staging, kills):
     """
     sup = Supervisor(spec, uids, staging)
     budget = spec.get("timeout", 300)
-    deadline, cpu_start = time.monotonic() + budget * wire.BACKSTOP, wire.container_cpu()
+    start, cpu_start, starving = time.monotonic(), wire.container_cpu(), wire.Starving()
     event_r, event_w = os.pipe()
     out_r, out_w = os.pipe()
     ctl, ctl_checker = socket.socketpair()
@@ -601,8 +601,11 @@ def run_session(spec, uids, staging, kills):
     ctl.sendall(wire.dumps(sup.checker_spec()).encode() + b"\n")
     open_fds, timed_out = {event_r, out_r, ctl.fileno()}, False
     while open_fds:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or _spent(cpu_start, deadline, budget) >= budget:
+        took = time.monotonic() - start
+        if cpu_start is not None and took >= budget:  # slow: is it the host?
+            starving.watch(took)
+        remaining = budget * wire.BACKSTOP - (took - starving.excluded)
+        if remaining <= 0 or _spent(cpu_start, took) >= budget:
             timed_out = True
             break
         ready, _, _ = select.select(list(open_fds), [], [], min(remaining, 0.5))
@@ -647,16 +650,17 @@ def run_session(spec, uids, staging, kills):
     return result
 
 
-def _spent(cpu_start, deadline, budget):
-    """What the session has taken of its ``budget``: the container's CPU since it began.
+def _spent(cpu_start, took):
+    """What the session has taken of its budget: the container's CPU since it began.
 
     The host's load or a stall of the container does not use it up; a session waiting on
-    nothing ends at its wall-clock ``deadline`` (`wire.BACKSTOP` times the budget).
-    Without a CPU count, the time since the start.
+    nothing ends at `wire.BACKSTOP` times the budget in wall-clock time, less what the
+    container waited for a CPU (`wire.Starving`). Without a CPU count, ``took``: the
+    time since the start.
     """
     now = wire.container_cpu()
     if cpu_start is None or now is None:
-        return time.monotonic() - (deadline - budget * wire.BACKSTOP)
+        return took
     return now - cpu_start
 
 

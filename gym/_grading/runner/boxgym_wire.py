@@ -59,7 +59,9 @@ itself is charged in the grading container's CPU time (`container_cpu`): what th
 under test spent, never what a loaded host or a stalled container took from it (a correct
 solution at half its limit failed under six busy loops on the host; an 11 s stall of the
 container failed another). Waiting on nothing (a sleep, a blocking read) ends at this
-many times the timeout."""
+many times the timeout; time the container's tasks waited, ready to run, for a CPU
+(`Starving`) does not count toward it (at a quarter of a CPU, a correct solution
+spending half its CPU limit still passed the wall-clock bound otherwise)."""
 SLICE = 0.25
 """Seconds between two readings of the CPU spent while a wait goes on."""
 _CPU_USAGE = (
@@ -764,6 +766,54 @@ def encode_exception(exc, side):
 # -- the message loop --------------------------------------------------------------------
 
 
+def starved():
+    """Seconds this container's tasks have waited, ready to run, for a CPU (None: unknown).
+
+    The sum of every thread's ``run_delay`` (``/proc/PID/task/TID/schedstat``): the
+    host's other work, a stall of the container's quota. The tasks that ended are not
+    counted, so the sum can go down; only its growth is read, and never more of it
+    than the time that passed.
+    """
+    total, seen = 0, False
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return None
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as fh:
+                    total += int(fh.read().split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            seen = True
+    return total * 1e-9 if seen else None
+
+
+class Starving:
+    """Wall-clock time that counts: less what the container waited for a CPU meanwhile.
+
+    Read from the moment it is asked to `watch` (a wait past its timeout), so that a
+    request that ends in time never scans ``/proc``.
+    """
+
+    def __init__(self):
+        self.last, self.excluded = None, 0.0
+
+    def watch(self, now):
+        """Exclude from ``now`` on the time the container's tasks waited for a CPU."""
+        starved_now = starved()
+        if self.last is not None and starved_now is not None:
+            then, starved_then = self.last
+            grown = max(0.0, starved_now - starved_then)
+            self.excluded += min(grown, now - then)
+        self.last = None if starved_now is None else (now, starved_now)
+
+
 class Connection:
     """One end of the checker-worker socket: JSON lines, requests nest both ways.
 
@@ -790,6 +840,7 @@ class Connection:
         self.depth = 0
         self.waited = None  # seconds waited for the peer in the outermost request under way
         self.charged = None  # CPU seconds the container spent meanwhile (`container_cpu`)
+        self.starving = None  # what of the waiting was the container's wait for a CPU
         self.extra = None  # a function returning fields added to every message sent
         self.on_message = None  # a function called with every message received
 
@@ -834,10 +885,12 @@ class Connection:
             if self.charged >= self.timeout:
                 unit = "s" if cpu is None else "s of CPU"
                 raise Lost("timeout", f"{why} ({self.timeout:g}{unit})")
-            left = self.timeout * BACKSTOP - self.waited
+            if cpu is not None and self.waited >= self.timeout:  # slow: is it the host?
+                self.starving.watch(self.waited)
+            left = self.timeout * BACKSTOP - (self.waited - self.starving.excluded)
             if cpu is None:  # no CPU count: the waiting is charged
                 left = min(left, self.timeout - self.charged)
-            wait = left if wait is None else min(wait, left)
+            wait = left  # the request's budget bounds each of its waits
         if wait is not None and wait <= 0:
             raise Lost("timeout", f"{why} ({self.timeout * BACKSTOP:g}s of waiting)")
         start = time.monotonic()
@@ -901,9 +954,9 @@ class Connection:
     def _request(self, op, fields, memo):
         self.seq += 1
         seq = self.seq
-        outer, charged = self.waited, self.charged
+        outer, charged, starving = self.waited, self.charged, self.starving
         if self.timeout is not None and outer is None:
-            self.waited, self.charged = 0.0, 0.0
+            self.waited, self.charged, self.starving = 0.0, 0.0, Starving()
         try:
             self.send({"q": seq, "op": op, **(fields or {})})
             while True:
@@ -915,7 +968,7 @@ class Connection:
                 else:
                     raise Lost("protocol", f"an answer to no question: {str(msg)[:80]}")
         finally:
-            self.waited, self.charged = outer, charged
+            self.waited, self.charged, self.starving = outer, charged, starving
 
     def _bounded(self, *values):
         """`expanded`, on the checker's side only (``side.bounded``).
