@@ -602,9 +602,9 @@ def run_session(spec, uids, staging, kills):
     open_fds, timed_out = {event_r, out_r, ctl.fileno()}, False
     while open_fds:
         took = time.monotonic() - start
-        if cpu_start is not None and took >= budget:  # slow: is it the host?
+        if cpu_start is not None:
             starving.watch(took)
-        remaining = budget * wire.BACKSTOP - (took - starving.excluded)
+        remaining = budget - (took - starving.excluded)
         if remaining <= 0 or _spent(cpu_start, took) >= budget:
             timed_out = True
             break
@@ -653,10 +653,9 @@ def run_session(spec, uids, staging, kills):
 def _spent(cpu_start, took):
     """What the session has taken of its budget: the container's CPU since it began.
 
-    The host's load or a stall of the container does not use it up; a session waiting on
-    nothing ends at `wire.BACKSTOP` times the budget in wall-clock time, less what the
-    container waited for a CPU (`wire.Starving`). Without a CPU count, ``took``: the
-    time since the start.
+    The host's load does not use it up; nor does it use up the session's wall-clock
+    budget, which counts ``took`` less what the container waited for a CPU
+    (`wire.Starving`). Without a CPU count, ``took``: the time since the start.
     """
     now = wire.container_cpu()
     if cpu_start is None or now is None:

@@ -53,15 +53,13 @@ MAX_SAID = 64 << 10
 """What the checker keeps of an exception's text or of each of its text arguments."""
 MAX_CLASSES = 10_000
 """Classes of the code the checker mirrors: per worker generation, and kept across them."""
-BACKSTOP = 2
-"""A timed wait's bound in wall-clock time, in multiples of its timeout. The timeout
-itself is charged in the grading container's CPU time (`container_cpu`): what the code
-under test spent, never what a loaded host or a stalled container took from it (a correct
-solution at half its limit failed under six busy loops on the host; an 11 s stall of the
-container failed another). Waiting on nothing (a sleep, a blocking read) ends at this
-many times the timeout; time the container's tasks waited, ready to run, for a CPU
-(`Starving`) does not count toward it (at a quarter of a CPU, a correct solution
-spending half its CPU limit still passed the wall-clock bound otherwise)."""
+WATCH_AFTER = 0.5
+"""Seconds a request may wait before the container's wait for a CPU (`Starving`) is read
+from then on: a request's timeout is charged in the grading container's CPU time
+(`container_cpu`) and in wall-clock time less what the container's tasks waited, ready to
+run, for a CPU, so that a loaded host is not the code's time (a correct solution at half
+its limit failed under six busy loops on the host, and at a quarter of a CPU). A quick
+request never scans ``/proc``."""
 SLICE = 0.25
 """Seconds between two readings of the CPU spent while a wait goes on."""
 _CPU_USAGE = (
@@ -797,8 +795,8 @@ def starved():
 class Starving:
     """Wall-clock time that counts: less what the container waited for a CPU meanwhile.
 
-    Read from the moment it is asked to `watch` (a wait past its timeout), so that a
-    request that ends in time never scans ``/proc``.
+    Read from the moment it is asked to `watch` (a wait past `WATCH_AFTER`), so that a
+    quick request never scans ``/proc``.
     """
 
     def __init__(self):
@@ -820,8 +818,8 @@ class Connection:
     ``ops`` maps a request's ``op`` to a function of (connection, message, memo) that
     returns the result value; ``side`` encodes and decodes objects. ``timeout`` bounds
     what the peer may take of a request, across the nested requests it serves (None:
-    wait forever): the container's CPU spent while this side waited, at most `BACKSTOP`
-    times as long in waiting (`_wait`). A peer that keeps asking never holds a request
+    wait forever): the container's CPU spent while this side waited, and the waiting
+    less the container's wait for a CPU (`_wait`). A peer that keeps asking never holds a request
     much longer, and the time this side spends serving it is not the peer's.
 
     Threads share it one request at a time (a request holds it to its answer, its nested
@@ -859,7 +857,7 @@ class Connection:
             msg.update(self.extra())
         data = dumps(msg).encode() + b"\n"
         view = memoryview(data)
-        deadline = None if self.timeout is None else time.monotonic() + self.timeout * BACKSTOP
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
         while view:
             try:
                 view = view[self.sock.send(view[: 1 << 20]) :]
@@ -873,9 +871,10 @@ class Connection:
     def _wait(self, rlist, wlist, deadline, why):
         """Wait for the socket; past the request's budget, `Lost` ("timeout").
 
-        Within a request the budget is ``timeout`` seconds of the container's CPU spent
-        while this side waited, or `BACKSTOP` times that of waiting: the host's load or
-        a stall of the container is not the peer's time. Without a CPU count (unknown
+        Within a request the budget is ``timeout`` seconds twice over: of the container's
+        CPU spent while this side waited (what burns is charged), and of the waiting
+        less the time the container's tasks waited, ready to run, for a CPU (what waits
+        on nothing is charged; the host's load is not). Without a CPU count (unknown
         cgroup), the waiting itself is charged, as wall-clock time.
         """
         wait = None if deadline is None else deadline - time.monotonic()
@@ -885,14 +884,14 @@ class Connection:
             if self.charged >= self.timeout:
                 unit = "s" if cpu is None else "s of CPU"
                 raise Lost("timeout", f"{why} ({self.timeout:g}{unit})")
-            if cpu is not None and self.waited >= self.timeout:  # slow: is it the host?
+            if cpu is not None and self.waited >= WATCH_AFTER:  # slow: is it the host?
                 self.starving.watch(self.waited)
-            left = self.timeout * BACKSTOP - (self.waited - self.starving.excluded)
+            left = self.timeout - (self.waited - self.starving.excluded)
             if cpu is None:  # no CPU count: the waiting is charged
                 left = min(left, self.timeout - self.charged)
             wait = left  # the request's budget bounds each of its waits
         if wait is not None and wait <= 0:
-            raise Lost("timeout", f"{why} ({self.timeout * BACKSTOP:g}s of waiting)")
+            raise Lost("timeout", f"{why} ({self.timeout:g}s)")
         start = time.monotonic()
         select.select(rlist, wlist, [], wait if cpu is None else min(wait, SLICE))
         if self.waited is not None:
@@ -901,7 +900,7 @@ class Connection:
             self.charged += waited if cpu is None or after is None else max(0.0, after - cpu)
 
     def recv(self):
-        deadline = None if self.timeout is None else time.monotonic() + self.timeout * BACKSTOP
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
         while b"\n" not in self.buf:
             if len(self.buf) > self.limit:
                 raise Lost("oversize", f"a message over {self.limit >> 20} MiB")
