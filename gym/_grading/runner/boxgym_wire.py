@@ -803,7 +803,13 @@ class Starving:
         self.last, self.excluded = None, 0.0
 
     def watch(self, now):
-        """Exclude from ``now`` on the time the container's tasks waited for a CPU."""
+        """Exclude from ``now`` on the time the container's tasks waited for a CPU.
+
+        Reads ``/proc`` at most once a `SLICE` of ``now``: callers may ask on every
+        message they wait for.
+        """
+        if self.last is not None and now - self.last[0] < SLICE:
+            return
         starved_now = starved()
         if self.last is not None and starved_now is not None:
             then, starved_then = self.last
