@@ -266,12 +266,18 @@ def store_arg(url: str) -> str:
     what the user typed. The password is never printed; the database client takes it
     from ``PGPASSWORD`` or ``~/.pgpass`` (`finish_note` says so).
     """
+    return _without_password(url)[0]
+
+
+def _without_password(url: str) -> tuple[str, str | None]:
+    """``url`` as typed with its password left out, and that password (None: it has none)."""
     scheme, sep, rest = url.partition("://")
     netloc, slash, path = rest.partition("/")
     userinfo, at, host = netloc.rpartition("@")
     if not sep or not at or ":" not in userinfo:
-        return url
-    return f"{scheme}://{userinfo.split(':', 1)[0]}@{host}{slash}{path}"
+        return url, None
+    user, _, password = userinfo.partition(":")
+    return f"{scheme}://{user}@{host}{slash}{path}", urllib.parse.unquote(password)
 
 
 def _password_to_environment(db: str | None) -> str | None:
@@ -280,11 +286,12 @@ def _password_to_environment(db: str | None) -> str | None:
     The replay policy's parameters are stored with the run and each of its episodes
     (shown by the viewer, exported), and a secret has no place there.
     """
-    if db is None or store_arg(db) == db:
-        return db
-    userinfo = db.partition("://")[2].partition("/")[0].rpartition("@")[0]
-    os.environ["PGPASSWORD"] = urllib.parse.unquote(userinfo.split(":", 1)[1])
-    return store_arg(db)
+    if db is None:
+        return None
+    url, password = _without_password(db)
+    if password is not None:
+        os.environ["PGPASSWORD"] = password
+    return url
 
 
 def finish_note(command: str, db: str | None) -> str:
