@@ -405,7 +405,7 @@ class HostOutOfMemory(Fault):
     """
 
     def inject(self, ctx: Context, env_id: str, store: FaultStore) -> Finding:
-        name = f"boxgym-redteam-{ctx.names().hexed(8)}"
+        name = f"{_BUDGET_PREFIX}{ctx.names().hexed(8)}"
         with memory_budget(name, _BUDGET_MB << 20) as parent:
             with grading_containers(lambda kw: kw.update(cgroup_parent=parent)) as hits:
                 episode = _run(ctx, store, env_id, "host-oom", _BallastOracle, attempts=1)
@@ -486,7 +486,9 @@ def _remove_cgroups(name: str, wait: float = 30.0) -> None:
     """Remove the cgroup ``name`` from every hierarchy the engine made it in.
 
     Its containers' own cgroups go as the engine removes them (in the background, after
-    the episode): they are waited for, up to ``wait`` seconds.
+    the episode): they are waited for, up to ``wait`` seconds. On a loaded machine that
+    may not be enough, so earlier rows' budgets left behind (empty by now, made over
+    `_STALE_S` ago) are removed too.
     """
     deadline = time.monotonic() + wait
     while True:
@@ -495,8 +497,20 @@ def _remove_cgroups(name: str, wait: float = 30.0) -> None:
             with contextlib.suppress(OSError):  # busy: a container is still there
                 folder.rmdir()
         if not any(f.is_dir() for f in folders) or time.monotonic() > deadline:
-            return
+            break
         time.sleep(0.2)
+    stale = time.time() - _STALE_S
+    left = [*_CGROUP.glob(f"{_BUDGET_PREFIX}*"), *_CGROUP.glob(f"*/{_BUDGET_PREFIX}*")]
+    for folder in left:
+        with contextlib.suppress(OSError):  # in use (it has a container), or gone
+            if folder.stat().st_mtime < stale:
+                folder.rmdir()
+
+
+_BUDGET_PREFIX = "boxgym-redteam-"
+"""The names of the rows' cgroups (`memory_budget`)."""
+_STALE_S = 600.0
+"""How old a budget left behind must be to be removed by another row's cleanup."""
 
 
 # -- the grader itself fails ----------------------------------------------------------------
